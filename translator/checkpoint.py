@@ -1,0 +1,82 @@
+"""Self-contained checkpoints, written atomically and loaded without running code.
+
+A checkpoint holds the resolved config, the sentencepiece model bytes, the
+weights and (for resuming) the training state. It is written to a temporary
+file in the same folder, fsynced and renamed over the old one, so a crash at
+any moment leaves either the old file or the new one, never half of one.
+Loading uses `torch.load(weights_only=True)`, which refuses pickled code.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from translator import __version__
+from translator.errors import UserError
+
+FORMAT = 1  # bump when the layout changes in a way old code cannot read
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:  # make the rename itself durable
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
+
+
+def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
+    buf = io.BytesIO()
+    torch.save({"format": FORMAT, "version": __version__, **payload}, buf)
+    path = Path(path)
+    try:
+        atomic_write_bytes(path, buf.getvalue())
+    except OSError as err:
+        raise UserError(f"cannot write checkpoint {path}: {err.strerror or err}",
+                        "check free disk space and that the run directory is writable") from None
+
+
+def load_checkpoint(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"checkpoint not found: {path}")
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else "unsafe content"
+        raise UserError(f"{path}: refused to load, it holds objects other than weights "
+                        f"({first[:120]})") from None
+    except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError, OSError):
+        raise UserError(f"{path}: not a readable checkpoint (truncated or corrupt)") from None
+    if not isinstance(ckpt, dict) or "format" not in ckpt or "model" not in ckpt:
+        raise UserError(f"{path}: not a translator checkpoint")
+    if ckpt["format"] != FORMAT:
+        raise UserError(f"{path}: checkpoint format {ckpt['format']} (written by translator "
+                        f"{ckpt.get('version', '?')}) cannot be read by translator {__version__}, "
+                        f"which reads format {FORMAT}")
+    return ckpt

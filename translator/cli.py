@@ -1,0 +1,182 @@
+"""The `translator` command: train, eval, translate. Thin: parse, call one function, print."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from tqdm import tqdm
+
+from translator.errors import UserError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Neural machine translation: train, evaluate and translate.")
+
+ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="YAML config file")]
+SetOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045 (typer needs Optional)
+    "--set", help="Override a config key, e.g. --set train.lr=0.001 (repeatable)")]
+CkptOpt = Annotated[Path, typer.Option("--checkpoint", help="A checkpoint, e.g. runs/demo/best.pt")]
+BeamOpt = Annotated[Optional[int], typer.Option("--beam", min=1, help="Beam size (default: config)")]  # noqa: UP045
+DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cpu, cuda or mps")]
+
+
+class TqdmHandler(logging.Handler):
+    """Log lines printed above the progress bar instead of through it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        tqdm.write(self.format(record), file=sys.stderr)
+
+
+def _setup_logging() -> None:
+    handler = TqdmHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    root = logging.getLogger("translator")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    root.propagate = False
+
+
+@app.command()
+def train(config: ConfigOpt, set_: SetOpt = None,
+          resume: Annotated[bool, typer.Option("--resume", help="Continue from RUN/last.pt")] = False):
+    """Train a model as the config says; writes RUN/best.pt, RUN/last.pt and RUN/summary.json."""
+    from translator.config import load_config
+    from translator.train import train as run_training
+
+    cfg = load_config(config, set_ or [])
+    summary = run_training(cfg, resume=resume)
+    typer.echo(f"{summary['stop_reason']}; best dev BLEU {summary['best_dev_bleu']:.2f} at step "
+               f"{summary['best_step']}; {summary['target_tokens_per_second']:,} target tokens/s; "
+               f"checkpoints in {cfg.run_dir}")
+
+
+def _decode_settings(cfg, beam: int | None, batch_size: int | None):
+    dc = cfg.decode
+    if beam is not None:
+        dc = replace(dc, beam=beam)
+    if batch_size is not None:
+        dc = replace(dc, batch_size=batch_size)
+    return dc
+
+
+@app.command("eval")
+def evaluate(
+    checkpoint: CkptOpt,
+    split: Annotated[str, typer.Option("--split", help="dev or test")] = "test",
+    beam: BeamOpt = None,
+    src: Annotated[Optional[Path], typer.Option("--src", help="Score this source file ...")] = None,  # noqa: UP045
+    ref: Annotated[Optional[Path], typer.Option("--ref", help="... against this reference file")] = None,  # noqa: UP045
+    output: Annotated[Optional[Path], typer.Option("--output", help="Write hypotheses here")] = None,  # noqa: UP045
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object")] = False,
+    set_: SetOpt = None,
+    batch_size: Annotated[Optional[int], typer.Option("--batch-size", min=1)] = None,  # noqa: UP045
+    device: DeviceOpt = "auto",
+):
+    """Decode a split (or --src/--ref files) and print sacreBLEU BLEU, chrF and TER."""
+    from translator.checkpoint import atomic_write_bytes
+    from translator.config import config_from_dict
+    from translator.data.corpus import load_corpus, read_pair_files
+    from translator.evaluate import score
+    from translator.inference import Translator
+
+    if split not in ("dev", "test"):
+        raise UserError(f"--split must be dev or test, got '{split}'")
+    if (src is None) != (ref is None):
+        raise UserError("--src and --ref go together: give both files or neither")
+    translator = Translator.from_checkpoint(str(checkpoint), device)
+    if src is not None:
+        pairs = read_pair_files(src, ref)
+        what = f"{src} -> {ref}"
+    else:
+        cfg = translator.cfg
+        if set_:
+            cfg = config_from_dict(cfg.to_dict(), f"{checkpoint} (saved config)", set_)
+        corpus = load_corpus(cfg.data, cfg.seed)
+        pairs = corpus.dev if split == "dev" else corpus.test
+        what = f"{corpus.source} {split}"
+    dc = _decode_settings(translator.cfg, beam, batch_size)
+    hyps = [r[0].text for r in translator.translate([s for s, _ in pairs], dc, progress=True)]
+    result = score(hyps, [t for _, t in pairs])
+    result["beam"] = dc.beam
+    if output is not None:
+        atomic_write_bytes(output, "".join(h + "\n" for h in hyps).encode("utf-8"))
+    if as_json:
+        typer.echo(json.dumps(result, ensure_ascii=False))
+        return
+    typer.echo(f"{what}: {result['n']} sentences, beam {dc.beam}")
+    typer.echo(f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  TER {result['ter']:.2f}")
+    typer.echo(f"signature: {result['signature']}")
+
+
+@app.command()
+def translate(
+    checkpoint: CkptOpt,
+    text: Annotated[Optional[list[str]], typer.Argument(help="Sentences; none = read stdin")] = None,  # noqa: UP045
+    beam: BeamOpt = None,
+    nbest: Annotated[int, typer.Option("--nbest", min=1, help="Print K lines per input")] = 1,
+    batch_size: Annotated[Optional[int], typer.Option("--batch-size", min=1)] = None,  # noqa: UP045
+    device: DeviceOpt = "auto",
+):
+    """Translate sentences given as arguments, or standard input line by line."""
+    from translator.inference import Translator
+
+    translator = Translator.from_checkpoint(str(checkpoint), device)
+    dc = _decode_settings(translator.cfg, beam, batch_size)
+    if nbest > dc.beam:
+        dc = replace(dc, beam=nbest)
+
+    def emit(lines: list[str]) -> None:
+        for i, hyps in enumerate(translator.translate(lines, dc, nbest=nbest)):
+            if nbest == 1:
+                sys.stdout.write(hyps[0].text + "\n")
+            else:
+                for h in hyps:
+                    sys.stdout.write(f"{i}\t{h.score:.4f}\t{h.text}\n")
+        sys.stdout.flush()
+
+    if text:
+        emit(list(text))
+        return
+    # Interactive input is answered line by line; piped input in chunks (same output).
+    chunk = 1 if sys.stdin.isatty() else dc.batch_size
+    buf: list[str] = []
+    for line in sys.stdin:
+        buf.append(line.rstrip("\n").rstrip("\r"))
+        if len(buf) >= chunk:
+            emit(buf)
+            buf = []
+    if buf:
+        emit(buf)
+
+
+def main() -> None:
+    _setup_logging()
+    try:
+        app(standalone_mode=False)
+    except UserError as err:
+        msg = err.message + (f" (hint: {err.hint})" if err.hint else "")
+        print(f"error: {msg}", file=sys.stderr)
+        sys.exit(2)
+    except (typer.Exit, SystemExit) as err:
+        sys.exit(getattr(err, "exit_code", getattr(err, "code", 0)))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except Exception as err:  # click usage errors arrive here with standalone_mode=False
+        import click
+
+        if isinstance(err, click.ClickException):
+            err.show()
+            sys.exit(2)
+        if isinstance(err, click.exceptions.Abort):
+            sys.exit(130)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,269 @@
+"""Typed configuration: YAML in, validated dataclasses out.
+
+Every key has a type; an unknown key, a wrong type or an impossible value is a
+UserError that names the key and the file it came from. `--set a.b=value`
+overrides are parsed as YAML scalars and checked the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from translator.errors import UserError
+
+MODEL_TYPES = ("transformer", "lstm", "bahdanau", "luong")
+
+
+@dataclass
+class DataConfig:
+    # "demo" (built-in generator) or a Hugging Face hub name; `dir` wins when set.
+    dataset: str = "demo"
+    # A local folder: aligned text files ({split}.{lang}[.gz]), {split}.tsv,
+    # {split}.jsonl, or a `datasets` save_to_disk folder.
+    dir: str | None = None
+    src_lang: str = "de"
+    tgt_lang: str = "en"
+    train_split: str = "train"
+    # "auto" takes the first split that exists among the usual names.
+    dev_split: str = "auto"
+    test_split: str = "auto"
+    # Training pairs with more whitespace words than this on either side are dropped.
+    max_words: int = 100
+    # Sizes of the built-in demo corpus.
+    demo_train: int = 12000
+    demo_dev: int = 300
+    demo_test: int = 300
+
+
+@dataclass
+class TokenizerConfig:
+    vocab_size: int = 8000
+    joint: bool = True  # one vocabulary for both sides (needed for tied src/tgt embeddings)
+    model_type: str = "unigram"  # unigram | bpe
+    character_coverage: float = 1.0
+    byte_fallback: bool = True  # unseen characters become bytes, not <unk>
+    max_sentences: int = 2_000_000  # sentencepiece's input_sentence_size
+
+
+@dataclass
+class ModelConfig:
+    type: str = "transformer"
+    d_model: int = 256
+    heads: int = 4
+    enc_layers: int = 3
+    dec_layers: int = 3
+    ff_dim: int = 1024
+    dropout: float = 0.1
+    attention_dropout: float = 0.0
+    pre_norm: bool = True
+    tie_embeddings: bool = True  # decoder input and output embeddings (and source, if joint)
+    max_positions: int = 1024
+
+
+@dataclass
+class TrainConfig:
+    max_steps: int = 100_000
+    max_minutes: float | None = None  # wall-clock budget; at it: validate, keep best, stop
+    batch_tokens: int = 4096  # target+source tokens per batch, padding included
+    accumulate: int = 1  # batches per optimizer step
+    lr: float = 5e-4
+    warmup_steps: int = 4000
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
+    weight_decay: float = 0.0
+    label_smoothing: float = 0.1
+    clip_norm: float = 1.0  # 0 switches clipping off
+    valid_every: int = 1000  # optimizer steps between validations
+    patience: int = 10  # validations without a better dev BLEU before stopping; 0 = never
+    save_every: int = 1000  # optimizer steps between last.pt writes
+    log_every: int = 25
+    device: str = "auto"  # auto | cpu | cuda | mps
+    dtype: str = "auto"  # auto | fp32 | bf16 | fp16
+    threads: int = 0  # CPU threads for torch; 0 = all cores
+    valid_beam: int = 1  # beam used for dev BLEU during training
+
+
+@dataclass
+class DecodeConfig:
+    beam: int = 5
+    len_penalty: float = 1.0  # GNMT alpha in ((5 + len) / 6) ** alpha
+    max_len_a: float = 1.5
+    max_len_b: int = 10
+    batch_size: int = 64  # sentences per decoding batch
+
+
+@dataclass
+class Config:
+    run_dir: str = "runs/demo"
+    seed: int = 1
+    data: DataConfig = field(default_factory=DataConfig)
+    tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    decode: DecodeConfig = field(default_factory=DecodeConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _type_name(tp: Any) -> str:
+    if isinstance(tp, type):
+        return {"str": "a string", "int": "an integer", "float": "a number",
+                "bool": "true or false"}.get(tp.__name__, tp.__name__)
+    return str(tp).replace("typing.", "")
+
+
+def _coerce(value: Any, tp: Any, key: str, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(value, inner[0], key, where)
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        if not isinstance(value, list):
+            raise UserError(f"{where}: key '{key}' must be a list, got {value!r}")
+        return [_coerce(v, item, f"{key}[{i}]", where) for i, v in enumerate(value)]
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif tp is str:
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return str(value)
+    raise UserError(f"{where}: key '{key}' must be {_type_name(tp)}, got {value!r}")
+
+
+def _build(cls: type, raw: Any, prefix: str, where: str) -> Any:
+    if not isinstance(raw, dict):
+        name = prefix.rstrip(".") or "the top level"
+        raise UserError(f"{where}: '{name}' must be a mapping of keys, got {raw!r}")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    kwargs = {}
+    for key, value in raw.items():
+        full = f"{prefix}{key}"
+        if key not in names:
+            close = difflib.get_close_matches(str(key), names, n=1)
+            hint = f"; did you mean '{prefix}{close[0]}'?" if close else ""
+            raise UserError(f"{where}: unknown key '{full}'{hint}")
+        tp = hints[key]
+        if dataclasses.is_dataclass(tp):
+            kwargs[key] = _build(tp, value, f"{full}.", where)
+        else:
+            kwargs[key] = _coerce(value, tp, full, where)
+    return cls(**kwargs)
+
+
+def _check(cfg: Config, where: str) -> None:
+    def bad(key: str, expected: str) -> UserError:
+        section, name = key.split(".") if "." in key else ("", key)
+        obj = getattr(cfg, section) if section else cfg
+        return UserError(f"{where}: key '{key}' {expected}, got {getattr(obj, name)!r}")
+
+    if cfg.model.type not in MODEL_TYPES:
+        raise bad("model.type", "must be one of " + ", ".join(MODEL_TYPES))
+    positive = ["tokenizer.vocab_size", "model.d_model", "model.heads", "model.ff_dim",
+                "train.max_steps", "train.batch_tokens", "train.accumulate", "train.lr",
+                "train.valid_every", "train.save_every", "train.log_every", "decode.beam",
+                "decode.batch_size", "train.valid_beam", "data.max_words"]
+    for key in positive:
+        section, name = key.split(".")
+        if getattr(getattr(cfg, section), name) <= 0:
+            raise bad(key, "must be greater than 0")
+    for key in ["train.warmup_steps", "train.patience", "train.clip_norm", "train.weight_decay",
+                "model.enc_layers", "model.dec_layers", "decode.max_len_b", "decode.max_len_a",
+                "train.threads"]:
+        section, name = key.split(".")
+        if getattr(getattr(cfg, section), name) < 0:
+            raise bad(key, "must not be negative")
+    if cfg.train.max_minutes is not None and cfg.train.max_minutes <= 0:
+        raise bad("train.max_minutes", "must be greater than 0 (or null for no limit)")
+    for key in ["train.label_smoothing", "model.dropout", "model.attention_dropout"]:
+        section, name = key.split(".")
+        if not 0.0 <= getattr(getattr(cfg, section), name) < 1.0:
+            raise bad(key, "must be in [0, 1)")
+    if cfg.model.type == "transformer" and cfg.model.d_model % cfg.model.heads:
+        raise bad("model.d_model", f"must be divisible by model.heads ({cfg.model.heads})")
+    if cfg.tokenizer.model_type not in ("unigram", "bpe"):
+        raise bad("tokenizer.model_type", "must be unigram or bpe")
+    if cfg.train.device not in ("auto", "cpu", "cuda", "mps") and not cfg.train.device.startswith(
+        "cuda:"
+    ):
+        raise bad("train.device", "must be auto, cpu, cuda, cuda:N or mps")
+    if cfg.train.dtype not in ("auto", "fp32", "bf16", "fp16"):
+        raise bad("train.dtype", "must be auto, fp32, bf16 or fp16")
+    if len(cfg.train.betas) != 2 or not all(0 <= b < 1 for b in cfg.train.betas):
+        raise bad("train.betas", "must be two numbers in [0, 1)")
+    if cfg.data.src_lang == cfg.data.tgt_lang:
+        raise bad("data.tgt_lang", "must differ from data.src_lang")
+
+
+def _apply_override(raw: dict, assignment: str) -> None:
+    if "=" not in assignment:
+        raise UserError(f"--set '{assignment}': expected KEY=VALUE, e.g. --set train.lr=0.001")
+    key, text = assignment.split("=", 1)
+    try:
+        value = yaml.safe_load(text) if text.strip() else None
+    except yaml.YAMLError:
+        value = text
+    parts = key.strip().split(".")
+    node = raw
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise UserError(f"--set '{assignment}': '{part}' is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def config_from_dict(raw: Any, where: str = "config", overrides: list[str] = ()) -> Config:
+    """Validate a plain mapping (from YAML or a checkpoint) into a Config."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise UserError(f"{where}: expected a mapping of keys at the top level, got {type(raw).__name__}")
+    raw = yaml.safe_load(yaml.safe_dump(raw))  # deep copy of plain data
+    for assignment in overrides:
+        _apply_override(raw, assignment)
+    label = where if not overrides else f"{where} (with --set)"
+    cfg = _build(Config, raw, "", label)
+    _check(cfg, label)
+    return cfg
+
+
+def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"config file not found: {path}")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not a UTF-8 text file") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or "invalid YAML"
+        raise UserError(f"{path}:{line}: not valid YAML: {problem}") from None
+    return config_from_dict(raw, str(path), overrides)
+
+
+def save_config(cfg: Config, path: str | Path) -> None:
+    from translator.checkpoint import atomic_write_bytes
+
+    text = yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True)
+    atomic_write_bytes(Path(path), text.encode("utf-8"))

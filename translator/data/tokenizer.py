@@ -1,0 +1,127 @@
+"""Sentencepiece subword models: trained on the training split, cached, carried in checkpoints.
+
+Ids are fixed across all models so the rest of the code can rely on them:
+pad=0, unk=1, bos=2, eos=3.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+import sentencepiece as spm
+
+from translator.config import TokenizerConfig
+from translator.errors import UserError
+
+PAD, UNK, BOS, EOS = 0, 1, 2, 3
+log = logging.getLogger(__name__)
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("TRANSLATOR_CACHE") or Path.home() / ".cache" / "translator"
+    return Path(root) / "sentencepiece"
+
+
+def _train_model(sentences: list[str], cfg: TokenizerConfig, seed: int) -> bytes:
+    out = io.BytesIO()
+    spm.set_random_generator_seed(seed)
+    # hard_vocab_limit=False makes vocab_size an upper bound, so a small corpus
+    # (the demo) never fails with "vocabulary size too high".
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(sentences),
+        model_writer=out,
+        vocab_size=cfg.vocab_size,
+        model_type=cfg.model_type,
+        character_coverage=cfg.character_coverage,
+        byte_fallback=cfg.byte_fallback,
+        input_sentence_size=cfg.max_sentences,
+        shuffle_input_sentence=True,
+        hard_vocab_limit=False,
+        pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS,
+        num_threads=os.cpu_count() or 1,
+        minloglevel=2,
+    )
+    return out.getvalue()
+
+
+def _cached_model(sentences: list[str], cfg: TokenizerConfig, seed: int) -> bytes:
+    digest = hashlib.sha256(json.dumps([asdict(cfg), seed, spm.__version__]).encode())
+    for s in sentences:
+        digest.update(s.encode("utf-8"))
+        digest.update(b"\n")
+    path = cache_dir() / f"{digest.hexdigest()[:32]}.model"
+    if path.is_file():
+        log.info("sentencepiece: reusing cached model %s", path)
+        return path.read_bytes()
+    log.info("sentencepiece: training a %s model on %d sentences", cfg.model_type, len(sentences))
+    data = _train_model(sentences, cfg, seed)
+    try:
+        from translator.checkpoint import atomic_write_bytes
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, data)
+    except OSError as err:  # a read-only cache only costs a re-train next time
+        log.warning("sentencepiece: could not cache the model (%s)", err)
+    return data
+
+
+class Tokenizer:
+    """One joint sentencepiece model, or one per side."""
+
+    def __init__(self, src_model: bytes, tgt_model: bytes | None = None):
+        self.src_bytes = src_model
+        self.tgt_bytes = tgt_model
+        self.src = self._load(src_model)
+        self.tgt = self.src if tgt_model is None else self._load(tgt_model)
+
+    @staticmethod
+    def _load(data: bytes) -> spm.SentencePieceProcessor:
+        sp = spm.SentencePieceProcessor()
+        try:
+            sp.LoadFromSerializedProto(data)
+        except (RuntimeError, OSError, TypeError):
+            raise UserError("the sentencepiece model in the checkpoint is corrupt") from None
+        return sp
+
+    @property
+    def joint(self) -> bool:
+        return self.tgt_bytes is None
+
+    @property
+    def src_vocab_size(self) -> int:
+        return self.src.get_piece_size()
+
+    @property
+    def tgt_vocab_size(self) -> int:
+        return self.tgt.get_piece_size()
+
+    def encode_src(self, lines: list[str]) -> list[list[int]]:
+        return [ids + [EOS] for ids in self.src.encode(lines, out_type=int)]
+
+    def encode_tgt(self, lines: list[str]) -> list[list[int]]:
+        """Target ids framed as <bos> ... <eos>."""
+        return [[BOS] + ids + [EOS] for ids in self.tgt.encode(lines, out_type=int)]
+
+    def decode_tgt(self, ids: list[list[int]]) -> list[str]:
+        return self.tgt.decode([[i for i in seq if i > EOS] for seq in ids])
+
+    def state(self) -> dict:
+        return {"src": self.src_bytes, "tgt": self.tgt_bytes}
+
+    @classmethod
+    def from_state(cls, state: dict) -> Tokenizer:
+        return cls(state["src"], state.get("tgt"))
+
+    @classmethod
+    def train(cls, pairs: list[tuple[str, str]], cfg: TokenizerConfig, seed: int) -> Tokenizer:
+        src = [s for s, _ in pairs]
+        tgt = [t for _, t in pairs]
+        if cfg.joint:
+            return cls(_cached_model(src + tgt, cfg, seed))
+        return cls(_cached_model(src, cfg, seed), _cached_model(tgt, cfg, seed))

@@ -1,0 +1,82 @@
+"""Strings in, strings out: a trained model, its tokenizer and its decoding settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from tqdm import tqdm
+
+from translator.checkpoint import load_checkpoint
+from translator.config import Config, DecodeConfig, config_from_dict
+from translator.data.batching import pad_ids
+from translator.data.tokenizer import Tokenizer
+from translator.errors import UserError
+from translator.models.base import Seq2Seq, build_model
+from translator.runtime import autocast, pick_device
+from translator.search import decode
+
+
+@dataclass
+class Translation:
+    text: str
+    score: float
+
+
+def build_from_checkpoint(ckpt: dict, where: str) -> tuple[Config, Tokenizer, Seq2Seq]:
+    cfg = config_from_dict(ckpt.get("config"), f"{where} (saved config)")
+    tokenizer = Tokenizer.from_state(ckpt["tokenizer"])
+    model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size,
+                        tokenizer.joint)
+    try:
+        model.load_state_dict(ckpt["model"])
+    except RuntimeError as err:
+        first = str(err).splitlines()[0]
+        raise UserError(f"{where}: weights do not fit the saved config and tokenizer ({first})",
+                        "was the checkpoint edited or paired with another tokenizer?") from None
+    return cfg, tokenizer, model
+
+
+class Translator:
+    def __init__(self, model: Seq2Seq, tokenizer: Tokenizer, cfg: Config,
+                 device: torch.device | None = None, dtype: torch.dtype = torch.float32):
+        self.device = device or pick_device("auto")
+        self.model = model.to(self.device).eval()
+        self.tokenizer, self.cfg, self.dtype = tokenizer, cfg, dtype
+
+    @classmethod
+    def from_checkpoint(cls, path: str, device: str = "auto") -> Translator:
+        cfg, tokenizer, model = build_from_checkpoint(load_checkpoint(path), str(path))
+        return cls(model, tokenizer, cfg, pick_device(device))
+
+    def translate(self, lines: list[str], decode_cfg: DecodeConfig | None = None, nbest: int = 1,
+                  progress: bool = False) -> list[list[Translation]]:
+        """Translate lines in length-sorted batches; results come back in input order.
+
+        A blank line yields an empty translation without running the model.
+        """
+        dc = decode_cfg or self.cfg.decode
+        if nbest > dc.beam:
+            raise UserError(f"--nbest {nbest} needs a beam of at least {nbest} (beam is {dc.beam})")
+        results: list[list[Translation]] = [[Translation("", 0.0)] for _ in lines]
+        todo = [i for i, line in enumerate(lines) if line.strip()]
+        if not todo:
+            return results
+        ids = self.tokenizer.encode_src([lines[i] for i in todo])
+        limit = self.model_max_source()
+        ids = [s if len(s) <= limit else s[: limit - 1] + s[-1:] for s in ids]
+        order = sorted(range(len(todo)), key=lambda j: len(ids[j]))
+        batches = [order[i : i + dc.batch_size] for i in range(0, len(order), dc.batch_size)]
+        bar = tqdm(batches, desc="translate", unit="batch", disable=not progress, leave=False)
+        for batch in bar:
+            src = pad_ids([ids[j] for j in batch]).to(self.device)
+            with torch.inference_mode(), autocast(self.device, self.dtype):
+                hyps = decode(self.model, src, dc.beam, dc.len_penalty, dc.max_len_a,
+                              dc.max_len_b, nbest=nbest)
+            for j, sent in zip(batch, hyps):
+                texts = self.tokenizer.decode_tgt([h.tokens for h in sent])
+                results[todo[j]] = [Translation(t, h.score) for t, h in zip(texts, sent)]
+        return results
+
+    def model_max_source(self) -> int:
+        return int(getattr(self.cfg.model, "max_positions", 1024))

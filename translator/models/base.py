@@ -1,0 +1,69 @@
+"""The interface every model family implements, so one search serves them all.
+
+    memory = model.encode(src)                      # once per sentence batch
+    state  = model.init_state(memory)
+    logits, state = model.step(prev_tokens, state)  # one target position
+    state  = model.reorder_state(state, indices)    # beams / finished sentences
+    logits = model(src, tgt_in)                     # teacher forcing, training
+
+States are nested dicts/lists/tuples of tensors whose first dimension is the
+batch row; anything that is not a tensor (a step counter) is shared by all rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from translator.data.tokenizer import PAD
+
+State = Any
+
+
+def select_rows(state: State, indices: torch.Tensor) -> State:
+    """Keep (and repeat or reorder) batch rows of every tensor in a nested state."""
+    if isinstance(state, torch.Tensor):
+        return state.index_select(0, indices)
+    if isinstance(state, dict):
+        return {k: select_rows(v, indices) for k, v in state.items()}
+    if isinstance(state, (list, tuple)):
+        return type(state)(select_rows(v, indices) for v in state)
+    return state
+
+
+class Seq2Seq(nn.Module):
+    """Base class: subclasses implement encode, init_state, step and forward."""
+
+    pad_id = PAD
+
+    def encode(self, src: torch.Tensor) -> State:
+        raise NotImplementedError
+
+    def init_state(self, memory: State) -> State:
+        raise NotImplementedError
+
+    def step(self, prev_tokens: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
+        """Logits [N, V] for the next token given the previous one [N]."""
+        raise NotImplementedError
+
+    def reorder_state(self, state: State, indices: torch.Tensor) -> State:
+        return select_rows(state, indices)
+
+    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
+def build_model(cfg, src_vocab: int, tgt_vocab: int, joint_vocab: bool) -> Seq2Seq:
+    """The model named by cfg.type (a ModelConfig)."""
+    if cfg.type == "transformer":
+        from translator.models.transformer import Transformer
+
+        return Transformer(cfg, src_vocab, tgt_vocab, share_src_tgt=joint_vocab)
+    from translator.errors import UserError
+
+    raise UserError(f"model.type '{cfg.type}' is not available in this version")

@@ -1,0 +1,192 @@
+"""The Transformer of Vaswani et al. (2017), "Attention Is All You Need".
+
+Equations, as in the paper:
+    Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V          (sec. 3.2.1)
+    MultiHead = Concat(head_1..head_h) W^O                       (sec. 3.2.2)
+    FFN(x) = max(0, x W1 + b1) W2 + b2                           (sec. 3.3)
+    PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(..) (sec. 3.5)
+    embeddings are multiplied by sqrt(d_model)                   (sec. 3.4)
+
+The decoder's step state caches each layer's self-attention keys and values
+and the cross-attention keys and values of the source, so one step computes
+only the newest position.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from translator.models.base import Seq2Seq
+
+
+def sinusoids(length: int, dim: int) -> torch.Tensor:
+    pos = torch.arange(length, dtype=torch.float32).unsqueeze(1)
+    inv = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32) * (-math.log(10000.0) / dim))
+    pe = torch.zeros(length, dim)
+    pe[:, 0::2] = torch.sin(pos * inv)
+    pe[:, 1::2] = torch.cos(pos * inv)
+    return pe
+
+
+class Attention(nn.Module):
+    """Multi-head attention through scaled_dot_product_attention (flash path on GPU)."""
+
+    def __init__(self, d: int, heads: int, dropout: float, self_attention: bool):
+        super().__init__()
+        self.heads, self.dropout = heads, dropout
+        self.self_attention = self_attention
+        if self_attention:
+            self.qkv = nn.Linear(d, 3 * d)
+        else:
+            self.q = nn.Linear(d, d)
+            self.kv = nn.Linear(d, 2 * d)
+        self.out = nn.Linear(d, d)
+
+    def split(self, x: torch.Tensor) -> torch.Tensor:  # [B, L, D] -> [B, H, L, D/H]
+        b, n, d = x.shape
+        return x.view(b, n, self.heads, d // self.heads).transpose(1, 2)
+
+    def keys_values(self, memory: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        k, v = self.kv(memory).chunk(2, dim=-1)
+        return self.split(k), self.split(v)
+
+    def attend(self, q, k, v, mask=None, causal=False) -> torch.Tensor:
+        p = self.dropout if self.training else 0.0
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, is_causal=causal)
+        b, h, n, dh = y.shape
+        return self.out(y.transpose(1, 2).reshape(b, n, h * dh))
+
+    def forward_self(self, x, mask=None, causal=False, cache=None):
+        q, k, v = (self.split(t) for t in self.qkv(x).chunk(3, dim=-1))
+        if cache is not None:  # one new position: append to the cached prefix
+            if cache[0] is not None:
+                k, v = torch.cat([cache[0], k], 2), torch.cat([cache[1], v], 2)
+            return self.attend(q, k, v), (k, v)
+        return self.attend(q, k, v, mask, causal), None
+
+    def forward_cross(self, x, kv, mask):
+        return self.attend(self.split(self.q(x)), kv[0], kv[1], mask)
+
+
+class FeedForward(nn.Sequential):
+    def __init__(self, d: int, ff: int, dropout: float):
+        super().__init__(nn.Linear(d, ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff, d))
+
+
+class Sublayer(nn.Module):
+    """Residual + dropout + LayerNorm, before (pre-norm) or after (the paper's post-norm)."""
+
+    def __init__(self, d: int, dropout: float, pre_norm: bool):
+        super().__init__()
+        self.norm, self.drop, self.pre_norm = nn.LayerNorm(d), nn.Dropout(dropout), pre_norm
+
+    def forward(self, x, fn):
+        if self.pre_norm:
+            y, extra = fn(self.norm(x))
+            return x + self.drop(y), extra
+        y, extra = fn(x)
+        return self.norm(x + self.drop(y)), extra
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        d = cfg.d_model
+        self.attn = Attention(d, cfg.heads, cfg.attention_dropout, self_attention=True)
+        self.ff = FeedForward(d, cfg.ff_dim, cfg.dropout)
+        self.sub1 = Sublayer(d, cfg.dropout, cfg.pre_norm)
+        self.sub2 = Sublayer(d, cfg.dropout, cfg.pre_norm)
+
+    def forward(self, x, mask):
+        x, _ = self.sub1(x, lambda h: self.attn.forward_self(h, mask=mask))
+        x, _ = self.sub2(x, lambda h: (self.ff(h), None))
+        return x
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        d = cfg.d_model
+        self.self_attn = Attention(d, cfg.heads, cfg.attention_dropout, self_attention=True)
+        self.cross_attn = Attention(d, cfg.heads, cfg.attention_dropout, self_attention=False)
+        self.ff = FeedForward(d, cfg.ff_dim, cfg.dropout)
+        self.subs = nn.ModuleList(Sublayer(d, cfg.dropout, cfg.pre_norm) for _ in range(3))
+
+    def forward(self, x, cross_kv, src_mask, cache=None):
+        causal = cache is None
+        x, cache = self.subs[0](x, lambda h: self.self_attn.forward_self(h, causal=causal,
+                                                                         cache=cache))
+        x, _ = self.subs[1](x, lambda h: (self.cross_attn.forward_cross(h, cross_kv, src_mask),
+                                          None))
+        x, _ = self.subs[2](x, lambda h: (self.ff(h), None))
+        return x, cache
+
+
+class Transformer(Seq2Seq):
+    def __init__(self, cfg, src_vocab: int, tgt_vocab: int, share_src_tgt: bool = False):
+        super().__init__()
+        d = cfg.d_model
+        self.d_model = d
+        self.tgt_embed = nn.Embedding(tgt_vocab, d, padding_idx=self.pad_id)
+        share = share_src_tgt and cfg.tie_embeddings and src_vocab == tgt_vocab
+        self.src_embed = self.tgt_embed if share else nn.Embedding(src_vocab, d,
+                                                                   padding_idx=self.pad_id)
+        self.register_buffer("pe", sinusoids(cfg.max_positions, d), persistent=False)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.enc_layers))
+        self.decoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.dec_layers))
+        # Pre-norm stacks need a final norm; post-norm layers already end in one.
+        self.enc_norm = nn.LayerNorm(d) if cfg.pre_norm else nn.Identity()
+        self.dec_norm = nn.LayerNorm(d) if cfg.pre_norm else nn.Identity()
+        self.generator = nn.Linear(d, tgt_vocab, bias=False)
+        self._init_weights()
+        if cfg.tie_embeddings:
+            self.generator.weight = self.tgt_embed.weight
+
+    def _init_weights(self) -> None:
+        for name, p in self.named_parameters():
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+            elif name.endswith("bias"):
+                nn.init.zeros_(p)
+        for emb in (self.src_embed, self.tgt_embed):
+            nn.init.normal_(emb.weight, 0.0, self.d_model**-0.5)
+            with torch.no_grad():
+                emb.weight[self.pad_id].zero_()
+
+    def embed(self, table: nn.Embedding, ids: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        x = table(ids) * math.sqrt(self.d_model)
+        return self.drop(x + self.pe[offset : offset + ids.size(1)].to(x.dtype))
+
+    def encode(self, src):
+        keep = (src != self.pad_id)[:, None, None, :]  # [B, 1, 1, S]: True = attend
+        x = self.embed(self.src_embed, src)
+        for layer in self.encoder:
+            x = layer(x, keep)
+        return {"memory": self.enc_norm(x), "src_mask": keep}
+
+    def init_state(self, memory):
+        cross = [layer.cross_attn.keys_values(memory["memory"]) for layer in self.decoder]
+        return {"src_mask": memory["src_mask"], "cross": cross,
+                "self": [(None, None)] * len(self.decoder), "pos": 0}
+
+    def step(self, prev_tokens, state):
+        x = self.embed(self.tgt_embed, prev_tokens[:, None], offset=state["pos"])
+        caches = []
+        for layer, kv, cache in zip(self.decoder, state["cross"], state["self"]):
+            x, cache = layer(x, kv, state["src_mask"], cache=cache)
+            caches.append(cache)
+        logits = self.generator(self.dec_norm(x[:, 0]))
+        return logits, {**state, "self": caches, "pos": state["pos"] + 1}
+
+    def forward(self, src, tgt_in):
+        memory = self.encode(src)
+        x = self.embed(self.tgt_embed, tgt_in)
+        for layer in self.decoder:
+            kv = layer.cross_attn.keys_values(memory["memory"])
+            x, _ = layer(x, kv, memory["src_mask"])
+        return self.generator(self.dec_norm(x))

@@ -1,0 +1,128 @@
+"""Greedy and beam search over the shared model interface (see models/base.py).
+
+Both are batched over sentences, stop each sentence at its end token or at
+`max_len_a * source_length + max_len_b`, and drop finished sentences from the
+batch so the remaining steps only pay for sentences still being decoded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from translator.data.tokenizer import BOS, EOS, PAD
+from translator.models.base import Seq2Seq
+
+
+@dataclass
+class Hypothesis:
+    tokens: list[int]  # without <bos>/<eos>
+    score: float  # length-normalised log-probability
+
+
+def max_lengths(src: torch.Tensor, a: float, b: int) -> torch.Tensor:
+    src_len = (src != PAD).sum(1)
+    return (a * src_len.float() + b).long().clamp(min=1)
+
+
+def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
+    """GNMT's ((5 + |Y|) / 6) ** alpha (Wu et al. 2016)."""
+    return ((5.0 + length.float()) / 6.0) ** alpha
+
+
+@torch.no_grad()
+def greedy_search(model: Seq2Seq, src: torch.Tensor, max_len_a: float = 1.5,
+                  max_len_b: int = 10, len_penalty: float = 1.0) -> list[list[Hypothesis]]:
+    n = src.size(0)
+    limit = max_lengths(src, max_len_a, max_len_b)
+    state = model.init_state(model.encode(src))
+    prev = torch.full((n,), BOS, dtype=torch.long, device=src.device)
+    alive = torch.arange(n, device=src.device)
+    tokens: list[list[int]] = [[] for _ in range(n)]
+    ended = [0] * n  # 1 where the hypothesis ended in <eos> (which counts in its length)
+    scores = torch.zeros(n, device=src.device)
+    for t in range(int(limit.max())):
+        logp = torch.log_softmax(model.step(prev, state)[0].float(), dim=-1)
+        best, prev = logp.max(dim=-1)
+        scores[alive] += best
+        done = (prev == EOS) | (limit[alive] <= t + 1)
+        for row, tok in zip(alive.tolist(), prev.tolist()):
+            if tok != EOS:
+                tokens[row].append(tok)
+            else:
+                ended[row] = 1
+        if bool(done.all()):
+            break
+        if bool(done.any()):
+            keep = (~done).nonzero().squeeze(1)
+            state, prev, alive = model.reorder_state(state, keep), prev[keep], alive[keep]
+    lengths = torch.tensor([len(t) + e for t, e in zip(tokens, ended)], device=src.device)
+    scores = (scores / length_penalty(lengths, len_penalty)).tolist()
+    return [[Hypothesis(t, s)] for t, s in zip(tokens, scores)]
+
+
+@torch.no_grad()
+def beam_search(model: Seq2Seq, src: torch.Tensor, beam: int = 5, len_penalty: float = 1.0,
+                max_len_a: float = 1.5, max_len_b: int = 10,
+                nbest: int = 1) -> list[list[Hypothesis]]:
+    """Batched beam search; returns the `nbest` best hypotheses per sentence."""
+    n, k, dev = src.size(0), beam, src.device
+    limit = max_lengths(src, max_len_a, max_len_b)
+    rows = torch.arange(n, device=dev).repeat_interleave(k)
+    state = model.reorder_state(model.init_state(model.encode(src)), rows)
+    sent = torch.arange(n, device=dev)  # original index of each active sentence
+    scores = torch.full((n, k), float("-inf"), device=dev)
+    scores[:, 0] = 0.0  # all beams start identical: let only the first one expand
+    history = torch.full((n, k, 1), BOS, dtype=torch.long, device=dev)
+    prev = torch.full((n * k,), BOS, dtype=torch.long, device=dev)
+    finished: list[list[Hypothesis]] = [[] for _ in range(n)]
+    for t in range(int(limit.max())):
+        m = sent.numel()
+        logp = torch.log_softmax(model.step(prev, state)[0].float(), dim=-1)
+        vocab = logp.size(-1)
+        cand = (scores.unsqueeze(-1) + logp.view(m, k, vocab)).view(m, k * vocab)
+        top_scores, top_ids = cand.topk(2 * k, dim=-1)  # at most k of them end in <eos>
+        origin, token = top_ids // vocab, top_ids % vocab
+        is_eos = token == EOS
+        last = limit[sent] <= t + 1  # this step is each sentence's last
+        # Finished hypotheses: <eos> among the k best candidates, or everything at the limit.
+        new_len = torch.full_like(top_scores, t + 1)
+        norm = top_scores / length_penalty(new_len, len_penalty)
+        take = (is_eos & (torch.arange(2 * k, device=dev) < k)) | (last[:, None] & ~is_eos)
+        take &= top_scores > float("-inf")
+        for i, j in take.nonzero().tolist():
+            idx = int(sent[i])
+            if len(finished[idx]) >= k:
+                continue
+            toks = history[i, origin[i, j]].tolist()[1:]
+            if not bool(is_eos[i, j]):
+                toks = toks + [int(token[i, j])]
+            finished[idx].append(Hypothesis(toks, float(norm[i, j])))
+        # The k best candidates that do not end here continue.
+        cont = top_scores.masked_fill(is_eos, float("-inf")).topk(k, dim=-1)
+        pick = cont.indices
+        scores = cont.values
+        beam_origin = origin.gather(1, pick)
+        next_tok = token.gather(1, pick)
+        history = torch.cat([history.gather(1, beam_origin[..., None].expand_as(history)),
+                             next_tok[..., None]], dim=2)
+        active = torch.tensor([len(finished[int(s)]) < k for s in sent], device=dev) & ~last
+        keep = active.nonzero().squeeze(1)
+        if keep.numel() == 0:
+            break
+        flat = (keep[:, None] * k + beam_origin[keep]).view(-1)
+        state = model.reorder_state(state, flat)
+        scores, history, sent = scores[keep], history[keep], sent[keep]
+        prev = next_tok[keep].view(-1)
+    for hyps in finished:
+        hyps.sort(key=lambda h: -h.score)
+    return [hyps[:nbest] for hyps in finished]
+
+
+def decode(model: Seq2Seq, src: torch.Tensor, beam: int, len_penalty: float, max_len_a: float,
+           max_len_b: int, nbest: int = 1) -> list[list[Hypothesis]]:
+    if beam == 1 and nbest == 1:
+        return greedy_search(model, src, max_len_a, max_len_b, len_penalty)
+    return beam_search(model, src, beam=beam, len_penalty=len_penalty, max_len_a=max_len_a,
+                       max_len_b=max_len_b, nbest=nbest)

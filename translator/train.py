@@ -1,0 +1,302 @@
+"""The training loop: AdamW, inverse-square-root warmup, label smoothing, clipping,
+accumulation, autocast, validation by dev BLEU, early stopping, a wall-clock
+budget, exact resume, and a graceful stop on Ctrl-C or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import signal
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from translator.checkpoint import atomic_write_bytes, load_checkpoint, save_checkpoint
+from translator.config import Config, save_config
+from translator.data.batching import TokenBatches
+from translator.data.corpus import load_corpus
+from translator.data.tokenizer import PAD, Tokenizer
+from translator.errors import UserError
+from translator.evaluate import bleu
+from translator.inference import Translator
+from translator.models.base import Seq2Seq, build_model
+from translator.runtime import autocast, pick_device, pick_dtype, seed_everything, set_threads
+
+log = logging.getLogger(__name__)
+MAX_BAD_STEPS = 20  # consecutive non-finite losses before giving up
+
+
+@dataclass
+class TrainState:
+    step: int = 0
+    epoch: int = 0
+    batch_in_epoch: int = 0  # next batch of `epoch` to train on
+    best_bleu: float = -1.0
+    best_step: int = 0
+    bad_validations: int = 0
+    elapsed: float = 0.0  # seconds of wall clock spent training so far, across resumes
+    train_seconds: float = 0.0  # the same, without validation time
+    target_tokens: int = 0
+    skipped_steps: int = 0
+    history: list = field(default_factory=list)
+
+
+def inverse_sqrt_lr(step: int, lr: float, warmup: int) -> float:
+    """Linear warmup to `lr`, then decay with 1/sqrt(step) (Vaswani et al. 2017, eq. 3)."""
+    if warmup <= 0:
+        return lr
+    step = max(step, 1)
+    return lr * min(step / warmup, math.sqrt(warmup / step))
+
+
+def sequence_loss(model: Seq2Seq, batch, smoothing: float) -> torch.Tensor:
+    """Summed label-smoothed cross-entropy over the real target tokens."""
+    logits = model(batch.src, batch.tgt_in)
+    return F.cross_entropy(logits.float().view(-1, logits.size(-1)), batch.tgt_out.view(-1),
+                           ignore_index=PAD, label_smoothing=smoothing, reduction="sum")
+
+
+class Trainer:
+    def __init__(self, cfg: Config, resume: bool = False):
+        self.cfg, tc = cfg, cfg.train
+        self.run_dir = Path(cfg.run_dir)
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise UserError(f"run_dir '{self.run_dir}' cannot be created: {err.strerror}") from None
+        set_threads(tc.threads)
+        seed_everything(cfg.seed)
+        self.device = pick_device(tc.device)
+        self.dtype = pick_dtype(tc.dtype, self.device)
+        resume_ckpt = self._resume_checkpoint() if resume else None
+
+        corpus = load_corpus(cfg.data, cfg.seed)
+        log.info("corpus %s: %d train, %d dev, %d test pairs", corpus.source, len(corpus.train),
+                 len(corpus.dev), len(corpus.test))
+        self.tokenizer = (Tokenizer.from_state(resume_ckpt["tokenizer"]) if resume_ckpt
+                          else Tokenizer.train(corpus.train, cfg.tokenizer, cfg.seed))
+        self.batches = self._encode(corpus.train)
+        self.dev = corpus.dev
+        self.dev_batches = self._encode(corpus.dev, quiet=True)
+
+        self.model = build_model(cfg.model, self.tokenizer.src_vocab_size,
+                                 self.tokenizer.tgt_vocab_size, self.tokenizer.joint).to(self.device)
+        self.optimizer = torch.optim.AdamW(
+            self.model.parameters(), lr=tc.lr, betas=tuple(tc.betas), weight_decay=tc.weight_decay,
+            fused=self.device.type == "cuda")
+        self.state = TrainState()
+        if resume_ckpt:
+            self._restore(resume_ckpt)
+        self.stop_reason: str | None = None
+        log.info("model %s: %s parameters on %s (%s)", cfg.model.type,
+                 f"{self.model.num_parameters():,}", self.device, str(self.dtype).split(".")[-1])
+
+    # -- setup -------------------------------------------------------------------------------
+    def _resume_checkpoint(self) -> dict:
+        path = self.run_dir / "last.pt"
+        if not path.is_file():
+            raise UserError(f"--resume: no {path} to resume from", "train without --resume first")
+        return load_checkpoint(path)
+
+    def _encode(self, pairs, quiet: bool = False) -> TokenBatches:
+        src = self.tokenizer.encode_src([s for s, _ in pairs])
+        tgt = self.tokenizer.encode_tgt([t for _, t in pairs])
+        limit = self.cfg.model.max_positions
+        keep = [i for i in range(len(src)) if len(src[i]) <= limit and len(tgt[i]) <= limit]
+        if len(keep) < len(src) and not quiet:
+            log.info("dropped %d pairs longer than model.max_positions=%d subwords",
+                     len(src) - len(keep), limit)
+        return TokenBatches([src[i] for i in keep], [tgt[i] for i in keep],
+                            self.cfg.train.batch_tokens, self.cfg.seed)
+
+    def _restore(self, ckpt: dict) -> None:
+        ts = ckpt["train_state"]
+        self.model.load_state_dict(ckpt["model"])
+        self.optimizer.load_state_dict(ts["optimizer"])
+        self.state = TrainState(**ts["progress"])
+        torch.set_rng_state(ts["rng"]["torch"])
+        random.setstate(ts["rng"]["python"])
+        if torch.cuda.is_available() and ts["rng"].get("cuda"):
+            torch.cuda.set_rng_state_all(ts["rng"]["cuda"])
+        log.info("resumed from step %d (epoch %d, batch %d)", self.state.step, self.state.epoch,
+                 self.state.batch_in_epoch)
+
+    # -- checkpoints -------------------------------------------------------------------------
+    def _payload(self, with_optimizer: bool) -> dict:
+        rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
+        if torch.cuda.is_available():
+            rng["cuda"] = torch.cuda.get_rng_state_all()
+        train_state = {"progress": asdict(self.state), "rng": rng}
+        if with_optimizer:
+            train_state["optimizer"] = self.optimizer.state_dict()
+        return {"config": self.cfg.to_dict(), "tokenizer": self.tokenizer.state(),
+                "model": self.model.state_dict(), "train_state": train_state}
+
+    def save(self, name: str) -> None:
+        save_checkpoint(self.run_dir / name, self._payload(with_optimizer=name == "last.pt"))
+
+    # -- validation --------------------------------------------------------------------------
+    @torch.no_grad()
+    def validate(self) -> dict:
+        start = time.perf_counter()
+        self.model.eval()
+        total = tokens = 0.0
+        for idx in self.dev_batches.epoch(0):
+            batch = self.dev_batches.collate(idx).to(self.device)
+            with autocast(self.device, self.dtype):
+                total += float(sequence_loss(self.model, batch, 0.0))
+            tokens += batch.n_tokens
+        translator = Translator(self.model, self.tokenizer, self.cfg, self.device, self.dtype)
+        dc = self.cfg.decode
+        valid_decode = type(dc)(**{**asdict(dc), "beam": self.cfg.train.valid_beam})
+        hyps = [r[0].text for r in translator.translate([s for s, _ in self.dev], valid_decode)]
+        self.model.train()
+        return {"step": self.state.step, "dev_loss": total / max(tokens, 1),
+                "dev_bleu": bleu(hyps, [t for _, t in self.dev]),
+                "seconds": time.perf_counter() - start}
+
+    def validate_and_keep_best(self) -> None:
+        s, tc = self.state, self.cfg.train
+        result = self.validate()
+        improved = result["dev_bleu"] > s.best_bleu
+        if improved:
+            s.best_bleu, s.best_step, s.bad_validations = result["dev_bleu"], s.step, 0
+        else:
+            s.bad_validations += 1
+        s.history.append(result)
+        tqdm.write(f"validation step {s.step}: dev loss {result['dev_loss']:.3f}, "
+                   f"dev BLEU {result['dev_bleu']:.2f} ({result['seconds']:.1f}s)"
+                   + (" new best" if improved else f", best {s.best_bleu:.2f} at {s.best_step}"))
+        if improved:
+            self.save("best.pt")
+        if tc.patience and s.bad_validations >= tc.patience:
+            self.stop_reason = f"early stopping: no better dev BLEU in {tc.patience} validations"
+
+    # -- the loop ----------------------------------------------------------------------------
+    def _next_batches(self):
+        """The next `accumulate` batches, in the saved data order."""
+        s, out = self.state, []
+        while len(out) < self.cfg.train.accumulate:
+            epoch = self.batches.epoch(s.epoch)
+            if s.batch_in_epoch == 0:
+                log.info("epoch %d: %d batches, padding %.1f%%", s.epoch + 1, len(epoch),
+                         100 * self.batches.padding_share(epoch))
+            while s.batch_in_epoch < len(epoch) and len(out) < self.cfg.train.accumulate:
+                out.append(self.batches.collate(epoch[s.batch_in_epoch]))
+                s.batch_in_epoch += 1
+            if s.batch_in_epoch >= len(epoch):
+                s.epoch, s.batch_in_epoch = s.epoch + 1, 0
+        return out
+
+    def train_step(self) -> tuple[float, int]:
+        micro = self._next_batches()
+        n_tokens = sum(b.n_tokens for b in micro)
+        s, tc = self.state, self.cfg.train
+        lr = inverse_sqrt_lr(s.step + 1, tc.lr, tc.warmup_steps)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self.optimizer.zero_grad(set_to_none=True)
+        total = torch.zeros((), device=self.device)
+        for batch in micro:
+            batch = batch.to(self.device)
+            with autocast(self.device, self.dtype):
+                loss = sequence_loss(self.model, batch, tc.label_smoothing) / n_tokens
+            loss.backward()
+            total += loss.detach()
+        loss_value = float(total)
+        if not math.isfinite(loss_value):
+            s.skipped_steps += 1
+            self.bad_in_a_row += 1
+            tqdm.write(f"step {s.step + 1}: loss is {loss_value}, step skipped "
+                       f"({s.skipped_steps} skipped so far)")
+            if self.bad_in_a_row >= MAX_BAD_STEPS:
+                raise UserError(f"training diverged: {MAX_BAD_STEPS} non-finite losses in a row "
+                                f"at step {s.step}", "lower train.lr or raise train.warmup_steps;"
+                                " last.pt and best.pt keep the last good weights")
+            return loss_value, 0
+        self.bad_in_a_row = 0
+        if tc.clip_norm > 0:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), tc.clip_norm)
+        self.optimizer.step()
+        s.step += 1
+        s.target_tokens += n_tokens
+        return loss_value, n_tokens
+
+    def _on_signal(self, signum, frame) -> None:
+        if self.stop_reason and self.stop_reason.startswith("interrupted"):
+            raise KeyboardInterrupt  # a second signal: stop right now
+        self.stop_reason = f"interrupted by {signal.Signals(signum).name}"
+
+    def run(self) -> TrainState:
+        cfg, tc, s = self.cfg, self.cfg.train, self.state
+        save_config(cfg, self.run_dir / "config.yaml")
+        handlers = {sig: signal.signal(sig, self._on_signal)
+                    for sig in (signal.SIGINT, signal.SIGTERM)}
+        self.bad_in_a_row = 0
+        self.model.train()
+        budget = tc.max_minutes * 60 if tc.max_minutes else math.inf
+        bar = tqdm(total=tc.max_steps, initial=s.step, desc="train", unit="step",
+                   dynamic_ncols=True)
+        window_tokens, window_start, last_validated = 0, time.perf_counter(), -1
+        try:
+            while s.step < tc.max_steps and self.stop_reason is None:
+                t0 = time.perf_counter()
+                loss, n_tok = self.train_step()
+                dt = time.perf_counter() - t0
+                s.elapsed += dt
+                s.train_seconds += dt
+                window_tokens += n_tok
+                bar.update(1 if n_tok else 0)
+                if s.step % tc.log_every == 0 and n_tok:
+                    rate = window_tokens / max(time.perf_counter() - window_start, 1e-9)
+                    bar.set_postfix(loss=f"{loss:.3f}", lr=f"{self.optimizer.param_groups[0]['lr']:.2e}",
+                                    tok_s=f"{rate:,.0f}")
+                    window_tokens, window_start = 0, time.perf_counter()
+                if s.elapsed >= budget:
+                    self.stop_reason = f"time budget of {tc.max_minutes:g} minutes reached"
+                    break
+                if n_tok and s.step % tc.valid_every == 0:
+                    t0 = time.perf_counter()
+                    self.validate_and_keep_best()
+                    s.elapsed += time.perf_counter() - t0
+                    last_validated = s.step
+                    window_tokens, window_start = 0, time.perf_counter()
+                if n_tok and s.step % tc.save_every == 0:
+                    self.save("last.pt")
+            if s.step >= tc.max_steps and self.stop_reason is None:
+                self.stop_reason = f"train.max_steps={tc.max_steps} reached"
+            interrupted = self.stop_reason.startswith("interrupted")
+            if last_validated != s.step and not interrupted and s.step > 0:
+                self.validate_and_keep_best()
+            self.save("last.pt")
+        finally:
+            bar.close()
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+        self._write_summary()
+        return s
+
+    def _write_summary(self) -> None:
+        s = self.state
+        summary = {"stop_reason": self.stop_reason, "steps": s.step, "epochs": s.epoch,
+                   "best_dev_bleu": round(s.best_bleu, 2), "best_step": s.best_step,
+                   "target_tokens_per_second": round(s.target_tokens / max(s.train_seconds, 1e-9)),
+                   "train_minutes": round(s.train_seconds / 60, 2),
+                   "wall_minutes": round(s.elapsed / 60, 2), "skipped_steps": s.skipped_steps,
+                   "parameters": self.model.num_parameters(), "device": str(self.device),
+                   "dtype": str(self.dtype).split(".")[-1], "validations": s.history}
+        atomic_write_bytes(self.run_dir / "summary.json", (json.dumps(summary, indent=1) + "\n").encode())
+        self.summary = summary
+
+
+def train(cfg: Config, resume: bool = False) -> dict:
+    trainer = Trainer(cfg, resume=resume)
+    trainer.run()
+    return trainer.summary
