@@ -12,8 +12,8 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import re
 import tempfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -68,10 +68,13 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else "unsafe content"
+        # torch's message is a multi-line essay with terminal colour codes; keep only its reason.
+        reason = str(err).split("WeightsUnpickler error:", 1)[-1]
+        reason = reason.split("Check the documentation")[0]
+        reason = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", reason).split()).split(". ")[0]
         raise UserError(f"{path}: refused to load, it holds objects other than weights "
-                        f"({first[:120]})") from None
-    except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError, OSError):
+                        f"({reason[:120] or 'unsafe content'})") from None
+    except Exception:  # a garbage file can make the unpickler fail in any way (KeyError, ...)
         raise UserError(f"{path}: not a readable checkpoint (truncated or corrupt)") from None
     if not isinstance(ckpt, dict) or "format" not in ckpt or "model" not in ckpt:
         raise UserError(f"{path}: not a translator checkpoint")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ import yaml
 from translator.errors import UserError
 
 MODEL_TYPES = ("transformer", "lstm", "bahdanau", "luong")
+# PyYAML follows YAML 1.1, which reads 1e-3 and 1.0e3 as strings; accept them as numbers.
+_EXP_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
 @dataclass
@@ -140,6 +143,8 @@ def _coerce(value: Any, tp: Any, key: str, where: str) -> Any:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     elif tp is float:
+        if isinstance(value, str) and _EXP_FLOAT.fullmatch(value.strip()):
+            value = float(value)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
     elif tp is str:

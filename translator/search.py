@@ -43,7 +43,8 @@ def greedy_search(model: Seq2Seq, src: torch.Tensor, max_len_a: float = 1.5,
     ended = [0] * n  # 1 where the hypothesis ended in <eos> (which counts in its length)
     scores = torch.zeros(n, device=src.device)
     for t in range(int(limit.max())):
-        logp = torch.log_softmax(model.step(prev, state)[0].float(), dim=-1)
+        logits, state = model.step(prev, state)
+        logp = torch.log_softmax(logits.float(), dim=-1)
         best, prev = logp.max(dim=-1)
         scores[alive] += best
         done = (prev == EOS) | (limit[alive] <= t + 1)
@@ -79,7 +80,8 @@ def beam_search(model: Seq2Seq, src: torch.Tensor, beam: int = 5, len_penalty: f
     finished: list[list[Hypothesis]] = [[] for _ in range(n)]
     for t in range(int(limit.max())):
         m = sent.numel()
-        logp = torch.log_softmax(model.step(prev, state)[0].float(), dim=-1)
+        logits, state = model.step(prev, state)
+        logp = torch.log_softmax(logits.float(), dim=-1)
         vocab = logp.size(-1)
         cand = (scores.unsqueeze(-1) + logp.view(m, k, vocab)).view(m, k * vocab)
         top_scores, top_ids = cand.topk(2 * k, dim=-1)  # at most k of them end in <eos>

@@ -1,0 +1,93 @@
+import torch
+
+from translator.config import ModelConfig
+from translator.data.tokenizer import EOS
+from translator.models.transformer import Transformer
+from translator.search import beam_search, greedy_search, length_penalty, max_lengths
+
+
+def model_and_src(seed=0):
+    torch.manual_seed(seed)
+    cfg = ModelConfig(d_model=32, heads=4, enc_layers=1, dec_layers=2, ff_dim=64, dropout=0.0)
+    model = Transformer(cfg, 30, 30, share_src_tgt=True).eval()
+    src = torch.randint(4, 30, (6, 8), generator=torch.Generator().manual_seed(seed))
+    src[2, 3:] = 0
+    src[4, 5:] = 0
+    return model, src
+
+
+def favour_eos(model, bias):
+    """Make <eos> likelier so hypotheses end at different lengths."""
+    with torch.no_grad():
+        model.generator.weight.data = model.generator.weight.data.clone()
+        model.generator.weight.data[EOS] += bias
+
+
+def test_beam_one_equals_greedy():
+    for seed in range(3):
+        model, src = model_and_src(seed)
+        favour_eos(model, 0.3 * seed)
+        g = greedy_search(model, src, 1.2, 4)
+        b = beam_search(model, src, beam=1, max_len_a=1.2, max_len_b=4)
+        assert [h[0].tokens for h in g] == [h[0].tokens for h in b]
+        for hg, hb in zip(g, b):
+            assert abs(hg[0].score - hb[0].score) < 1e-4
+
+
+def test_max_length_is_respected():
+    model, src = model_and_src()
+    limits = max_lengths(src, 0.5, 2)
+    for hyp, limit in zip(greedy_search(model, src, 0.5, 2), limits.tolist()):
+        assert len(hyp[0].tokens) <= limit
+    for hyp, limit in zip(beam_search(model, src, beam=4, max_len_a=0.5, max_len_b=2), limits):
+        assert len(hyp[0].tokens) <= limit
+
+
+def test_nbest_sorted_and_counted():
+    model, src = model_and_src(1)
+    favour_eos(model, 0.5)
+    out = beam_search(model, src, beam=5, nbest=3, max_len_a=1.0, max_len_b=5)
+    assert len(out) == src.size(0)
+    for hyps in out:
+        assert len(hyps) == 3
+        scores = [h.score for h in hyps]
+        assert scores == sorted(scores, reverse=True)
+        assert len({tuple(h.tokens) for h in hyps}) == 3
+
+
+def test_length_penalty_formula():
+    lp = length_penalty(torch.tensor([1, 7]), 1.0)
+    assert torch.allclose(lp, torch.tensor([1.0, 2.0]))
+    assert torch.allclose(length_penalty(torch.tensor([10]), 0.0), torch.tensor([1.0]))
+
+
+def test_greedy_tokens_are_the_teacher_forced_argmax():
+    """Each greedy token is the full model's argmax given the tokens before it."""
+    model, src = model_and_src(3)
+    favour_eos(model, 0.2)
+    hyps = greedy_search(model, src, 1.5, 6)
+    limits = max_lengths(src, 1.5, 6).tolist()
+    for i, hyp in enumerate(hyps):
+        tokens = hyp[0].tokens
+        prefix = torch.tensor([[2] + tokens])
+        logits = model(src[i : i + 1], prefix)[0]
+        expected = logits.argmax(-1).tolist()
+        assert expected[: len(tokens)] == tokens
+        if len(tokens) < limits[i]:  # stopped before its length limit: it chose <eos>
+            assert expected[len(tokens)] == EOS
+
+
+def test_beam_search_hypothesis_scores_match_the_model():
+    """A beam hypothesis's score is its log-probability under the full model, normalised."""
+    model, src = model_and_src(4)
+    favour_eos(model, 0.4)
+    for i, hyps in enumerate(beam_search(model, src, beam=3, nbest=3, max_len_a=1.0,
+                                         max_len_b=4, len_penalty=0.6)):
+        for h in hyps:
+            ids = [2] + h.tokens
+            logp = torch.log_softmax(model(src[i : i + 1], torch.tensor([ids]))[0], -1)
+            targets = h.tokens + [EOS]
+            ended = len(h.tokens) < int(max_lengths(src[i : i + 1], 1.0, 4))
+            total = sum(float(logp[t, targets[t]]) for t in range(len(targets) - (not ended)))
+            length = len(h.tokens) + int(ended)
+            assert abs(total / float(length_penalty(torch.tensor(length), 0.6)) - h.score) < 1e-3

@@ -1,0 +1,79 @@
+import torch
+
+from translator.config import ModelConfig
+from translator.models.transformer import Transformer
+
+
+def tiny(pre_norm=True, vocab=(40, 40), share=True):
+    torch.manual_seed(0)
+    cfg = ModelConfig(d_model=32, heads=4, enc_layers=2, dec_layers=2, ff_dim=64, dropout=0.0,
+                      pre_norm=pre_norm)
+    return Transformer(cfg, vocab[0], vocab[1], share_src_tgt=share).eval()
+
+
+def batch():
+    g = torch.Generator().manual_seed(1)
+    src = torch.randint(4, 40, (3, 9), generator=g)
+    src[1, 6:] = 0
+    tgt = torch.randint(4, 40, (3, 7), generator=g)
+    tgt[:, 0] = 2
+    return src, tgt
+
+
+def test_shapes_and_tied_embeddings():
+    model = tiny(vocab=(40, 50), share=False)
+    src, tgt = batch()
+    tgt = tgt.clamp(max=49)
+    assert model(src, tgt).shape == (3, 7, 50)
+    assert model.generator.weight is model.tgt_embed.weight
+    assert model.src_embed is not model.tgt_embed
+    memory = model.encode(src)
+    assert memory["memory"].shape == (3, 9, 32)
+    shared = tiny()
+    assert shared.src_embed is shared.tgt_embed
+
+
+def test_causal_masking_later_tokens_do_not_change_earlier_logits():
+    for pre_norm in (True, False):
+        model = tiny(pre_norm)
+        src, tgt = batch()
+        before = model(src, tgt)
+        changed = tgt.clone()
+        changed[:, 4:] = (changed[:, 4:] + 7) % 36 + 4
+        after = model(src, changed)
+        assert torch.allclose(before[:, :4], after[:, :4], atol=1e-5)
+        assert not torch.allclose(before[:, 4:], after[:, 4:], atol=1e-3)
+
+
+def test_source_padding_does_not_change_outputs():
+    model = tiny()
+    src, tgt = batch()
+    padded = torch.cat([src, torch.zeros(3, 5, dtype=torch.long)], dim=1)
+    assert torch.allclose(model(src, tgt), model(padded, tgt), atol=1e-5)
+
+
+def test_cached_steps_equal_full_decoder():
+    model = tiny()
+    src, tgt = batch()
+    full = model(src, tgt)
+    state = model.init_state(model.encode(src))
+    steps = []
+    for t in range(tgt.size(1)):
+        logits, state = model.step(tgt[:, t], state)
+        steps.append(logits)
+    assert torch.allclose(full, torch.stack(steps, 1), atol=1e-4)
+    assert state["self"][0][0].shape[2] == tgt.size(1)  # one cached key per step
+
+
+def test_reorder_state_selects_rows():
+    model = tiny()
+    src, tgt = batch()
+    state = model.init_state(model.encode(src))
+    _, state = model.step(tgt[:, 0], state)
+    idx = torch.tensor([2, 2, 0])
+    picked = model.reorder_state(state, idx)
+    assert torch.equal(picked["self"][1][0], state["self"][1][0][idx])
+    assert picked["pos"] == state["pos"]
+    a, _ = model.step(tgt[idx, 1], picked)
+    b, _ = model.step(tgt[:, 1], state)
+    assert torch.allclose(a, b[idx], atol=1e-5)
