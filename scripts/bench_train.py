@@ -42,13 +42,21 @@ def main() -> None:
                 tokens += trainer.train_step()[1]
             seconds = time.perf_counter() - start
             epoch = trainer.batches.epoch(0)
-            print(json.dumps({
-                "family": cfg.model.type, "device": str(trainer.device),
-                "dtype": str(trainer.dtype).split(".")[-1], "batch_tokens": cfg.train.batch_tokens,
-                "parameters": trainer.model.num_parameters(),
-                "target_tokens_per_s": round(tokens / seconds),
-                "seconds_per_step": round(seconds / args.steps, 3),
-                "padding_share": round(trainer.batches.padding_share(epoch), 3)}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "family": cfg.model.type,
+                        "device": str(trainer.device),
+                        "dtype": str(trainer.dtype).split(".")[-1],
+                        "batch_tokens": cfg.train.batch_tokens,
+                        "parameters": trainer.model.num_parameters(),
+                        "target_tokens_per_s": round(tokens / seconds),
+                        "seconds_per_step": round(seconds / args.steps, 3),
+                        "padding_share": round(trainer.batches.padding_share(epoch), 3),
+                    }
+                ),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -12,8 +12,9 @@ from translator.data.batching import Batch, TokenBatches, pad_ids
 from translator.data.tokenizer import BOS, EOS, PAD
 
 
-def make_data(n: int = 600, seed: int = 0, max_len: int = 40, oversized: int = 0,
-              aligned: bool = False):
+def make_data(
+    n: int = 600, seed: int = 0, max_len: int = 40, oversized: int = 0, aligned: bool = False
+):
     """Source ids ending in EOS and targets framed BOS ... EOS, with random lengths
     (with `aligned`, a target is about as long as its source, as in real translations)."""
     rng = random.Random(seed)
@@ -60,8 +61,9 @@ def test_batches_respect_the_token_budget(batch_tokens, oversized):
             longest = max(cost(src, tgt, i) for i in b)
             assert len(b) * longest <= batch_tokens, (len(b), longest)
             batch = tb.collate(b)  # the tensors the model gets are within the budget too
-            assert batch.src.shape[0] * max(batch.src.shape[1],
-                                            batch.tgt_in.shape[1]) <= batch_tokens
+            assert (
+                batch.src.shape[0] * max(batch.src.shape[1], batch.tgt_in.shape[1]) <= batch_tokens
+            )
 
 
 def test_oversized_pairs_get_a_batch_of_their_own():
@@ -127,7 +129,7 @@ def test_length_bucketing_lowers_padding():
     rng.shuffle(order)
     unsorted, start = [], 0
     for b in batches:
-        unsorted.append(order[start:start + len(b)])
+        unsorted.append(order[start : start + len(b)])
         start += len(b)
     assert tb.padding_share(batches) < 0.5 * tb.padding_share(unsorted)
 
@@ -219,20 +221,23 @@ def test_padding_share_of_one_long_and_one_short_pair():
 # -- pad_ids ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("seqs, shape", [
-    ([[1, 2, 3], [4]], (2, 3)),
-    ([[7]], (1, 1)),
-    ([[5, 6], [], [8, 9, 10, 11]], (3, 4)),
-    ([[], []], (2, 1)),
-    ([], (0, 1)),
-])
+@pytest.mark.parametrize(
+    "seqs, shape",
+    [
+        ([[1, 2, 3], [4]], (2, 3)),
+        ([[7]], (1, 1)),
+        ([[5, 6], [], [8, 9, 10, 11]], (3, 4)),
+        ([[], []], (2, 1)),
+        ([], (0, 1)),
+    ],
+)
 def test_pad_ids_shapes(seqs, shape):
     out = pad_ids(seqs)
     assert tuple(out.shape) == shape
     assert out.dtype == torch.int64
     for row, s in enumerate(seqs):
         assert out[row, : len(s)].tolist() == s
-        assert (out[row, len(s):] == PAD).all()
+        assert (out[row, len(s) :] == PAD).all()
 
 
 def test_pad_ids_custom_pad_value():

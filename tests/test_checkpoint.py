@@ -137,18 +137,21 @@ def _fail_write(monkeypatch):
 def _fail_fsync(monkeypatch):
     def fsync(fd):
         raise OSError(5, "Input/output error")
+
     monkeypatch.setattr(os, "fsync", fsync)
 
 
 def _fail_replace(monkeypatch):
     def replace(src, dst):
         raise OSError(13, "Permission denied")
+
     monkeypatch.setattr(os, "replace", replace)
 
 
 def _interrupt_fsync(monkeypatch):
     def fsync(fd):
         raise KeyboardInterrupt
+
     monkeypatch.setattr(os, "fsync", fsync)
 
 
@@ -214,8 +217,9 @@ def test_truncated_checkpoint_is_a_user_error(tmp_path, fraction):
 def test_truncated_legacy_format_checkpoint_is_a_user_error(tmp_path):
     path = tmp_path / "old.pt"
     buf = io.BytesIO()
-    torch.save({"format": FORMAT, "model": payload()["model"]}, buf,
-               _use_new_zipfile_serialization=False)
+    torch.save(
+        {"format": FORMAT, "model": payload()["model"]}, buf, _use_new_zipfile_serialization=False
+    )
     data = buf.getvalue()
     for cut in range(0, len(data), max(1, len(data) // 40)):
         path.write_bytes(data[:cut])
@@ -250,8 +254,7 @@ def test_random_bytes_are_always_a_user_error(tmp_path):
         user_error(load_checkpoint, path)
 
 
-@pytest.mark.parametrize("content", [torch.ones(3), [1, 2, 3], {"format": FORMAT},
-                                     {"model": {}}])
+@pytest.mark.parametrize("content", [torch.ones(3), [1, 2, 3], {"format": FORMAT}, {"model": {}}])
 def test_not_a_translator_checkpoint(tmp_path, content):
     path = tmp_path / "other.pt"
     torch.save(content, path)
@@ -297,8 +300,11 @@ class OpenPayload:
 def test_malicious_pickle_is_refused_without_running(tmp_path, kind, legacy):
     marker = tmp_path / "pwned"
     path = tmp_path / "evil.pt"
-    evil = {"format": FORMAT, "version": __version__,
-            "model": {"w": torch.ones(2), "deep": {"x": [kind(marker)]}}}
+    evil = {
+        "format": FORMAT,
+        "version": __version__,
+        "model": {"w": torch.ones(2), "deep": {"x": [kind(marker)]}},
+    }
     torch.save(evil, path, _use_new_zipfile_serialization=not legacy)
     assert not marker.exists()
 

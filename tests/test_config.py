@@ -52,7 +52,9 @@ def get(cfg: Config, key: str):
 
 
 def test_valid_yaml_loads_into_typed_values(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 run_dir: runs/x
 seed: 3
 data:
@@ -69,7 +71,8 @@ train:
   betas: [0, 0.5]
 decode:
   beam: 2
-""")
+""",
+    )
     cfg = load_config(path)
     assert isinstance(cfg, Config)
     assert cfg.run_dir == "runs/x" and cfg.seed == 3
@@ -104,8 +107,10 @@ def test_shipped_configs_load_with_the_values_they_state(name):
             assert get(cfg, key) == value, key
 
 
-@pytest.mark.parametrize("text, expected", [("1e-3", 1e-3), ("5E-4", 5e-4), ("1.0e3", 1000.0),
-                                            ("2e+2", 200.0), ("-1.5e-2", None)])
+@pytest.mark.parametrize(
+    "text, expected",
+    [("1e-3", 1e-3), ("5E-4", 5e-4), ("1.0e3", 1000.0), ("2e+2", 200.0), ("-1.5e-2", None)],
+)
 def test_exponent_notation_is_a_number(tmp_path, text, expected):
     # PyYAML (YAML 1.1) reads 1e-3 as a string; a float key must still accept it.
     if expected is None:  # negative: parsed as a number, then refused as impossible
@@ -124,12 +129,15 @@ def test_exponent_notation_is_still_not_an_integer(tmp_path):
 # -- unknown keys and wrong types -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("raw, bad, suggestion", [
-    ({"train": {"lrr": 0.1}}, "train.lrr", "train.lr"),
-    ({"model": {"d_modle": 64}}, "model.d_modle", "model.d_model"),
-    ({"sed": 3}, "sed", "seed"),
-    ({"decode": {"beams": 3}}, "decode.beams", "decode.beam"),
-])
+@pytest.mark.parametrize(
+    "raw, bad, suggestion",
+    [
+        ({"train": {"lrr": 0.1}}, "train.lrr", "train.lr"),
+        ({"model": {"d_modle": 64}}, "model.d_modle", "model.d_model"),
+        ({"sed": 3}, "sed", "seed"),
+        ({"decode": {"beams": 3}}, "decode.beams", "decode.beam"),
+    ],
+)
 def test_unknown_key_names_key_file_and_closest_valid_key(tmp_path, raw, bad, suggestion):
     path = write_yaml(tmp_path, raw)
     message = user_error(load_config, path)
@@ -145,17 +153,20 @@ def test_unknown_key_without_a_close_match_has_no_suggestion(tmp_path):
     assert "did you mean" not in message
 
 
-@pytest.mark.parametrize("section, key, value, expected", [
-    ("train", "lr", "fast", "a number"),
-    ("model", "d_model", 1.5, "an integer"),
-    ("train", "max_steps", True, "an integer"),
-    ("train", "lr", True, "a number"),
-    ("model", "pre_norm", "yes please", "true or false"),
-    ("data", "src_lang", None, "a string"),
-    ("data", "src_lang", [1, 2], "a string"),
-    ("train", "betas", 0.9, "a list"),
-    ("train", "betas", [0.9, "x"], "a number"),
-])
+@pytest.mark.parametrize(
+    "section, key, value, expected",
+    [
+        ("train", "lr", "fast", "a number"),
+        ("model", "d_model", 1.5, "an integer"),
+        ("train", "max_steps", True, "an integer"),
+        ("train", "lr", True, "a number"),
+        ("model", "pre_norm", "yes please", "true or false"),
+        ("data", "src_lang", None, "a string"),
+        ("data", "src_lang", [1, 2], "a string"),
+        ("train", "betas", 0.9, "a list"),
+        ("train", "betas", [0.9, "x"], "a number"),
+    ],
+)
 def test_wrong_type_names_key_and_file(tmp_path, section, key, value, expected):
     path = write_yaml(tmp_path, {section: {key: value}})
     message = user_error(load_config, path)
@@ -208,21 +219,24 @@ def test_missing_file(tmp_path):
 # -- impossible values ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("raw, key, words", [
-    ({"train": {"lr": -0.001}}, "train.lr", "greater than 0"),
-    ({"train": {"lr": 0}}, "train.lr", "greater than 0"),
-    ({"decode": {"beam": 0}}, "decode.beam", "greater than 0"),
-    ({"train": {"max_minutes": 0}}, "train.max_minutes", "greater than 0"),
-    ({"train": {"warmup_steps": -1}}, "train.warmup_steps", "negative"),
-    ({"train": {"label_smoothing": 1.0}}, "train.label_smoothing", "[0, 1)"),
-    ({"model": {"dropout": -0.1}}, "model.dropout", "[0, 1)"),
-    ({"model": {"d_model": 130, "heads": 4}}, "model.d_model", "divisible"),
-    ({"tokenizer": {"model_type": "wordpiece"}}, "tokenizer.model_type", "unigram"),
-    ({"train": {"device": "tpu"}}, "train.device", "cpu"),
-    ({"train": {"dtype": "fp8"}}, "train.dtype", "bf16"),
-    ({"train": {"betas": [0.9]}}, "train.betas", "two numbers"),
-    ({"data": {"src_lang": "en", "tgt_lang": "en"}}, "data.tgt_lang", "differ"),
-])
+@pytest.mark.parametrize(
+    "raw, key, words",
+    [
+        ({"train": {"lr": -0.001}}, "train.lr", "greater than 0"),
+        ({"train": {"lr": 0}}, "train.lr", "greater than 0"),
+        ({"decode": {"beam": 0}}, "decode.beam", "greater than 0"),
+        ({"train": {"max_minutes": 0}}, "train.max_minutes", "greater than 0"),
+        ({"train": {"warmup_steps": -1}}, "train.warmup_steps", "negative"),
+        ({"train": {"label_smoothing": 1.0}}, "train.label_smoothing", "[0, 1)"),
+        ({"model": {"dropout": -0.1}}, "model.dropout", "[0, 1)"),
+        ({"model": {"d_model": 130, "heads": 4}}, "model.d_model", "divisible"),
+        ({"tokenizer": {"model_type": "wordpiece"}}, "tokenizer.model_type", "unigram"),
+        ({"train": {"device": "tpu"}}, "train.device", "cpu"),
+        ({"train": {"dtype": "fp8"}}, "train.dtype", "bf16"),
+        ({"train": {"betas": [0.9]}}, "train.betas", "two numbers"),
+        ({"data": {"src_lang": "en", "tgt_lang": "en"}}, "data.tgt_lang", "differ"),
+    ],
+)
 def test_impossible_values_are_errors(tmp_path, raw, key, words):
     path = write_yaml(tmp_path, raw)
     message = user_error(load_config, path)
@@ -238,8 +252,10 @@ def test_unknown_model_type_lists_the_valid_ones(tmp_path):
 
 
 def test_divisibility_is_only_required_of_the_transformer():
-    assert config_from_dict({"model": {"type": "lstm", "d_model": 130, "heads": 4}}).model.d_model \
+    assert (
+        config_from_dict({"model": {"type": "lstm", "d_model": 130, "heads": 4}}).model.d_model
         == 130
+    )
     user_error(config_from_dict, {"model": {"type": "transformer", "d_model": 130, "heads": 4}})
 
 
@@ -260,21 +276,24 @@ def test_set_overrides_win_over_the_file(tmp_path):
     assert load_config(path, overrides=["seed=2", "seed=4"]).seed == 4
 
 
-@pytest.mark.parametrize("assignment, key, expected, kind", [
-    ("train.max_steps=200", "train.max_steps", 200, int),
-    ("train.lr=0.002", "train.lr", 0.002, float),
-    ("train.lr=3", "train.lr", 3.0, float),
-    ("model.pre_norm=false", "model.pre_norm", False, bool),
-    ("model.tie_embeddings=true", "model.tie_embeddings", True, bool),
-    ("train.max_minutes=null", "train.max_minutes", None, type(None)),
-    ("train.max_minutes=", "train.max_minutes", None, type(None)),
-    ("data.dir=~", "data.dir", None, type(None)),
-    ("data.dir=/data/my corpus", "data.dir", "/data/my corpus", str),
-    ("data.src_lang=fr", "data.src_lang", "fr", str),
-    ("run_dir=123", "run_dir", "123", str),
-    ("train.betas=[0.8, 0.9]", "train.betas", [0.8, 0.9], list),
-    (" train.lr = 0.5 ", "train.lr", 0.5, float),
-])
+@pytest.mark.parametrize(
+    "assignment, key, expected, kind",
+    [
+        ("train.max_steps=200", "train.max_steps", 200, int),
+        ("train.lr=0.002", "train.lr", 0.002, float),
+        ("train.lr=3", "train.lr", 3.0, float),
+        ("model.pre_norm=false", "model.pre_norm", False, bool),
+        ("model.tie_embeddings=true", "model.tie_embeddings", True, bool),
+        ("train.max_minutes=null", "train.max_minutes", None, type(None)),
+        ("train.max_minutes=", "train.max_minutes", None, type(None)),
+        ("data.dir=~", "data.dir", None, type(None)),
+        ("data.dir=/data/my corpus", "data.dir", "/data/my corpus", str),
+        ("data.src_lang=fr", "data.src_lang", "fr", str),
+        ("run_dir=123", "run_dir", "123", str),
+        ("train.betas=[0.8, 0.9]", "train.betas", [0.8, 0.9], list),
+        (" train.lr = 0.5 ", "train.lr", 0.5, float),
+    ],
+)
 def test_set_values_are_parsed_as_yaml_scalars(tmp_path, assignment, key, expected, kind):
     path = write_yaml(tmp_path, {"train": {"max_minutes": 7}, "data": {"dir": "x"}})
     value = get(load_config(path, overrides=[assignment]), key)
@@ -363,9 +382,16 @@ def test_all_script_keys_at_once(tmp_path):
 
 
 def test_save_then_load_round_trips(tmp_path):
-    cfg = config_from_dict({}, overrides=[f"{k}={v}" for k, v in SCRIPT_KEYS] +
-                           ["train.betas=[0.8, 0.95]", "model.pre_norm=false",
-                            "tokenizer.joint=false", "train.lr=1e-5"])
+    cfg = config_from_dict(
+        {},
+        overrides=[f"{k}={v}" for k, v in SCRIPT_KEYS]
+        + [
+            "train.betas=[0.8, 0.95]",
+            "model.pre_norm=false",
+            "tokenizer.joint=false",
+            "train.lr=1e-5",
+        ],
+    )
     assert cfg != Config()
     path = tmp_path / "saved.yaml"
     save_config(cfg, path)

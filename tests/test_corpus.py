@@ -164,8 +164,9 @@ def test_load_dataset_path_with_local_folder(hf, tmp_path):
 
 
 def test_swapped_direction_reads_the_other_side(tmp_path):
-    corpus = load_corpus(cfg(dir=str(write_tsv_layout(tmp_path / "d", header=True)),
-                             src_lang="en", tgt_lang="de"))
+    corpus = load_corpus(
+        cfg(dir=str(write_tsv_layout(tmp_path / "d", header=True)), src_lang="en", tgt_lang="de")
+    )
     assert corpus.dev == [(en, de) for de, en in DEV]
 
 
@@ -174,8 +175,9 @@ def test_swapped_direction_reads_the_other_side(tmp_path):
 
 def test_explicit_split_names(tmp_path):
     folder = write_text_layout(tmp_path / "d", gz=False, names=("tr", "heldout", "final"))
-    corpus = load_corpus(cfg(dir=str(folder), train_split="tr", dev_split="heldout",
-                             test_split="final"))
+    corpus = load_corpus(
+        cfg(dir=str(folder), train_split="tr", dev_split="heldout", test_split="final")
+    )
     assert corpus == EXPECTED
 
 
@@ -210,8 +212,10 @@ def test_clean_pairs_counts():
     kept, dropped = clean_pairs(TRAIN, max_words=6)
     assert kept == CLEAN_TRAIN
     assert dropped == {"empty": 2, "too_long": 1}
-    assert clean_pairs(TRAIN, max_words=7)[0][2] == ("eins zwei drei vier fünf sechs sieben",
-                                                     "one two three")
+    assert clean_pairs(TRAIN, max_words=7)[0][2] == (
+        "eins zwei drei vier fünf sechs sieben",
+        "one two three",
+    )
 
 
 def test_cleaning_is_logged_and_dev_test_untouched(tmp_path, caplog):
@@ -239,8 +243,10 @@ def test_demo_rejects_other_languages():
         load_corpus(cfg(src_lang="fr", tgt_lang="en"))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("translator.data.demo") is None,
-                    reason="translator/data/demo.py is not written yet")
+@pytest.mark.skipif(
+    importlib.util.find_spec("translator.data.demo") is None,
+    reason="translator/data/demo.py is not written yet",
+)
 def test_demo_language_swap():
     small = dict(demo_train=20, demo_dev=5, demo_test=5)
     de_en = load_corpus(cfg(max_words=100, **small), seed=3)
@@ -265,8 +271,10 @@ def test_read_lines_newlines_crlf_and_gzip_magic(tmp_path):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.text(st.characters(blacklist_characters="\n\r"), max_size=8), max_size=5),
-       st.booleans())
+@given(
+    st.lists(st.text(st.characters(blacklist_characters="\n\r"), max_size=8), max_size=5),
+    st.booleans(),
+)
 def test_read_lines_round_trip(lines, gz):
     with tempfile.TemporaryDirectory() as tmp:
         path = write(Path(tmp) / ("x.gz" if gz else "x"), lines, gz)

@@ -21,13 +21,20 @@ MODALS = {"kann", "können", "will", "wollen", "muss", "müssen"}
 # what may end a verb-final clause: a finite verb, with its separable prefix glued on
 CLAUSE_FINAL = {v.particle + form for v in VERBS for form in (v.de, v.de_pl)} | MODALS
 FINITE = {form for v in VERBS for form in (v.de, v.de_pl)} | MODALS
-WEEKDAYS = dict(zip("Montag Dienstag Mittwoch Donnerstag Freitag Samstag Sonntag".split(),
-                    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split(),
-                    strict=True))
-MONTHS = dict(zip(
-    "Januar Februar März April Mai Juni Juli August September Oktober November Dezember".split(),
-    "January February March April May June July August September October November December".split(),
-    strict=True))
+WEEKDAYS = dict(
+    zip(
+        "Montag Dienstag Mittwoch Donnerstag Freitag Samstag Sonntag".split(),
+        "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split(),
+        strict=True,
+    )
+)
+MONTHS = dict(
+    zip(
+        "Januar Februar März April Mai Juni Juli August September Oktober November Dezember".split(),
+        "January February March April May June July August September October November December".split(),
+        strict=True,
+    )
+)
 
 
 @pytest.fixture(scope="module")
@@ -70,25 +77,44 @@ def test_bad_sizes_are_user_errors():
 # --- numbers and dates -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("n", "german", "english"), [
-    (1, "eins", "one"), (7, "sieben", "seven"), (10, "zehn", "ten"), (11, "elf", "eleven"),
-    (16, "sechzehn", "sixteen"), (17, "siebzehn", "seventeen"), (21, "einundzwanzig", "twenty-one"),
-    (30, "dreißig", "thirty"), (47, "siebenundvierzig", "forty-seven"),
-    (99, "neunundneunzig", "ninety-nine"), (100, "einhundert", "one hundred"),
-    (101, "einhunderteins", "one hundred and one"),
-    (347, "dreihundertsiebenundvierzig", "three hundred and forty-seven"),
-])
+@pytest.mark.parametrize(
+    ("n", "german", "english"),
+    [
+        (1, "eins", "one"),
+        (7, "sieben", "seven"),
+        (10, "zehn", "ten"),
+        (11, "elf", "eleven"),
+        (16, "sechzehn", "sixteen"),
+        (17, "siebzehn", "seventeen"),
+        (21, "einundzwanzig", "twenty-one"),
+        (30, "dreißig", "thirty"),
+        (47, "siebenundvierzig", "forty-seven"),
+        (99, "neunundneunzig", "ninety-nine"),
+        (100, "einhundert", "one hundred"),
+        (101, "einhunderteins", "one hundred and one"),
+        (347, "dreihundertsiebenundvierzig", "three hundred and forty-seven"),
+    ],
+)
 def test_number_words(n, german, english):
     assert number_words(n) == (german, english)
 
 
-@pytest.mark.parametrize(("n", "german", "english"), [
-    (1, "ersten", "first"), (2, "zweiten", "second"), (3, "dritten", "third"),
-    (7, "siebten", "seventh"), (8, "achten", "eighth"), (12, "zwölften", "twelfth"),
-    (16, "sechzehnten", "sixteenth"), (20, "zwanzigsten", "twentieth"),
-    (21, "einundzwanzigsten", "twenty-first"), (30, "dreißigsten", "thirtieth"),
-    (31, "einunddreißigsten", "thirty-first"),
-])
+@pytest.mark.parametrize(
+    ("n", "german", "english"),
+    [
+        (1, "ersten", "first"),
+        (2, "zweiten", "second"),
+        (3, "dritten", "third"),
+        (7, "siebten", "seventh"),
+        (8, "achten", "eighth"),
+        (12, "zwölften", "twelfth"),
+        (16, "sechzehnten", "sixteenth"),
+        (20, "zwanzigsten", "twentieth"),
+        (21, "einundzwanzigsten", "twenty-first"),
+        (30, "dreißigsten", "thirtieth"),
+        (31, "einunddreißigsten", "thirty-first"),
+    ],
+)
 def test_ordinal_words(n, german, english):
     assert ordinal_words(n) == (german, english)
 
@@ -135,8 +161,15 @@ NP_TABLE = [
     ("Mann", "nom", "kein", False, ("müde",), "kein müder Mann", "no tired man"),
     ("Mann", "acc", "kein", False, ("müde",), "keinen müden Mann", "no tired man"),
     ("Kind", "nom", "mein", False, ("müde",), "mein müdes Kind", "my tired child"),
-    ("Hund", "nom", "indef", False, ("groß", "schwarz"), "ein großer schwarzer Hund",
-     "a big black dog"),
+    (
+        "Hund",
+        "nom",
+        "indef",
+        False,
+        ("groß", "schwarz"),
+        "ein großer schwarzer Hund",
+        "a big black dog",
+    ),
     ("Ei", "acc", "indef", False, (), "ein Ei", "an egg"),
     ("Hund", "nom", "def", True, ("groß",), "die großen Hunde", "the big dogs"),
     ("Hund", "acc", "indef", True, ("groß",), "große Hunde", "big dogs"),
@@ -148,21 +181,56 @@ NP_TABLE = [
 ]
 
 
-@pytest.mark.parametrize(("noun", "case", "det", "plural", "adjs", "german", "english"),
-                         NP_TABLE)
+@pytest.mark.parametrize(("noun", "case", "det", "plural", "adjs", "german", "english"), NP_TABLE)
 def test_noun_phrase_agreement(noun, case, det, plural, adjs, german, english):
     assert noun_phrase(noun, case, det, plural, adjs) == (german, english)
 
 
 # determiner -> the adjective ending it demands, per gender of a singular noun
 ARTICLE_ENDINGS = {
-    "m": {"der": "e", "den": "en", "dem": "en", "im": "en", "ein": "er", "einen": "en",
-          "einem": "en", "kein": "er", "keinen": "en", "keinem": "en", "mein": "er",
-          "meinen": "en", "meinem": "en", "unser": "er", "unseren": "en", "unserem": "en"},
-    "f": {"die": "e", "der": "en", "eine": "e", "einer": "en", "keine": "e", "keiner": "en",
-          "meine": "e", "meiner": "en", "unsere": "e", "unserer": "en"},
-    "n": {"das": "e", "dem": "en", "im": "en", "ein": "es", "einem": "en", "kein": "es",
-          "keinem": "en", "mein": "es", "meinem": "en", "unser": "es", "unserem": "en"},
+    "m": {
+        "der": "e",
+        "den": "en",
+        "dem": "en",
+        "im": "en",
+        "ein": "er",
+        "einen": "en",
+        "einem": "en",
+        "kein": "er",
+        "keinen": "en",
+        "keinem": "en",
+        "mein": "er",
+        "meinen": "en",
+        "meinem": "en",
+        "unser": "er",
+        "unseren": "en",
+        "unserem": "en",
+    },
+    "f": {
+        "die": "e",
+        "der": "en",
+        "eine": "e",
+        "einer": "en",
+        "keine": "e",
+        "keiner": "en",
+        "meine": "e",
+        "meiner": "en",
+        "unsere": "e",
+        "unserer": "en",
+    },
+    "n": {
+        "das": "e",
+        "dem": "en",
+        "im": "en",
+        "ein": "es",
+        "einem": "en",
+        "kein": "es",
+        "keinem": "en",
+        "mein": "es",
+        "meinem": "en",
+        "unser": "es",
+        "unserem": "en",
+    },
 }
 
 
@@ -188,7 +256,7 @@ def test_generated_articles_and_adjectives_agree_with_the_noun(pairs):
                 j -= 1
             endings = ARTICLE_ENDINGS[singular[token]]
             assert tokens[j] in endings, (token, de)  # a singular noun always has a determiner
-            for adjective in tokens[j + 1:i]:
+            for adjective in tokens[j + 1 : i]:
                 adjectives_checked += 1
                 assert adjective_ending(adjective) == endings[tokens[j]], (adjective, token, de)
     assert adjectives_checked > 500
@@ -197,9 +265,11 @@ def test_generated_articles_and_adjectives_agree_with_the_noun(pairs):
 def test_objects_of_transitive_verbs_are_accusative(pairs):
     transitive = "|".join(v.de for v in VERBS if v.obj and not v.particle)
     simple = re.compile(rf"^(?:Der|Die|Das|Ein|Eine) \w+ (?:{transitive}) (\w+) (\w+)\.$")
-    expected = {"m": {"den", "einen", "keinen", "meinen", "unseren"},
-                "f": {"die", "eine", "keine", "meine", "unsere"},
-                "n": {"das", "ein", "kein", "mein", "unser"}}
+    expected = {
+        "m": {"den", "einen", "keinen", "meinen", "unseren"},
+        "f": {"die", "eine", "keine", "meine", "unsere"},
+        "n": {"das", "ein", "kein", "mein", "unser"},
+    }
     seen = set()
     for de, _ in pairs:
         match = simple.match(de)

@@ -81,8 +81,9 @@ def test_beam_search_hypothesis_scores_match_the_model():
     """A beam hypothesis's score is its log-probability under the full model, normalised."""
     model, src = model_and_src(4)
     favour_eos(model, 0.4)
-    for i, hyps in enumerate(beam_search(model, src, beam=3, nbest=3, max_len_a=1.0,
-                                         max_len_b=4, len_penalty=0.6)):
+    for i, hyps in enumerate(
+        beam_search(model, src, beam=3, nbest=3, max_len_a=1.0, max_len_b=4, len_penalty=0.6)
+    ):
         for h in hyps:
             ids = [2] + h.tokens
             logp = torch.log_softmax(model(src[i : i + 1], torch.tensor([ids]))[0], -1)

@@ -18,14 +18,31 @@ from translator.errors import UserError
 # 256 + 4 + the number of distinct characters; 400 is small and always enough here.
 VOCAB = 400
 
-DE_SUBJ = [("Der Hund", "The dog"), ("Die Katze", "The cat"), ("Das Mädchen", "The girl"),
-           ("Der Junge", "The boy"), ("Die Frau", "The woman"), ("Der Mann", "The man"),
-           ("Das Pferd", "The horse"), ("Der Vogel", "The bird")]
-DE_VERB = [("läuft", "runs"), ("springt", "jumps"), ("schläft", "sleeps"), ("spielt", "plays"),
-           ("isst", "eats"), ("schwimmt", "swims")]
-DE_PLACE = [("im Garten", "in the garden"), ("über die Straße", "across the street"),
-            ("am Strand", "on the beach"), ("im grünen Park", "in the green park"),
-            ("neben dem Haus", "next to the house")]
+DE_SUBJ = [
+    ("Der Hund", "The dog"),
+    ("Die Katze", "The cat"),
+    ("Das Mädchen", "The girl"),
+    ("Der Junge", "The boy"),
+    ("Die Frau", "The woman"),
+    ("Der Mann", "The man"),
+    ("Das Pferd", "The horse"),
+    ("Der Vogel", "The bird"),
+]
+DE_VERB = [
+    ("läuft", "runs"),
+    ("springt", "jumps"),
+    ("schläft", "sleeps"),
+    ("spielt", "plays"),
+    ("isst", "eats"),
+    ("schwimmt", "swims"),
+]
+DE_PLACE = [
+    ("im Garten", "in the garden"),
+    ("über die Straße", "across the street"),
+    ("am Strand", "on the beach"),
+    ("im grünen Park", "in the green park"),
+    ("neben dem Haus", "next to the house"),
+]
 
 
 def make_pairs(n: int = 200, seed: int = 0) -> list[tuple[str, str]]:
@@ -33,8 +50,11 @@ def make_pairs(n: int = 200, seed: int = 0) -> list[tuple[str, str]]:
     rng = random.Random(seed)
     pairs = []
     for _ in range(n):
-        (ds, es), (dv, ev), (dp, ep) = (rng.choice(DE_SUBJ), rng.choice(DE_VERB),
-                                        rng.choice(DE_PLACE))
+        (ds, es), (dv, ev), (dp, ep) = (
+            rng.choice(DE_SUBJ),
+            rng.choice(DE_VERB),
+            rng.choice(DE_PLACE),
+        )
         end = rng.choice([".", "!", "?"])
         pairs.append((f"{ds} {dv} {dp}{end}", f"{es} {ev} {ep}{end}"))
     return pairs
@@ -74,8 +94,12 @@ def test_special_ids_are_fixed(tok):
     assert (PAD, UNK, BOS, EOS) == (0, 1, 2, 3)
     for sp in (tok.src, tok.tgt):
         assert (sp.pad_id(), sp.unk_id(), sp.bos_id(), sp.eos_id()) == (PAD, UNK, BOS, EOS)
-        assert [sp.id_to_piece(i) for i in (PAD, UNK, BOS, EOS)] == ["<pad>", "<unk>", "<s>",
-                                                                      "</s>"]
+        assert [sp.id_to_piece(i) for i in (PAD, UNK, BOS, EOS)] == [
+            "<pad>",
+            "<unk>",
+            "<s>",
+            "</s>",
+        ]
     assert tok.src_vocab_size <= VOCAB and tok.tgt_vocab_size <= VOCAB
 
 

@@ -6,8 +6,9 @@ from translator.models.transformer import Transformer
 
 def tiny(pre_norm=True, vocab=(40, 40), share=True):
     torch.manual_seed(0)
-    cfg = ModelConfig(d_model=32, heads=4, enc_layers=2, dec_layers=2, ff_dim=64, dropout=0.0,
-                      pre_norm=pre_norm)
+    cfg = ModelConfig(
+        d_model=32, heads=4, enc_layers=2, dec_layers=2, ff_dim=64, dropout=0.0, pre_norm=pre_norm
+    )
     return Transformer(cfg, vocab[0], vocab[1], share_src_tgt=share).eval()
 
 

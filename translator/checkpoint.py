@@ -57,8 +57,10 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
     try:
         atomic_write_bytes(path, buf.getvalue())
     except OSError as err:
-        raise UserError(f"cannot write checkpoint {path}: {err.strerror or err}",
-                        "check free disk space and that the run directory is writable") from None
+        raise UserError(
+            f"cannot write checkpoint {path}: {err.strerror or err}",
+            "check free disk space and that the run directory is writable",
+        ) from None
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
@@ -72,14 +74,18 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
         reason = str(err).split("WeightsUnpickler error:", 1)[-1]
         reason = reason.split("Check the documentation")[0]
         reason = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", reason).split()).split(". ")[0]
-        raise UserError(f"{path}: refused to load, it holds objects other than weights "
-                        f"({reason[:120] or 'unsafe content'})") from None
+        raise UserError(
+            f"{path}: refused to load, it holds objects other than weights "
+            f"({reason[:120] or 'unsafe content'})"
+        ) from None
     except Exception:  # a garbage file can make the unpickler fail in any way (KeyError, ...)
         raise UserError(f"{path}: not a readable checkpoint (truncated or corrupt)") from None
     if not isinstance(ckpt, dict) or "format" not in ckpt or "model" not in ckpt:
         raise UserError(f"{path}: not a translator checkpoint")
     if ckpt["format"] != FORMAT:
-        raise UserError(f"{path}: checkpoint format {ckpt['format']} (written by translator "
-                        f"{ckpt.get('version', '?')}) cannot be read by translator {__version__}, "
-                        f"which reads format {FORMAT}")
+        raise UserError(
+            f"{path}: checkpoint format {ckpt['format']} (written by translator "
+            f"{ckpt.get('version', '?')}) cannot be read by translator {__version__}, "
+            f"which reads format {FORMAT}"
+        )
     return ckpt

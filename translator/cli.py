@@ -7,21 +7,27 @@ import logging
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from tqdm import tqdm
 
 from translator.errors import UserError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Neural machine translation: train, evaluate and translate.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Neural machine translation: train, evaluate and translate.",
+)
 
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="YAML config file")]
-SetOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045 (typer needs Optional)
-    "--set", help="Override a config key, e.g. --set train.lr=0.001 (repeatable)")]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="Override a config key, e.g. --set train.lr=0.001 (repeatable)"),
+]
 CkptOpt = Annotated[Path, typer.Option("--checkpoint", help="A checkpoint, e.g. runs/demo/best.pt")]
-BeamOpt = Annotated[Optional[int], typer.Option("--beam", min=1, help="Beam size (default: config)")]  # noqa: UP045
+BeamOpt = Annotated[int | None, typer.Option("--beam", min=1, help="Beam size (default: config)")]
 DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cpu, cuda or mps")]
 
 
@@ -42,17 +48,22 @@ def _setup_logging() -> None:
 
 
 @app.command()
-def train(config: ConfigOpt, set_: SetOpt = None,
-          resume: Annotated[bool, typer.Option("--resume", help="Continue from RUN/last.pt")] = False):
+def train(
+    config: ConfigOpt,
+    set_: SetOpt = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue from RUN/last.pt")] = False,
+):
     """Train a model as the config says; writes RUN/best.pt, RUN/last.pt and RUN/summary.json."""
     from translator.config import load_config
     from translator.train import train as run_training
 
     cfg = load_config(config, set_ or [])
     summary = run_training(cfg, resume=resume)
-    typer.echo(f"{summary['stop_reason']}; best dev BLEU {summary['best_dev_bleu']:.2f} at step "
-               f"{summary['best_step']}; {summary['target_tokens_per_second']:,} target tokens/s; "
-               f"checkpoints in {cfg.run_dir}")
+    typer.echo(
+        f"{summary['stop_reason']}; best dev BLEU {summary['best_dev_bleu']:.2f} at step "
+        f"{summary['best_step']}; {summary['target_tokens_per_second']:,} target tokens/s; "
+        f"checkpoints in {cfg.run_dir}"
+    )
 
 
 def _decode_settings(cfg, beam: int | None, batch_size: int | None):
@@ -69,12 +80,14 @@ def evaluate(
     checkpoint: CkptOpt,
     split: Annotated[str, typer.Option("--split", help="dev or test")] = "test",
     beam: BeamOpt = None,
-    src: Annotated[Optional[Path], typer.Option("--src", help="Score this source file ...")] = None,  # noqa: UP045
-    ref: Annotated[Optional[Path], typer.Option("--ref", help="... against this reference file")] = None,  # noqa: UP045
-    output: Annotated[Optional[Path], typer.Option("--output", help="Write hypotheses here")] = None,  # noqa: UP045
+    src: Annotated[Path | None, typer.Option("--src", help="Score this source file ...")] = None,
+    ref: Annotated[
+        Path | None, typer.Option("--ref", help="... against this reference file")
+    ] = None,
+    output: Annotated[Path | None, typer.Option("--output", help="Write hypotheses here")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object")] = False,
     set_: SetOpt = None,
-    batch_size: Annotated[Optional[int], typer.Option("--batch-size", min=1)] = None,  # noqa: UP045
+    batch_size: Annotated[int | None, typer.Option("--batch-size", min=1)] = None,
     device: DeviceOpt = "auto",
 ):
     """Decode a split (or --src/--ref files) and print sacreBLEU BLEU, chrF and TER."""
@@ -116,10 +129,10 @@ def evaluate(
 @app.command()
 def translate(
     checkpoint: CkptOpt,
-    text: Annotated[Optional[list[str]], typer.Argument(help="Sentences; none = read stdin")] = None,  # noqa: UP045
+    text: Annotated[list[str] | None, typer.Argument(help="Sentences; none = read stdin")] = None,
     beam: BeamOpt = None,
     nbest: Annotated[int, typer.Option("--nbest", min=1, help="Print K lines per input")] = 1,
-    batch_size: Annotated[Optional[int], typer.Option("--batch-size", min=1)] = None,  # noqa: UP045
+    batch_size: Annotated[int | None, typer.Option("--batch-size", min=1)] = None,
     device: DeviceOpt = "auto",
 ):
     """Translate sentences given as arguments, or standard input line by line."""

@@ -118,8 +118,12 @@ class Config:
 
 def _type_name(tp: Any) -> str:
     if isinstance(tp, type):
-        return {"str": "a string", "int": "an integer", "float": "a number",
-                "bool": "true or false"}.get(tp.__name__, tp.__name__)
+        return {
+            "str": "a string",
+            "int": "an integer",
+            "float": "a number",
+            "bool": "true or false",
+        }.get(tp.__name__, tp.__name__)
     return str(tp).replace("typing.", "")
 
 
@@ -182,17 +186,38 @@ def _check(cfg: Config, where: str) -> None:
 
     if cfg.model.type not in MODEL_TYPES:
         raise bad("model.type", "must be one of " + ", ".join(MODEL_TYPES))
-    positive = ["tokenizer.vocab_size", "model.d_model", "model.heads", "model.ff_dim",
-                "train.max_steps", "train.batch_tokens", "train.accumulate", "train.lr",
-                "train.valid_every", "train.save_every", "train.log_every", "decode.beam",
-                "decode.batch_size", "train.valid_beam", "data.max_words"]
+    positive = [
+        "tokenizer.vocab_size",
+        "model.d_model",
+        "model.heads",
+        "model.ff_dim",
+        "train.max_steps",
+        "train.batch_tokens",
+        "train.accumulate",
+        "train.lr",
+        "train.valid_every",
+        "train.save_every",
+        "train.log_every",
+        "decode.beam",
+        "decode.batch_size",
+        "train.valid_beam",
+        "data.max_words",
+    ]
     for key in positive:
         section, name = key.split(".")
         if getattr(getattr(cfg, section), name) <= 0:
             raise bad(key, "must be greater than 0")
-    for key in ["train.warmup_steps", "train.patience", "train.clip_norm", "train.weight_decay",
-                "model.enc_layers", "model.dec_layers", "decode.max_len_b", "decode.max_len_a",
-                "train.threads"]:
+    for key in [
+        "train.warmup_steps",
+        "train.patience",
+        "train.clip_norm",
+        "train.weight_decay",
+        "model.enc_layers",
+        "model.dec_layers",
+        "decode.max_len_b",
+        "decode.max_len_a",
+        "train.threads",
+    ]:
         section, name = key.split(".")
         if getattr(getattr(cfg, section), name) < 0:
             raise bad(key, "must not be negative")
@@ -241,7 +266,9 @@ def config_from_dict(raw: Any, where: str = "config", overrides: list[str] = ())
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise UserError(f"{where}: expected a mapping of keys at the top level, got {type(raw).__name__}")
+        raise UserError(
+            f"{where}: expected a mapping of keys at the top level, got {type(raw).__name__}"
+        )
     raw = yaml.safe_load(yaml.safe_dump(raw))  # deep copy of plain data
     for assignment in overrides:
         _apply_override(raw, assignment)

@@ -26,20 +26,29 @@ class Translation:
 def build_from_checkpoint(ckpt: dict, where: str) -> tuple[Config, Tokenizer, Seq2Seq]:
     cfg = config_from_dict(ckpt.get("config"), f"{where} (saved config)")
     tokenizer = Tokenizer.from_state(ckpt["tokenizer"])
-    model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size,
-                        tokenizer.joint)
+    model = build_model(
+        cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, tokenizer.joint
+    )
     try:
         model.load_state_dict(ckpt["model"])
     except RuntimeError as err:
         first = str(err).splitlines()[0]
-        raise UserError(f"{where}: weights do not fit the saved config and tokenizer ({first})",
-                        "was the checkpoint edited or paired with another tokenizer?") from None
+        raise UserError(
+            f"{where}: weights do not fit the saved config and tokenizer ({first})",
+            "was the checkpoint edited or paired with another tokenizer?",
+        ) from None
     return cfg, tokenizer, model
 
 
 class Translator:
-    def __init__(self, model: Seq2Seq, tokenizer: Tokenizer, cfg: Config,
-                 device: torch.device | None = None, dtype: torch.dtype = torch.float32):
+    def __init__(
+        self,
+        model: Seq2Seq,
+        tokenizer: Tokenizer,
+        cfg: Config,
+        device: torch.device | None = None,
+        dtype: torch.dtype = torch.float32,
+    ):
         self.device = device or pick_device("auto")
         self.model = model.to(self.device).eval()
         self.tokenizer, self.cfg, self.dtype = tokenizer, cfg, dtype
@@ -49,8 +58,13 @@ class Translator:
         cfg, tokenizer, model = build_from_checkpoint(load_checkpoint(path), str(path))
         return cls(model, tokenizer, cfg, pick_device(device))
 
-    def translate(self, lines: list[str], decode_cfg: DecodeConfig | None = None, nbest: int = 1,
-                  progress: bool = False) -> list[list[Translation]]:
+    def translate(
+        self,
+        lines: list[str],
+        decode_cfg: DecodeConfig | None = None,
+        nbest: int = 1,
+        progress: bool = False,
+    ) -> list[list[Translation]]:
         """Translate lines in length-sorted batches; results come back in input order.
 
         A blank line yields an empty translation without running the model.
@@ -71,8 +85,15 @@ class Translator:
         for batch in bar:
             src = pad_ids([ids[j] for j in batch]).to(self.device)
             with torch.inference_mode(), autocast(self.device, self.dtype):
-                hyps = decode(self.model, src, dc.beam, dc.len_penalty, dc.max_len_a,
-                              dc.max_len_b, nbest=nbest)
+                hyps = decode(
+                    self.model,
+                    src,
+                    dc.beam,
+                    dc.len_penalty,
+                    dc.max_len_a,
+                    dc.max_len_b,
+                    nbest=nbest,
+                )
             for j, sent in zip(batch, hyps):
                 texts = self.tokenizer.decode_tgt([h.tokens for h in sent])
                 results[todo[j]] = [Translation(t, h.score) for t, h in zip(texts, sent)]

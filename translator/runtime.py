@@ -20,10 +20,12 @@ def pick_device(name: str = "auto") -> torch.device:
             return torch.device("mps")
         return torch.device("cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
-        raise UserError(f"train.device is '{name}' but no CUDA GPU is available",
-                        "use train.device=auto or cpu")
-    if name == "mps" and not (getattr(torch.backends, "mps", None)
-                              and torch.backends.mps.is_available()):
+        raise UserError(
+            f"train.device is '{name}' but no CUDA GPU is available", "use train.device=auto or cpu"
+        )
+    if name == "mps" and not (
+        getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
+    ):
         raise UserError("train.device is 'mps' but MPS is not available", "use auto or cpu")
     return torch.device(name)
 
@@ -64,8 +66,11 @@ def set_threads(n: int) -> None:
     if n > 0:
         torch.set_num_threads(n)
     else:
-        torch.set_num_threads(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                              else (os.cpu_count() or 1))
+        torch.set_num_threads(
+            len(os.sched_getaffinity(0))
+            if hasattr(os, "sched_getaffinity")
+            else (os.cpu_count() or 1)
+        )
 
 
 def seed_everything(seed: int) -> None:

@@ -32,8 +32,13 @@ def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
 
 
 @torch.no_grad()
-def greedy_search(model: Seq2Seq, src: torch.Tensor, max_len_a: float = 1.5,
-                  max_len_b: int = 10, len_penalty: float = 1.0) -> list[list[Hypothesis]]:
+def greedy_search(
+    model: Seq2Seq,
+    src: torch.Tensor,
+    max_len_a: float = 1.5,
+    max_len_b: int = 10,
+    len_penalty: float = 1.0,
+) -> list[list[Hypothesis]]:
     n = src.size(0)
     limit = max_lengths(src, max_len_a, max_len_b)
     state = model.init_state(model.encode(src))
@@ -64,9 +69,15 @@ def greedy_search(model: Seq2Seq, src: torch.Tensor, max_len_a: float = 1.5,
 
 
 @torch.no_grad()
-def beam_search(model: Seq2Seq, src: torch.Tensor, beam: int = 5, len_penalty: float = 1.0,
-                max_len_a: float = 1.5, max_len_b: int = 10,
-                nbest: int = 1) -> list[list[Hypothesis]]:
+def beam_search(
+    model: Seq2Seq,
+    src: torch.Tensor,
+    beam: int = 5,
+    len_penalty: float = 1.0,
+    max_len_a: float = 1.5,
+    max_len_b: int = 10,
+    nbest: int = 1,
+) -> list[list[Hypothesis]]:
     """Batched beam search; returns the `nbest` best hypotheses per sentence."""
     n, k, dev = src.size(0), beam, src.device
     limit = max_lengths(src, max_len_a, max_len_b)
@@ -107,8 +118,10 @@ def beam_search(model: Seq2Seq, src: torch.Tensor, beam: int = 5, len_penalty: f
         scores = cont.values
         beam_origin = origin.gather(1, pick)
         next_tok = token.gather(1, pick)
-        history = torch.cat([history.gather(1, beam_origin[..., None].expand_as(history)),
-                             next_tok[..., None]], dim=2)
+        history = torch.cat(
+            [history.gather(1, beam_origin[..., None].expand_as(history)), next_tok[..., None]],
+            dim=2,
+        )
         active = torch.tensor([len(finished[int(s)]) < k for s in sent], device=dev) & ~last
         keep = active.nonzero().squeeze(1)
         if keep.numel() == 0:
@@ -122,9 +135,23 @@ def beam_search(model: Seq2Seq, src: torch.Tensor, beam: int = 5, len_penalty: f
     return [hyps[:nbest] for hyps in finished]
 
 
-def decode(model: Seq2Seq, src: torch.Tensor, beam: int, len_penalty: float, max_len_a: float,
-           max_len_b: int, nbest: int = 1) -> list[list[Hypothesis]]:
+def decode(
+    model: Seq2Seq,
+    src: torch.Tensor,
+    beam: int,
+    len_penalty: float,
+    max_len_a: float,
+    max_len_b: int,
+    nbest: int = 1,
+) -> list[list[Hypothesis]]:
     if beam == 1 and nbest == 1:
         return greedy_search(model, src, max_len_a, max_len_b, len_penalty)
-    return beam_search(model, src, beam=beam, len_penalty=len_penalty, max_len_a=max_len_a,
-                       max_len_b=max_len_b, nbest=nbest)
+    return beam_search(
+        model,
+        src,
+        beam=beam,
+        len_penalty=len_penalty,
+        max_len_a=max_len_a,
+        max_len_b=max_len_b,
+        nbest=nbest,
+    )

@@ -59,8 +59,13 @@ def inverse_sqrt_lr(step: int, lr: float, warmup: int) -> float:
 def sequence_loss(model: Seq2Seq, batch, smoothing: float) -> torch.Tensor:
     """Summed label-smoothed cross-entropy over the real target tokens."""
     logits = model(batch.src, batch.tgt_in)
-    return F.cross_entropy(logits.float().view(-1, logits.size(-1)), batch.tgt_out.view(-1),
-                           ignore_index=PAD, label_smoothing=smoothing, reduction="sum")
+    return F.cross_entropy(
+        logits.float().view(-1, logits.size(-1)),
+        batch.tgt_out.view(-1),
+        ignore_index=PAD,
+        label_smoothing=smoothing,
+        reduction="sum",
+    )
 
 
 class Trainer:
@@ -78,25 +83,46 @@ class Trainer:
         resume_ckpt = self._resume_checkpoint() if resume else None
 
         corpus = load_corpus(cfg.data, cfg.seed)
-        log.info("corpus %s: %d train, %d dev, %d test pairs", corpus.source, len(corpus.train),
-                 len(corpus.dev), len(corpus.test))
-        self.tokenizer = (Tokenizer.from_state(resume_ckpt["tokenizer"]) if resume_ckpt
-                          else Tokenizer.train(corpus.train, cfg.tokenizer, cfg.seed))
+        log.info(
+            "corpus %s: %d train, %d dev, %d test pairs",
+            corpus.source,
+            len(corpus.train),
+            len(corpus.dev),
+            len(corpus.test),
+        )
+        self.tokenizer = (
+            Tokenizer.from_state(resume_ckpt["tokenizer"])
+            if resume_ckpt
+            else Tokenizer.train(corpus.train, cfg.tokenizer, cfg.seed)
+        )
         self.batches = self._encode(corpus.train)
         self.dev = corpus.dev
         self.dev_batches = self._encode(corpus.dev, quiet=True)
 
-        self.model = build_model(cfg.model, self.tokenizer.src_vocab_size,
-                                 self.tokenizer.tgt_vocab_size, self.tokenizer.joint).to(self.device)
+        self.model = build_model(
+            cfg.model,
+            self.tokenizer.src_vocab_size,
+            self.tokenizer.tgt_vocab_size,
+            self.tokenizer.joint,
+        ).to(self.device)
         self.optimizer = torch.optim.AdamW(
-            self.model.parameters(), lr=tc.lr, betas=tuple(tc.betas), weight_decay=tc.weight_decay,
-            fused=self.device.type == "cuda")
+            self.model.parameters(),
+            lr=tc.lr,
+            betas=tuple(tc.betas),
+            weight_decay=tc.weight_decay,
+            fused=self.device.type == "cuda",
+        )
         self.state = TrainState()
         if resume_ckpt:
             self._restore(resume_ckpt)
         self.stop_reason: str | None = None
-        log.info("model %s: %s parameters on %s (%s)", cfg.model.type,
-                 f"{self.model.num_parameters():,}", self.device, str(self.dtype).split(".")[-1])
+        log.info(
+            "model %s: %s parameters on %s (%s)",
+            cfg.model.type,
+            f"{self.model.num_parameters():,}",
+            self.device,
+            str(self.dtype).split(".")[-1],
+        )
 
     # -- setup -------------------------------------------------------------------------------
     def _resume_checkpoint(self) -> dict:
@@ -111,10 +137,17 @@ class Trainer:
         limit = self.cfg.model.max_positions
         keep = [i for i in range(len(src)) if len(src[i]) <= limit and len(tgt[i]) <= limit]
         if len(keep) < len(src) and not quiet:
-            log.info("dropped %d pairs longer than model.max_positions=%d subwords",
-                     len(src) - len(keep), limit)
-        return TokenBatches([src[i] for i in keep], [tgt[i] for i in keep],
-                            self.cfg.train.batch_tokens, self.cfg.seed)
+            log.info(
+                "dropped %d pairs longer than model.max_positions=%d subwords",
+                len(src) - len(keep),
+                limit,
+            )
+        return TokenBatches(
+            [src[i] for i in keep],
+            [tgt[i] for i in keep],
+            self.cfg.train.batch_tokens,
+            self.cfg.seed,
+        )
 
     def _restore(self, ckpt: dict) -> None:
         ts = ckpt["train_state"]
@@ -125,8 +158,12 @@ class Trainer:
         random.setstate(ts["rng"]["python"])
         if torch.cuda.is_available() and ts["rng"].get("cuda"):
             torch.cuda.set_rng_state_all(ts["rng"]["cuda"])
-        log.info("resumed from step %d (epoch %d, batch %d)", self.state.step, self.state.epoch,
-                 self.state.batch_in_epoch)
+        log.info(
+            "resumed from step %d (epoch %d, batch %d)",
+            self.state.step,
+            self.state.epoch,
+            self.state.batch_in_epoch,
+        )
 
     # -- checkpoints -------------------------------------------------------------------------
     def _payload(self, with_optimizer: bool) -> dict:
@@ -136,8 +173,12 @@ class Trainer:
         train_state = {"progress": asdict(self.state), "rng": rng}
         if with_optimizer:
             train_state["optimizer"] = self.optimizer.state_dict()
-        return {"config": self.cfg.to_dict(), "tokenizer": self.tokenizer.state(),
-                "model": self.model.state_dict(), "train_state": train_state}
+        return {
+            "config": self.cfg.to_dict(),
+            "tokenizer": self.tokenizer.state(),
+            "model": self.model.state_dict(),
+            "train_state": train_state,
+        }
 
     def save(self, name: str) -> None:
         save_checkpoint(self.run_dir / name, self._payload(with_optimizer=name == "last.pt"))
@@ -158,9 +199,12 @@ class Trainer:
         valid_decode = type(dc)(**{**asdict(dc), "beam": self.cfg.train.valid_beam})
         hyps = [r[0].text for r in translator.translate([s for s, _ in self.dev], valid_decode)]
         self.model.train()
-        return {"step": self.state.step, "dev_loss": total / max(tokens, 1),
-                "dev_bleu": bleu(hyps, [t for _, t in self.dev]),
-                "seconds": time.perf_counter() - start}
+        return {
+            "step": self.state.step,
+            "dev_loss": total / max(tokens, 1),
+            "dev_bleu": bleu(hyps, [t for _, t in self.dev]),
+            "seconds": time.perf_counter() - start,
+        }
 
     def validate_and_keep_best(self) -> None:
         s, tc = self.state, self.cfg.train
@@ -171,9 +215,11 @@ class Trainer:
         else:
             s.bad_validations += 1
         s.history.append(result)
-        tqdm.write(f"validation step {s.step}: dev loss {result['dev_loss']:.3f}, "
-                   f"dev BLEU {result['dev_bleu']:.2f} ({result['seconds']:.1f}s)"
-                   + (" new best" if improved else f", best {s.best_bleu:.2f} at {s.best_step}"))
+        tqdm.write(
+            f"validation step {s.step}: dev loss {result['dev_loss']:.3f}, "
+            f"dev BLEU {result['dev_bleu']:.2f} ({result['seconds']:.1f}s)"
+            + (" new best" if improved else f", best {s.best_bleu:.2f} at {s.best_step}")
+        )
         if improved:
             self.save("best.pt")
         if tc.patience and s.bad_validations >= tc.patience:
@@ -186,8 +232,12 @@ class Trainer:
         while len(out) < self.cfg.train.accumulate:
             epoch = self.batches.epoch(s.epoch)
             if s.batch_in_epoch == 0:
-                log.info("epoch %d: %d batches, padding %.1f%%", s.epoch + 1, len(epoch),
-                         100 * self.batches.padding_share(epoch))
+                log.info(
+                    "epoch %d: %d batches, padding %.1f%%",
+                    s.epoch + 1,
+                    len(epoch),
+                    100 * self.batches.padding_share(epoch),
+                )
             while s.batch_in_epoch < len(epoch) and len(out) < self.cfg.train.accumulate:
                 out.append(self.batches.collate(epoch[s.batch_in_epoch]))
                 s.batch_in_epoch += 1
@@ -214,12 +264,17 @@ class Trainer:
         if not math.isfinite(loss_value):
             s.skipped_steps += 1
             self.bad_in_a_row += 1
-            tqdm.write(f"step {s.step + 1}: loss is {loss_value}, step skipped "
-                       f"({s.skipped_steps} skipped so far)")
+            tqdm.write(
+                f"step {s.step + 1}: loss is {loss_value}, step skipped "
+                f"({s.skipped_steps} skipped so far)"
+            )
             if self.bad_in_a_row >= MAX_BAD_STEPS:
-                raise UserError(f"training diverged: {MAX_BAD_STEPS} non-finite losses in a row "
-                                f"at step {s.step}", "lower train.lr or raise train.warmup_steps;"
-                                " last.pt and best.pt keep the last good weights")
+                raise UserError(
+                    f"training diverged: {MAX_BAD_STEPS} non-finite losses in a row "
+                    f"at step {s.step}",
+                    "lower train.lr or raise train.warmup_steps;"
+                    " last.pt and best.pt keep the last good weights",
+                )
             return loss_value, 0
         self.bad_in_a_row = 0
         if tc.clip_norm > 0:
@@ -237,13 +292,15 @@ class Trainer:
     def run(self) -> TrainState:
         cfg, tc, s = self.cfg, self.cfg.train, self.state
         save_config(cfg, self.run_dir / "config.yaml")
-        handlers = {sig: signal.signal(sig, self._on_signal)
-                    for sig in (signal.SIGINT, signal.SIGTERM)}
+        handlers = {
+            sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)
+        }
         self.bad_in_a_row = 0
         self.model.train()
         budget = tc.max_minutes * 60 if tc.max_minutes else math.inf
-        bar = tqdm(total=tc.max_steps, initial=s.step, desc="train", unit="step",
-                   dynamic_ncols=True)
+        bar = tqdm(
+            total=tc.max_steps, initial=s.step, desc="train", unit="step", dynamic_ncols=True
+        )
         window_tokens, window_start, last_validated = 0, time.perf_counter(), -1
         try:
             while s.step < tc.max_steps and self.stop_reason is None:
@@ -256,8 +313,11 @@ class Trainer:
                 bar.update(1 if n_tok else 0)
                 if s.step % tc.log_every == 0 and n_tok:
                     rate = window_tokens / max(time.perf_counter() - window_start, 1e-9)
-                    bar.set_postfix(loss=f"{loss:.3f}", lr=f"{self.optimizer.param_groups[0]['lr']:.2e}",
-                                    tok_s=f"{rate:,.0f}")
+                    bar.set_postfix(
+                        loss=f"{loss:.3f}",
+                        lr=f"{self.optimizer.param_groups[0]['lr']:.2e}",
+                        tok_s=f"{rate:,.0f}",
+                    )
                     window_tokens, window_start = 0, time.perf_counter()
                 if s.elapsed >= budget:
                     self.stop_reason = f"time budget of {tc.max_minutes:g} minutes reached"
@@ -285,14 +345,24 @@ class Trainer:
 
     def _write_summary(self) -> None:
         s = self.state
-        summary = {"stop_reason": self.stop_reason, "steps": s.step, "epochs": s.epoch,
-                   "best_dev_bleu": round(s.best_bleu, 2), "best_step": s.best_step,
-                   "target_tokens_per_second": round(s.target_tokens / max(s.train_seconds, 1e-9)),
-                   "train_minutes": round(s.train_seconds / 60, 2),
-                   "wall_minutes": round(s.elapsed / 60, 2), "skipped_steps": s.skipped_steps,
-                   "parameters": self.model.num_parameters(), "device": str(self.device),
-                   "dtype": str(self.dtype).split(".")[-1], "validations": s.history}
-        atomic_write_bytes(self.run_dir / "summary.json", (json.dumps(summary, indent=1) + "\n").encode())
+        summary = {
+            "stop_reason": self.stop_reason,
+            "steps": s.step,
+            "epochs": s.epoch,
+            "best_dev_bleu": round(s.best_bleu, 2),
+            "best_step": s.best_step,
+            "target_tokens_per_second": round(s.target_tokens / max(s.train_seconds, 1e-9)),
+            "train_minutes": round(s.train_seconds / 60, 2),
+            "wall_minutes": round(s.elapsed / 60, 2),
+            "skipped_steps": s.skipped_steps,
+            "parameters": self.model.num_parameters(),
+            "device": str(self.device),
+            "dtype": str(self.dtype).split(".")[-1],
+            "validations": s.history,
+        }
+        atomic_write_bytes(
+            self.run_dir / "summary.json", (json.dumps(summary, indent=1) + "\n").encode()
+        )
         self.summary = summary
 
 

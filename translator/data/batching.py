@@ -26,8 +26,12 @@ class Batch:
 
     def to(self, device: torch.device) -> Batch:
         nb = device.type == "cuda"
-        return Batch(self.src.to(device, non_blocking=nb), self.tgt_in.to(device, non_blocking=nb),
-                     self.tgt_out.to(device, non_blocking=nb), self.n_tokens)
+        return Batch(
+            self.src.to(device, non_blocking=nb),
+            self.tgt_in.to(device, non_blocking=nb),
+            self.tgt_out.to(device, non_blocking=nb),
+            self.n_tokens,
+        )
 
 
 def pad_ids(seqs: list[list[int]], pad: int = PAD) -> torch.Tensor:
@@ -41,8 +45,14 @@ def pad_ids(seqs: list[list[int]], pad: int = PAD) -> torch.Tensor:
 class TokenBatches:
     """Epochs of length-bucketed batches over pre-tokenized pairs."""
 
-    def __init__(self, src: list[list[int]], tgt: list[list[int]], batch_tokens: int, seed: int,
-                 pool_batches: int = 64):
+    def __init__(
+        self,
+        src: list[list[int]],
+        tgt: list[list[int]],
+        batch_tokens: int,
+        seed: int,
+        pool_batches: int = 64,
+    ):
         assert len(src) == len(tgt)
         self.src, self.tgt = src, tgt
         self.batch_tokens = batch_tokens

@@ -29,8 +29,29 @@ DEV_NAMES = ("validation", "val", "dev", "valid")
 TEST_NAMES = ("test", "test_2016_flickr", "newstest")
 # Suffixes that look like a language code but are documentation or metadata
 # (README.md, notes.txt, ...); they must not show up as "languages found".
-NOT_LANGUAGES = {"md", "txt", "rst", "json", "yaml", "yml", "py", "sh", "csv", "cfg", "ini",
-                 "toml", "log", "pdf", "zip", "tar", "tgz", "lock", "arrow", "bin", "pt"}
+NOT_LANGUAGES = {
+    "md",
+    "txt",
+    "rst",
+    "json",
+    "yaml",
+    "yml",
+    "py",
+    "sh",
+    "csv",
+    "cfg",
+    "ini",
+    "toml",
+    "log",
+    "pdf",
+    "zip",
+    "tar",
+    "tgz",
+    "lock",
+    "arrow",
+    "bin",
+    "pt",
+}
 LANG_CODE = re.compile(r"[a-z]{2,3}([-_][A-Za-z0-9]{2,8})?")
 GZIP_MAGIC = b"\x1f\x8b"
 SAVE_TO_DISK_MARKERS = ("dataset_dict.json", "state.json")
@@ -70,8 +91,9 @@ def read_lines(path: str | Path) -> list[str]:
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         bad = data[err.start]
-        raise UserError(f"{path}:{line}: not valid UTF-8 (byte 0x{bad:02x}); "
-                        "re-encode the file as UTF-8") from None
+        raise UserError(
+            f"{path}:{line}: not valid UTF-8 (byte 0x{bad:02x}); re-encode the file as UTF-8"
+        ) from None
     # str.splitlines() would also split on U+2028, \x0b, \x1c... which can occur
     # inside a sentence and would break the line alignment of two files.
     lines = text.split("\n")
@@ -84,8 +106,10 @@ def read_pair_files(src_path: str | Path, tgt_path: str | Path) -> list[Pair]:
     """Pairs from two line-aligned text files (line N of one translates line N of the other)."""
     src, tgt = read_lines(src_path), read_lines(tgt_path)
     if len(src) != len(tgt):
-        raise UserError(f"line counts differ: {src_path} has {len(src)} lines, "
-                        f"{tgt_path} has {len(tgt)}; the files must be line-aligned")
+        raise UserError(
+            f"line counts differ: {src_path} has {len(src)} lines, "
+            f"{tgt_path} has {len(tgt)}; the files must be line-aligned"
+        )
     return list(zip(src, tgt, strict=True))
 
 
@@ -119,11 +143,15 @@ def _resolve_split(key: str, wanted: str, auto: tuple[str, ...], found: Any, whe
         for name in auto:
             if name in found:
                 return name
-        raise UserError(f"{where}: no split for 'data.{key}' (looked for {', '.join(auto)}); "
-                        f"splits found: {_listing(found)}; set data.{key} to one of them")
+        raise UserError(
+            f"{where}: no split for 'data.{key}' (looked for {', '.join(auto)}); "
+            f"splits found: {_listing(found)}; set data.{key} to one of them"
+        )
     if wanted not in found:
-        raise UserError(f"{where}: 'data.{key}' is '{wanted}' but there is no such split; "
-                        f"splits found: {_listing(found)}")
+        raise UserError(
+            f"{where}: 'data.{key}' is '{wanted}' but there is no such split; "
+            f"splits found: {_listing(found)}"
+        )
     return wanted
 
 
@@ -140,8 +168,10 @@ def _check_langs(cfg: DataConfig, found: Any, where: str) -> None:
     for key in ("src_lang", "tgt_lang"):
         lang = getattr(cfg, key)
         if lang not in found:
-            raise UserError(f"{where}: 'data.{key}' is '{lang}' but that language is not in "
-                            f"the data; languages found: {_listing(found)}")
+            raise UserError(
+                f"{where}: 'data.{key}' is '{lang}' but that language is not in "
+                f"the data; languages found: {_listing(found)}"
+            )
 
 
 def _text(value: Any, where: str) -> str:
@@ -159,8 +189,10 @@ def _record_pair(rec: Any, cfg: DataConfig, where: str) -> Pair:
     elif "src" in rec and "tgt" in rec and cfg.src_lang not in rec:
         return _text(rec["src"], f"{where} 'src'"), _text(rec["tgt"], f"{where} 'tgt'")
     _check_langs(cfg, rec.keys(), where)
-    return (_text(rec[cfg.src_lang], f"{where} '{cfg.src_lang}'"),
-            _text(rec[cfg.tgt_lang], f"{where} '{cfg.tgt_lang}'"))
+    return (
+        _text(rec[cfg.src_lang], f"{where} '{cfg.src_lang}'"),
+        _text(rec[cfg.tgt_lang], f"{where} '{cfg.tgt_lang}'"),
+    )
 
 
 # ---------------------------------------------------------------- local folder layouts
@@ -184,8 +216,9 @@ def _scan(folder: Path) -> dict[str, dict]:
         else:
             continue
         if key in found[kind]:  # both train.de and train.de.gz: refuse to guess which is current
-            raise UserError(f"{folder}: both {found[kind][key].name} and {path.name} exist; "
-                            "remove one of them")
+            raise UserError(
+                f"{folder}: both {found[kind][key].name} and {path.name} exist; remove one of them"
+            )
         found[kind][key] = path
     return found
 
@@ -198,8 +231,10 @@ def _read_text_layout(cfg: DataConfig, files: dict, where: str) -> dict[str, lis
         paths = []
         for lang in (cfg.src_lang, cfg.tgt_lang):
             if (split, lang) not in files:
-                raise UserError(f"file not found: {where}/{split}.{lang}[.gz] "
-                                f"(split '{split}' exists for other languages)")
+                raise UserError(
+                    f"file not found: {where}/{split}.{lang}[.gz] "
+                    f"(split '{split}' exists for other languages)"
+                )
             paths.append(files[(split, lang)])
         out[name] = read_pair_files(*paths)
     return out
@@ -212,8 +247,11 @@ def _read_tsv(path: Path, cfg: DataConfig) -> list[Pair]:
     # A header is a first line of distinct language codes including one of ours;
     # a sentence pair practically never looks like that.
     names = [h.strip() for h in header]
-    if (len(set(names)) == len(names) >= 2 and all(LANG_CODE.fullmatch(h) for h in names)
-            and {cfg.src_lang, cfg.tgt_lang} & set(names)):
+    if (
+        len(set(names)) == len(names) >= 2
+        and all(LANG_CODE.fullmatch(h) for h in names)
+        and {cfg.src_lang, cfg.tgt_lang} & set(names)
+    ):
         _check_langs(cfg, names, f"{path}:1 (header)")
         cols, start = [names.index(cfg.src_lang), names.index(cfg.tgt_lang)], 1
     width = len(header) if start else 2
@@ -222,8 +260,10 @@ def _read_tsv(path: Path, cfg: DataConfig) -> list[Pair]:
     for number in range(start, len(lines)):
         fields = lines[number].split("\t")
         if len(fields) != width:
-            raise UserError(f"{path}:{number + 1}: expected {width} tab-separated columns "
-                            f"({what}), found {len(fields)}")
+            raise UserError(
+                f"{path}:{number + 1}: expected {width} tab-separated columns "
+                f"({what}), found {len(fields)}"
+            )
         pairs.append((fields[cols[0]], fields[cols[1]]))
     return pairs
 
@@ -236,8 +276,9 @@ def _read_jsonl(path: Path, cfg: DataConfig) -> list[Pair]:
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as err:
-            raise UserError(f"{path}:{number}: not valid JSON ({err.msg}); expected one "
-                            "object per line") from None
+            raise UserError(
+                f"{path}:{number}: not valid JSON ({err.msg}); expected one object per line"
+            ) from None
         pairs.append(_record_pair(rec, cfg, f"{path}:{number}"))
     return pairs
 
@@ -262,17 +303,23 @@ def _dataset_pairs(ds: Any, cfg: DataConfig, where: str) -> list[Pair]:
     else:
         _check_langs(cfg, columns, where)
         rows = zip(ds[cfg.src_lang], ds[cfg.tgt_lang], strict=True)
-    return [(_text(s, f"{where} row {i}"), _text(t, f"{where} row {i}"))
-            for i, (s, t) in enumerate(rows)]
+    return [
+        (_text(s, f"{where} row {i}"), _text(t, f"{where} row {i}"))
+        for i, (s, t) in enumerate(rows)
+    ]
 
 
 def _read_dataset_dict(dd: Any, cfg: DataConfig, where: str) -> dict[str, list[Pair]]:
     if not hasattr(dd, "keys"):  # a single Dataset: we cannot tell train from dev
-        raise UserError(f"{where}: expected a DatasetDict with named splits "
-                        f"(train, validation, test), got a single {type(dd).__name__}")
+        raise UserError(
+            f"{where}: expected a DatasetDict with named splits "
+            f"(train, validation, test), got a single {type(dd).__name__}"
+        )
     splits = _splits(cfg, list(dd.keys()), where)
-    return {name: _dataset_pairs(dd[split], cfg, f"{where} split '{split}'")
-            for name, split in splits.items()}
+    return {
+        name: _dataset_pairs(dd[split], cfg, f"{where} split '{split}'")
+        for name, split in splits.items()
+    }
 
 
 def _load_saved(folder: Path, cfg: DataConfig) -> dict[str, list[Pair]]:
@@ -295,9 +342,11 @@ def _load_hub(cfg: DataConfig) -> dict[str, list[Pair]]:
     except (OSError, ValueError, DatasetsError) as err:
         # Offline, unreachable, unknown name or needs a config: all fixable the same way.
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise UserError(f"data.dataset: cannot load dataset '{cfg.dataset}' ({reason}); set "
-                        "data.dir to local files instead, e.g. "
-                        "--set data.dir=../shared/data/multi30k") from None
+        raise UserError(
+            f"data.dataset: cannot load dataset '{cfg.dataset}' ({reason}); set "
+            "data.dir to local files instead, e.g. "
+            "--set data.dir=../shared/data/multi30k"
+        ) from None
     return _read_dataset_dict(dd, cfg, f"dataset '{cfg.dataset}'")
 
 
@@ -316,21 +365,27 @@ def _load_dir(cfg: DataConfig) -> tuple[dict[str, list[Pair]], str]:
         return _read_per_split(cfg, files["tsv"], _read_tsv, where), f"{folder} (tsv)"
     if files["jsonl"]:
         return _read_per_split(cfg, files["jsonl"], _read_jsonl, where), f"{folder} (jsonl)"
-    raise UserError(f"data.dir: no corpus found in {folder}; expected {{split}}.{{lang}}[.gz] "
-                    "text files, {split}.tsv, {split}.jsonl or a datasets save_to_disk folder")
+    raise UserError(
+        f"data.dir: no corpus found in {folder}; expected {{split}}.{{lang}}[.gz] "
+        "text files, {split}.tsv, {split}.jsonl or a datasets save_to_disk folder"
+    )
 
 
 def _load_demo(cfg: DataConfig, seed: int) -> dict[str, list[Pair]]:
     langs = (cfg.src_lang, cfg.tgt_lang)
     if langs not in (("de", "en"), ("en", "de")):
-        raise UserError(f"data.src_lang/data.tgt_lang are {langs[0]}/{langs[1]} but the demo "
-                        "corpus is German-English: use de/en or en/de, or set data.dir")
+        raise UserError(
+            f"data.src_lang/data.tgt_lang are {langs[0]}/{langs[1]} but the demo "
+            "corpus is German-English: use de/en or en/de, or set data.dir"
+        )
     from translator.data.demo import demo_splits  # lazy: only the demo needs the generator
 
     splits = demo_splits(cfg.demo_train, cfg.demo_dev, cfg.demo_test, seed)
     swap = langs == ("en", "de")
-    return {name: [(t, s) if swap else (s, t) for s, t in splits[name]]
-            for name in ("train", "dev", "test")}
+    return {
+        name: [(t, s) if swap else (s, t) for s, t in splits[name]]
+        for name in ("train", "dev", "test")
+    }
 
 
 # ---------------------------------------------------------------- entry point
@@ -348,11 +403,21 @@ def load_corpus(cfg: DataConfig, seed: int = 1) -> Corpus:
         source = f"{cfg.dataset} (load_dataset)" if local else f"hub:{cfg.dataset}"
     train, dropped = clean_pairs(splits["train"], cfg.max_words)
     read = len(splits["train"])
-    log.info("%s: %d training pairs kept of %d (dropped %d empty, %d over %d words); "
-             "dev %d, test %d", source, len(train), read, dropped["empty"],
-             dropped["too_long"], cfg.max_words, len(splits["dev"]), len(splits["test"]))
+    log.info(
+        "%s: %d training pairs kept of %d (dropped %d empty, %d over %d words); dev %d, test %d",
+        source,
+        len(train),
+        read,
+        dropped["empty"],
+        dropped["too_long"],
+        cfg.max_words,
+        len(splits["dev"]),
+        len(splits["test"]),
+    )
     if not train:
-        raise UserError(f"{source}: the training split is empty after cleaning: {read} pairs "
-                        f"read, {dropped['empty']} dropped as empty, {dropped['too_long']} "
-                        f"dropped as longer than data.max_words={cfg.max_words}")
+        raise UserError(
+            f"{source}: the training split is empty after cleaning: {read} pairs "
+            f"read, {dropped['empty']} dropped as empty, {dropped['too_long']} "
+            f"dropped as longer than data.max_words={cfg.max_words}"
+        )
     return Corpus(train=train, dev=splits["dev"], test=splits["test"], source=source)

@@ -44,14 +44,19 @@ def _train_model(sentences: list[str], cfg: TokenizerConfig, seed: int) -> bytes
             input_sentence_size=cfg.max_sentences,
             shuffle_input_sentence=True,
             hard_vocab_limit=False,
-            pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS,
+            pad_id=PAD,
+            unk_id=UNK,
+            bos_id=BOS,
+            eos_id=EOS,
             num_threads=os.cpu_count() or 1,
             minloglevel=2,
         )
     except RuntimeError as err:  # e.g. vocab_size below the number of distinct characters
         reason = " ".join(str(err).split()).rsplit("] ", 1)[-1]
-        raise UserError(f"sentencepiece could not train with tokenizer.vocab_size={cfg.vocab_size}"
-                        f": {reason[:200]}") from None
+        raise UserError(
+            f"sentencepiece could not train with tokenizer.vocab_size={cfg.vocab_size}"
+            f": {reason[:200]}"
+        ) from None
     return out.getvalue()
 
 

@@ -118,10 +118,12 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x, cross_kv, src_mask, cache=None):
         causal = cache is None
-        x, cache = self.subs[0](x, lambda h: self.self_attn.forward_self(h, causal=causal,
-                                                                         cache=cache))
-        x, _ = self.subs[1](x, lambda h: (self.cross_attn.forward_cross(h, cross_kv, src_mask),
-                                          None))
+        x, cache = self.subs[0](
+            x, lambda h: self.self_attn.forward_self(h, causal=causal, cache=cache)
+        )
+        x, _ = self.subs[1](
+            x, lambda h: (self.cross_attn.forward_cross(h, cross_kv, src_mask), None)
+        )
         x, _ = self.subs[2](x, lambda h: (self.ff(h), None))
         return x, cache
 
@@ -133,8 +135,9 @@ class Transformer(Seq2Seq):
         self.d_model = d
         self.tgt_embed = nn.Embedding(tgt_vocab, d, padding_idx=self.pad_id)
         share = share_src_tgt and cfg.tie_embeddings and src_vocab == tgt_vocab
-        self.src_embed = self.tgt_embed if share else nn.Embedding(src_vocab, d,
-                                                                   padding_idx=self.pad_id)
+        self.src_embed = (
+            self.tgt_embed if share else nn.Embedding(src_vocab, d, padding_idx=self.pad_id)
+        )
         self.register_buffer("pe", sinusoids(cfg.max_positions, d), persistent=False)
         self.drop = nn.Dropout(cfg.dropout)
         self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.enc_layers))
@@ -171,8 +174,12 @@ class Transformer(Seq2Seq):
 
     def init_state(self, memory):
         cross = [layer.cross_attn.keys_values(memory["memory"]) for layer in self.decoder]
-        return {"src_mask": memory["src_mask"], "cross": cross,
-                "self": [(None, None)] * len(self.decoder), "pos": 0}
+        return {
+            "src_mask": memory["src_mask"],
+            "cross": cross,
+            "self": [(None, None)] * len(self.decoder),
+            "pos": 0,
+        }
 
     def step(self, prev_tokens, state):
         x = self.embed(self.tgt_embed, prev_tokens[:, None], offset=state["pos"])

@@ -1,0 +1,42 @@
+# The CPU path: torch is pinned to the CPU build (see README for GPU installs).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+TORCH ?= torch==2.13.0
+DATA ?= ../shared/data/multi30k
+
+.PHONY: install demo test test-slow lint format bench-train bench-decode clean
+
+$(BIN)/translator: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q "$(TORCH)"
+	$(BIN)/pip install -q -e ".[dev,plot]"
+	touch $@
+
+install: $(BIN)/translator
+
+demo: install
+	$(BIN)/translator train --config configs/demo.yaml
+	$(BIN)/translator eval --checkpoint runs/demo/best.pt
+	$(BIN)/translator translate --checkpoint runs/demo/best.pt "Ein Hund läuft." "Am dritten März liest die alte Frau ein Buch."
+
+test: install
+	$(BIN)/python -m pytest -q
+
+test-slow: install
+	$(BIN)/python -m pytest -q -m slow
+
+lint: install
+	$(BIN)/ruff check translator tests scripts
+	$(BIN)/ruff format --check translator tests scripts
+
+format: install
+	$(BIN)/ruff format translator tests scripts
+
+bench-train: install
+	$(BIN)/python scripts/bench_train.py --config configs/multi30k_transformer.yaml \
+		--set data.dir=$(DATA) --steps 30 --dtype fp32 --dtype bf16
+
+clean:
+	rm -rf runs .pytest_cache .ruff_cache
