@@ -68,7 +68,15 @@ class ModelConfig:
     attention_dropout: float = 0.0
     pre_norm: bool = True
     tie_embeddings: bool = True  # decoder input and output embeddings (and source, if joint)
-    max_positions: int = 1024
+    max_positions: int = 1024  # longest source/target in subwords (Transformer positions)
+    # Recurrent families (lstm, bahdanau, luong); depth is enc_layers / dec_layers.
+    embed_dim: int = 256
+    hidden_size: int = 512
+    rnn_type: str = "lstm"  # lstm | gru
+    bidirectional: bool = True  # encoder of the attention families
+    reverse_source: bool = True  # lstm: feed the source backwards (Sutskever et al. 2014)
+    attention_score: str = "general"  # luong: dot | general | concat
+    input_feeding: bool = True  # luong: feed the last attentional state into the next step
 
 
 @dataclass
@@ -191,6 +199,8 @@ def _check(cfg: Config, where: str) -> None:
         "model.d_model",
         "model.heads",
         "model.ff_dim",
+        "model.embed_dim",
+        "model.hidden_size",
         "train.max_steps",
         "train.batch_tokens",
         "train.accumulate",
@@ -229,6 +239,12 @@ def _check(cfg: Config, where: str) -> None:
             raise bad(key, "must be in [0, 1)")
     if cfg.model.type == "transformer" and cfg.model.d_model % cfg.model.heads:
         raise bad("model.d_model", f"must be divisible by model.heads ({cfg.model.heads})")
+    if cfg.model.rnn_type not in ("lstm", "gru"):
+        raise bad("model.rnn_type", "must be lstm or gru")
+    if cfg.model.attention_score not in ("dot", "general", "concat"):
+        raise bad("model.attention_score", "must be dot, general or concat")
+    if cfg.model.type != "transformer" and min(cfg.model.enc_layers, cfg.model.dec_layers) < 1:
+        raise bad("model.enc_layers", "must be at least 1 for the recurrent families")
     if cfg.tokenizer.model_type not in ("unigram", "bpe"):
         raise bad("tokenizer.model_type", "must be unigram or bpe")
     if cfg.train.device not in ("auto", "cpu", "cuda", "mps") and not cfg.train.device.startswith(

@@ -10,6 +10,7 @@ import logging
 import math
 import random
 import signal
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,6 +31,13 @@ from translator.models.base import Seq2Seq, build_model
 from translator.runtime import autocast, pick_device, pick_dtype, seed_everything, set_threads
 
 log = logging.getLogger(__name__)
+
+
+def say(message: str) -> None:
+    """A progress line printed above the bar, on stderr like the bar itself."""
+    tqdm.write(message, file=sys.stderr)
+
+
 MAX_BAD_STEPS = 20  # consecutive non-finite losses before giving up
 
 
@@ -215,7 +223,7 @@ class Trainer:
         else:
             s.bad_validations += 1
         s.history.append(result)
-        tqdm.write(
+        say(
             f"validation step {s.step}: dev loss {result['dev_loss']:.3f}, "
             f"dev BLEU {result['dev_bleu']:.2f} ({result['seconds']:.1f}s)"
             + (" new best" if improved else f", best {s.best_bleu:.2f} at {s.best_step}")
@@ -264,7 +272,7 @@ class Trainer:
         if not math.isfinite(loss_value):
             s.skipped_steps += 1
             self.bad_in_a_row += 1
-            tqdm.write(
+            say(
                 f"step {s.step + 1}: loss is {loss_value}, step skipped "
                 f"({s.skipped_steps} skipped so far)"
             )
