@@ -10,22 +10,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from util import user_error
 
 from translator import __version__
 from translator import checkpoint as ckpt_mod
 from translator.checkpoint import FORMAT, atomic_write_bytes, load_checkpoint, save_checkpoint
-from translator.errors import UserError
-
-
-def user_error(fn, *args, **kwargs) -> str:
-    """Call fn, require a UserError with a one-line message and return that message."""
-    with pytest.raises(UserError) as excinfo:
-        fn(*args, **kwargs)
-    message = str(excinfo.value)
-    assert message.strip(), "empty error message"
-    assert "\n" not in message and "\r" not in message, message
-    assert "\x1b" not in message, message  # no terminal colour codes
-    return message
 
 
 def files_in(folder: Path) -> list[str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from util import user_error
 
 from translator.config import (
     MODEL_TYPES,
@@ -16,19 +17,8 @@ from translator.config import (
     load_config,
     save_config,
 )
-from translator.errors import UserError
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-
-
-def user_error(fn, *args, **kwargs) -> str:
-    """Call fn, require a UserError with a one-line message and return that message."""
-    with pytest.raises(UserError) as excinfo:
-        fn(*args, **kwargs)
-    message = str(excinfo.value)
-    assert message.strip(), "empty error message"
-    assert "\n" not in message and "\r" not in message, message
-    return message
 
 
 def write(tmp_path: Path, text: str, name: str = "cfg.yaml") -> Path:

@@ -16,18 +16,38 @@ TINY = {
     "seed": 3,
     "data": {"dataset": "demo", "demo_train": 60, "demo_dev": 20, "demo_test": 20},
     "tokenizer": {"vocab_size": 400},
-    "model": {"d_model": 32, "heads": 2, "enc_layers": 1, "dec_layers": 1, "ff_dim": 64,
-              "dropout": 0.2},
-    "train": {"max_steps": 12, "batch_tokens": 400, "lr": 0.003, "warmup_steps": 4,
-              "valid_every": 1000, "save_every": 1000, "dtype": "fp32", "threads": 1},
+    "model": {
+        "d_model": 32,
+        "heads": 2,
+        "enc_layers": 1,
+        "dec_layers": 1,
+        "ff_dim": 64,
+        "dropout": 0.2,
+    },
+    "train": {
+        "max_steps": 12,
+        "batch_tokens": 400,
+        "lr": 0.003,
+        "warmup_steps": 4,
+        "valid_every": 1000,
+        "save_every": 1000,
+        "dtype": "fp32",
+        "threads": 1,
+    },
     "decode": {"beam": 2, "max_len_b": 5, "max_len_a": 1.0},
 }
 
 
 def cli(*args, stdin=None, env_extra=None):
     env = {**os.environ, **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "translator", *args], input=stdin,
-                          capture_output=True, text=True, env=env, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "translator", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +81,17 @@ def test_train_writes_checkpoints_config_and_summary(trained):
 def test_eval_json_and_output_file(trained, tmp_path):
     run, _, env = trained
     out = tmp_path / "hyps.txt"
-    result = cli("eval", "--checkpoint", str(run / "best.pt"), "--json", "--beam", "1",
-                 "--output", str(out), env_extra=env)
+    result = cli(
+        "eval",
+        "--checkpoint",
+        str(run / "best.pt"),
+        "--json",
+        "--beam",
+        "1",
+        "--output",
+        str(out),
+        env_extra=env,
+    )
     assert result.returncode == 0, result.stderr
     scores = json.loads(result.stdout)
     assert set(scores) >= {"bleu", "chrf", "ter", "signature", "n"}
@@ -75,8 +104,17 @@ def test_eval_src_ref_scores_a_file_pair(trained, tmp_path):
     run, _, env = trained
     (tmp_path / "s.de").write_text("Ein Hund läuft.\nDie Katze schläft.\n")
     (tmp_path / "r.en").write_text("A dog runs.\nThe cat sleeps.\n")
-    result = cli("eval", "--checkpoint", str(run / "best.pt"), "--src", str(tmp_path / "s.de"),
-                 "--ref", str(tmp_path / "r.en"), "--json", env_extra=env)
+    result = cli(
+        "eval",
+        "--checkpoint",
+        str(run / "best.pt"),
+        "--src",
+        str(tmp_path / "s.de"),
+        "--ref",
+        str(tmp_path / "r.en"),
+        "--json",
+        env_extra=env,
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["n"] == 2
 
@@ -84,14 +122,26 @@ def test_eval_src_ref_scores_a_file_pair(trained, tmp_path):
 def test_translate_arguments_and_stdin_keep_lines(trained):
     run, _, env = trained
     lines = ["Ein Hund läuft.", "", "Die Katze schläft.", "   ", "Ein Mann liest ein Buch."]
-    result = cli("translate", "--checkpoint", str(run / "best.pt"),
-                 stdin="\n".join(lines) + "\n", env_extra=env)
+    result = cli(
+        "translate",
+        "--checkpoint",
+        str(run / "best.pt"),
+        stdin="\n".join(lines) + "\n",
+        env_extra=env,
+    )
     assert result.returncode == 0, result.stderr
     out = result.stdout.split("\n")[:-1]
     assert len(out) == len(lines)
     assert out[1] == "" and out[3] == ""
-    args = cli("translate", "--checkpoint", str(run / "best.pt"), lines[0], lines[2], lines[4],
-               env_extra=env)
+    args = cli(
+        "translate",
+        "--checkpoint",
+        str(run / "best.pt"),
+        lines[0],
+        lines[2],
+        lines[4],
+        env_extra=env,
+    )
     assert args.returncode == 0, args.stderr
     assert args.stdout.split("\n")[:-1] == [out[0], out[2], out[4]]
 
@@ -109,8 +159,9 @@ def test_user_errors_are_one_line_exit_2(tmp_path):
 
 
 def run_steps(run_dir, max_steps, resume=False):
-    cfg = config_from_dict({**TINY, "run_dir": str(run_dir)},
-                           overrides=[f"train.max_steps={max_steps}"])
+    cfg = config_from_dict(
+        {**TINY, "run_dir": str(run_dir)}, overrides=[f"train.max_steps={max_steps}"]
+    )
     trainer = Trainer(cfg, resume=resume)
     trainer.run()
     return trainer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import torch
@@ -15,6 +16,8 @@ from translator.errors import UserError
 from translator.models.base import Seq2Seq, build_model
 from translator.runtime import autocast, pick_device
 from translator.search import decode
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -78,7 +81,15 @@ class Translator:
             return results
         ids = self.tokenizer.encode_src([lines[i] for i in todo])
         limit = self.model_max_source()
-        ids = [s if len(s) <= limit else s[: limit - 1] + s[-1:] for s in ids]
+        for j, s in enumerate(ids):
+            if len(s) > limit:  # keep the end token; the rest of the line is dropped
+                log.warning(
+                    "line %d: %d subwords, cut to the model's limit of %d",
+                    todo[j] + 1,
+                    len(s),
+                    limit,
+                )
+                ids[j] = s[: limit - 1] + s[-1:]
         order = sorted(range(len(todo)), key=lambda j: len(ids[j]))
         batches = [order[i : i + dc.batch_size] for i in range(0, len(order), dc.batch_size)]
         bar = tqdm(batches, desc="translate", unit="batch", disable=not progress, leave=False)

@@ -325,6 +325,11 @@ class Trainer:
                         loss=f"{loss:.3f}",
                         lr=f"{self.optimizer.param_groups[0]['lr']:.2e}",
                         tok_s=f"{rate:,.0f}",
+                        **(
+                            {"min": f"{s.elapsed / 60:.1f}/{tc.max_minutes:g}"}
+                            if tc.max_minutes
+                            else {}
+                        ),
                     )
                     window_tokens, window_start = 0, time.perf_counter()
                 if s.elapsed >= budget:
