@@ -25,10 +25,15 @@ from translator.errors import UserError
 FORMAT = 1  # bump when the layout changes in a way old code cannot read
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual file mode
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

@@ -59,10 +59,14 @@ def train(
 
     cfg = load_config(config, set_ or [])
     summary = run_training(cfg, resume=resume)
+    best = (
+        f"best dev BLEU {summary['best_dev_bleu']:.2f} at step {summary['best_step']}"
+        if summary["best_step"]
+        else "no validation yet"
+    )
     typer.echo(
-        f"{summary['stop_reason']}; best dev BLEU {summary['best_dev_bleu']:.2f} at step "
-        f"{summary['best_step']}; {summary['target_tokens_per_second']:,} target tokens/s; "
-        f"checkpoints in {cfg.run_dir}"
+        f"{summary['stop_reason']}; {best}; "
+        f"{summary['target_tokens_per_second']:,} target tokens/s; checkpoints in {cfg.run_dir}"
     )
 
 

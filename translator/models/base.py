@@ -64,6 +64,10 @@ def build_model(cfg, src_vocab: int, tgt_vocab: int, joint_vocab: bool) -> Seq2S
         from translator.models.transformer import Transformer
 
         return Transformer(cfg, src_vocab, tgt_vocab, share_src_tgt=joint_vocab)
+    if cfg.type in ("lstm", "bahdanau", "luong"):
+        from translator.models.rnn import FAMILIES
+
+        return FAMILIES[cfg.type](cfg, src_vocab, tgt_vocab, share_src_tgt=joint_vocab)
     from translator.errors import UserError
 
     raise UserError(f"model.type '{cfg.type}' is not available in this version")

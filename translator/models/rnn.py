@@ -1,0 +1,388 @@
+"""The recurrent families: Sutskever et al. (2014), Bahdanau et al. (2015), Luong et al. (2015).
+
+    lstm      deep LSTM encoder -> final (h, c) of every layer -> deep LSTM decoder, no attention
+    bahdanau  bidirectional encoder, additive attention from the previous decoder state s_{t-1},
+              context fed into the decoder RNN, max-out deep output
+    luong     bidirectional encoder, global attention (dot | general | concat) from the current
+              state h_t, attentional state h~_t = tanh(W_c [c_t; h_t]), optional input feeding
+
+Choices shared by the three (model.* keys in brackets):
+  * the recurrent unit of encoder and decoders is an LSTM or a GRU [rnn_type];
+  * encoders run on packed sequences, so padding costs nothing and never reaches a state;
+  * sources end with <eos>; the lstm family reverses the words before it and keeps <eos> last,
+    [5, 6, 7, EOS, PAD] -> [7, 6, 5, EOS, PAD] [reverse_source]: the first source word ends up
+    next to the first target word, and the encoder still ends on the same marker;
+  * bridges: the lstm family passes the encoder's final (h, c) layer by layer to the decoder when
+    enc_layers == dec_layers, else h_0 = tanh(W_h [h^1..h^L]), c_0 = W_c [c^1..c^L]; the
+    attention families start every decoder layer from the top encoder layer's ends,
+    s_0 = tanh(W_s [->h_S; <-h_1]) (and c_0 = W_c [->h_S; <-h_1] for an LSTM);
+  * dropout [dropout] on embeddings, between stacked layers, on encoder outputs and on the
+    vector the output layer reads;
+  * [tie_embeddings] ties the output layer to the target embedding; the output layer reads a
+    vector of size embed_dim (a bias-free projection is added when the decoder's is another
+    size); with a joint vocabulary the source embedding is the same table too;
+  * states are dicts of tensors with the batch row first (h and c as [N, layers, H]), so the
+    default reorder_state of models/base.py serves beam search; the attention families keep the
+    latest step's weights under "attention" [N, S].
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from translator.data.tokenizer import EOS, PAD
+from translator.models.attention import AdditiveAttention, luong_attention
+from translator.models.base import Seq2Seq
+
+RNNS = {"lstm": nn.LSTM, "gru": nn.GRU}
+CELLS = {"lstm": nn.LSTMCell, "gru": nn.GRUCell}
+
+
+def reverse_real_tokens(src: torch.Tensor) -> torch.Tensor:
+    """Reverse each row's tokens before its final <eos>; <eos> and padding stay where they are.
+
+    [5, 6, 7, EOS, PAD, PAD] -> [7, 6, 5, EOS, PAD, PAD]; a row without a final <eos> has all
+    its real tokens reversed. Rows are right-padded. Returns a new tensor.
+    """
+    n = (src != PAD).sum(1, keepdim=True)  # real tokens per row
+    last = src.gather(1, (n - 1).clamp(min=0))
+    m = n - (last == EOS).long()  # how many tokens to reverse
+    pos = torch.arange(src.size(1), device=src.device).unsqueeze(0)
+    return src.gather(1, torch.where(pos < m, m - 1 - pos, pos))
+
+
+# --- states: dicts of batch-first tensors --------------------------------------------------------
+
+
+def from_rnn(hx) -> dict:
+    """nn.LSTM/GRU final states ([layers, N, H]) -> {"h": [N, layers, H], "c": ...}."""
+    if isinstance(hx, tuple):
+        return {"h": hx[0].transpose(0, 1), "c": hx[1].transpose(0, 1)}
+    return {"h": hx.transpose(0, 1)}
+
+
+def to_rnn(state: dict):
+    h = state["h"].transpose(0, 1).contiguous()
+    return (h, state["c"].transpose(0, 1).contiguous()) if "c" in state else h
+
+
+def unstack(state: dict) -> tuple[list, list | None]:
+    """Per-layer lists [N, H] for a cell stack."""
+    c = list(state["c"].unbind(1)) if "c" in state else None
+    return list(state["h"].unbind(1)), c
+
+
+def stack(h: list, c: list | None) -> dict:
+    out = {"h": torch.stack(h, 1)}
+    if c is not None:
+        out["c"] = torch.stack(c, 1)
+    return out
+
+
+# --- building blocks --------------------------------------------------------------------------
+
+
+class Encoder(nn.Module):
+    """Embeddings -> (bi)directional multi-layer RNN over a packed batch."""
+
+    def __init__(self, embed, rnn_type, embed_dim, hidden, layers, bidirectional, dropout):
+        super().__init__()
+        self.embed, self.drop = embed, nn.Dropout(dropout)
+        self.dirs = 2 if bidirectional else 1
+        self.out_dim = hidden * self.dirs
+        self.rnn = RNNS[rnn_type](
+            embed_dim,
+            hidden,
+            layers,
+            batch_first=True,
+            dropout=dropout if layers > 1 else 0.0,
+            bidirectional=bidirectional,
+        )
+
+    def forward(self, src: torch.Tensor):
+        """Outputs [N, S, dirs*H] (zero on pads), final states [layers*dirs, N, H], mask [N, S]."""
+        mask = src != PAD
+        lengths = mask.sum(1).clamp(min=1).cpu()
+        x = pack_padded_sequence(
+            self.drop(self.embed(src)), lengths, batch_first=True, enforce_sorted=False
+        )
+        out, hx = self.rnn(x)
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
+        return self.drop(out), hx, mask
+
+    def summary(self, hx) -> torch.Tensor:
+        """[->h_S; <-h_1] of the top layer, [N, dirs*H] (the forward end and the backward end)."""
+        h = hx[0] if isinstance(hx, tuple) else hx
+        return h[-self.dirs :].transpose(0, 1).flatten(1)
+
+
+class Bridge(nn.Module):
+    """Initial decoder state of every layer: h_0 = tanh(W_h x) and, for an LSTM, c_0 = W_c x_c."""
+
+    def __init__(self, in_dim: int, hidden: int, layers: int, lstm: bool):
+        super().__init__()
+        self.shape = (layers, hidden)
+        self.h = nn.Linear(in_dim, layers * hidden)
+        self.c = nn.Linear(in_dim, layers * hidden) if lstm else None
+
+    def forward(self, x: torch.Tensor, x_c: torch.Tensor | None = None) -> dict:
+        state = {"h": torch.tanh(self.h(x)).unflatten(1, self.shape)}
+        if self.c is not None:
+            state["c"] = self.c(x if x_c is None else x_c).unflatten(1, self.shape)
+        return state
+
+
+class CellStack(nn.Module):
+    """Stacked LSTMCell/GRUCell: one time step of a deep decoder that cannot run all at once."""
+
+    def __init__(self, rnn_type, input_size, hidden, layers, dropout):
+        super().__init__()
+        cell = CELLS[rnn_type]
+        self.cells = nn.ModuleList(
+            cell(input_size if i == 0 else hidden, hidden) for i in range(layers)
+        )
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x, h: list, c: list | None):
+        hs, cs = [], []
+        for i, cell in enumerate(self.cells):
+            if i:
+                x = self.drop(x)  # between layers, as nn.LSTM's dropout
+            if c is None:
+                x = cell(x, h[i])
+            else:
+                x, c_i = cell(x, (h[i], c[i]))
+                cs.append(c_i)
+            hs.append(x)
+        return hs, (cs if c is not None else None)
+
+
+class RecurrentSeq2Seq(Seq2Seq):
+    """Embeddings, dropout, output layer and initialisation common to the three families."""
+
+    def __init__(self, cfg, src_vocab: int, tgt_vocab: int, share_src_tgt: bool):
+        super().__init__()
+        e = cfg.embed_dim
+        self.hidden, self.lstm = cfg.hidden_size, cfg.rnn_type == "lstm"
+        self.tgt_embed = nn.Embedding(tgt_vocab, e, padding_idx=self.pad_id)
+        share = share_src_tgt and cfg.tie_embeddings and src_vocab == tgt_vocab
+        self.src_embed = self.tgt_embed if share else nn.Embedding(src_vocab, e, padding_idx=PAD)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def output_layer(self, in_dim: int, tie: bool) -> None:
+        """p(y_t) = softmax(W_y x_t + b); call last in __init__ (it also initialises weights)."""
+        e = self.tgt_embed.embedding_dim
+        self.out_proj = nn.Linear(in_dim, e, bias=False) if tie and in_dim != e else None
+        self.generator = nn.Linear(e if tie else in_dim, self.tgt_embed.num_embeddings)
+        # Uniform in [-0.1, 0.1], as Luong et al. (Sutskever et al.: 0.08).
+        for p in self.parameters():
+            nn.init.uniform_(p, -0.1, 0.1)
+        with torch.no_grad():
+            self.tgt_embed.weight[PAD].zero_()
+            self.src_embed.weight[PAD].zero_()
+        if tie:
+            self.generator.weight = self.tgt_embed.weight
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        return self.generator(x if self.out_proj is None else self.out_proj(x))
+
+    def embed_target(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.drop(self.tgt_embed(tokens))
+
+
+# --- Sutskever, Vinyals and Le (2014) ---------------------------------------------------------
+
+
+class SutskeverLSTM(RecurrentSeq2Seq):
+    """p(y_1..y_T' | x_1..x_T) = prod_t p(y_t | v, y_1..y_{t-1}) (eq. 1), where v is the last
+    (h, c) of a deep LSTM that read the source reversed; the decoder is a deep LSTM started
+    from v, and p(y_t | ...) = softmax(W_y h_t) over its top layer."""
+
+    def __init__(self, cfg, src_vocab: int, tgt_vocab: int, share_src_tgt: bool = False):
+        super().__init__(cfg, src_vocab, tgt_vocab, share_src_tgt)
+        e, h = cfg.embed_dim, cfg.hidden_size
+        self.reverse = cfg.reverse_source
+        self.encoder = Encoder(
+            self.src_embed, cfg.rnn_type, e, h, cfg.enc_layers, False, cfg.dropout
+        )
+        self.bridge = None
+        if cfg.enc_layers != cfg.dec_layers:  # learned map between the depths
+            self.bridge = Bridge(cfg.enc_layers * h, h, cfg.dec_layers, self.lstm)
+        self.decoder = RNNS[cfg.rnn_type](
+            e, h, cfg.dec_layers, batch_first=True, dropout=cfg.dropout if cfg.dec_layers > 1 else 0
+        )
+        self.output_layer(h, cfg.tie_embeddings)
+
+    def encode(self, src):
+        if self.reverse:
+            src = reverse_real_tokens(src)
+        _, hx, _ = self.encoder(src)
+        return from_rnn(hx)  # v: {"h": [N, enc_layers, H], "c": ...}
+
+    def init_state(self, memory):
+        if self.bridge is None:
+            return dict(memory)
+        c = memory["c"].flatten(1) if "c" in memory else None
+        return self.bridge(memory["h"].flatten(1), c)
+
+    def step(self, prev_tokens, state):
+        out, hx = self.decoder(self.embed_target(prev_tokens).unsqueeze(1), to_rnn(state))
+        return self.logits(self.drop(out[:, 0])), from_rnn(hx)
+
+    def forward(self, src, tgt_in):
+        state = self.init_state(self.encode(src))
+        # The whole target in one (cuDNN / oneDNN) call: no loop over time.
+        out, _ = self.decoder(self.embed_target(tgt_in), to_rnn(state))
+        return self.logits(self.drop(out))
+
+
+# --- attention families: shared encoder side --------------------------------------------------
+
+
+class AttentionSeq2Seq(RecurrentSeq2Seq):
+    """Bidirectional encoder, bridge, and a state that carries the source for attention."""
+
+    def __init__(self, cfg, src_vocab, tgt_vocab, share_src_tgt):
+        super().__init__(cfg, src_vocab, tgt_vocab, share_src_tgt)
+        self.encoder = Encoder(
+            self.src_embed,
+            cfg.rnn_type,
+            cfg.embed_dim,
+            cfg.hidden_size,
+            cfg.enc_layers,
+            cfg.bidirectional,
+            cfg.dropout,
+        )
+        self.bridge = Bridge(self.encoder.out_dim, cfg.hidden_size, cfg.dec_layers, self.lstm)
+        self.memory_proj: nn.Module | None = None
+
+    def encode(self, src):
+        memory, hx, mask = self.encoder(src)
+        if self.memory_proj is not None:
+            memory = self.memory_proj(memory)
+        return {"memory": memory, "src_mask": mask, "summary": self.encoder.summary(hx)}
+
+    def init_state(self, memory):
+        return {
+            **self.bridge(memory["summary"]),
+            "memory": memory["memory"],  # h_j, the values
+            "keys": self.attention.precompute(memory["memory"]),  # once per sentence
+            "src_mask": memory["src_mask"],
+        }
+
+    def attend(self, query, state):
+        return self.attention(query, state["keys"], state["memory"], state["src_mask"])
+
+
+# --- Bahdanau, Cho and Bengio (2015) ----------------------------------------------------------
+
+
+class Bahdanau(AttentionSeq2Seq):
+    """Attention from the previous state, context into the RNN, max-out deep output (sec. 3,
+    appendix A). The output reads s_t (eq. 4, p(y_t) = g(y_{t-1}, s_t, c_t))."""
+
+    def __init__(self, cfg, src_vocab: int, tgt_vocab: int, share_src_tgt: bool = False):
+        super().__init__(cfg, src_vocab, tgt_vocab, share_src_tgt)
+        e, h, d = cfg.embed_dim, cfg.hidden_size, self.encoder.out_dim
+        self.attention = AdditiveAttention(h, d, h)
+        self.cells = CellStack(cfg.rnn_type, e + d, h, cfg.dec_layers, cfg.dropout)
+        self.readout = nn.Linear(h + d + e, 2 * e)  # max-out pieces, pooled in pairs
+        self.output_layer(e, cfg.tie_embeddings)
+
+    def advance(self, y, h, c, state):
+        # e_tj = v^T tanh(W s_{t-1} + U h_j), alpha_tj = softmax_j(e_tj), c_t = sum_j alpha_tj h_j
+        context, alpha = self.attend(h[-1], state)
+        # s_t = f(s_{t-1}, y_{t-1}, c_t): the context enters with the previous target embedding
+        h, c = self.cells(torch.cat([y, context], -1), h, c)
+        return h, c, context, alpha
+
+    def predict(self, s, context, y):
+        # t_t = max-out(W_o [s_t; c_t; E y_{t-1}]) (pairs of units), p(y_t) = softmax(W_y t_t)
+        t = self.readout(torch.cat([s, context, y], -1))
+        return self.logits(self.drop(t.unflatten(-1, (-1, 2)).amax(-1)))
+
+    def step(self, prev_tokens, state):
+        y = self.embed_target(prev_tokens)
+        h, c, context, alpha = self.advance(y, *unstack(state), state)
+        return self.predict(h[-1], context, y), {**state, **stack(h, c), "attention": alpha}
+
+    def forward(self, src, tgt_in):
+        state = self.init_state(self.encode(src))
+        ys = self.embed_target(tgt_in)
+        h, c = unstack(state)
+        tops, contexts = [], []
+        for y in ys.unbind(1):  # s_t needs c_t, which needs s_{t-1}: one step at a time
+            h, c, context, _ = self.advance(y, h, c, state)
+            tops.append(h[-1])
+            contexts.append(context)
+        return self.predict(torch.stack(tops, 1), torch.stack(contexts, 1), ys)
+
+
+# --- Luong, Pham and Manning (2015) -----------------------------------------------------------
+
+
+class Luong(AttentionSeq2Seq):
+    """Global attention from the current state (sec. 3.1), input feeding (sec. 3.3)."""
+
+    def __init__(self, cfg, src_vocab: int, tgt_vocab: int, share_src_tgt: bool = False):
+        super().__init__(cfg, src_vocab, tgt_vocab, share_src_tgt)
+        e, h, d = cfg.embed_dim, cfg.hidden_size, self.encoder.out_dim
+        if cfg.attention_score == "dot" and d != h:  # h_t^T h_s needs equal sizes
+            self.memory_proj = nn.Linear(d, h, bias=False)
+            d = h
+        self.attention = luong_attention(cfg.attention_score, h, d)
+        self.input_feeding = cfg.input_feeding
+        layers, p = cfg.dec_layers, cfg.dropout
+        if self.input_feeding:  # x_t = [E y_{t-1}; h~_{t-1}]: one step at a time
+            self.cells = CellStack(cfg.rnn_type, e + h, h, layers, p)
+        else:  # x_t = E y_{t-1}: the whole target in one call
+            self.decoder = RNNS[cfg.rnn_type](
+                e, h, layers, batch_first=True, dropout=p if layers > 1 else 0.0
+            )
+        self.combine = nn.Linear(d + h, h, bias=False)  # W_c
+        self.output_layer(h, cfg.tie_embeddings)
+
+    def init_state(self, memory):
+        state = super().init_state(memory)
+        if self.input_feeding:  # h~_0 = 0
+            state["feed"] = state["h"].new_zeros(state["h"].size(0), self.hidden)
+        return state
+
+    def attentional(self, h_t, state):
+        # a_t(s) = softmax_s(score(h_t, h_s)) (eq. 7), c_t = sum_s a_t(s) h_s,
+        # h~_t = tanh(W_c [c_t; h_t]) (eq. 5); p(y_t) = softmax(W_s h~_t) (eq. 6)
+        context, alpha = self.attend(h_t, state)
+        return self.drop(torch.tanh(self.combine(torch.cat([context, h_t], -1)))), alpha
+
+    def step(self, prev_tokens, state):
+        y = self.embed_target(prev_tokens)
+        if self.input_feeding:
+            h, c = self.cells(torch.cat([y, state["feed"]], -1), *unstack(state))
+            top, new = h[-1], stack(h, c)
+        else:
+            out, hx = self.decoder(y.unsqueeze(1), to_rnn(state))
+            top, new = out[:, 0], from_rnn(hx)
+        h_tilde, alpha = self.attentional(top, state)
+        if self.input_feeding:
+            new["feed"] = h_tilde
+        return self.logits(h_tilde), {**state, **new, "attention": alpha}
+
+    def forward(self, src, tgt_in):
+        state = self.init_state(self.encode(src))
+        ys = self.embed_target(tgt_in)
+        if not self.input_feeding:
+            out, _ = self.decoder(ys, to_rnn(state))  # h_1..h_T in one call
+            h_tilde, _ = self.attentional(out, state)  # all T steps with batched matmuls
+            return self.logits(h_tilde)
+        h, c = unstack(state)
+        feed, outs = state["feed"], []
+        for y in ys.unbind(1):
+            h, c = self.cells(torch.cat([y, feed], -1), h, c)
+            feed, _ = self.attentional(h[-1], state)
+            outs.append(feed)
+        return self.logits(torch.stack(outs, 1))
+
+
+FAMILIES = {"lstm": SutskeverLSTM, "bahdanau": Bahdanau, "luong": Luong}
