@@ -26,8 +26,8 @@ SetOpt = Annotated[
     list[str] | None,
     typer.Option("--set", help="Override a config key, e.g. --set train.lr=0.001 (repeatable)"),
 ]
-CkptOpt = Annotated[Path, typer.Option("--checkpoint", help="A checkpoint, e.g. runs/demo/best.pt")]
 BeamOpt = Annotated[int | None, typer.Option("--beam", min=1, help="Beam size (default: config)")]
+CkptOpt = Annotated[Path, typer.Option("--checkpoint", help="A checkpoint, e.g. runs/demo/best.pt")]
 DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cpu, cuda or mps")]
 
 
@@ -81,7 +81,9 @@ def _decode_settings(cfg, beam: int | None, batch_size: int | None):
 
 @app.command("eval")
 def evaluate(
-    checkpoint: CkptOpt,
+    checkpoint: Annotated[
+        list[Path], typer.Option("--checkpoint", help="A checkpoint (repeatable: one per model)")
+    ],
     split: Annotated[str, typer.Option("--split", help="dev or test")] = "test",
     beam: BeamOpt = None,
     src: Annotated[Path | None, typer.Option("--src", help="Score this source file ...")] = None,
@@ -90,44 +92,74 @@ def evaluate(
     ] = None,
     output: Annotated[Path | None, typer.Option("--output", help="Write hypotheses here")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object")] = False,
+    by_length: Annotated[
+        bool, typer.Option("--by-length", help="BLEU per source-length bucket")
+    ] = False,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Draw BLEU by source length to this PNG")
+    ] = None,
     set_: SetOpt = None,
     batch_size: Annotated[int | None, typer.Option("--batch-size", min=1)] = None,
     device: DeviceOpt = "auto",
 ):
     """Decode a split (or --src/--ref files) and print sacreBLEU BLEU, chrF and TER."""
     from translator.checkpoint import atomic_write_bytes
-    from translator.config import config_from_dict
-    from translator.data.corpus import load_corpus, read_pair_files
-    from translator.evaluate import score
-    from translator.inference import Translator
+    from translator.evaluate import plot_by_length
 
     if split not in ("dev", "test"):
         raise UserError(f"--split must be dev or test, got '{split}'")
     if (src is None) != (ref is None):
         raise UserError("--src and --ref go together: give both files or neither")
-    translator = Translator.from_checkpoint(str(checkpoint), device)
+    if output is not None and len(checkpoint) > 1:
+        raise UserError("--output takes one --checkpoint; give one model at a time")
+    series = {}
+    for path in checkpoint:
+        result, hyps = _evaluate_one(
+            path, split, beam, src, ref, set_, batch_size, device, by_length or plot is not None
+        )
+        series[str(path)] = result.get("by_length", [])
+        if output is not None:
+            atomic_write_bytes(output, "".join(h + "\n" for h in hyps).encode("utf-8"))
+        if as_json:
+            typer.echo(json.dumps(result, ensure_ascii=False))
+            continue
+        if len(checkpoint) > 1:
+            typer.echo(f"== {path}")
+        typer.echo(f"{result['data']}: {result['n']} sentences, beam {result['beam']}")
+        typer.echo(f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  TER {result['ter']:.2f}")
+        typer.echo(f"signature: {result['signature']}")
+        for row in result.get("by_length", []) if by_length else []:
+            typer.echo(
+                f"  source words {row['bucket']:>6}: BLEU {row['bleu']:6.2f}  (n={row['n']})"
+            )
+    if plot is not None:
+        plot_by_length(series, str(plot))
+        typer.echo(f"plot written to {plot}", err=True)
+
+
+def _evaluate_one(path, split, beam, src, ref, overrides, batch_size, device, with_lengths):
+    from translator.config import config_from_dict
+    from translator.data.corpus import load_corpus, read_pair_files
+    from translator.evaluate import by_length, score
+    from translator.inference import Translator
+
+    translator = Translator.from_checkpoint(str(path), device)
     if src is not None:
-        pairs = read_pair_files(src, ref)
-        what = f"{src} -> {ref}"
+        pairs, what = read_pair_files(src, ref), f"{src} -> {ref}"
     else:
         cfg = translator.cfg
-        if set_:
-            cfg = config_from_dict(cfg.to_dict(), f"{checkpoint} (saved config)", set_)
+        if overrides:
+            cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", overrides)
         corpus = load_corpus(cfg.data, cfg.seed)
         pairs = corpus.dev if split == "dev" else corpus.test
         what = f"{corpus.source} {split}"
     dc = _decode_settings(translator.cfg, beam, batch_size)
-    hyps = [r[0].text for r in translator.translate([s for s, _ in pairs], dc, progress=True)]
-    result = score(hyps, [t for _, t in pairs])
-    result["beam"] = dc.beam
-    if output is not None:
-        atomic_write_bytes(output, "".join(h + "\n" for h in hyps).encode("utf-8"))
-    if as_json:
-        typer.echo(json.dumps(result, ensure_ascii=False))
-        return
-    typer.echo(f"{what}: {result['n']} sentences, beam {dc.beam}")
-    typer.echo(f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  TER {result['ter']:.2f}")
-    typer.echo(f"signature: {result['signature']}")
+    sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
+    hyps = [r[0].text for r in translator.translate(sources, dc, progress=True)]
+    result = {**score(hyps, refs), "beam": dc.beam, "data": what, "checkpoint": str(path)}
+    if with_lengths:
+        result["by_length"] = by_length(sources, hyps, refs)
+    return result, hyps
 
 
 @app.command()

@@ -26,3 +26,55 @@ def score(hypotheses: list[str], references: list[str]) -> dict:
 
 def bleu(hypotheses: list[str], references: list[str]) -> float:
     return BLEU().corpus_score(hypotheses, [references]).score
+
+
+def by_length(
+    sources: list[str],
+    hypotheses: list[str],
+    references: list[str],
+    width: int = 5,
+    min_count: int = 20,
+) -> list[dict]:
+    """Corpus BLEU per source-length bucket (whitespace words), as in Bahdanau et al.'s Fig. 2.
+
+    Buckets are `width` words wide; the long tail is merged into one open bucket
+    once fewer than `min_count` sentences would remain beyond it.
+    """
+    lengths = [len(s.split()) for s in sources]
+    edges = [0]
+    while sum(n > edges[-1] + width for n in lengths) >= min_count:
+        edges.append(edges[-1] + width)
+    rows = []
+    for i, low in enumerate(edges):
+        high = edges[i + 1] if i + 1 < len(edges) else None
+        idx = [j for j, n in enumerate(lengths) if n > low and (high is None or n <= high)]
+        if not idx:
+            continue
+        label = f"{low + 1}-{high}" if high is not None else f"{low + 1}+"
+        rows.append(
+            {
+                "bucket": label,
+                "n": len(idx),
+                "bleu": round(bleu([hypotheses[j] for j in idx], [references[j] for j in idx]), 2),
+            }
+        )
+    return rows
+
+
+def plot_by_length(series: dict[str, list[dict]], path: str) -> None:
+    """One line per model: BLEU against source-length bucket."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for name, rows in series.items():
+        ax.plot([r["bucket"] for r in rows], [r["bleu"] for r in rows], marker="o", label=name)
+    ax.set_xlabel("source sentence length (words)")
+    ax.set_ylabel("BLEU")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
