@@ -176,12 +176,15 @@ class RecurrentSeq2Seq(Seq2Seq):
         e = self.tgt_embed.embedding_dim
         self.out_proj = nn.Linear(in_dim, e, bias=False) if tie and in_dim != e else None
         self.generator = nn.Linear(e if tie else in_dim, self.tgt_embed.num_embeddings)
-        # Uniform in [-0.1, 0.1], as Luong et al. (Sutskever et al.: 0.08).
+        # Weights uniform in [-0.1, 0.1] as in Luong et al. (Sutskever et al.: 0.08); embeddings
+        # N(0, 1), so that the RNNs' inputs are O(1): with embeddings as small as the weights,
+        # a decoder without a direct y_{t-1} -> output path sits at the unigram loss for long.
         for p in self.parameters():
             nn.init.uniform_(p, -0.1, 0.1)
-        with torch.no_grad():
-            self.tgt_embed.weight[PAD].zero_()
-            self.src_embed.weight[PAD].zero_()
+        for table in (self.tgt_embed, self.src_embed):
+            nn.init.normal_(table.weight, 0.0, 1.0)
+            with torch.no_grad():
+                table.weight[PAD].zero_()
         if tie:
             self.generator.weight = self.tgt_embed.weight
 
