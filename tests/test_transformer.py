@@ -78,3 +78,40 @@ def test_reorder_state_selects_rows():
     a, _ = model.step(tgt[idx, 1], picked)
     b, _ = model.step(tgt[:, 1], state)
     assert torch.allclose(a, b[idx], atol=1e-5)
+
+
+def test_uncached_steps_give_the_same_logits_and_search_output():
+    from translator.search import beam_search
+
+    model = tiny()
+    src, tgt = batch()
+    cached = model.init_state(model.encode(src))
+    model.use_cache = False
+    uncached = model.init_state(model.encode(src))
+    for t in range(tgt.size(1)):
+        a, uncached = model.step(tgt[:, t], uncached)
+        model.use_cache = True
+        b, cached = model.step(tgt[:, t], cached)
+        model.use_cache = False
+        assert torch.allclose(a, b, atol=1e-4)
+    assert "prefix" in uncached and "prefix" not in cached
+    slow = beam_search(model, src, beam=3, nbest=3)
+    model.use_cache = True
+    fast = beam_search(model, src, beam=3, nbest=3)
+    assert [[h.tokens for h in s] for s in slow] == [[h.tokens for h in s] for s in fast]
+
+
+def test_recorded_cross_attention_is_a_distribution_over_real_source_tokens():
+    model = tiny()
+    src, tgt = batch()
+    model.record_attention(-1)
+    state = model.init_state(model.encode(src))
+    for t in range(3):
+        _, state = model.step(tgt[:, t], state)
+        weights = state["attention"]
+        assert weights.shape == src.shape
+        assert torch.allclose(weights.sum(-1), torch.ones(3), atol=1e-5)
+        assert torch.all(weights[src == 0] == 0)
+    model.record_attention(None)
+    _, state = model.step(tgt[:, 3], model.init_state(model.encode(src)))
+    assert "attention" not in state

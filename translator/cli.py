@@ -104,7 +104,7 @@ def evaluate(
 ):
     """Decode a split (or --src/--ref files) and print sacreBLEU BLEU, chrF and TER."""
     from translator.checkpoint import atomic_write_bytes
-    from translator.evaluate import plot_by_length
+    from translator.plots import plot_by_length
 
     if split not in ("dev", "test"):
         raise UserError(f"--split must be dev or test, got '{split}'")
@@ -170,6 +170,13 @@ def translate(
     nbest: Annotated[int, typer.Option("--nbest", min=1, help="Print K lines per input")] = 1,
     batch_size: Annotated[int | None, typer.Option("--batch-size", min=1)] = None,
     device: DeviceOpt = "auto",
+    plot_attention: Annotated[
+        Path | None,
+        typer.Option("--plot-attention", help="Save the attention heatmap of one sentence (PNG)"),
+    ] = None,
+    layer: Annotated[
+        int, typer.Option("--layer", help="Transformer decoder layer to draw (-1: last)")
+    ] = -1,
 ):
     """Translate sentences given as arguments, or standard input line by line."""
     from translator.inference import Translator
@@ -178,6 +185,9 @@ def translate(
     dc = _decode_settings(translator.cfg, beam, batch_size)
     if nbest > dc.beam:
         dc = replace(dc, beam=nbest)
+    if plot_attention is not None:
+        _plot_attention(translator, text or [], dc, plot_attention, layer)
+        return
 
     def emit(lines: list[str]) -> None:
         for i, hyps in enumerate(translator.translate(lines, dc, nbest=nbest)):
@@ -201,6 +211,31 @@ def translate(
             buf = []
     if buf:
         emit(buf)
+
+
+def _plot_attention(translator, text: list[str], dc, path: Path, layer: int) -> None:
+    from translator.plots import plot_attention
+
+    if len(text) != 1:
+        raise UserError("--plot-attention draws one sentence: give exactly one text argument")
+    n_layers = (
+        len(getattr(translator.model, "decoder", []))
+        if translator.cfg.model.type == "transformer"
+        else 0
+    )
+    if n_layers and not -n_layers <= layer < n_layers:
+        raise UserError(
+            f"--layer {layer}: the decoder has {n_layers} layers (0..{n_layers - 1}, or -1)"
+        )
+    best = translator.translate(text, dc)[0][0]
+    source, target, weights = translator.attention(text[0], list(best.tokens), layer)
+    kind = translator.cfg.model.type
+    title = f"{kind}: {best.text}" + (
+        f" (decoder layer {layer}, mean of heads)" if n_layers else ""
+    )
+    plot_attention(source, target, weights, str(path), title)
+    typer.echo(best.text)
+    typer.echo(f"attention heatmap written to {path}", err=True)
 
 
 def main() -> None:

@@ -59,22 +59,3 @@ def by_length(
             }
         )
     return rows
-
-
-def plot_by_length(series: dict[str, list[dict]], path: str) -> None:
-    """One line per model: BLEU against source-length bucket."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for name, rows in series.items():
-        ax.plot([r["bucket"] for r in rows], [r["bleu"] for r in rows], marker="o", label=name)
-    ax.set_xlabel("source sentence length (words)")
-    ax.set_ylabel("BLEU")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)

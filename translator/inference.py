@@ -11,7 +11,7 @@ from tqdm import tqdm
 from translator.checkpoint import load_checkpoint
 from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.batching import pad_ids
-from translator.data.tokenizer import Tokenizer
+from translator.data.tokenizer import BOS, EOS, Tokenizer
 from translator.errors import UserError
 from translator.models.base import Seq2Seq, build_model
 from translator.runtime import autocast, pick_device
@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 class Translation:
     text: str
     score: float
+    tokens: tuple[int, ...] = ()  # target subword ids, without <bos>/<eos>
 
 
 def build_from_checkpoint(ckpt: dict, where: str) -> tuple[Config, Tokenizer, Seq2Seq]:
@@ -107,8 +108,38 @@ class Translator:
                 )
             for j, sent in zip(batch, hyps):
                 texts = self.tokenizer.decode_tgt([h.tokens for h in sent])
-                results[todo[j]] = [Translation(t, h.score) for t, h in zip(texts, sent)]
+                results[todo[j]] = [
+                    Translation(t, h.score, tuple(h.tokens)) for t, h in zip(texts, sent)
+                ]
         return results
 
     def model_max_source(self) -> int:
         return int(getattr(self.cfg.model, "max_positions", 1024))
+
+    def attention(self, line: str, tokens: list[int], layer: int = -1):
+        """Source pieces, target pieces and the [target, source] attention weights that the
+        model gives while it produces `tokens` (then <eos>) for `line`."""
+        model = self.model
+        if hasattr(model, "record_attention"):
+            model.record_attention(layer)
+        try:
+            src = pad_ids(self.tokenizer.encode_src([line])).to(self.device)
+            with torch.inference_mode():
+                state = model.init_state(model.encode(src))
+                prev, rows = BOS, []
+                for token in [*tokens, EOS]:
+                    _, state = model.step(torch.tensor([prev], device=self.device), state)
+                    if "attention" not in state:
+                        raise UserError(
+                            f"model.type {self.cfg.model.type} has no attention to draw "
+                            "(the Sutskever LSTM reads the source through one fixed vector)"
+                        )
+                    rows.append(state["attention"][0].float().cpu())
+                    prev = token
+        finally:
+            if hasattr(model, "record_attention"):
+                model.record_attention(None)
+        pieces = self.tokenizer.src.id_to_piece
+        source = [pieces(int(i)) for i in src[0]]
+        target = [self.tokenizer.tgt.id_to_piece(int(t)) for t in [*tokens, EOS]]
+        return source, target, torch.stack(rows).numpy()

@@ -39,6 +39,7 @@ class Attention(nn.Module):
         super().__init__()
         self.heads, self.dropout = heads, dropout
         self.self_attention = self_attention
+        self.keep_weights, self.last_weights = False, None
         if self_attention:
             self.qkv = nn.Linear(d, 3 * d)
         else:
@@ -69,7 +70,11 @@ class Attention(nn.Module):
         return self.attend(q, k, v, mask, causal), None
 
     def forward_cross(self, x, kv, mask):
-        return self.attend(self.split(self.q(x)), kv[0], kv[1], mask)
+        q = self.split(self.q(x))
+        if self.keep_weights:  # for pictures: the same softmax, kept (averaged over heads)
+            scores = q @ kv[0].transpose(-1, -2) / math.sqrt(q.size(-1))
+            self.last_weights = scores.masked_fill(~mask, float("-inf")).softmax(-1).mean(1)
+        return self.attend(q, kv[0], kv[1], mask)
 
 
 class FeedForward(nn.Sequential):
@@ -146,6 +151,8 @@ class Transformer(Seq2Seq):
         self.enc_norm = nn.LayerNorm(d) if cfg.pre_norm else nn.Identity()
         self.dec_norm = nn.LayerNorm(d) if cfg.pre_norm else nn.Identity()
         self.generator = nn.Linear(d, tgt_vocab, bias=False)
+        self.use_cache = True  # False: recompute the whole prefix each step (for comparison)
+        self.attention_layer: int | None = None
         self._init_weights()
         if cfg.tie_embeddings:
             self.generator.weight = self.tgt_embed.weight
@@ -181,14 +188,44 @@ class Transformer(Seq2Seq):
             "pos": 0,
         }
 
+    def record_attention(self, layer: int | None) -> None:
+        """Keep the cross-attention weights of decoder `layer` (None: stop) in the step state."""
+        self.attention_layer = layer
+        for block in self.decoder:
+            block.cross_attn.keep_weights = layer is not None and block is self.decoder[layer]
+
     def step(self, prev_tokens, state):
+        if not self.use_cache:
+            return self._step_uncached(prev_tokens, state)
         x = self.embed(self.tgt_embed, prev_tokens[:, None], offset=state["pos"])
         caches = []
         for layer, kv, cache in zip(self.decoder, state["cross"], state["self"]):
             x, cache = layer(x, kv, state["src_mask"], cache=cache)
             caches.append(cache)
         logits = self.generator(self.dec_norm(x[:, 0]))
-        return logits, {**state, "self": caches, "pos": state["pos"] + 1}
+        return logits, self._with_attention({**state, "self": caches, "pos": state["pos"] + 1})
+
+    def _step_uncached(self, prev_tokens, state):
+        """The whole prefix again at every step: the reference the cache must agree with."""
+        prefix = prev_tokens[:, None]
+        if "prefix" in state:
+            prefix = torch.cat([state["prefix"], prefix], 1)
+        x = self.embed(self.tgt_embed, prefix)
+        for layer, kv in zip(self.decoder, state["cross"]):
+            x, _ = layer(x, kv, state["src_mask"])
+        logits = self.generator(self.dec_norm(x[:, -1]))
+        new = {**state, "prefix": prefix, "pos": state["pos"] + 1}
+        if self.attention_layer is not None:
+            self.decoder[self.attention_layer].cross_attn.last_weights = self.decoder[
+                self.attention_layer
+            ].cross_attn.last_weights[:, -1:]
+        return logits, self._with_attention(new)
+
+    def _with_attention(self, state):
+        if self.attention_layer is None:
+            return state
+        weights = self.decoder[self.attention_layer].cross_attn.last_weights
+        return {**state, "attention": weights[:, -1]}
 
     def forward(self, src, tgt_in):
         memory = self.encode(src)
