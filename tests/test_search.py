@@ -86,7 +86,8 @@ def test_beam_search_hypothesis_scores_match_the_model():
     ):
         for h in hyps:
             ids = [2] + h.tokens
-            logp = torch.log_softmax(model(src[i : i + 1], torch.tensor([ids]))[0], -1)
+            with torch.no_grad():
+                logp = torch.log_softmax(model(src[i : i + 1], torch.tensor([ids]))[0], -1)
             targets = h.tokens + [EOS]
             ended = len(h.tokens) < int(max_lengths(src[i : i + 1], 1.0, 4))
             total = sum(float(logp[t, targets[t]]) for t in range(len(targets) - (not ended)))

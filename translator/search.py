@@ -127,7 +127,7 @@ def beam_search(
         if keep.numel() == 0:
             break
         flat = (keep[:, None] * k + beam_origin[keep]).view(-1)
-        state = model.reorder_state(state, flat)
+        state = model.reorder_state(state, flat, same_sentences=keep.numel() == sent.numel())
         scores, history, sent = scores[keep], history[keep], sent[keep]
         prev = next_tok[keep].view(-1)
     for hyps in finished:

@@ -37,6 +37,9 @@ class Seq2Seq(nn.Module):
     """Base class: subclasses implement encode, init_state, step and forward."""
 
     pad_id = PAD
+    # State entries that depend on the source sentence only (encoder outputs, attention keys):
+    # every beam of a sentence holds the same rows of them.
+    source_keys: tuple[str, ...] = ()
 
     def encode(self, src: torch.Tensor) -> State:
         raise NotImplementedError
@@ -48,8 +51,16 @@ class Seq2Seq(nn.Module):
         """Logits [N, V] for the next token given the previous one [N]."""
         raise NotImplementedError
 
-    def reorder_state(self, state: State, indices: torch.Tensor) -> State:
-        return select_rows(state, indices)
+    def reorder_state(
+        self, state: State, indices: torch.Tensor, same_sentences: bool = False
+    ) -> State:
+        """Rows `indices` of the state. With `same_sentences` (beams moved only within their
+        own sentence), the source-only entries are already right and are not copied."""
+        if not same_sentences or not isinstance(state, dict):
+            return select_rows(state, indices)
+        return {
+            k: v if k in self.source_keys else select_rows(v, indices) for k, v in state.items()
+        }
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError

@@ -247,6 +247,8 @@ class SutskeverLSTM(RecurrentSeq2Seq):
 class AttentionSeq2Seq(RecurrentSeq2Seq):
     """Bidirectional encoder, bridge, and a state that carries the source for attention."""
 
+    source_keys = ("memory", "keys", "src_mask")
+
     def __init__(self, cfg, src_vocab, tgt_vocab, share_src_tgt):
         super().__init__(cfg, src_vocab, tgt_vocab, share_src_tgt)
         self.encoder = Encoder(

@@ -134,6 +134,8 @@ class DecoderLayer(nn.Module):
 
 
 class Transformer(Seq2Seq):
+    source_keys = ("cross", "src_mask")
+
     def __init__(self, cfg, src_vocab: int, tgt_vocab: int, share_src_tgt: bool = False):
         super().__init__()
         d = cfg.d_model
