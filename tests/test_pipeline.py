@@ -184,3 +184,43 @@ def test_resume_continues_exactly(tmp_path):
     # and the check has teeth: a fresh 6-step run from the same start is not the same model
     other = run_steps(tmp_path / "other", 6)
     assert not all(torch.equal(a[n], other.model.state_dict()[n]) for n in a)
+
+
+def test_translate_file_nbest_and_interactive(trained, tmp_path):
+    run, _, env = trained
+    ckpt = str(run / "best.pt")
+    lines = ["Ein Hund läuft.", "", "Die Katze schläft.", "Ein Mann liest ein Buch."]
+    src = tmp_path / "in.de"
+    src.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.en"
+    result = cli(
+        "translate", "--checkpoint", ckpt, "--input", str(src), "--output", str(out), env_extra=env
+    )
+    assert result.returncode == 0, result.stderr
+    written = out.read_text().split("\n")[:-1]
+    assert len(written) == len(lines) and written[1] == ""
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
+
+    result = cli(
+        "translate", "--checkpoint", ckpt, "--input", str(src), "--nbest", "3", env_extra=env
+    )
+    assert result.returncode == 0, result.stderr
+    rows = [r.split("\t") for r in result.stdout.splitlines()]
+    assert len(rows) == 3 * len(lines)
+    assert [int(r[0]) for r in rows] == [i for i in range(len(lines)) for _ in range(3)]
+    for i in (0, 2, 3):
+        scores = [float(r[1]) for r in rows[3 * i : 3 * i + 3]]
+        assert scores == sorted(scores, reverse=True)
+        assert rows[3 * i][2] == written[i]  # the 1-best of --nbest is the plain translation
+
+    result = cli(
+        "translate",
+        "--checkpoint",
+        ckpt,
+        "--interactive",
+        stdin="Ein Hund läuft.\nDie Katze schläft.\n",
+        env_extra=env,
+    )
+    assert result.returncode == 0, result.stderr
+    answers = [line for line in result.stdout.split("de> ") if line.startswith("en> ")]
+    assert [a.strip()[4:] for a in answers] == [written[0], written[2]]

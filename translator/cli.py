@@ -177,8 +177,17 @@ def translate(
     layer: Annotated[
         int, typer.Option("--layer", help="Transformer decoder layer to draw (-1: last)")
     ] = -1,
+    input_file: Annotated[
+        Path | None, typer.Option("--input", help="Translate this file (one sentence a line)")
+    ] = None,
+    output_file: Annotated[
+        Path | None, typer.Option("--output", help="Write the translations here")
+    ] = None,
+    interactive: Annotated[
+        bool, typer.Option("--interactive", help="A prompt loop for typing sentences")
+    ] = False,
 ):
-    """Translate sentences given as arguments, or standard input line by line."""
+    """Translate sentences given as arguments, standard input, or --input F, line by line."""
     from translator.inference import Translator
 
     translator = Translator.from_checkpoint(str(checkpoint), device)
@@ -188,29 +197,89 @@ def translate(
     if plot_attention is not None:
         _plot_attention(translator, text or [], dc, plot_attention, layer)
         return
+    if output_file is not None and input_file is None:
+        raise UserError("--output needs --input F (arguments and stdin go to standard output)")
 
-    def emit(lines: list[str]) -> None:
-        for i, hyps in enumerate(translator.translate(lines, dc, nbest=nbest)):
-            if nbest == 1:
-                sys.stdout.write(hyps[0].text + "\n")
-            else:
-                for h in hyps:
-                    sys.stdout.write(f"{i}\t{h.score:.4f}\t{h.text}\n")
-        sys.stdout.flush()
-
-    if text:
-        emit(list(text))
+    if interactive:
+        _interactive(translator, dc)
         return
-    # Interactive input is answered line by line; piped input in chunks (same output).
-    chunk = 1 if sys.stdin.isatty() else dc.batch_size
+    if text:
+        _write_translations(translator, [list(text)], sys.stdout, dc, nbest)
+        return
+    if input_file is None:  # stdin: a person typing gets each line back at once
+        chunk = 1 if sys.stdin.isatty() else dc.batch_size
+        _write_translations(translator, _chunks(sys.stdin, chunk), sys.stdout, dc, nbest)
+        return
+    _translate_file(translator, input_file, output_file, dc, nbest)
+
+
+def _chunks(stream, size: int):
+    """Lists of up to `size` lines (newline removed) from a text stream, lazily."""
     buf: list[str] = []
-    for line in sys.stdin:
+    for line in stream:
         buf.append(line.rstrip("\n").rstrip("\r"))
-        if len(buf) >= chunk:
-            emit(buf)
+        if len(buf) >= size:
+            yield buf
             buf = []
     if buf:
-        emit(buf)
+        yield buf
+
+
+def _write_translations(translator, chunks, out, dc, nbest: int, bar=None) -> None:
+    """Translate chunk by chunk; one line per input line (nbest: K lines, index TAB score TAB
+    text), flushed after each chunk so output starts before the input ends."""
+    index = 0
+    for lines in chunks:
+        for hyps in translator.translate(lines, dc, nbest=nbest):
+            if nbest == 1:
+                out.write(hyps[0].text + "\n")
+            else:
+                out.writelines(f"{index}\t{h.score:.4f}\t{h.text}\n" for h in hyps)
+            index += 1
+        out.flush()
+        if bar is not None:
+            bar.update(len(lines))
+
+
+def _translate_file(translator, input_file: Path, output_file: Path | None, dc, nbest) -> None:
+    import os
+    import tempfile
+
+    from translator.data.corpus import read_lines
+
+    lines = read_lines(input_file)
+    chunks = [lines[i : i + 4096] for i in range(0, len(lines), 4096)]
+    bar = tqdm(total=len(lines), desc="translate", unit="line", file=sys.stderr)
+    if output_file is None:
+        _write_translations(translator, chunks, sys.stdout, dc, nbest, bar)
+        bar.close()
+        return
+    # Written next to the target and renamed at the end: never a half-written output file.
+    folder = output_file.parent if str(output_file.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{output_file.name}.", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            _write_translations(translator, chunks, out, dc, nbest, bar)
+        os.replace(tmp, output_file)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    finally:
+        bar.close()
+
+
+def _interactive(translator, dc) -> None:
+    """A prompt loop for a person: one sentence in, its translation out, until Ctrl-D."""
+    src, tgt = translator.cfg.data.src_lang, translator.cfg.data.tgt_lang
+    print(f"translating {src} -> {tgt}; an empty line or Ctrl-D ends", file=sys.stderr)
+    while True:
+        try:
+            line = input(f"{src}> ")
+        except EOFError:
+            break
+        if not line.strip():
+            break
+        print(f"{tgt}> {translator.translate([line], dc)[0][0].text}", flush=True)
 
 
 def _plot_attention(translator, text: list[str], dc, path: Path, layer: int) -> None:

@@ -76,7 +76,7 @@ class Translator:
         dc = decode_cfg or self.cfg.decode
         if nbest > dc.beam:
             raise UserError(f"--nbest {nbest} needs a beam of at least {nbest} (beam is {dc.beam})")
-        results: list[list[Translation]] = [[Translation("", 0.0)] for _ in lines]
+        results: list[list[Translation]] = [[Translation("", 0.0)] * nbest for _ in lines]
         todo = [i for i, line in enumerate(lines) if line.strip()]
         if not todo:
             return results
