@@ -38,5 +38,9 @@ bench-train: install
 	$(BIN)/python scripts/bench_train.py --config configs/multi30k_transformer.yaml \
 		--set data.dir=$(DATA) --steps 30 --dtype fp32 --dtype bf16
 
+bench-decode: install
+	$(BIN)/python scripts/bench_decode.py --set data.dir=$(DATA) \
+		$(foreach f,transformer lstm bahdanau luong,$(if $(wildcard runs/multi30k_$(f)/best.pt),--checkpoint runs/multi30k_$(f)/best.pt))
+
 clean:
 	rm -rf runs .pytest_cache .ruff_cache

@@ -224,3 +224,21 @@ def test_translate_file_nbest_and_interactive(trained, tmp_path):
     assert result.returncode == 0, result.stderr
     answers = [line for line in result.stdout.split("de> ") if line.startswith("en> ")]
     assert [a.strip()[4:] for a in answers] == [written[0], written[2]]
+
+
+def test_very_long_line_is_cut_with_a_warning_and_translated(trained):
+    run, _, env = trained
+    long_line = " ".join(["Ein Hund läuft."] * 700)  # over 10,000 characters
+    assert len(long_line) > 10_000
+    result = cli(
+        "translate",
+        "--checkpoint",
+        str(run / "best.pt"),
+        "--beam",
+        "1",
+        stdin=long_line + "\nDie Katze schläft.\n",
+        env_extra=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "cut to the model's limit" in result.stderr
+    assert len(result.stdout.split("\n")[:-1]) == 2

@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from translator.config import ModelConfig
@@ -93,3 +94,37 @@ def test_beam_search_hypothesis_scores_match_the_model():
             total = sum(float(logp[t, targets[t]]) for t in range(len(targets) - (not ended)))
             length = len(h.tokens) + int(ended)
             assert abs(total / float(length_penalty(torch.tensor(length), 0.6)) - h.score) < 1e-3
+
+
+@pytest.mark.parametrize("family", ["transformer", "lstm", "bahdanau", "luong"])
+def test_output_does_not_depend_on_batch_size(family):
+    from translator.config import ModelConfig
+    from translator.models.base import build_model
+
+    torch.manual_seed(7)
+    cfg = ModelConfig(
+        type=family,
+        d_model=32,
+        heads=4,
+        enc_layers=1,
+        dec_layers=1,
+        ff_dim=64,
+        embed_dim=24,
+        hidden_size=32,
+        dropout=0.0,
+    )
+    model = build_model(cfg, 30, 30, True).eval()
+    favour_eos(model, 0.3)
+    g = torch.Generator().manual_seed(3)
+    src = torch.randint(4, 30, (7, 9), generator=g)
+    for row, length in enumerate([9, 3, 6, 1, 8, 5, 2]):
+        src[row, length:] = 0
+    for beam in (1, 3):
+        together = beam_search(model, src, beam=beam, max_len_a=1.0, max_len_b=4)
+        for row in range(src.size(0)):
+            real = int((src[row] != 0).sum())
+            alone = beam_search(
+                model, src[row : row + 1, :real], beam=beam, max_len_a=1.0, max_len_b=4
+            )
+            assert alone[0][0].tokens == together[row][0].tokens, (family, beam, row)
+            assert abs(alone[0][0].score - together[row][0].score) < 1e-4

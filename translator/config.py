@@ -314,4 +314,10 @@ def save_config(cfg: Config, path: str | Path) -> None:
     from translator.checkpoint import atomic_write_bytes
 
     text = yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True)
-    atomic_write_bytes(Path(path), text.encode("utf-8"))
+    try:
+        atomic_write_bytes(Path(path), text.encode("utf-8"))
+    except OSError as err:
+        raise UserError(
+            f"cannot write {path}: {err.strerror or err}",
+            "check that run_dir is writable and the disk has space",
+        ) from None

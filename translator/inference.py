@@ -30,6 +30,13 @@ class Translation:
 def build_from_checkpoint(ckpt: dict, where: str) -> tuple[Config, Tokenizer, Seq2Seq]:
     cfg = config_from_dict(ckpt.get("config"), f"{where} (saved config)")
     tokenizer = Tokenizer.from_state(ckpt["tokenizer"])
+    expected = ckpt["tokenizer"].get("sha256")
+    if expected is not None and expected != tokenizer.fingerprint():
+        raise UserError(
+            f"{where}: the tokenizer in the checkpoint is not the one its weights were trained "
+            "with (fingerprint mismatch)",
+            "use the checkpoint as training wrote it",
+        )
     model = build_model(
         cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, tokenizer.joint
     )

@@ -21,9 +21,9 @@ class Hypothesis:
     score: float  # length-normalised log-probability
 
 
-def max_lengths(src: torch.Tensor, a: float, b: int) -> torch.Tensor:
+def max_lengths(src: torch.Tensor, a: float, b: int, cap: int | None = None) -> torch.Tensor:
     src_len = (src != PAD).sum(1)
-    return (a * src_len.float() + b).long().clamp(min=1)
+    return (a * src_len.float() + b).long().clamp(min=1, max=cap)
 
 
 def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
@@ -40,7 +40,7 @@ def greedy_search(
     len_penalty: float = 1.0,
 ) -> list[list[Hypothesis]]:
     n = src.size(0)
-    limit = max_lengths(src, max_len_a, max_len_b)
+    limit = max_lengths(src, max_len_a, max_len_b, model.max_output_len)
     state = model.init_state(model.encode(src))
     prev = torch.full((n,), BOS, dtype=torch.long, device=src.device)
     alive = torch.arange(n, device=src.device)
@@ -80,7 +80,7 @@ def beam_search(
 ) -> list[list[Hypothesis]]:
     """Batched beam search; returns the `nbest` best hypotheses per sentence."""
     n, k, dev = src.size(0), beam, src.device
-    limit = max_lengths(src, max_len_a, max_len_b)
+    limit = max_lengths(src, max_len_a, max_len_b, model.max_output_len)
     rows = torch.arange(n, device=dev).repeat_interleave(k)
     state = model.reorder_state(model.init_state(model.encode(src)), rows)
     sent = torch.arange(n, device=dev)  # original index of each active sentence

@@ -56,6 +56,11 @@ class TrainState:
     history: list = field(default_factory=list)
 
 
+def is_oom(err: BaseException) -> bool:
+    text = str(err)
+    return "out of memory" in text or "can't allocate memory" in text
+
+
 def inverse_sqrt_lr(step: int, lr: float, warmup: int) -> float:
     """Linear warmup to `lr`, then decay with 1/sqrt(step) (Vaswani et al. 2017, eq. 3)."""
     if warmup <= 0:
@@ -260,14 +265,7 @@ class Trainer:
         lr = inverse_sqrt_lr(s.step + 1, tc.lr, tc.warmup_steps)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        self.optimizer.zero_grad(set_to_none=True)
-        total = torch.zeros((), device=self.device)
-        for batch in micro:
-            batch = batch.to(self.device)
-            with autocast(self.device, self.dtype):
-                loss = sequence_loss(self.model, batch, tc.label_smoothing) / n_tokens
-            loss.backward()
-            total += loss.detach()
+        total = self._gradients(micro, n_tokens)
         loss_value = float(total)
         if not math.isfinite(loss_value):
             s.skipped_steps += 1
@@ -291,6 +289,37 @@ class Trainer:
         s.step += 1
         s.target_tokens += n_tokens
         return loss_value, n_tokens
+
+    def _gradients(self, micro: list, n_tokens: int) -> torch.Tensor:
+        """Backward over the micro-batches; on out-of-memory, again with each batch split in
+        halves (then quarters), since a failed backward may have left partial gradients."""
+        for pieces in (1, 2, 4):
+            self.optimizer.zero_grad(set_to_none=True)
+            try:
+                total = torch.zeros((), device=self.device)
+                for batch in micro:
+                    for part in batch.split(pieces):
+                        part = part.to(self.device)
+                        with autocast(self.device, self.dtype):
+                            loss = sequence_loss(self.model, part, self.cfg.train.label_smoothing)
+                        (loss / n_tokens).backward()
+                        total += loss.detach() / n_tokens
+                return total
+            except (torch.OutOfMemoryError, RuntimeError) as err:
+                if not isinstance(err, torch.OutOfMemoryError) and not is_oom(err):
+                    raise
+                if self.device.type == "cuda":
+                    torch.cuda.empty_cache()
+                say(
+                    f"step {self.state.step + 1}: out of memory with batches of up to "
+                    f"{max(b.src.size(0) for b in micro) // pieces} rows; splitting them"
+                )
+        self.optimizer.zero_grad(set_to_none=True)
+        raise UserError(
+            f"out of memory even with each batch split in 4 (train.batch_tokens="
+            f"{self.cfg.train.batch_tokens})",
+            "lower train.batch_tokens and raise train.accumulate to keep the effective batch",
+        )
 
     def _on_signal(self, signum, frame) -> None:
         if self.stop_reason and self.stop_reason.startswith("interrupted"):

@@ -24,6 +24,20 @@ class Batch:
     tgt_out: torch.Tensor  # [B, T] y1 .. yn <eos>
     n_tokens: int  # real target tokens (the loss normaliser)
 
+    def split(self, pieces: int) -> list[Batch]:
+        """The rows in `pieces` smaller batches (for retrying after running out of memory)."""
+        if pieces <= 1 or self.src.size(0) < 2:
+            return [self]
+        out = []
+        for src, tgt_in, tgt_out in zip(
+            self.src.tensor_split(pieces),
+            self.tgt_in.tensor_split(pieces),
+            self.tgt_out.tensor_split(pieces),
+        ):
+            if src.size(0):
+                out.append(Batch(src, tgt_in, tgt_out, int((tgt_out != PAD).sum())))
+        return out
+
     def to(self, device: torch.device) -> Batch:
         nb = device.type == "cuda"
         return Batch(

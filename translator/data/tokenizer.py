@@ -122,7 +122,13 @@ class Tokenizer:
         return self.tgt.decode([[i for i in seq if i > EOS] for seq in ids])
 
     def state(self) -> dict:
-        return {"src": self.src_bytes, "tgt": self.tgt_bytes}
+        return {"src": self.src_bytes, "tgt": self.tgt_bytes, "sha256": self.fingerprint()}
+
+    def fingerprint(self) -> str:
+        """A hash of the model bytes: a checkpoint's weights belong to exactly this tokenizer."""
+        digest = hashlib.sha256(self.src_bytes)
+        digest.update(self.tgt_bytes or b"")
+        return digest.hexdigest()
 
     @classmethod
     def from_state(cls, state: dict) -> Tokenizer:

@@ -40,6 +40,7 @@ class Seq2Seq(nn.Module):
     # State entries that depend on the source sentence only (encoder outputs, attention keys):
     # every beam of a sentence holds the same rows of them.
     source_keys: tuple[str, ...] = ()
+    max_output_len: int | None = None  # steps the decoder can take at most (positions)
 
     def encode(self, src: torch.Tensor) -> State:
         raise NotImplementedError

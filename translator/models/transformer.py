@@ -153,6 +153,7 @@ class Transformer(Seq2Seq):
         self.enc_norm = nn.LayerNorm(d) if cfg.pre_norm else nn.Identity()
         self.dec_norm = nn.LayerNorm(d) if cfg.pre_norm else nn.Identity()
         self.generator = nn.Linear(d, tgt_vocab, bias=False)
+        self.max_output_len = cfg.max_positions  # decoder positions 0 .. max_positions - 1
         self.use_cache = True  # False: recompute the whole prefix each step (for comparison)
         self.attention_layer: int | None = None
         self._init_weights()

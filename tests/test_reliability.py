@@ -1,0 +1,264 @@
+"""Faults and hostile input: signals during training, kills during checkpoint writes,
+mismatched checkpoints, over-long input, and random bytes for the loaders."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from translator.checkpoint import load_checkpoint, save_checkpoint
+from translator.config import DataConfig, load_config
+from translator.data.corpus import load_corpus
+from translator.errors import UserError
+
+TINY = {
+    "seed": 2,
+    "data": {"dataset": "demo", "demo_train": 200, "demo_dev": 10, "demo_test": 10},
+    "tokenizer": {"vocab_size": 400},
+    "model": {"d_model": 32, "heads": 2, "enc_layers": 1, "dec_layers": 1, "ff_dim": 64},
+    "train": {
+        "max_steps": 100000,
+        "batch_tokens": 400,
+        "valid_every": 100000,
+        "save_every": 100000,
+        "dtype": "fp32",
+        "threads": 1,
+        "log_every": 1,
+    },
+}
+
+
+def start_training(tmp_path, extra_args=()):
+    cfg = {**TINY, "run_dir": str(tmp_path / "run")}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    env = {**os.environ, "TRANSLATOR_CACHE": str(tmp_path / "cache")}
+    cmd = [sys.executable, "-m", "translator", "train", "--config", str(path), *extra_args]
+    return (
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env),
+        path,
+        env,
+    )
+
+
+def wait_for_steps(proc, seconds=120):
+    """Read stderr until the progress bar has moved, so training is really under way."""
+    deadline, seen = time.time() + seconds, ""
+    while time.time() < deadline:
+        chunk = proc.stderr.read(200) if proc.stderr else ""
+        seen += chunk
+        if "tok_s=" in seen:
+            return seen
+        if proc.poll() is not None:
+            break
+    raise AssertionError(f"training did not start: {seen[-500:]}")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_saves_last_checkpoint_and_resume_continues(tmp_path, sig):
+    proc, cfg_path, env = start_training(tmp_path)
+    wait_for_steps(proc)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err[-2000:]
+    assert "interrupted by" in out
+    last = tmp_path / "run" / "last.pt"
+    step = load_checkpoint(last)["train_state"]["progress"]["step"]
+    assert step > 0
+    resumed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "translator",
+            "train",
+            "--config",
+            str(cfg_path),
+            "--resume",
+            "--set",
+            f"train.max_steps={step + 3}",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert f"resumed from step {step}" in resumed.stderr
+    assert load_checkpoint(last)["train_state"]["progress"]["step"] == step + 3
+
+
+WRITER = """
+import sys, torch
+from translator.checkpoint import save_checkpoint
+path = sys.argv[1]
+i = 0
+while True:
+    i += 1
+    save_checkpoint(path, {"model": {"w": torch.full((4_000_000,), float(i))}, "n": i})
+    print(i, flush=True)
+"""
+
+
+def test_kill_during_checkpoint_write_leaves_a_loadable_checkpoint(tmp_path):
+    path = tmp_path / "last.pt"
+    save_checkpoint(path, {"model": {"w": torch.zeros(3)}, "n": 0})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    proc.stdout.readline()  # at least one full write done; the next is under way
+    time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    ckpt = load_checkpoint(path)
+    assert ckpt["n"] >= 1
+    assert torch.all(ckpt["model"]["w"] == float(ckpt["n"]))  # one whole write, not a mix
+
+
+def test_checkpoint_with_another_tokenizer_is_a_user_error(tmp_path):
+    from translator.config import TokenizerConfig
+    from translator.data.tokenizer import Tokenizer
+    from translator.inference import build_from_checkpoint
+
+    proc, _, _ = start_training(tmp_path)
+    wait_for_steps(proc)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    ckpt = load_checkpoint(tmp_path / "run" / "last.pt")
+    build_from_checkpoint(ckpt, "last.pt")  # the real pair loads
+    other = Tokenizer.train(
+        [("a b c", "x y z")] * 50 + [("Hallo", "hello")] * 50, TokenizerConfig(vocab_size=300), 1
+    )
+    trained_with = ckpt["tokenizer"]["sha256"]
+    ckpt["tokenizer"] = other.state()  # another tokenizer, with its own fingerprint
+    with pytest.raises(UserError) as err:
+        build_from_checkpoint(ckpt, "last.pt")
+    assert "tokenizer" in str(err.value)
+    ckpt["tokenizer"] = {**other.state(), "sha256": trained_with}  # swapped model bytes
+    with pytest.raises(UserError) as err:
+        build_from_checkpoint(ckpt, "last.pt")
+    assert "fingerprint" in str(err.value)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.binary(max_size=400))
+def test_config_loader_random_bytes_load_or_user_error(tmp_path, data):
+    path = tmp_path / "random.yaml"
+    path.write_bytes(data)
+    try:
+        load_config(path)
+    except UserError as err:
+        assert "\n" not in str(err)
+
+
+yaml_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    doc=st.dictionaries(
+        st.sampled_from(["run_dir", "seed", "data", "model", "train", "decode", "tokenizer", "x"]),
+        yaml_values
+        | st.dictionaries(
+            st.sampled_from(["lr", "beam", "type", "dir", "max_steps"]), yaml_values, max_size=3
+        ),
+        max_size=4,
+    )
+)
+def test_config_loader_random_structures_load_or_user_error(tmp_path, doc):
+    path = tmp_path / "random.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    try:
+        load_config(path)
+    except UserError as err:
+        assert "\n" not in str(err)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    src=st.binary(max_size=300),
+    tgt=st.binary(max_size=300),
+    kind=st.sampled_from(["text", "tsv", "jsonl"]),
+)
+def test_corpus_readers_random_bytes_load_or_user_error(tmp_path, src, tgt, kind):
+    folder = tmp_path / f"corpus_{kind}"
+    folder.mkdir(exist_ok=True)
+    for old in folder.iterdir():
+        old.unlink()
+    for split in ("train", "dev", "test"):
+        if kind == "text":
+            (folder / f"{split}.de").write_bytes(src)
+            (folder / f"{split}.en").write_bytes(tgt)
+        else:
+            (folder / f"{split}.{kind}").write_bytes(src + tgt)
+    try:
+        corpus = load_corpus(DataConfig(dir=str(folder)))
+        assert corpus.train
+    except UserError as err:
+        assert "\n" not in str(err)
+
+
+def test_unwritable_run_dir_is_a_user_error(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")  # works as root too, unlike file permissions
+    cfg = {**TINY, "run_dir": str(blocker / "run"), "train": {**TINY["train"], "max_steps": 2}}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    env = {**os.environ, "TRANSLATOR_CACHE": str(tmp_path / "cache")}
+    result = subprocess.run(
+        [sys.executable, "-m", "translator", "train", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 2
+    assert "run_dir" in result.stderr and "cannot be created" in result.stderr
+    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_disk_full_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
+    import translator.checkpoint as ckpt_mod
+
+    path = tmp_path / "last.pt"
+    save_checkpoint(path, {"model": {"w": torch.ones(2)}, "n": 1})
+    real_fdopen = os.fdopen
+
+    class FullDisk:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def write(self, data):
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ckpt_mod.os, "fdopen", lambda fd, mode: FullDisk(real_fdopen(fd, mode)))
+    with pytest.raises(UserError) as err:
+        save_checkpoint(path, {"model": {"w": torch.zeros(2)}, "n": 2})
+    assert "No space left" in str(err.value)
+    monkeypatch.setattr(ckpt_mod.os, "fdopen", real_fdopen)
+    assert load_checkpoint(path)["n"] == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["last.pt"]
