@@ -1,10 +1,13 @@
 """The training loop: AdamW, inverse-square-root warmup, label smoothing, clipping,
 accumulation, autocast, validation by dev BLEU, early stopping, a wall-clock
-budget, exact resume, and a graceful stop on Ctrl-C or SIGTERM.
+budget, exact resume, a graceful stop on Ctrl-C or SIGTERM, and data-parallel
+training under torchrun (rank 0 validates, writes and logs; stop decisions are
+shared so that no rank is left waiting).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -16,19 +19,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from translator.checkpoint import atomic_write_bytes, load_checkpoint, save_checkpoint
 from translator.config import Config, save_config
 from translator.data.batching import TokenBatches
 from translator.data.corpus import load_corpus
-from translator.data.tokenizer import PAD, Tokenizer
+from translator.data.tokenizer import Tokenizer
+from translator.distributed import all_sum, any_rank, close, init_from_env, shard
 from translator.errors import UserError
-from translator.evaluate import bleu
-from translator.inference import Translator
-from translator.models.base import Seq2Seq, build_model
+from translator.models.base import build_model
+from translator.objective import inverse_sqrt_lr, is_oom, sequence_loss
 from translator.runtime import autocast, pick_device, pick_dtype, seed_everything, set_threads
+from translator.validation import validate
 
 log = logging.getLogger(__name__)
 
@@ -53,32 +57,8 @@ class TrainState:
     train_seconds: float = 0.0  # the same, without validation time
     target_tokens: int = 0
     skipped_steps: int = 0
-    history: list = field(default_factory=list)
-
-
-def is_oom(err: BaseException) -> bool:
-    text = str(err)
-    return "out of memory" in text or "can't allocate memory" in text
-
-
-def inverse_sqrt_lr(step: int, lr: float, warmup: int) -> float:
-    """Linear warmup to `lr`, then decay with 1/sqrt(step) (Vaswani et al. 2017, eq. 3)."""
-    if warmup <= 0:
-        return lr
-    step = max(step, 1)
-    return lr * min(step / warmup, math.sqrt(warmup / step))
-
-
-def sequence_loss(model: Seq2Seq, batch, smoothing: float) -> torch.Tensor:
-    """Summed label-smoothed cross-entropy over the real target tokens."""
-    logits = model(batch.src, batch.tgt_in)
-    return F.cross_entropy(
-        logits.float().view(-1, logits.size(-1)),
-        batch.tgt_out.view(-1),
-        ignore_index=PAD,
-        label_smoothing=smoothing,
-        reduction="sum",
-    )
+    history: list = field(default_factory=list)  # validations
+    losses: list = field(default_factory=list)  # [step, training loss] at each log_every
 
 
 class Trainer:
@@ -91,23 +71,19 @@ class Trainer:
             raise UserError(f"run_dir '{self.run_dir}' cannot be created: {err.strerror}") from None
         set_threads(tc.threads)
         seed_everything(cfg.seed)
-        self.device = pick_device(tc.device)
+        self.group, rank_device = init_from_env(tc.device)
+        self.device = rank_device or pick_device(tc.device)
         self.dtype = pick_dtype(tc.dtype, self.device)
+        if not self.group.main:
+            logging.getLogger("translator").setLevel(logging.WARNING)
         resume_ckpt = self._resume_checkpoint() if resume else None
 
         corpus = load_corpus(cfg.data, cfg.seed)
         log.info(
-            "corpus %s: %d train, %d dev, %d test pairs",
-            corpus.source,
-            len(corpus.train),
-            len(corpus.dev),
-            len(corpus.test),
+            f"corpus {corpus.source}: {len(corpus.train)} train, {len(corpus.dev)} dev, "
+            f"{len(corpus.test)} test pairs"
         )
-        self.tokenizer = (
-            Tokenizer.from_state(resume_ckpt["tokenizer"])
-            if resume_ckpt
-            else Tokenizer.train(corpus.train, cfg.tokenizer, cfg.seed)
-        )
+        self.tokenizer = self._tokenizer(corpus, resume_ckpt)
         self.batches = self._encode(corpus.train)
         self.dev = corpus.dev
         self.dev_batches = self._encode(corpus.dev, quiet=True)
@@ -118,6 +94,12 @@ class Trainer:
             self.tokenizer.tgt_vocab_size,
             self.tokenizer.joint,
         ).to(self.device)
+        # The model as training calls it: wrapped for gradient all-reduce under torchrun.
+        self.net = self.model
+        if self.group.active:
+            ids = [self.device.index] if self.device.type == "cuda" else None
+            self.net = DistributedDataParallel(self.model, device_ids=ids)
+            torch.manual_seed(cfg.seed + 7919 * self.group.rank)  # own dropout masks per rank
         self.optimizer = torch.optim.AdamW(
             self.model.parameters(),
             lr=tc.lr,
@@ -130,11 +112,8 @@ class Trainer:
             self._restore(resume_ckpt)
         self.stop_reason: str | None = None
         log.info(
-            "model %s: %s parameters on %s (%s)",
-            cfg.model.type,
-            f"{self.model.num_parameters():,}",
-            self.device,
-            str(self.dtype).split(".")[-1],
+            f"model {cfg.model.type}: {self.model.num_parameters():,} parameters on "
+            f"{self.device} ({str(self.dtype).split('.')[-1]}), {self.group.world} process(es)"
         )
 
     # -- setup -------------------------------------------------------------------------------
@@ -144,17 +123,23 @@ class Trainer:
             raise UserError(f"--resume: no {path} to resume from", "train without --resume first")
         return load_checkpoint(path)
 
+    def _tokenizer(self, corpus, resume_ckpt) -> Tokenizer:
+        if resume_ckpt:
+            return Tokenizer.from_state(resume_ckpt["tokenizer"])
+        if self.group.active and not self.group.main:
+            torch.distributed.barrier()  # rank 0 trains it; the others read it from the cache
+        tokenizer = Tokenizer.train(corpus.train, self.cfg.tokenizer, self.cfg.seed)
+        if self.group.active and self.group.main:
+            torch.distributed.barrier()
+        return tokenizer
+
     def _encode(self, pairs, quiet: bool = False) -> TokenBatches:
         src = self.tokenizer.encode_src([s for s, _ in pairs])
         tgt = self.tokenizer.encode_tgt([t for _, t in pairs])
         limit = self.cfg.model.max_positions
         keep = [i for i in range(len(src)) if len(src[i]) <= limit and len(tgt[i]) <= limit]
         if len(keep) < len(src) and not quiet:
-            log.info(
-                "dropped %d pairs longer than model.max_positions=%d subwords",
-                len(src) - len(keep),
-                limit,
-            )
+            log.info(f"dropped {len(src) - len(keep)} pairs over model.max_positions={limit}")
         return TokenBatches(
             [src[i] for i in keep],
             [tgt[i] for i in keep],
@@ -171,12 +156,8 @@ class Trainer:
         random.setstate(ts["rng"]["python"])
         if torch.cuda.is_available() and ts["rng"].get("cuda"):
             torch.cuda.set_rng_state_all(ts["rng"]["cuda"])
-        log.info(
-            "resumed from step %d (epoch %d, batch %d)",
-            self.state.step,
-            self.state.epoch,
-            self.state.batch_in_epoch,
-        )
+        st = self.state
+        log.info(f"resumed from step {st.step} (epoch {st.epoch}, batch {st.batch_in_epoch})")
 
     # -- checkpoints -------------------------------------------------------------------------
     def _payload(self, with_optimizer: bool) -> dict:
@@ -194,33 +175,27 @@ class Trainer:
         }
 
     def save(self, name: str) -> None:
+        if not self.group.main:
+            return
         save_checkpoint(self.run_dir / name, self._payload(with_optimizer=name == "last.pt"))
 
     # -- validation --------------------------------------------------------------------------
-    @torch.no_grad()
     def validate(self) -> dict:
-        start = time.perf_counter()
-        self.model.eval()
-        total = tokens = 0.0
-        for idx in self.dev_batches.epoch(0):
-            batch = self.dev_batches.collate(idx).to(self.device)
-            with autocast(self.device, self.dtype):
-                total += float(sequence_loss(self.model, batch, 0.0))
-            tokens += batch.n_tokens
-        translator = Translator(self.model, self.tokenizer, self.cfg, self.device, self.dtype)
-        dc = self.cfg.decode
-        valid_decode = type(dc)(**{**asdict(dc), "beam": self.cfg.train.valid_beam})
-        hyps = [r[0].text for r in translator.translate([s for s, _ in self.dev], valid_decode)]
-        self.model.train()
-        return {
-            "step": self.state.step,
-            "dev_loss": total / max(tokens, 1),
-            "dev_bleu": bleu(hyps, [t for _, t in self.dev]),
-            "seconds": time.perf_counter() - start,
-        }
+        result = validate(
+            self.model,
+            self.tokenizer,
+            self.cfg,
+            self.dev,
+            self.dev_batches,
+            self.device,
+            self.dtype,
+        )
+        return {"step": self.state.step, **result}
 
     def validate_and_keep_best(self) -> None:
         s, tc = self.state, self.cfg.train
+        if not self.group.main:  # rank 0 validates; its stop decision reaches the others
+            return
         result = self.validate()
         improved = result["dev_bleu"] > s.best_bleu
         if improved:
@@ -243,14 +218,10 @@ class Trainer:
         """The next `accumulate` batches, in the saved data order."""
         s, out = self.state, []
         while len(out) < self.cfg.train.accumulate:
-            epoch = self.batches.epoch(s.epoch)
+            epoch = shard(self.batches.epoch(s.epoch), self.group)
             if s.batch_in_epoch == 0:
-                log.info(
-                    "epoch %d: %d batches, padding %.1f%%",
-                    s.epoch + 1,
-                    len(epoch),
-                    100 * self.batches.padding_share(epoch),
-                )
+                pad = 100 * self.batches.padding_share(epoch)
+                log.info(f"epoch {s.epoch + 1}: {len(epoch)} batches, padding {pad:.1f}%")
             while s.batch_in_epoch < len(epoch) and len(out) < self.cfg.train.accumulate:
                 out.append(self.batches.collate(epoch[s.batch_in_epoch]))
                 s.batch_in_epoch += 1
@@ -259,15 +230,18 @@ class Trainer:
         return out
 
     def train_step(self) -> tuple[float, int]:
+        """One optimizer step; returns (loss per target token, target tokens) or (nan, 0)."""
         micro = self._next_batches()
-        n_tokens = sum(b.n_tokens for b in micro)
-        s, tc = self.state, self.cfg.train
+        s, tc, g = self.state, self.cfg.train, self.group
+        local_tokens = sum(b.n_tokens for b in micro)
+        n_tokens = int(all_sum(local_tokens, g, self.device))  # the loss normaliser, all ranks
         lr = inverse_sqrt_lr(s.step + 1, tc.lr, tc.warmup_steps)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        total = self._gradients(micro, n_tokens)
-        loss_value = float(total)
-        if not math.isfinite(loss_value):
+        # DDP averages gradients over ranks; scaling by world makes it a sum over all tokens.
+        total = self._gradients(micro, n_tokens / g.world)
+        loss_value = all_sum(float(total), g, self.device) / g.world
+        if any_rank(not math.isfinite(loss_value), g, self.device):
             s.skipped_steps += 1
             self.bad_in_a_row += 1
             say(
@@ -281,7 +255,7 @@ class Trainer:
                     "lower train.lr or raise train.warmup_steps;"
                     " last.pt and best.pt keep the last good weights",
                 )
-            return loss_value, 0
+            return float("nan"), 0
         self.bad_in_a_row = 0
         if tc.clip_norm > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), tc.clip_norm)
@@ -290,34 +264,40 @@ class Trainer:
         s.target_tokens += n_tokens
         return loss_value, n_tokens
 
-    def _gradients(self, micro: list, n_tokens: int) -> torch.Tensor:
+    def _gradients(self, micro: list, normaliser: float) -> torch.Tensor:
         """Backward over the micro-batches; on out-of-memory, again with each batch split in
-        halves (then quarters), since a failed backward may have left partial gradients."""
+        halves (then quarters), since a failed backward may have left partial gradients.
+        Under torchrun only the last backward of a step all-reduces (no_sync before it)."""
         for pieces in (1, 2, 4):
             self.optimizer.zero_grad(set_to_none=True)
+            parts = [part for batch in micro for part in batch.split(pieces)]
             try:
                 total = torch.zeros((), device=self.device)
-                for batch in micro:
-                    for part in batch.split(pieces):
+                for i, part in enumerate(parts):
+                    sync = i == len(parts) - 1 or not self.group.active
+                    with self.net.no_sync() if not sync else contextlib.nullcontext():
                         part = part.to(self.device)
                         with autocast(self.device, self.dtype):
-                            loss = sequence_loss(self.model, part, self.cfg.train.label_smoothing)
-                        (loss / n_tokens).backward()
-                        total += loss.detach() / n_tokens
+                            loss = sequence_loss(self.net, part, self.cfg.train.label_smoothing)
+                        (loss / normaliser).backward()
+                    total += loss.detach() / normaliser
                 return total
-            except (torch.OutOfMemoryError, RuntimeError) as err:
-                if not isinstance(err, torch.OutOfMemoryError) and not is_oom(err):
+            except RuntimeError as err:  # torch.OutOfMemoryError is a RuntimeError
+                if not is_oom(err):
                     raise
+                if self.group.active:  # one rank cannot retry out of step with the others
+                    break
                 if self.device.type == "cuda":
                     torch.cuda.empty_cache()
+                rows = max(b.src.size(0) for b in micro) // pieces
                 say(
-                    f"step {self.state.step + 1}: out of memory with batches of up to "
-                    f"{max(b.src.size(0) for b in micro) // pieces} rows; splitting them"
+                    f"step {self.state.step + 1}: out of memory with batches of up to {rows} "
+                    "rows; splitting them"
                 )
         self.optimizer.zero_grad(set_to_none=True)
         raise UserError(
-            f"out of memory even with each batch split in 4 (train.batch_tokens="
-            f"{self.cfg.train.batch_tokens})",
+            f"out of memory (train.batch_tokens={self.cfg.train.batch_tokens}"
+            + (")" if self.group.active else ", even with each batch split in 4)"),
             "lower train.batch_tokens and raise train.accumulate to keep the effective batch",
         )
 
@@ -326,9 +306,22 @@ class Trainer:
             raise KeyboardInterrupt  # a second signal: stop right now
         self.stop_reason = f"interrupted by {signal.Signals(signum).name}"
 
+    def _should_stop(self, budget: float) -> bool:
+        """Every rank stops at the same step when any rank has a reason to."""
+        s, tc = self.state, self.cfg.train
+        if self.stop_reason is None and s.elapsed >= budget:
+            self.stop_reason = f"time budget of {tc.max_minutes:g} minutes reached"
+        if self.stop_reason is None and s.step >= tc.max_steps:
+            self.stop_reason = f"train.max_steps={tc.max_steps} reached"
+        if any_rank(self.stop_reason is not None, self.group, self.device):
+            self.stop_reason = self.stop_reason or "stopped by another rank"
+            return True
+        return False
+
     def run(self) -> TrainState:
         cfg, tc, s = self.cfg, self.cfg.train, self.state
-        save_config(cfg, self.run_dir / "config.yaml")
+        if self.group.main:
+            save_config(cfg, self.run_dir / "config.yaml")
         handlers = {
             sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)
         }
@@ -336,44 +329,44 @@ class Trainer:
         self.model.train()
         budget = tc.max_minutes * 60 if tc.max_minutes else math.inf
         bar = tqdm(
-            total=tc.max_steps, initial=s.step, desc="train", unit="step", dynamic_ncols=True
+            total=tc.max_steps,
+            initial=s.step,
+            desc="train",
+            unit="step",
+            dynamic_ncols=True,
+            disable=not self.group.main,
         )
         window_tokens, window_start, last_validated = 0, time.perf_counter(), -1
         try:
-            while s.step < tc.max_steps and self.stop_reason is None:
+            while not self._should_stop(budget):
                 t0 = time.perf_counter()
                 loss, n_tok = self.train_step()
                 dt = time.perf_counter() - t0
                 s.elapsed += dt
                 s.train_seconds += dt
                 window_tokens += n_tok
-                bar.update(1 if n_tok else 0)
-                if s.step % tc.log_every == 0 and n_tok:
+                if not n_tok:
+                    continue
+                bar.update(1)
+                if s.step % tc.log_every == 0:
                     rate = window_tokens / max(time.perf_counter() - window_start, 1e-9)
+                    s.losses.append([s.step, round(loss, 4)])
+                    minutes = {"min": f"{s.elapsed / 60:.1f}/{tc.max_minutes:g}"}
                     bar.set_postfix(
                         loss=f"{loss:.3f}",
-                        lr=f"{self.optimizer.param_groups[0]['lr']:.2e}",
                         tok_s=f"{rate:,.0f}",
-                        **(
-                            {"min": f"{s.elapsed / 60:.1f}/{tc.max_minutes:g}"}
-                            if tc.max_minutes
-                            else {}
-                        ),
+                        lr=f"{self.optimizer.param_groups[0]['lr']:.2e}",
+                        **(minutes if tc.max_minutes else {}),
                     )
                     window_tokens, window_start = 0, time.perf_counter()
-                if s.elapsed >= budget:
-                    self.stop_reason = f"time budget of {tc.max_minutes:g} minutes reached"
-                    break
-                if n_tok and s.step % tc.valid_every == 0:
+                if s.step % tc.valid_every == 0 and s.elapsed < budget:
                     t0 = time.perf_counter()
                     self.validate_and_keep_best()
                     s.elapsed += time.perf_counter() - t0
                     last_validated = s.step
                     window_tokens, window_start = 0, time.perf_counter()
-                if n_tok and s.step % tc.save_every == 0:
+                if s.step % tc.save_every == 0:
                     self.save("last.pt")
-            if s.step >= tc.max_steps and self.stop_reason is None:
-                self.stop_reason = f"train.max_steps={tc.max_steps} reached"
             interrupted = self.stop_reason.startswith("interrupted")
             if last_validated != s.step and not interrupted and s.step > 0:
                 self.validate_and_keep_best()
@@ -400,15 +393,20 @@ class Trainer:
             "parameters": self.model.num_parameters(),
             "device": str(self.device),
             "dtype": str(self.dtype).split(".")[-1],
+            "processes": self.group.world,
             "validations": s.history,
+            "losses": s.losses,
         }
-        atomic_write_bytes(
-            self.run_dir / "summary.json", (json.dumps(summary, indent=1) + "\n").encode()
-        )
+        if self.group.main:
+            text = json.dumps(summary, indent=1) + "\n"
+            atomic_write_bytes(self.run_dir / "summary.json", text.encode())
         self.summary = summary
 
 
 def train(cfg: Config, resume: bool = False) -> dict:
     trainer = Trainer(cfg, resume=resume)
-    trainer.run()
+    try:
+        trainer.run()
+    finally:
+        close(trainer.group)
     return trainer.summary

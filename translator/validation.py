@@ -1,0 +1,35 @@
+"""Dev-set checks during training: teacher-forced loss and batched-decoding BLEU."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import torch
+
+from translator.evaluate import bleu
+from translator.inference import Translator
+from translator.objective import sequence_loss
+from translator.runtime import autocast
+
+
+@torch.no_grad()
+def validate(model, tokenizer, cfg, dev_pairs, dev_batches, device, dtype) -> dict:
+    """Dev loss per target token (no smoothing) and dev BLEU with `train.valid_beam`."""
+    start = time.perf_counter()
+    model.eval()
+    total = tokens = 0.0
+    for idx in dev_batches.epoch(0):
+        batch = dev_batches.collate(idx).to(device)
+        with autocast(device, dtype):
+            total += float(sequence_loss(model, batch, 0.0))
+        tokens += batch.n_tokens
+    translator = Translator(model, tokenizer, cfg, device, dtype)
+    decode = replace(cfg.decode, beam=cfg.train.valid_beam)
+    hyps = [r[0].text for r in translator.translate([s for s, _ in dev_pairs], decode)]
+    model.train()
+    return {
+        "dev_loss": total / max(tokens, 1),
+        "dev_bleu": bleu(hyps, [t for _, t in dev_pairs]),
+        "seconds": time.perf_counter() - start,
+    }
