@@ -351,7 +351,7 @@ class Trainer:
                 if s.step % tc.log_every == 0:
                     rate = window_tokens / max(time.perf_counter() - window_start, 1e-9)
                     s.losses.append([s.step, round(loss, 4)])
-                    minutes = {"min": f"{s.elapsed / 60:.1f}/{tc.max_minutes:g}"}
+                    minutes = {"min": f"{s.elapsed / 60:.1f}/{tc.max_minutes or 0:g}"}
                     bar.set_postfix(
                         loss=f"{loss:.3f}",
                         tok_s=f"{rate:,.0f}",
