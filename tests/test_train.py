@@ -58,8 +58,9 @@ def test_out_of_memory_splits_the_batch_and_gives_the_same_update(tmp_path, monk
     loss, tokens = split.train_step()
     assert calls[0] == rows and max(calls[1:]) <= (rows + 1) // 2 and len(calls) >= 3
     assert tokens > 0 and split.state.step == 1
+    # the gradients of the step (still in .grad) are those of the unsplit batch
     for a, b in zip(plain.model.parameters(), split.model.parameters(), strict=True):
-        assert torch.allclose(a, b, atol=1e-6)
+        assert torch.allclose(a.grad, b.grad, rtol=1e-4, atol=1e-7)
 
 
 def test_out_of_memory_that_splitting_cannot_fix_names_the_setting(tmp_path, monkeypatch):
