@@ -6,35 +6,26 @@ import subprocess
 import sys
 
 import yaml
+from util import tiny_config
 
 from translator.distributed import Group, shard
 from translator.inference import Translator
 
-TINY = {
-    "seed": 4,
-    "data": {"dataset": "demo", "demo_train": 600, "demo_dev": 16, "demo_test": 16},
-    "tokenizer": {"vocab_size": 500},
-    "model": {
-        "d_model": 48,
-        "heads": 2,
-        "enc_layers": 1,
-        "dec_layers": 1,
-        "ff_dim": 96,
-        "dropout": 0.0,
-    },
-    "train": {
+TINY = tiny_config(
+    seed=4,
+    data={"demo_train": 600, "demo_dev": 16, "demo_test": 16},
+    tokenizer={"vocab_size": 500},
+    model={"d_model": 48, "ff_dim": 96},
+    train={
         "max_steps": 40,
         "lr": 0.002,
         "warmup_steps": 10,
         "valid_every": 20,
         "save_every": 20,
         "log_every": 5,
-        "dtype": "fp32",
-        "threads": 1,
         "patience": 0,
     },
-    "decode": {"beam": 2, "max_len_b": 5, "max_len_a": 1.0},
-}
+)
 
 
 def test_shard_gives_every_rank_different_batches_and_the_same_count():

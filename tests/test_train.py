@@ -2,35 +2,14 @@
 
 import pytest
 import torch
+from util import tiny_config
 
 from translator import train as train_mod
 from translator.config import config_from_dict
 from translator.errors import UserError
 from translator.train import Trainer, inverse_sqrt_lr
 
-TINY = {
-    "seed": 5,
-    "data": {"dataset": "demo", "demo_train": 60, "demo_dev": 10, "demo_test": 10},
-    "tokenizer": {"vocab_size": 400},
-    "model": {
-        "d_model": 32,
-        "heads": 2,
-        "enc_layers": 1,
-        "dec_layers": 1,
-        "ff_dim": 64,
-        "dropout": 0.0,
-    },
-    "train": {
-        "max_steps": 4,
-        "batch_tokens": 600,
-        "lr": 0.003,
-        "warmup_steps": 2,
-        "valid_every": 1000,
-        "save_every": 1000,
-        "dtype": "fp32",
-        "threads": 1,
-    },
-}
+TINY = tiny_config(seed=5, train={"max_steps": 4, "batch_tokens": 600, "warmup_steps": 2})
 
 
 def trainer(tmp_path, name):

@@ -14,3 +14,37 @@ def user_error(fn, *args, **kwargs) -> str:
     assert "\n" not in message and "\r" not in message, message
     assert "\x1b" not in message, message  # no terminal colour codes
     return message
+
+
+def tiny_config(**changes) -> dict:
+    """A training config that runs in seconds on the demo corpus.
+
+    Each keyword names a top-level key; a dict value updates that section's keys.
+    """
+    cfg = {
+        "seed": 1,
+        "data": {"dataset": "demo", "demo_train": 60, "demo_dev": 10, "demo_test": 10},
+        "tokenizer": {"vocab_size": 400},
+        "model": {
+            "d_model": 32,
+            "heads": 2,
+            "enc_layers": 1,
+            "dec_layers": 1,
+            "ff_dim": 64,
+            "dropout": 0.0,
+        },
+        "train": {
+            "max_steps": 12,
+            "batch_tokens": 400,
+            "lr": 0.003,
+            "warmup_steps": 4,
+            "valid_every": 1000,
+            "save_every": 1000,
+            "dtype": "fp32",
+            "threads": 1,
+        },
+        "decode": {"beam": 2, "max_len_b": 5, "max_len_a": 1.0},
+    }
+    for key, value in changes.items():
+        cfg[key] = {**cfg[key], **value} if isinstance(value, dict) else value
+    return cfg
