@@ -11,7 +11,7 @@ from tqdm import tqdm
 from translator.checkpoint import load_checkpoint
 from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.batching import pad_ids
-from translator.data.tokenizer import BOS, EOS, Tokenizer
+from translator.data.tokenizer import BOS, EOS, Tokenizer, fingerprint
 from translator.errors import UserError
 from translator.models.base import Seq2Seq, build_model
 from translator.runtime import autocast, pick_device
@@ -28,15 +28,21 @@ class Translation:
 
 
 def build_from_checkpoint(ckpt: dict, where: str) -> tuple[Config, Tokenizer, Seq2Seq]:
+    state = ckpt.get("tokenizer")
+    if not isinstance(state, dict) or not isinstance(state.get("src"), bytes):
+        raise UserError(f"{where}: not a translator model checkpoint (it has no tokenizer)")
     cfg = config_from_dict(ckpt.get("config"), f"{where} (saved config)")
-    tokenizer = Tokenizer.from_state(ckpt["tokenizer"])
-    expected = ckpt["tokenizer"].get("sha256")
-    if expected is not None and expected != tokenizer.fingerprint():
+    expected = state.get("sha256")
+    if expected is not None and expected != fingerprint(state["src"], state.get("tgt")):
         raise UserError(
             f"{where}: the tokenizer in the checkpoint is not the one its weights were trained "
             "with (fingerprint mismatch)",
             "use the checkpoint as training wrote it",
         )
+    try:
+        tokenizer = Tokenizer.from_state(state)
+    except UserError as err:
+        raise UserError(f"{where}: {err.message}") from None
     model = build_model(
         cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, tokenizer.joint
     )

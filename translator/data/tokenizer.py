@@ -81,6 +81,13 @@ def _cached_model(sentences: list[str], cfg: TokenizerConfig, seed: int) -> byte
     return data
 
 
+def fingerprint(src_model: bytes, tgt_model: bytes | None) -> str:
+    """A hash of the model bytes: a checkpoint's weights belong to exactly this tokenizer."""
+    digest = hashlib.sha256(src_model)
+    digest.update(tgt_model or b"")
+    return digest.hexdigest()
+
+
 class Tokenizer:
     """One joint sentencepiece model, or one per side."""
 
@@ -125,10 +132,7 @@ class Tokenizer:
         return {"src": self.src_bytes, "tgt": self.tgt_bytes, "sha256": self.fingerprint()}
 
     def fingerprint(self) -> str:
-        """A hash of the model bytes: a checkpoint's weights belong to exactly this tokenizer."""
-        digest = hashlib.sha256(self.src_bytes)
-        digest.update(self.tgt_bytes or b"")
-        return digest.hexdigest()
+        return fingerprint(self.src_bytes, self.tgt_bytes)
 
     @classmethod
     def from_state(cls, state: dict) -> Tokenizer:

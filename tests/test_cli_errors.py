@@ -1,0 +1,204 @@
+"""Every mistake a user can make, through the real CLI: one line, exit code 2, no traceback."""
+
+import gzip
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import yaml
+from util import tiny_config
+
+from translator.checkpoint import load_checkpoint, save_checkpoint
+from translator.config import config_from_dict
+from translator.train import Trainer
+
+
+def cli(*args, stdin=None, cwd=None):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "translator", *args],
+        input=stdin,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def assert_user_error(result, *needles):
+    assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
+    err = result.stderr.strip()
+    assert "Traceback" not in err, err
+    last = err.splitlines()[-1]
+    assert last.startswith("error: "), err
+    for needle in needles:
+        assert needle in last, (needle, last)
+    return last
+
+
+def write(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# -- config ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, needles",
+    [
+        ("train: [1, 2\n", ["not valid YAML", "line"]),
+        ("train:\n  lrr: 0.1\n", ["train.lrr", "did you mean 'train.lr'"]),
+        ("train:\n  lr: fast\n", ["train.lr", "must be a number"]),
+        ("model:\n  d_model: 1.5\n", ["model.d_model", "must be an integer"]),
+        ("train:\n  lr: -0.1\n", ["train.lr", "greater than 0"]),
+        ("decode:\n  beam: 0\n", ["decode.beam", "greater than 0"]),
+        ("train:\n  max_minutes: 0\n", ["train.max_minutes", "greater than 0"]),
+        ("model:\n  type: gru2seq\n", ["model.type", "transformer, lstm, bahdanau, luong"]),
+        ("train: 5\n", ["'train' must be a mapping"]),
+        ("- a\n- b\n", ["top level"]),
+    ],
+)
+def test_config_mistakes(tmp_path, text, needles):
+    path = write(tmp_path / "bad.yaml", text)
+    assert_user_error(cli("train", "--config", str(path)), str(path), *needles)
+
+
+def test_missing_config_file_and_bad_set(tmp_path):
+    assert_user_error(cli("train", "--config", str(tmp_path / "nope.yaml")), "nope.yaml")
+    path = write(tmp_path / "ok.yaml", "seed: 1\n")
+    assert_user_error(cli("train", "--config", str(path), "--set", "train.lr"), "KEY=VALUE")
+    assert_user_error(cli("train", "--config", str(path), "--set", "train.lrr=1"), "train.lrr")
+
+
+# -- data -------------------------------------------------------------------------------------
+
+
+def corpus_dir(
+    tmp_path, train_de="Ein Hund.\nEine Katze.\n", train_en="A dog.\nA cat.\n", encoding_bytes=None
+):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for split in ("val", "test"):
+        write(folder / f"{split}.de", "Ein Hund.\n")
+        write(folder / f"{split}.en", "A dog.\n")
+    if train_de is not None:
+        write(folder / "train.de", train_de)
+    if encoding_bytes is not None:
+        (folder / "train.en.gz").write_bytes(gzip.compress(encoding_bytes))
+    elif train_en is not None:
+        write(folder / "train.en", train_en)
+    return folder
+
+
+def train_on(tmp_path, folder, *extra):
+    cfg = write(tmp_path / "c.yaml", yaml.safe_dump(tiny_config(run_dir=str(tmp_path / "run"))))
+    return cli("train", "--config", str(cfg), "--set", f"data.dir={folder}", *extra)
+
+
+def test_missing_data_file(tmp_path):
+    folder = corpus_dir(tmp_path, train_en=None)
+    assert_user_error(train_on(tmp_path, folder), "train.en")
+
+
+def test_missing_data_folder(tmp_path):
+    assert_user_error(train_on(tmp_path, tmp_path / "nowhere"), "data.dir", "nowhere")
+
+
+def test_line_counts_differ(tmp_path):
+    folder = corpus_dir(tmp_path, train_de="a\nb\nc\n", train_en="x\ny\n")
+    assert_user_error(train_on(tmp_path, folder), "train.de", "train.en", "3", "2")
+
+
+def test_not_utf8_names_file_and_line(tmp_path):
+    folder = corpus_dir(tmp_path, encoding_bytes=b"A dog.\nA caf\xe9.\n")
+    assert_user_error(train_on(tmp_path, folder), "train.en.gz:2", "UTF-8")
+
+
+def test_empty_after_cleaning(tmp_path):
+    folder = corpus_dir(tmp_path, train_de=" \n\n", train_en="x\n\n")
+    assert_user_error(train_on(tmp_path, folder), "empty after cleaning")
+
+
+def test_language_not_in_data(tmp_path):
+    folder = corpus_dir(tmp_path)
+    result = train_on(tmp_path, folder, "--set", "data.src_lang=fr")
+    assert_user_error(result, "data.src_lang", "fr", "de, en")
+
+
+def test_hub_dataset_offline_points_to_local_files(tmp_path):
+    cfg = write(tmp_path / "c.yaml", yaml.safe_dump(tiny_config(run_dir=str(tmp_path / "r"))))
+    result = cli("train", "--config", str(cfg), "--set", "data.dataset=nobody/no-such-corpus")
+    assert_user_error(result, "nobody/no-such-corpus", "data.dir")
+
+
+# -- checkpoints ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ckpt")
+    cfg = config_from_dict(tiny_config(run_dir=str(root / "run"), train={"max_steps": 3}))
+    Trainer(cfg).run()
+    return root / "run" / "last.pt"
+
+
+def test_missing_truncated_and_garbage_checkpoints(tmp_path, checkpoint):
+    assert_user_error(cli("eval", "--checkpoint", str(tmp_path / "none.pt")), "none.pt")
+    data = checkpoint.read_bytes()
+    cut = tmp_path / "cut.pt"
+    cut.write_bytes(data[: len(data) // 2])
+    assert_user_error(cli("translate", "--checkpoint", str(cut), "Hallo"), "truncated or corrupt")
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"hello world" * 100)
+    assert_user_error(cli("translate", "--checkpoint", str(junk), "Hallo"), "junk.pt")
+
+
+def test_checkpoint_from_an_incompatible_version(tmp_path, checkpoint):
+    ckpt = load_checkpoint(checkpoint)
+    ckpt["format"] = 99
+    path = tmp_path / "future.pt"
+    torch.save(ckpt, path)
+    assert_user_error(cli("translate", "--checkpoint", str(path), "Hallo"), "format 99")
+
+
+def test_checkpoint_with_a_swapped_tokenizer(tmp_path, checkpoint):
+    ckpt = load_checkpoint(checkpoint)
+    ckpt["tokenizer"] = {**ckpt["tokenizer"], "src": ckpt["tokenizer"]["src"][:-1] + b"\x00"}
+    path = tmp_path / "swapped.pt"
+    save_checkpoint(path, {k: v for k, v in ckpt.items() if k not in ("format", "version")})
+    result = cli("translate", "--checkpoint", str(path), "Hallo")
+    assert_user_error(result, "swapped.pt")
+
+
+def test_malicious_checkpoint_runs_nothing(tmp_path):
+    marker = tmp_path / "pwned"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    path = tmp_path / "evil.pt"
+    torch.save({"format": 1, "model": Payload()}, path)
+    assert_user_error(cli("translate", "--checkpoint", str(path), "Hallo"), "refused to load")
+    assert not marker.exists()
+
+
+# -- translate input --------------------------------------------------------------------------
+
+
+def test_translate_input_edge_cases(checkpoint):
+    result = cli(
+        "translate", "--checkpoint", str(checkpoint), "--beam", "1", stdin="\n☃ Ein Hund läuft.\n\n"
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.split("\n")[:-1]
+    assert len(lines) == 3 and lines[0] == "" and lines[2] == ""
+    assert "⁇" not in result.stdout and "<unk>" not in result.stdout
+    assert_user_error(
+        cli("translate", "--checkpoint", str(checkpoint), "--output", "x.txt"), "--input"
+    )
+    assert_user_error(cli("eval", "--checkpoint", str(checkpoint), "--split", "train"), "--split")
