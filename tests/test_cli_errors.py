@@ -167,11 +167,13 @@ def test_checkpoint_from_an_incompatible_version(tmp_path, checkpoint):
 
 def test_checkpoint_with_a_swapped_tokenizer(tmp_path, checkpoint):
     ckpt = load_checkpoint(checkpoint)
-    ckpt["tokenizer"] = {**ckpt["tokenizer"], "src": ckpt["tokenizer"]["src"][:-1] + b"\x00"}
+    src = bytearray(ckpt["tokenizer"]["src"])
+    src[len(src) // 2] ^= 0x01  # one bit of the sentencepiece model changed, fingerprint kept
+    ckpt["tokenizer"] = {**ckpt["tokenizer"], "src": bytes(src)}
     path = tmp_path / "swapped.pt"
     save_checkpoint(path, {k: v for k, v in ckpt.items() if k not in ("format", "version")})
     result = cli("translate", "--checkpoint", str(path), "Hallo")
-    assert_user_error(result, "swapped.pt")
+    assert_user_error(result, "swapped.pt", "fingerprint")
 
 
 def test_malicious_checkpoint_runs_nothing(tmp_path):
