@@ -60,6 +60,7 @@ def write(path, text):
         ("model:\n  type: gru2seq\n", ["model.type", "transformer, lstm, bahdanau, luong"]),
         ("train: 5\n", ["'train' must be a mapping"]),
         ("- a\n- b\n", ["top level"]),
+        ("seed: 1\n", ["missing required key 'run_dir'"]),
     ],
 )
 def test_config_mistakes(tmp_path, text, needles):

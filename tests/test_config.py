@@ -79,7 +79,7 @@ decode:
 
 
 def test_empty_file_and_empty_mapping_give_the_defaults(tmp_path):
-    assert load_config(write(tmp_path, "")) == Config()
+    assert load_config(write(tmp_path, "run_dir: runs/demo\n")) == Config()
     assert config_from_dict({}) == Config()
     assert config_from_dict(None) == Config()
 
@@ -107,7 +107,7 @@ def test_exponent_notation_is_a_number(tmp_path, text, expected):
         message = user_error(load_config, write(tmp_path, f"train:\n  lr: {text}\n"))
         assert "train.lr" in message and "greater than 0" in message
         return
-    assert load_config(write(tmp_path, f"train:\n  lr: {text}\n")).train.lr == expected
+    assert load_config(write(tmp_path, f"run_dir: r\ntrain:\n  lr: {text}\n")).train.lr == expected
     assert config_from_dict({}, overrides=[f"train.lr={text}"]).train.lr == expected
 
 
@@ -250,7 +250,7 @@ def test_divisibility_is_only_required_of_the_transformer():
 
 
 def test_max_minutes_null_means_no_limit(tmp_path):
-    path = write(tmp_path, "train:\n  max_minutes: null\n")
+    path = write(tmp_path, "run_dir: r\ntrain:\n  max_minutes: null\n")
     assert load_config(path).train.max_minutes is None
 
 
@@ -258,7 +258,7 @@ def test_max_minutes_null_means_no_limit(tmp_path):
 
 
 def test_set_overrides_win_over_the_file(tmp_path):
-    path = write_yaml(tmp_path, {"seed": 5, "train": {"lr": 0.1, "max_steps": 10}})
+    path = write_yaml(tmp_path, {"run_dir": "r", "seed": 5, "train": {"lr": 0.1, "max_steps": 10}})
     cfg = load_config(path, overrides=["train.lr=0.25", "seed=9"])
     assert cfg.train.lr == 0.25 and cfg.seed == 9
     assert cfg.train.max_steps == 10  # untouched keys of the file survive
@@ -285,7 +285,7 @@ def test_set_overrides_win_over_the_file(tmp_path):
     ],
 )
 def test_set_values_are_parsed_as_yaml_scalars(tmp_path, assignment, key, expected, kind):
-    path = write_yaml(tmp_path, {"train": {"max_minutes": 7}, "data": {"dir": "x"}})
+    path = write_yaml(tmp_path, {"run_dir": "r", "train": {"max_minutes": 7}, "data": {"dir": "x"}})
     value = get(load_config(path, overrides=[assignment]), key)
     assert value == expected
     assert type(value) is kind
@@ -399,3 +399,11 @@ def test_save_overwrites_and_round_trips_none(tmp_path):
     again = load_config(path)
     assert again.train.max_minutes is None and again.data.dir is None
     assert again == cfg
+
+
+def test_a_config_file_must_name_its_run_dir(tmp_path):
+    """Without it, a second experiment would overwrite the first one's checkpoints."""
+    path = write(tmp_path, "seed: 3\n")
+    message = user_error(load_config, path)
+    assert "run_dir" in message and str(path) in message
+    assert load_config(path, overrides=["run_dir=runs/x"]).run_dir == "runs/x"

@@ -307,7 +307,16 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
         line = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(err, "problem", None) or "invalid YAML"
         raise UserError(f"{path}:{line}: not valid YAML: {problem}") from None
-    return config_from_dict(raw, str(path), overrides)
+    cfg = config_from_dict(raw, str(path), overrides)
+    # Every run names its folder: a default one would let a second experiment overwrite the
+    # checkpoints of the first.
+    given = {a.split("=", 1)[0].strip() for a in overrides}
+    if not (isinstance(raw, dict) and "run_dir" in raw) and "run_dir" not in given:
+        raise UserError(
+            f"{path}: missing required key 'run_dir'",
+            "name the folder for this run's checkpoints, e.g. run_dir: runs/my_model",
+        )
+    return cfg
 
 
 def save_config(cfg: Config, path: str | Path) -> None:
