@@ -35,8 +35,10 @@ format: install
 	$(BIN)/ruff format translator tests scripts
 
 bench-train: install
-	$(BIN)/python scripts/bench_train.py --config configs/multi30k_transformer.yaml \
-		--set data.dir=$(DATA) --steps 30 --dtype fp32 --dtype bf16
+	for f in transformer lstm bahdanau luong; do \
+		$(BIN)/python scripts/bench_train.py --config configs/multi30k_$$f.yaml \
+			--set data.dir=$(DATA) --steps 30 --dtype fp32 --dtype bf16 || exit 1; \
+	done
 
 bench-decode: install
 	$(BIN)/python scripts/bench_decode.py --set data.dir=$(DATA) \

@@ -3,6 +3,9 @@
     python scripts/bench_train.py --config configs/multi30k_transformer.yaml \
         --set data.dir=../shared/data/multi30k --steps 30 --dtype fp32 --dtype bf16
 
+Each configuration trains in its own Trainer; the peak memory is the process's
+peak so far (CPU) or the peak allocated on the GPU.
+
 Settings are measured one after another in the same process, so their ratio is
 meaningful even on a busy machine; absolute figures vary with the machine's load.
 """
@@ -11,11 +14,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import tempfile
 import time
 
 from translator.config import load_config
 from translator.train import Trainer
+
+
+def peak_memory_mb(device) -> int:
+    """Peak GPU memory allocated, or on the CPU the process's peak resident size."""
+    import torch
+
+    if device.type == "cuda":
+        return round(torch.cuda.max_memory_allocated(device) / 2**20)
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)  # KiB on Linux
 
 
 def main() -> None:
@@ -53,6 +66,7 @@ def main() -> None:
                         "target_tokens_per_s": round(tokens / seconds),
                         "seconds_per_step": round(seconds / args.steps, 3),
                         "padding_share": round(trainer.batches.padding_share(epoch), 3),
+                        "peak_memory_mb": peak_memory_mb(trainer.device),
                     }
                 ),
                 flush=True,

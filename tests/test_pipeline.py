@@ -220,3 +220,84 @@ def test_very_long_line_is_cut_with_a_warning_and_translated(trained):
     assert result.returncode == 0, result.stderr
     assert "cut to the model's limit" in result.stderr
     assert len(result.stdout.split("\n")[:-1]) == 2
+
+
+def test_by_length_buckets_cover_every_sentence():
+    from translator.evaluate import by_length
+
+    sources = [" ".join(["w"] * n) for n in [1, 2, 3, 7, 8, 12, 13, 14, 30, 31] * 5]
+    refs = [f"sentence number {i} here" for i in range(len(sources))]
+    hyps = [r if len(s.split()) <= 10 else "wrong words" for s, r in zip(sources, refs)]
+    rows = by_length(sources, hyps, refs, width=5, min_count=5)
+    assert sum(r["n"] for r in rows) == len(sources)
+    assert rows[0]["bucket"] == "1-5" and rows[0]["bleu"] == 100.0
+    assert rows[-1]["bucket"].endswith("+") and rows[-1]["bleu"] < 1.0
+
+
+def test_eval_by_length_plot_and_attention_pictures(trained, tmp_path):
+    run, _, env = trained
+    ckpt = str(run / "best.pt")
+    plot = tmp_path / "by_length.png"
+    result = cli(
+        "eval",
+        "--checkpoint",
+        ckpt,
+        "--checkpoint",
+        ckpt,
+        "--beam",
+        "1",
+        "--by-length",
+        "--json",
+        "--plot",
+        str(plot),
+        env_extra=env,
+    )
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(rows) == 2 and sum(b["n"] for b in rows[0]["by_length"]) == 20
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+    picture = tmp_path / "attention.png"
+    result = cli(
+        "translate",
+        "--checkpoint",
+        ckpt,
+        "--plot-attention",
+        str(picture),
+        "Ein Hund läuft.",
+        env_extra=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert picture.read_bytes()[:4] == b"\x89PNG" and len(result.stdout.splitlines()) == 1
+    result = cli(
+        "translate",
+        "--checkpoint",
+        ckpt,
+        "--plot-attention",
+        str(picture),
+        "--layer",
+        "3",
+        "Ein Hund läuft.",
+        env_extra=env,
+    )
+    assert result.returncode == 2 and "--layer 3" in result.stderr
+
+
+def test_attention_free_lstm_says_it_has_no_attention_to_draw(tmp_path):
+    cfg = config_from_dict(
+        tiny_config(
+            run_dir=str(tmp_path / "lstm"),
+            train={"max_steps": 2},
+            model={"type": "lstm", "embed_dim": 16, "hidden_size": 16},
+        )
+    )
+    Trainer(cfg).run()
+    result = cli(
+        "translate",
+        "--checkpoint",
+        str(tmp_path / "lstm" / "last.pt"),
+        "--plot-attention",
+        str(tmp_path / "a.png"),
+        "Ein Hund läuft.",
+    )
+    assert result.returncode == 2 and "no attention" in result.stderr
+    assert not (tmp_path / "a.png").exists()
