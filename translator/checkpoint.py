@@ -71,7 +71,9 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
-        raise UserError(f"checkpoint not found: {path}")
+        raise UserError(
+            f"checkpoint not found: {path}", "training writes RUN_DIR/best.pt and RUN_DIR/last.pt"
+        )
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as err:
@@ -84,7 +86,10 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             f"({reason[:120] or 'unsafe content'})"
         ) from None
     except Exception:  # a garbage file can make the unpickler fail in any way (KeyError, ...)
-        raise UserError(f"{path}: not a readable checkpoint (truncated or corrupt)") from None
+        raise UserError(
+            f"{path}: not a readable checkpoint (truncated or corrupt)",
+            "use the run's other checkpoint (best.pt or last.pt); both are written atomically",
+        ) from None
     if not isinstance(ckpt, dict) or "format" not in ckpt or "model" not in ckpt:
         raise UserError(f"{path}: not a translator checkpoint")
     if ckpt["format"] != FORMAT:

@@ -297,7 +297,7 @@ def config_from_dict(raw: Any, where: str = "config", overrides: list[str] = ())
 def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
     path = Path(path)
     if not path.is_file():
-        raise UserError(f"config file not found: {path}")
+        raise UserError(f"config file not found: {path}", "the configs/ folder has examples")
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
