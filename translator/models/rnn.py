@@ -305,8 +305,11 @@ class Bahdanau(AttentionSeq2Seq):
 
     def predict(self, s, context, y):
         # t_t = max-out(W_o [s_t; c_t; E y_{t-1}]) (pairs of units), p(y_t) = softmax(W_y t_t)
-        t = self.readout(torch.cat([s, context, y], -1))
-        return self.logits(self.drop(t.unflatten(-1, (-1, 2)).amax(-1)))
+        t = self.readout(torch.cat([s, context, y], -1)).unflatten(-1, (-1, 2)).amax(-1)
+        # The readout sees E y_{t-1} with N(0, 1) embeddings, and with tied weights the output
+        # layer is that same table: scaled by embed_dim^-1/2 the first logits have a standard
+        # deviation near 1 instead of ~18 (a first loss near ln V instead of ~70).
+        return self.logits(self.drop(t) * self.tgt_embed.embedding_dim**-0.5)
 
     def step(self, prev_tokens, state):
         y = self.embed_target(prev_tokens)
