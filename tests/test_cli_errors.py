@@ -1,31 +1,18 @@
 """Every mistake a user can make, through the real CLI: one line, exit code 2, no traceback."""
 
 import gzip
-import os
-import subprocess
-import sys
+from functools import partial
 
 import pytest
 import torch
 import yaml
-from util import tiny_config
+from util import cli, tiny_config
 
 from translator.checkpoint import load_checkpoint, save_checkpoint
 from translator.config import config_from_dict
 from translator.train import Trainer
 
-
-def cli(*args, stdin=None, cwd=None):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "translator", *args],
-        input=stdin,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+cli = partial(cli, timeout=300)
 
 
 def assert_user_error(result, *needles):

@@ -1,31 +1,16 @@
 """End to end on the demo corpus: train, resume, eval and translate, through the real CLI."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 import torch
 import yaml
-from util import tiny_config
+from util import cli, tiny_config
 
 from translator.config import config_from_dict
 from translator.train import Trainer
 
 TINY = tiny_config(seed=3, data={"demo_dev": 20, "demo_test": 20}, model={"dropout": 0.2})
-
-
-def cli(*args, stdin=None, env_extra=None):
-    env = {**os.environ, **(env_extra or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "translator", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,9 @@
 """Helpers shared by the test modules."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from translator.errors import UserError
@@ -48,3 +52,16 @@ def tiny_config(**changes) -> dict:
     for key, value in changes.items():
         cfg[key] = {**cfg[key], **value} if isinstance(value, dict) else value
     return cfg
+
+
+def cli(*args, stdin=None, env_extra=None, timeout=600):
+    """Run the real `translator` command in a subprocess, offline."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", **(env_extra or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "translator", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
