@@ -350,6 +350,9 @@ class Luong(AttentionSeq2Seq):
                 e, h, layers, batch_first=True, dropout=p if layers > 1 else 0.0
             )
         self.combine = nn.Linear(d + h, h, bias=False)  # W_c
+        # With the output tied to the N(0, 1) embedding table the first logits would have a
+        # standard deviation near 9 (a first loss near 35); scaled by embed_dim^-1/2, near 1.
+        self.readout_scale = e**-0.5 if cfg.tie_embeddings else 1.0
         self.output_layer(h, cfg.tie_embeddings)
 
     def init_state(self, memory):
@@ -364,6 +367,9 @@ class Luong(AttentionSeq2Seq):
         context, alpha = self.attend(h_t, state)
         return self.drop(torch.tanh(self.combine(torch.cat([context, h_t], -1)))), alpha
 
+    def readout(self, h_tilde):
+        return self.logits(h_tilde * self.readout_scale)
+
     def step(self, prev_tokens, state):
         y = self.embed_target(prev_tokens)
         if self.input_feeding:
@@ -375,7 +381,7 @@ class Luong(AttentionSeq2Seq):
         h_tilde, alpha = self.attentional(top, state)
         if self.input_feeding:
             new["feed"] = h_tilde
-        return self.logits(h_tilde), {**state, **new, "attention": alpha}
+        return self.readout(h_tilde), {**state, **new, "attention": alpha}
 
     def forward(self, src, tgt_in):
         state = self.init_state(self.encode(src))
@@ -383,14 +389,14 @@ class Luong(AttentionSeq2Seq):
         if not self.input_feeding:
             out, _ = self.decoder(ys, to_rnn(state))  # h_1..h_T in one call
             h_tilde, _ = self.attentional(out, state)  # all T steps with batched matmuls
-            return self.logits(h_tilde)
+            return self.readout(h_tilde)
         h, c = unstack(state)
         feed, outs = state["feed"], []
         for y in ys.unbind(1):
             h, c = self.cells(torch.cat([y, feed], -1), h, c)
             feed, _ = self.attentional(h[-1], state)
             outs.append(feed)
-        return self.logits(torch.stack(outs, 1))
+        return self.readout(torch.stack(outs, 1))
 
 
 FAMILIES = {"lstm": SutskeverLSTM, "bahdanau": Bahdanau, "luong": Luong}
