@@ -143,6 +143,12 @@ def test_unknown_key_without_a_close_match_has_no_suggestion(tmp_path):
     assert "did you mean" not in message
 
 
+def test_an_unknown_key_with_a_newline_in_it_is_quoted_on_one_line(tmp_path):
+    path = write_yaml(tmp_path, {"run_dir": "r", "data": {"bad\nkey\x1b": None}})
+    message = user_error(load_config, path)  # user_error requires one line, no escape codes
+    assert "data.bad\\nkey\\x1b" in message
+
+
 @pytest.mark.parametrize(
     "section, key, value, expected",
     [

@@ -5,6 +5,7 @@ import torch
 from util import tiny_config
 
 from translator import train as train_mod
+from translator import update as update_mod
 from translator.config import config_from_dict
 from translator.errors import UserError
 from translator.train import Trainer, inverse_sqrt_lr
@@ -18,10 +19,9 @@ def trainer(tmp_path, name):
 
 def test_out_of_memory_splits_the_batch_and_gives_the_same_update(tmp_path, monkeypatch):
     plain = trainer(tmp_path, "plain")
-    plain.bad_in_a_row = 0
     plain.train_step()
 
-    real = train_mod.sequence_loss
+    real = update_mod.sequence_loss
     rows = plain.batches.collate(plain.batches.epoch(0)[0]).src.size(0)
     calls = []
 
@@ -31,10 +31,9 @@ def test_out_of_memory_splits_the_batch_and_gives_the_same_update(tmp_path, monk
             raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
         return real(model, batch, smoothing)
 
-    monkeypatch.setattr(train_mod, "sequence_loss", small_memory)
+    monkeypatch.setattr(update_mod, "sequence_loss", small_memory)
     split = trainer(tmp_path, "split")
-    split.bad_in_a_row = 0
-    loss, tokens = split.train_step()
+    tokens = split.train_step()
     assert calls[0] == rows and max(calls[1:]) <= (rows + 1) // 2 and len(calls) >= 3
     assert tokens > 0 and split.state.step == 1
     # the gradients of the step (still in .grad) are those of the unsplit batch
@@ -46,9 +45,8 @@ def test_out_of_memory_that_splitting_cannot_fix_names_the_setting(tmp_path, mon
     def no_memory(model, batch, smoothing):
         raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate")
 
-    monkeypatch.setattr(train_mod, "sequence_loss", no_memory)
+    monkeypatch.setattr(update_mod, "sequence_loss", no_memory)
     t = trainer(tmp_path, "oom")
-    t.bad_in_a_row = 0
     with pytest.raises(UserError) as err:
         t.train_step()
     assert "train.batch_tokens" in str(err.value)
@@ -58,28 +56,102 @@ def test_other_runtime_errors_are_not_mistaken_for_out_of_memory(tmp_path, monke
     def broken(model, batch, smoothing):
         raise RuntimeError("shape mismatch")
 
-    monkeypatch.setattr(train_mod, "sequence_loss", broken)
+    monkeypatch.setattr(update_mod, "sequence_loss", broken)
     t = trainer(tmp_path, "bug")
-    t.bad_in_a_row = 0
     with pytest.raises(RuntimeError, match="shape mismatch"):
         t.train_step()
 
 
 def test_non_finite_losses_are_skipped_then_stop_training(tmp_path, monkeypatch):
     t = trainer(tmp_path, "nan")
-    t.bad_in_a_row = 0
     before = [p.detach().clone() for p in t.model.parameters()]
-    real = train_mod.sequence_loss
-    monkeypatch.setattr(train_mod, "sequence_loss", lambda m, b, s: real(m, b, s) * float("nan"))
+    real = update_mod.sequence_loss
+    monkeypatch.setattr(update_mod, "sequence_loss", lambda m, b, s: real(m, b, s) * float("nan"))
     monkeypatch.setattr(train_mod, "MAX_BAD_STEPS", 3)
     for _ in range(2):
-        loss, tokens = t.train_step()
-        assert tokens == 0 and loss != loss  # NaN
-    assert t.state.step == 0 and t.state.skipped_steps == 2
+        assert t.train_step() > 0
+    stats = t.sync()  # the guard runs on the device; sync() reads what it did
+    assert stats["skipped"] == 2 and stats["loss"] != stats["loss"]  # no good step: NaN
+    assert t.state.skipped_steps == 2
     assert all(torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))
+    assert not t.optimizer.state or all(
+        float(st["exp_avg"].abs().sum()) == 0 for st in t.optimizer.state.values()
+    )
+    t.train_step()
     with pytest.raises(UserError) as err:
-        t.train_step()
+        t.sync()
     assert "non-finite" in str(err.value) and "train.lr" in str(err.value)
+
+
+def test_an_infinite_loss_is_skipped_even_when_its_gradients_are_finite(tmp_path, monkeypatch):
+    t = trainer(tmp_path, "inf")
+    before = [p.detach().clone() for p in t.model.parameters()]
+    real = update_mod.sequence_loss
+    # the forward value is +inf, the gradient that of the real loss
+    monkeypatch.setattr(
+        update_mod,
+        "sequence_loss",
+        lambda m, b, s: (lambda x: x + (torch.inf - x).detach())(real(m, b, s)),
+    )
+    t.train_step()
+    assert t.sync()["skipped"] == 1
+    assert all(torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))
+
+
+def test_good_steps_after_skipped_ones_train_and_are_logged(tmp_path, monkeypatch):
+    t = trainer(tmp_path, "mixed")
+    real = update_mod.sequence_loss
+    calls = []
+
+    def every_other_nan(m, b, s):
+        calls.append(1)
+        return real(m, b, s) * (float("nan") if len(calls) % 2 else 1.0)
+
+    monkeypatch.setattr(update_mod, "sequence_loss", every_other_nan)
+    before = [p.detach().clone() for p in t.model.parameters()]
+    for _ in range(4):
+        t.train_step()
+    stats = t.sync()
+    assert stats["skipped"] == 2 and stats["longest_bad_run"] == 1
+    assert 0 < stats["loss"] < 20  # the mean of the two good steps
+    assert stats["tokens"] > 0 and t.state.target_tokens == stats["tokens"]
+    assert any(not torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))
+
+
+def test_a_training_step_never_reads_a_value_back_from_the_device(tmp_path, monkeypatch):
+    """On a GPU each read is a host sync; on the CPU the same code must not read either."""
+    t = trainer(tmp_path, "nosync")
+    t.train_step()  # the first step builds the optimizer state
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a tensor was read on the host during a training step")
+
+    for name in ("item", "tolist", "__bool__", "__float__", "__int__", "__index__"):
+        monkeypatch.setattr(torch.Tensor, name, forbidden)
+    for _ in range(3):
+        t.train_step()
+    monkeypatch.undo()
+    assert t.sync()["skipped"] == 0 and t.state.step == 4
+
+
+def test_fp16_scales_the_loss_and_skips_overflowing_steps(tmp_path, monkeypatch):
+    cfg = tiny_config(seed=5, train={"max_steps": 4, "batch_tokens": 600, "dtype": "fp16"})
+    t = Trainer(config_from_dict({**cfg, "run_dir": str(tmp_path / "fp16")}))
+    assert t.dtype == torch.float16
+    before = [p.detach().clone() for p in t.model.parameters()]
+    scale = t.updater.scaler.get_scale()
+    real = update_mod.sequence_loss
+    monkeypatch.setattr(update_mod, "sequence_loss", lambda m, b, s: real(m, b, s) * 1e30)
+    t.train_step()  # finite loss, but the scaled gradients overflow fp16
+    assert t.updater.scaler.get_scale() == scale / 2
+    assert all(torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))
+    assert t.sync()["skipped"] == 0  # an overflow lowers the scale; it is not a bad loss
+    monkeypatch.undo()
+    for _ in range(3):
+        t.train_step()
+    stats = t.sync()
+    assert stats["skipped"] == 0 and 0 < stats["loss"] < 20
+    assert any(not torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))
 
 
 def test_inverse_sqrt_schedule():
@@ -87,3 +159,22 @@ def test_inverse_sqrt_schedule():
     assert inverse_sqrt_lr(100, 1e-3, 100) == pytest.approx(1e-3)
     assert inverse_sqrt_lr(400, 1e-3, 100) == pytest.approx(5e-4)
     assert inverse_sqrt_lr(7, 1e-3, 0) == 1e-3
+
+
+def test_compiled_training_matches_eager(tmp_path):
+    """train.compile: the same gradients and losses as eager mode, through the real loop."""
+    runs = {}
+    for compiled in (False, True):
+        cfg = tiny_config(seed=5, train={"max_steps": 3, "batch_tokens": 600, "compile": compiled})
+        t = Trainer(config_from_dict({**cfg, "run_dir": str(tmp_path / str(compiled))}))
+        assert (t.net is not t.model) == compiled  # the compiled wrapper trains
+        t.train_step()
+        grads = [p.grad.clone() for p in t.model.parameters()]
+        first = t.sync()["loss"]
+        for _ in range(2):
+            t.train_step()
+        runs[compiled] = (first, t.sync()["loss"], grads)
+    assert runs[True][0] == pytest.approx(runs[False][0], rel=1e-5)
+    assert runs[True][1] == pytest.approx(runs[False][1], rel=1e-3)
+    for a, b in zip(runs[True][2], runs[False][2], strict=True):
+        assert torch.allclose(a, b, rtol=1e-3, atol=1e-6)

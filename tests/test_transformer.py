@@ -115,3 +115,24 @@ def test_recorded_cross_attention_is_a_distribution_over_real_source_tokens():
     model.record_attention(None)
     _, state = model.step(tgt[:, 3], model.init_state(model.encode(src)))
     assert "attention" not in state
+
+
+def test_training_self_attention_in_the_decoder_can_take_the_flash_kernel(monkeypatch):
+    """The flash kernel of scaled_dot_product_attention takes no explicit mask: the decoder's
+    training self-attention must be `is_causal` alone (padding sits after the real tokens).
+    The encoder and cross-attention mask padded keys and use the other fused kernels."""
+    import translator.models.transformer as tmod
+
+    calls, real = [], tmod.F.scaled_dot_product_attention
+
+    def spy(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False):
+        calls.append((attn_mask is None, is_causal, q.size(2) == k.size(2)))
+        return real(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal)
+
+    monkeypatch.setattr(tmod.F, "scaled_dot_product_attention", spy)
+    model = tiny().train()
+    src, tgt = batch()
+    model(src, tgt).sum().backward()
+    causal = [c for c in calls if c[1]]
+    assert len(causal) == 2 and all(no_mask for no_mask, _, _ in causal)  # one per decoder layer
+    assert sum(1 for no_mask, is_causal, _ in calls if not no_mask and not is_causal) == 4

@@ -98,6 +98,7 @@ class TrainConfig:
     device: str = "auto"  # auto | cpu | cuda | mps
     dtype: str = "auto"  # auto | fp32 | bf16 | fp16
     threads: int = 0  # CPU threads for torch; 0 = all cores
+    compile: bool = False  # torch.compile the model for training (the Transformer gains most)
     valid_beam: int = 1  # beam used for dev BLEU during training
 
 

@@ -62,6 +62,13 @@ def all_sum(value: float, group: Group, device: torch.device) -> float:
     return float(t.item())
 
 
+def all_sum_(t: torch.Tensor, group: Group) -> torch.Tensor:
+    """Sum a device tensor over ranks in place; the host does not wait for it."""
+    if group.active:
+        dist.all_reduce(t)
+    return t
+
+
 def any_rank(flag: bool, group: Group, device: torch.device) -> bool:
     """True on every rank when it is true on one (stop decisions, so that no rank hangs)."""
     return all_sum(1.0 if flag else 0.0, group, device) > 0

@@ -5,10 +5,16 @@ anything else is a bug and may show a traceback.
 """
 
 
+def one_line(text: str) -> str:
+    """Control characters (a newline in a YAML key, say) shown as escapes, so that an
+    error that quotes the user's input stays on one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class UserError(Exception):
     """A problem in the user's input (config, data, checkpoint, command line)."""
 
     def __init__(self, message: str, hint: str | None = None):
-        self.message = message
-        self.hint = hint
+        self.message = message = one_line(message)
+        self.hint = hint = None if hint is None else one_line(hint)
         super().__init__(message if hint is None else f"{message} ({hint})")

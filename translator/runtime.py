@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import sys
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
 from translator.errors import UserError
 
@@ -45,9 +47,7 @@ def pick_dtype(name: str, device: torch.device) -> torch.dtype:
         return torch.float32
     if name == "bf16":
         return torch.bfloat16
-    if name == "fp16":
-        if device.type == "cpu":
-            raise UserError("train.dtype fp16 needs a GPU", "use bf16 or fp32 on the CPU")
+    if name == "fp16":  # runs on the CPU too (slowly there): it tests the loss-scaling path
         return torch.float16
     if device.type == "cuda":
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
@@ -77,3 +77,16 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % (2**32))
     torch.manual_seed(seed)
+
+
+def to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A host tensor on `device`. To a GPU it goes from pinned memory without waiting: the
+    host can prepare the next batch while the copy and the step run."""
+    if device.type != "cuda":
+        return t.to(device)
+    return t.pin_memory().to(device, non_blocking=True)
+
+
+def say(message: str) -> None:
+    """A progress line printed above any tqdm bar, on stderr like the bars."""
+    tqdm.write(message, file=sys.stderr)

@@ -7,13 +7,11 @@ shared so that no rank is left waiting).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import math
 import random
 import signal
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -27,19 +25,22 @@ from translator.config import Config, save_config
 from translator.data.batching import TokenBatches
 from translator.data.corpus import load_corpus
 from translator.data.tokenizer import Tokenizer
-from translator.distributed import all_sum, any_rank, close, init_from_env, shard
+from translator.distributed import all_sum, all_sum_, any_rank, close, init_from_env, shard
 from translator.errors import UserError
 from translator.models.base import build_model
-from translator.objective import inverse_sqrt_lr, is_oom, sequence_loss
-from translator.runtime import autocast, pick_device, pick_dtype, seed_everything, set_threads
+from translator.objective import inverse_sqrt_lr
+from translator.runtime import (
+    pick_device,
+    pick_dtype,
+    say,
+    seed_everything,
+    set_threads,
+    to_device,
+)
+from translator.update import Updater
 from translator.validation import validate
 
 log = logging.getLogger(__name__)
-
-
-def say(message: str) -> None:
-    """A progress line printed above the bar, on stderr like the bar itself."""
-    tqdm.write(message, file=sys.stderr)
 
 
 MAX_BAD_STEPS = 20  # consecutive non-finite losses before giving up
@@ -100,13 +101,11 @@ class Trainer:
             ids = [self.device.index] if self.device.type == "cuda" else None
             self.net = DistributedDataParallel(self.model, device_ids=ids)
             torch.manual_seed(cfg.seed + 7919 * self.group.rank)  # own dropout masks per rank
-        self.optimizer = torch.optim.AdamW(
-            self.model.parameters(),
-            lr=tc.lr,
-            betas=tuple(tc.betas),
-            weight_decay=tc.weight_decay,
-            fused=self.device.type == "cuda",
-        )
+        if tc.compile:  # shapes change from batch to batch: one graph with symbolic sizes
+            self.net = torch.compile(self.net, dynamic=True)
+        self.updater = Updater(self.model, self.net, cfg.train, self.group, self.device, self.dtype)
+        self.optimizer = self.updater.optimizer
+        self.unsynced_tokens = 0  # this rank's target tokens since the last sync()
         self.state = TrainState()
         if resume_ckpt:
             self._restore(resume_ckpt)
@@ -151,6 +150,8 @@ class Trainer:
         ts = ckpt["train_state"]
         self.model.load_state_dict(ckpt["model"])
         self.optimizer.load_state_dict(ts["optimizer"])
+        if ts.get("scaler"):
+            self.updater.scaler.load_state_dict(ts["scaler"])
         self.state = TrainState(**ts["progress"])
         torch.set_rng_state(ts["rng"]["torch"])
         random.setstate(ts["rng"]["python"])
@@ -167,6 +168,7 @@ class Trainer:
         train_state = {"progress": asdict(self.state), "rng": rng}
         if with_optimizer:
             train_state["optimizer"] = self.optimizer.state_dict()
+            train_state["scaler"] = self.updater.scaler.state_dict()
         return {
             "config": self.cfg.to_dict(),
             "tokenizer": self.tokenizer.state(),
@@ -229,77 +231,49 @@ class Trainer:
                 s.epoch, s.batch_in_epoch = s.epoch + 1, 0
         return out
 
-    def train_step(self) -> tuple[float, int]:
-        """One optimizer step; returns (loss per target token, target tokens) or (nan, 0)."""
+    def train_step(self) -> int:
+        """One optimizer step, skipped on the device if its loss is not finite; returns this
+        rank's target tokens. Nothing here waits for the device: sync() reads the results."""
         micro = self._next_batches()
         s, tc, g = self.state, self.cfg.train, self.group
         local_tokens = sum(b.n_tokens for b in micro)
-        n_tokens = int(all_sum(local_tokens, g, self.device))  # the loss normaliser, all ranks
-        lr = inverse_sqrt_lr(s.step + 1, tc.lr, tc.warmup_steps)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
-        # DDP averages gradients over ranks; scaling by world makes it a sum over all tokens.
-        total = self._gradients(micro, n_tokens / g.world)
-        loss_value = all_sum(float(total), g, self.device) / g.world
-        if any_rank(not math.isfinite(loss_value), g, self.device):
-            s.skipped_steps += 1
-            self.bad_in_a_row += 1
-            say(
-                f"step {s.step + 1}: loss is {loss_value}, step skipped "
-                f"({s.skipped_steps} skipped so far)"
-            )
-            if self.bad_in_a_row >= MAX_BAD_STEPS:
-                raise UserError(
-                    f"training diverged: {MAX_BAD_STEPS} non-finite losses in a row "
-                    f"at step {s.step}",
-                    "lower train.lr or raise train.warmup_steps;"
-                    " last.pt and best.pt keep the last good weights",
-                )
-            return float("nan"), 0
-        self.bad_in_a_row = 0
-        if tc.clip_norm > 0:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), tc.clip_norm)
-        self.optimizer.step()
+        # DDP averages gradients over ranks; dividing by the mean count per rank makes the
+        # loss a sum over all ranks' tokens, normalised by all of them.
+        normaliser = self._all_tokens(local_tokens) / g.world
+        loss = all_sum_(self.updater.gradients(micro, normaliser, s.step + 1), g) / g.world
+        self.updater.step(loss, inverse_sqrt_lr(s.step + 1, tc.lr, tc.warmup_steps))
         s.step += 1
-        s.target_tokens += n_tokens
-        return loss_value, n_tokens
+        self.unsynced_tokens += local_tokens
+        return local_tokens
 
-    def _gradients(self, micro: list, normaliser: float) -> torch.Tensor:
-        """Backward over the micro-batches; on out-of-memory, again with each batch split in
-        halves (then quarters), since a failed backward may have left partial gradients.
-        Under torchrun only the last backward of a step all-reduces (no_sync before it)."""
-        for pieces in (1, 2, 4):
-            self.optimizer.zero_grad(set_to_none=True)
-            parts = [part for batch in micro for part in batch.split(pieces)]
-            try:
-                total = torch.zeros((), device=self.device)
-                for i, part in enumerate(parts):
-                    sync = i == len(parts) - 1 or not self.group.active
-                    with self.net.no_sync() if not sync else contextlib.nullcontext():
-                        part = part.to(self.device)
-                        with autocast(self.device, self.dtype):
-                            loss = sequence_loss(self.net, part, self.cfg.train.label_smoothing)
-                        (loss / normaliser).backward()
-                    total += loss.detach() / normaliser
-                return total
-            except RuntimeError as err:  # torch.OutOfMemoryError is a RuntimeError
-                if not is_oom(err):
-                    raise
-                if self.group.active:  # one rank cannot retry out of step with the others
-                    break
-                if self.device.type == "cuda":
-                    torch.cuda.empty_cache()
-                rows = max(b.src.size(0) for b in micro) // pieces
-                say(
-                    f"step {self.state.step + 1}: out of memory with batches of up to {rows} "
-                    "rows; splitting them"
-                )
-        self.optimizer.zero_grad(set_to_none=True)
-        raise UserError(
-            f"out of memory (train.batch_tokens={self.cfg.train.batch_tokens}"
-            + (")" if self.group.active else ", even with each batch split in 4)"),
-            "lower train.batch_tokens and raise train.accumulate to keep the effective batch",
-        )
+    def _all_tokens(self, local_tokens: int):
+        """Target tokens of this step on all ranks: a device tensor under torchrun."""
+        if not self.group.active:
+            return float(local_tokens)
+        return all_sum_(to_device(torch.tensor(float(local_tokens)), self.device), self.group)
+
+    def sync(self) -> dict:
+        """Read the device-side results since the last sync: mean loss, skipped steps and
+        target tokens (all ranks), and stop a diverged run. Called at the same steps on
+        every rank, since under torchrun it is a collective."""
+        s = self.state
+        stats = self.updater.read()
+        tokens = int(all_sum(self.unsynced_tokens, self.group, self.device))
+        self.unsynced_tokens = 0
+        s.target_tokens += tokens
+        if stats["skipped"]:
+            s.skipped_steps += stats["skipped"]
+            say(
+                f"step {s.step}: {stats['skipped']} step(s) skipped for a non-finite loss "
+                f"({s.skipped_steps} so far)"
+            )
+        if stats["longest_bad_run"] >= MAX_BAD_STEPS:
+            raise UserError(
+                f"training diverged: {MAX_BAD_STEPS} non-finite losses in a row by step {s.step}",
+                "lower train.lr or raise train.warmup_steps;"
+                " last.pt and best.pt keep the last good weights",
+            )
+        return {**stats, "tokens": tokens}
 
     def _on_signal(self, signum, frame) -> None:
         if self.stop_reason and self.stop_reason.startswith("interrupted"):
@@ -307,16 +281,34 @@ class Trainer:
         self.stop_reason = f"interrupted by {signal.Signals(signum).name}"
 
     def _should_stop(self, budget: float) -> bool:
-        """Every rank stops at the same step when any rank has a reason to."""
+        """Every rank stops at the same step when any rank has a reason to. Under torchrun
+        the ranks agree at log steps (a collective waits for the device)."""
         s, tc = self.state, self.cfg.train
         if self.stop_reason is None and s.elapsed >= budget:
             self.stop_reason = f"time budget of {tc.max_minutes:g} minutes reached"
         if self.stop_reason is None and s.step >= tc.max_steps:
             self.stop_reason = f"train.max_steps={tc.max_steps} reached"
+        if not self.group.active:
+            return self.stop_reason is not None
+        if s.step % tc.log_every and s.step < tc.max_steps:
+            return False
         if any_rank(self.stop_reason is not None, self.group, self.device):
             self.stop_reason = self.stop_reason or "stopped by another rank"
             return True
         return False
+
+    def _log(self, bar, seconds: float) -> None:
+        s, tc = self.state, self.cfg.train
+        stats = self.sync()
+        loss = stats["loss"]
+        s.losses.append([s.step, round(loss, 4) if math.isfinite(loss) else None])
+        minutes = {"min": f"{s.elapsed / 60:.1f}/{tc.max_minutes or 0:g}"}
+        bar.set_postfix(
+            loss=f"{loss:.3f}",
+            tok_s=f"{stats['tokens'] / max(seconds, 1e-9):,.0f}",
+            lr=f"{self.optimizer.param_groups[0]['lr']:.2e}",
+            **(minutes if tc.max_minutes else {}),
+        )
 
     def run(self) -> TrainState:
         cfg, tc, s = self.cfg, self.cfg.train, self.state
@@ -325,7 +317,6 @@ class Trainer:
         handlers = {
             sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)
         }
-        self.bad_in_a_row = 0
         self.model.train()
         budget = tc.max_minutes * 60 if tc.max_minutes else math.inf
         bar = tqdm(
@@ -336,37 +327,30 @@ class Trainer:
             dynamic_ncols=True,
             disable=not self.group.main,
         )
-        window_tokens, window_start, last_validated = 0, time.perf_counter(), -1
+        last_validated = -1
+        clock = window_start = time.perf_counter()  # training time runs from `clock`
         try:
             while not self._should_stop(budget):
-                t0 = time.perf_counter()
-                loss, n_tok = self.train_step()
-                dt = time.perf_counter() - t0
-                s.elapsed += dt
-                s.train_seconds += dt
-                window_tokens += n_tok
-                if not n_tok:
-                    continue
+                self.train_step()
                 bar.update(1)
                 if s.step % tc.log_every == 0:
-                    rate = window_tokens / max(time.perf_counter() - window_start, 1e-9)
-                    s.losses.append([s.step, round(loss, 4)])
-                    minutes = {"min": f"{s.elapsed / 60:.1f}/{tc.max_minutes or 0:g}"}
-                    bar.set_postfix(
-                        loss=f"{loss:.3f}",
-                        tok_s=f"{rate:,.0f}",
-                        lr=f"{self.optimizer.param_groups[0]['lr']:.2e}",
-                        **(minutes if tc.max_minutes else {}),
-                    )
-                    window_tokens, window_start = 0, time.perf_counter()
+                    self._log(bar, time.perf_counter() - window_start)
+                now = time.perf_counter()
+                s.elapsed += now - clock
+                s.train_seconds += now - clock
                 if s.step % tc.valid_every == 0 and s.elapsed < budget:
-                    t0 = time.perf_counter()
+                    self.sync()
                     self.validate_and_keep_best()
-                    s.elapsed += time.perf_counter() - t0
+                    s.elapsed += time.perf_counter() - now
                     last_validated = s.step
-                    window_tokens, window_start = 0, time.perf_counter()
                 if s.step % tc.save_every == 0:
+                    self.sync()
                     self.save("last.pt")
+                clock = time.perf_counter()
+                if s.step % tc.log_every == 0 or clock - now > 0:
+                    window_start = clock  # synced: the next rate counts from here
+            self.sync()
+            s.train_seconds += time.perf_counter() - clock  # the device finishing its queue
             interrupted = self.stop_reason.startswith("interrupted")
             if last_validated != s.step and not interrupted and s.step > 0:
                 self.validate_and_keep_best()

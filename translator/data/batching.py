@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from translator.data.tokenizer import PAD
+from translator.runtime import to_device
 
 
 @dataclass
@@ -39,11 +40,10 @@ class Batch:
         return out
 
     def to(self, device: torch.device) -> Batch:
-        nb = device.type == "cuda"
         return Batch(
-            self.src.to(device, non_blocking=nb),
-            self.tgt_in.to(device, non_blocking=nb),
-            self.tgt_out.to(device, non_blocking=nb),
+            to_device(self.src, device),
+            to_device(self.tgt_in, device),
+            to_device(self.tgt_out, device),
             self.n_tokens,
         )
 

@@ -1,0 +1,121 @@
+"""One optimizer update that never waits for the device.
+
+AdamW (fused where torch has a fused kernel for the device), a dynamic loss scale
+for fp16, gradient clipping, and a guard that skips any update whose loss is not
+finite. Everything a step produces (the loss, the count of skipped updates) stays
+in device tensors; `read()` brings it to the host, which the trainer does only at
+its log interval. On a GPU that keeps the host queueing kernels ahead of the device
+instead of stopping at every step to read a number.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+from translator.errors import UserError
+from translator.objective import is_oom, sequence_loss
+from translator.runtime import autocast, say
+
+
+def fused_adamw_supported(device: torch.device) -> bool:
+    """torch has fused AdamW kernels for CUDA and, since 2.4, for the CPU."""
+    return device.type in ("cuda", "cpu")
+
+
+class Updater:
+    def __init__(self, model, net, tc, group, device: torch.device, dtype: torch.dtype):
+        """`model` owns the weights; `net` is what training calls (wrapped by DDP or compiled)."""
+        self.net, self.tc, self.group, self.device, self.dtype = net, tc, group, device, dtype
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(
+            self.params,
+            lr=tc.lr,
+            betas=tuple(tc.betas),
+            weight_decay=tc.weight_decay,
+            fused=fused_adamw_supported(device),
+        )
+        self.clip_norm = tc.clip_norm
+        # fp16 gradients under- and overflow without a dynamic scale. For bf16 and fp32 the
+        # scale is held at 1 (exact) and the scaler serves only to skip a non-finite update
+        # on the device: it checks the gradients while unscaling and the optimizer step
+        # reads that flag itself (the fused kernels take it as a tensor, with no sync).
+        self.fp16 = dtype == torch.float16
+        self.scaler = torch.amp.GradScaler(device.type, init_scale=2.0**16 if self.fp16 else 1.0)
+        zero = torch.zeros((), device=device)
+        self.loss_sum = zero.clone()  # summed per-token loss of the good steps since read()
+        self.good = zero.clone()  # good steps since read()
+        self.skipped = zero.clone()  # skipped steps since read()
+        self.run = zero.clone()  # non-finite losses in a row, now
+        self.longest_run = zero.clone()  # the longest such run since read()
+
+    def gradients(self, micro: list, normaliser, step: int) -> torch.Tensor:
+        """Backward over the micro-batches; on out-of-memory, again with each batch split in
+        halves (then quarters), since a failed backward may have left partial gradients.
+        Under torchrun only the last backward of a step all-reduces (no_sync before it)."""
+        for pieces in (1, 2, 4):
+            self.optimizer.zero_grad(set_to_none=True)
+            parts = [part for batch in micro for part in batch.split(pieces)]
+            try:
+                total = torch.zeros((), device=self.device)
+                for i, part in enumerate(parts):
+                    sync = i == len(parts) - 1 or not self.group.active
+                    with self.net.no_sync() if not sync else contextlib.nullcontext():
+                        part = part.to(self.device)
+                        with autocast(self.device, self.dtype):
+                            loss = sequence_loss(self.net, part, self.tc.label_smoothing)
+                        self.scaler.scale(loss / normaliser).backward()
+                    total += loss.detach() / normaliser
+                return total
+            except RuntimeError as err:  # torch.OutOfMemoryError is a RuntimeError
+                if not is_oom(err):
+                    raise
+                if self.group.active:  # one rank cannot retry out of step with the others
+                    break
+                if self.device.type == "cuda":
+                    torch.cuda.empty_cache()
+                rows = max(b.src.size(0) for b in micro) // pieces
+                say(f"step {step}: out of memory with batches of up to {rows} rows; splitting them")
+        self.optimizer.zero_grad(set_to_none=True)
+        raise UserError(
+            f"out of memory (train.batch_tokens={self.tc.batch_tokens}"
+            + (")" if self.group.active else ", even with each batch split in 4)"),
+            "lower train.batch_tokens and raise train.accumulate to keep the effective batch",
+        )
+
+    def step(self, loss: torch.Tensor, lr: float) -> None:
+        """Clip and apply the accumulated gradients, unless `loss` (the step's per-token loss,
+        a 0-d device tensor) is not finite; then the weights and the optimizer state stay."""
+        bad = ~torch.isfinite(loss)
+        grads = [p.grad for p in self.params if p.grad is not None]
+        if grads:
+            # A non-finite loss can come with finite gradients (an infinite loss whose inputs
+            # were clamped): one NaN in the gradients makes the scaler skip the update too.
+            grads[0].view(-1)[:1].add_(torch.where(bad, torch.nan, 0.0))
+        self.scaler.unscale_(self.optimizer)
+        if self.clip_norm > 0:
+            torch.nn.utils.clip_grad_norm_(self.params, self.clip_norm, foreach=True)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self.scaler.step(self.optimizer)
+        self.scaler.update(None if self.fp16 else 1.0)
+        self.loss_sum += torch.where(bad, 0.0, loss.float())
+        self.good += ~bad
+        self.skipped += bad
+        self.run.add_(1).mul_(bad)
+        torch.maximum(self.longest_run, self.run, out=self.longest_run)
+
+    def read(self) -> dict:
+        """Mean loss of the good steps, skipped steps and the longest run of non-finite losses
+        since the last read (a host sync: call it at log intervals)."""
+        stats = torch.stack([self.loss_sum, self.good, self.skipped, self.longest_run]).tolist()
+        loss_sum, good, skipped, longest = stats
+        for t in (self.loss_sum, self.good, self.skipped):
+            t.zero_()
+        self.longest_run.copy_(self.run)
+        return {
+            "loss": loss_sum / good if good else float("nan"),
+            "skipped": int(skipped),
+            "longest_bad_run": int(longest),
+        }
