@@ -35,10 +35,15 @@ format: install
 	$(BIN)/ruff format translator tests scripts
 
 bench-train: install
-	for f in transformer lstm bahdanau luong; do \
+	$(BIN)/python scripts/bench_train.py --config configs/multi30k_transformer.yaml \
+		--set data.dir=$(DATA) --steps 30 --dtype fp32 --dtype bf16 \
+		--batch-tokens 2048 --batch-tokens 4096 --compile false --compile true
+	for f in lstm bahdanau luong; do \
 		$(BIN)/python scripts/bench_train.py --config configs/multi30k_$$f.yaml \
 			--set data.dir=$(DATA) --steps 30 --dtype fp32 --dtype bf16 || exit 1; \
 	done
+	$(BIN)/python scripts/bench_train.py --config configs/multi30k_bahdanau.yaml \
+		--set data.dir=$(DATA) --set model.hidden_size=256 --steps 30 --dtype fp32 --dtype bf16
 
 bench-decode: install
 	$(BIN)/python scripts/bench_decode.py --set data.dir=$(DATA) \
