@@ -25,6 +25,8 @@ import resource
 import tempfile
 import time
 
+import torch
+
 from translator.config import load_config
 from translator.data.tokenizer import PAD
 from translator.train import Trainer
@@ -32,8 +34,6 @@ from translator.train import Trainer
 
 def peak_memory_mb(device) -> int:
     """Peak GPU memory allocated, or on the CPU the process's peak resident size."""
-    import torch
-
     if device.type == "cuda":
         return round(torch.cuda.max_memory_allocated(device) / 2**20)
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)  # KiB on Linux
@@ -44,8 +44,6 @@ PEAK_BF16_TFLOPS = {"H100 PCIe": 756.0, "H100": 989.0, "H200": 989.0, "A100": 31
 
 
 def peak_tflops(device, given: float | None) -> float | None:
-    import torch
-
     if given or device.type != "cuda":
         return given
     name = torch.cuda.get_device_name(device)
@@ -62,8 +60,6 @@ def flops_per_token(model, family: str) -> tuple[int, int] | None:
 
 
 def sync(device) -> None:
-    import torch
-
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 

@@ -1,5 +1,7 @@
 """The training loop's guards: out-of-memory retries, non-finite losses, the lr schedule."""
 
+import time
+
 import pytest
 import torch
 from util import tiny_config
@@ -178,3 +180,25 @@ def test_compiled_training_matches_eager(tmp_path):
     assert runs[True][1] == pytest.approx(runs[False][1], rel=1e-3)
     for a, b in zip(runs[True][2], runs[False][2], strict=True):
         assert torch.allclose(a, b, rtol=1e-3, atol=1e-6)
+
+
+def test_the_logged_rate_covers_every_step_since_the_last_log(tmp_path, monkeypatch):
+    cfg = tiny_config(seed=5, train={"max_steps": 6, "batch_tokens": 600, "log_every": 3})
+    t = Trainer(config_from_dict({**cfg, "run_dir": str(tmp_path / "rate")}))
+    starts, windows = [], []
+    real_step, real_log = t.train_step, t._log
+
+    def timed_step():
+        starts.append(time.perf_counter())
+        return real_step()
+
+    def spy_log(bar, seconds):
+        windows.append((t.state.step, seconds, time.perf_counter()))
+        return real_log(bar, seconds)
+
+    monkeypatch.setattr(t, "train_step", timed_step)
+    monkeypatch.setattr(t, "_log", spy_log)
+    t.run()
+    step, seconds, at = windows[-1]
+    assert step == 6
+    assert seconds >= at - starts[3]  # steps 4, 5 and 6, not the last one alone

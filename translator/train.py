@@ -333,7 +333,8 @@ class Trainer:
             while not self._should_stop(budget):
                 self.train_step()
                 bar.update(1)
-                if s.step % tc.log_every == 0:
+                synced = s.step % tc.log_every == 0
+                if synced:
                     self._log(bar, time.perf_counter() - window_start)
                 now = time.perf_counter()
                 s.elapsed += now - clock
@@ -342,13 +343,14 @@ class Trainer:
                     self.sync()
                     self.validate_and_keep_best()
                     s.elapsed += time.perf_counter() - now
-                    last_validated = s.step
+                    last_validated, synced = s.step, True
                 if s.step % tc.save_every == 0:
                     self.sync()
                     self.save("last.pt")
+                    synced = True
                 clock = time.perf_counter()
-                if s.step % tc.log_every == 0 or clock - now > 0:
-                    window_start = clock  # synced: the next rate counts from here
+                if synced:  # the tokens so far are counted: the next rate starts here
+                    window_start = clock
             self.sync()
             s.train_seconds += time.perf_counter() - clock  # the device finishing its queue
             interrupted = self.stop_reason.startswith("interrupted")

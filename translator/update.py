@@ -36,7 +36,6 @@ class Updater:
             weight_decay=tc.weight_decay,
             fused=fused_adamw_supported(device),
         )
-        self.clip_norm = tc.clip_norm
         # fp16 gradients under- and overflow without a dynamic scale. For bf16 and fp32 the
         # scale is held at 1 (exact) and the scaler serves only to skip a non-finite update
         # on the device: it checks the gradients while unscaling and the optimizer step
@@ -94,8 +93,8 @@ class Updater:
             # were clamped): one NaN in the gradients makes the scaler skip the update too.
             grads[0].view(-1)[:1].add_(torch.where(bad, torch.nan, 0.0))
         self.scaler.unscale_(self.optimizer)
-        if self.clip_norm > 0:
-            torch.nn.utils.clip_grad_norm_(self.params, self.clip_norm, foreach=True)
+        if self.tc.clip_norm > 0:
+            torch.nn.utils.clip_grad_norm_(self.params, self.tc.clip_norm, foreach=True)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self.scaler.step(self.optimizer)
