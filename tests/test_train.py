@@ -185,20 +185,22 @@ def test_compiled_training_matches_eager(tmp_path):
 def test_the_logged_rate_covers_every_step_since_the_last_log(tmp_path, monkeypatch):
     cfg = tiny_config(seed=5, train={"max_steps": 6, "batch_tokens": 600, "log_every": 3})
     t = Trainer(config_from_dict({**cfg, "run_dir": str(tmp_path / "rate")}))
-    starts, windows = [], []
+    starts, ends, windows = [], [], []
     real_step, real_log = t.train_step, t._log
 
     def timed_step():
         starts.append(time.perf_counter())
-        return real_step()
+        tokens = real_step()
+        ends.append(time.perf_counter())
+        return tokens
 
     def spy_log(bar, seconds):
-        windows.append((t.state.step, seconds, time.perf_counter()))
+        windows.append((t.state.step, seconds))
         return real_log(bar, seconds)
 
     monkeypatch.setattr(t, "train_step", timed_step)
     monkeypatch.setattr(t, "_log", spy_log)
     t.run()
-    step, seconds, at = windows[-1]
+    step, seconds = windows[-1]
     assert step == 6
-    assert seconds >= at - starts[3]  # steps 4, 5 and 6, not the last one alone
+    assert seconds >= ends[5] - starts[3]  # steps 4, 5 and 6, not the last one alone
