@@ -44,6 +44,15 @@ class DataConfig:
     demo_train: int = 12000
     demo_dev: int = 300
     demo_test: int = 300
+    # Hub datasets: read as a stream (`datasets` streaming mode) instead of downloading whole.
+    streaming: bool = False
+    # Where `translator prepare` writes the tokenized training split (null: the cache,
+    # $TRANSLATOR_CACHE/prepared/<key>).
+    prepared_dir: str | None = None
+    # Drop training pairs whose subword lengths differ by more than this factor (null: keep).
+    max_len_ratio: float | None = None
+    dedupe: bool = False  # drop training pairs that repeat an earlier pair exactly
+    workers: int = 0  # processes that tokenize while preparing; 0 = all cores
 
 
 @dataclass
@@ -232,6 +241,10 @@ def _check(cfg: Config, where: str) -> None:
         section, name = key.split(".")
         if getattr(getattr(cfg, section), name) < 0:
             raise bad(key, "must not be negative")
+    if cfg.data.max_len_ratio is not None and cfg.data.max_len_ratio < 1:
+        raise bad("data.max_len_ratio", "must be at least 1 (or null to keep every pair)")
+    if cfg.data.workers < 0:
+        raise bad("data.workers", "must not be negative")
     if cfg.train.max_minutes is not None and cfg.train.max_minutes <= 0:
         raise bad("train.max_minutes", "must be greater than 0 (or null for no limit)")
     for key in ["train.label_smoothing", "model.dropout", "model.attention_dropout"]:

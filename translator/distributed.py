@@ -74,6 +74,9 @@ def any_rank(flag: bool, group: Group, device: torch.device) -> bool:
     return all_sum(1.0 if flag else 0.0, group, device) > 0
 
 
-def close(group: Group) -> None:
+def close(group: Group, barrier: bool = True) -> None:
+    """Leave the process group; with `barrier`, only once every rank has come this far."""
     if group.active and dist.is_initialized():
+        if barrier:
+            dist.barrier()
         dist.destroy_process_group()

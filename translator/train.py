@@ -7,6 +7,7 @@ shared so that no rank is left waiting).
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import math
@@ -23,9 +24,10 @@ from tqdm import tqdm
 from translator.checkpoint import atomic_write_bytes, load_checkpoint, save_checkpoint
 from translator.config import Config, save_config
 from translator.data.batching import TokenBatches
-from translator.data.corpus import load_corpus
+from translator.data.prepare import Prepared, prepare, wait_for_prepared
+from translator.data.stream import BatchStream
 from translator.data.tokenizer import Tokenizer
-from translator.distributed import all_sum, all_sum_, any_rank, close, init_from_env, shard
+from translator.distributed import all_sum, all_sum_, any_rank, close, init_from_env
 from translator.errors import UserError
 from translator.models.base import build_model
 from translator.objective import inverse_sqrt_lr
@@ -79,15 +81,12 @@ class Trainer:
             logging.getLogger("translator").setLevel(logging.WARNING)
         resume_ckpt = self._resume_checkpoint() if resume else None
 
-        corpus = load_corpus(cfg.data, cfg.seed)
-        log.info(
-            f"corpus {corpus.source}: {len(corpus.train)} train, {len(corpus.dev)} dev, "
-            f"{len(corpus.test)} test pairs"
-        )
-        self.tokenizer = self._tokenizer(corpus, resume_ckpt)
-        self.batches = self._encode(corpus.train)
-        self.dev = corpus.dev
-        self.dev_batches = self._encode(corpus.dev, quiet=True)
+        data = self._prepared(resume_ckpt)
+        self.tokenizer = data.tokenizer
+        self.batches = self._train_batches(data)
+        self.dev = data.dev
+        self.dev_batches = self._encode(data.dev)
+        self.stream: BatchStream | None = None  # started at the first step, from the state
 
         self.model = build_model(
             cfg.model,
@@ -122,23 +121,26 @@ class Trainer:
             raise UserError(f"--resume: no {path} to resume from", "train without --resume first")
         return load_checkpoint(path)
 
-    def _tokenizer(self, corpus, resume_ckpt) -> Tokenizer:
-        if resume_ckpt:
-            return Tokenizer.from_state(resume_ckpt["tokenizer"])
-        if self.group.active and not self.group.main:
-            torch.distributed.barrier()  # rank 0 trains it; the others read it from the cache
-        tokenizer = Tokenizer.train(corpus.train, self.cfg.tokenizer, self.cfg.seed)
-        if self.group.active and self.group.main:
-            torch.distributed.barrier()
-        return tokenizer
+    def _prepared(self, resume_ckpt) -> Prepared:
+        """The prepared training data: made (or found current) by the first process on each
+        machine, mapped by the others once it is there."""
+        given = Tokenizer.from_state(resume_ckpt["tokenizer"]) if resume_ckpt else None
+        if self.group.local_rank == 0:
+            return prepare(self.cfg, given)
+        return wait_for_prepared(self.cfg, given)
 
-    def _encode(self, pairs, quiet: bool = False) -> TokenBatches:
+    def _train_batches(self, data: Prepared) -> TokenBatches:
+        limit = self.cfg.model.max_positions
+        rows = data.ids.within(limit)
+        if rows is not None:
+            log.info(f"dropped {len(data.ids) - len(rows)} pairs over model.max_positions={limit}")
+        return TokenBatches(data.ids, None, self.cfg.train.batch_tokens, self.cfg.seed, rows=rows)
+
+    def _encode(self, pairs) -> TokenBatches:
         src = self.tokenizer.encode_src([s for s, _ in pairs])
         tgt = self.tokenizer.encode_tgt([t for _, t in pairs])
         limit = self.cfg.model.max_positions
         keep = [i for i in range(len(src)) if len(src[i]) <= limit and len(tgt[i]) <= limit]
-        if len(keep) < len(src) and not quiet:
-            log.info(f"dropped {len(src) - len(keep)} pairs over model.max_positions={limit}")
         return TokenBatches(
             [src[i] for i in keep],
             [tgt[i] for i in keep],
@@ -218,17 +220,24 @@ class Trainer:
     # -- the loop ----------------------------------------------------------------------------
     def _next_batches(self):
         """The next `accumulate` batches, in the saved data order."""
-        s, out = self.state, []
+        s, g, out = self.state, self.group, []
+        if self.stream is None:
+            pin = self.device.type == "cuda"
+            self.stream = BatchStream(
+                self.batches, s.epoch, s.batch_in_epoch, g.rank, g.world, pin=pin
+            )
         while len(out) < self.cfg.train.accumulate:
-            epoch = shard(self.batches.epoch(s.epoch), self.group)
-            if s.batch_in_epoch == 0:
-                pad = 100 * self.batches.padding_share(epoch)
-                log.info(f"epoch {s.epoch + 1}: {len(epoch)} batches, padding {pad:.1f}%")
-            while s.batch_in_epoch < len(epoch) and len(out) < self.cfg.train.accumulate:
-                out.append(self.batches.collate(epoch[s.batch_in_epoch]))
-                s.batch_in_epoch += 1
-            if s.batch_in_epoch >= len(epoch):
-                s.epoch, s.batch_in_epoch = s.epoch + 1, 0
+            item = self.stream.next()
+            if item.padding is not None:
+                log.info(
+                    f"epoch {item.epoch + 1}: {item.batches_in_epoch} batches, "
+                    f"padding {100 * item.padding:.1f}%"
+                )
+            out.append(item.batch)
+            if item.index + 1 < item.batches_in_epoch:
+                s.epoch, s.batch_in_epoch = item.epoch, item.index + 1
+            else:
+                s.epoch, s.batch_in_epoch = item.epoch + 1, 0
         return out
 
     def train_step(self) -> int:
@@ -359,6 +368,9 @@ class Trainer:
             self.save("last.pt")
         finally:
             bar.close()
+            if self.stream is not None:
+                self.stream.close()
+                self.stream = None
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
         self._write_summary()
@@ -388,11 +400,22 @@ class Trainer:
             atomic_write_bytes(self.run_dir / "summary.json", text.encode())
         self.summary = summary
 
+    def close(self, finished: bool) -> None:
+        """Tear down in order: the DDP wrapper (it holds the process
+        group), then the group itself, after every rank has finished (`finished`: this rank
+        ended normally, so the others are on their way to the same barrier). A group left for
+        the interpreter's exit to destroy can abort the process after training succeeded."""
+        self.net = self.updater.net = self.model
+        gc.collect()
+        close(self.group, barrier=finished)
+
 
 def train(cfg: Config, resume: bool = False) -> dict:
     trainer = Trainer(cfg, resume=resume)
+    finished = False
     try:
         trainer.run()
+        finished = True
     finally:
-        close(trainer.group)
+        trainer.close(finished)
     return trainer.summary

@@ -3,17 +3,19 @@
 A batch costs `rows * longest side` tokens (padding included), the quantity
 memory and compute scale with, and stays within `batch_tokens`. Each epoch's
 order is a pure function of (seed, epoch), so a resumed run can skip to the
-exact batch it stopped at.
+exact batch it stopped at. The ids live in flat arrays with offsets (`PairIds`),
+in memory or memory-mapped from a prepared dataset: an epoch is planned with
+numpy from the lengths alone, and a batch is sliced out of the arrays.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from translator.data.encode import flatten
 from translator.data.tokenizer import PAD
 from translator.runtime import to_device
 
@@ -47,6 +49,14 @@ class Batch:
             self.n_tokens,
         )
 
+    def pin(self) -> Batch:
+        return Batch(
+            self.src.pin_memory(),
+            self.tgt_in.pin_memory(),
+            self.tgt_out.pin_memory(),
+            self.n_tokens,
+        )
+
 
 def pad_ids(seqs: list[list[int]], pad: int = PAD) -> torch.Tensor:
     width = max((len(s) for s in seqs), default=0)
@@ -56,65 +66,169 @@ def pad_ids(seqs: list[list[int]], pad: int = PAD) -> torch.Tensor:
     return torch.from_numpy(out)
 
 
+def gather(tokens: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> torch.Tensor:
+    """Rows tokens[starts[i]:ends[i]] as one PAD-padded int64 tensor (at least 1 wide)."""
+    lengths = ends - starts
+    width = max(int(lengths.max(initial=0)), 1)
+    cols = np.arange(width)
+    mask = cols[None, :] < lengths[:, None]
+    out = np.full((len(starts), width), PAD, dtype=np.int64)
+    out[mask] = tokens[(starts[:, None] + cols[None, :])[mask]]
+    return torch.from_numpy(out)
+
+
+class PairIds:
+    """Source ids (ending in <eos>) and framed target ids (<bos> .. <eos>) of many pairs,
+    as flat token arrays with offsets: numpy arrays or memory maps of a prepared dataset."""
+
+    def __init__(self, src, src_offsets, tgt, tgt_offsets, cost=None):
+        self.src, self.src_offsets = src, src_offsets
+        self.tgt, self.tgt_offsets = tgt, tgt_offsets
+        # The planning length of a pair: the decoder sees tgt_in/tgt_out, one shorter
+        # than the framed target.
+        if cost is None:
+            cost = np.maximum(np.diff(src_offsets), np.diff(tgt_offsets) - 1)
+        self.cost = cost
+
+    @classmethod
+    def from_lists(cls, src: list[list[int]], tgt: list[list[int]]) -> PairIds:
+        assert len(src) == len(tgt)
+        return cls(*flatten(src), *flatten(tgt))
+
+    def __len__(self) -> int:
+        return len(self.cost)
+
+    def lengths(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(source length, framed target length) of the given rows."""
+        rows = np.asarray(rows, dtype=np.int64)
+        s, t = self.src_offsets, self.tgt_offsets
+        return s[rows + 1] - s[rows], t[rows + 1] - t[rows]
+
+    def within(self, limit: int, block: int = 1 << 20) -> np.ndarray | None:
+        """The rows whose source and framed target are at most `limit` long, or None when
+        all are (looked at a block at a time, so nothing corpus-sized is made for it)."""
+        if len(self) == 0 or int(self.cost.max()) + 1 <= limit:
+            return None
+        keep = []
+        for r0 in range(0, len(self), block):
+            rows = np.arange(r0, min(r0 + block, len(self)))
+            s, t = self.lengths(rows)
+            keep.append(rows[(s <= limit) & (t <= limit)])
+        return np.concatenate(keep)
+
+    def collate(self, rows) -> Batch:
+        rows = np.asarray(rows, dtype=np.int64)
+        s0, s1 = self.src_offsets[rows], self.src_offsets[rows + 1]
+        t0, t1 = self.tgt_offsets[rows], self.tgt_offsets[rows + 1]
+        return Batch(
+            src=gather(self.src, s0, s1),
+            tgt_in=gather(self.tgt, t0, t1 - 1),
+            tgt_out=gather(self.tgt, t0 + 1, t1),
+            n_tokens=int((t1 - t0 - 1).sum()),
+        )
+
+
+@dataclass
+class EpochPlan:
+    """One epoch's batches: batch k holds rows order[bounds[b]:bounds[b + 1]], b = perm[k]."""
+
+    order: np.ndarray
+    bounds: np.ndarray
+    perm: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.perm)
+
+    def rows(self, k: int) -> np.ndarray:
+        b = self.perm[k]
+        return self.order[self.bounds[b] : self.bounds[b + 1]]
+
+    def shard(self, rank: int, world: int) -> EpochPlan:
+        """Every world-th batch from `rank` on, the same count on every rank."""
+        usable = len(self.perm) // world * world
+        return EpochPlan(self.order, self.bounds, self.perm[rank:usable:world])
+
+
+def plan_epoch(
+    cost: np.ndarray, batch_tokens: int, seed: int, epoch: int, pool_batches: int = 64
+) -> EpochPlan:
+    """Shuffle, sort within pools of a few dozen batches' worth (low padding, but batches
+    still differ from epoch to epoch), pack greedily up to the budget, shuffle the batches."""
+    n = len(cost)
+    rng = np.random.Generator(np.random.PCG64([seed % 2**63, epoch]))
+    order = rng.permutation(n)
+    pool = max(1, pool_batches * batch_tokens // max(1, int(cost.mean()) if n else 1))
+    starts = []
+    for p0 in range(0, n, pool):
+        chunk = order[p0 : p0 + pool]
+        lengths = np.asarray(cost[chunk], dtype=np.int64)
+        by_length = np.argsort(lengths, kind="stable")
+        order[p0 : p0 + pool] = chunk[by_length]
+        lengths = lengths[by_length]
+        s, m = 0, len(lengths)
+        while s < m:
+            # The longest row is the last one added, so the cost of rows s..e-1 is
+            # lengths[e-1] * (e - s): grows with e, so count how many stay within budget.
+            most = min(max(1, batch_tokens // max(1, int(lengths[s]))), m - s)
+            costs = lengths[s : s + most] * np.arange(1, most + 1)
+            starts.append(p0 + s)
+            s += max(1, int(np.count_nonzero(costs <= batch_tokens)))
+    bounds = np.array([*starts, n], dtype=np.int64)
+    return EpochPlan(order, bounds, rng.permutation(len(starts)))
+
+
 class TokenBatches:
-    """Epochs of length-bucketed batches over pre-tokenized pairs."""
+    """Epochs of length-bucketed batches over tokenized pairs (lists, or a PairIds)."""
 
     def __init__(
         self,
-        src: list[list[int]],
-        tgt: list[list[int]],
+        src: list[list[int]] | PairIds,
+        tgt: list[list[int]] | None,
         batch_tokens: int,
         seed: int,
         pool_batches: int = 64,
+        rows: np.ndarray | None = None,
     ):
-        assert len(src) == len(tgt)
-        self.src, self.tgt = src, tgt
+        self.ids = src if isinstance(src, PairIds) else PairIds.from_lists(src, tgt)
         self.batch_tokens = batch_tokens
         self.seed = seed
         self.pool_batches = pool_batches
-        # The decoder sees tgt_in/tgt_out, one shorter than the framed target.
-        self.lengths = np.array([max(len(s), len(t) - 1) for s, t in zip(src, tgt)])
+        self.rows = rows  # the pairs used (all when None), e.g. those within max_positions
+        self.cost = self.ids.cost if rows is None else np.asarray(self.ids.cost[rows])
+
+    def __len__(self) -> int:
+        return len(self.cost)
+
+    def plan(self, epoch: int) -> EpochPlan:
+        plan = plan_epoch(self.cost, self.batch_tokens, self.seed, epoch, self.pool_batches)
+        if self.rows is not None:
+            plan.order = self.rows[plan.order]
+        return plan
 
     def epoch(self, epoch: int) -> list[list[int]]:
-        """The list of batches (lists of pair indices) for one epoch."""
-        rng = random.Random(self.seed * 1_000_003 + epoch)
-        order = list(range(len(self.src)))
-        rng.shuffle(order)
-        # Sort within pools of a few dozen batches' worth: low padding, but
-        # batches still differ from epoch to epoch.
-        pool = max(1, self.pool_batches * self.batch_tokens // max(1, int(self.lengths.mean())))
-        batches: list[list[int]] = []
-        for start in range(0, len(order), pool):
-            chunk = sorted(order[start : start + pool], key=lambda i: self.lengths[i])
-            batch: list[int] = []
-            longest = 0
-            for i in chunk:
-                n = int(self.lengths[i])
-                if batch and max(longest, n) * (len(batch) + 1) > self.batch_tokens:
-                    batches.append(batch)
-                    batch, longest = [], 0
-                batch.append(i)
-                longest = max(longest, n)
-            if batch:
-                batches.append(batch)
-        rng.shuffle(batches)
-        return batches
+        """The list of batches (lists of pair indices) for one epoch (small data, tests)."""
+        plan = self.plan(epoch)
+        return [plan.rows(k).tolist() for k in range(len(plan))]
 
-    def collate(self, indices: list[int]) -> Batch:
-        tgt = [self.tgt[i] for i in indices]
-        return Batch(
-            src=pad_ids([self.src[i] for i in indices]),
-            tgt_in=pad_ids([t[:-1] for t in tgt]),
-            tgt_out=pad_ids([t[1:] for t in tgt]),
-            n_tokens=sum(len(t) - 1 for t in tgt),
-        )
+    def collate(self, indices) -> Batch:
+        return self.ids.collate(indices)
 
-    def padding_share(self, batches: list[list[int]]) -> float:
+    def padding_share(self, batches) -> float:
         """Fraction of padded source+target cells that are padding."""
         real = padded = 0
         for b in batches:
-            s = [len(self.src[i]) for i in b]
-            t = [len(self.tgt[i]) - 1 for i in b]
-            real += sum(s) + sum(t)
-            padded += len(b) * (max(s) + max(t))
+            s, t = self.ids.lengths(b)
+            real += int(s.sum() + t.sum()) - len(b)
+            padded += len(b) * (int(s.max()) + int(t.max()) - 1)
         return 1.0 - real / max(1, padded)
+
+    def plan_padding_share(self, plan: EpochPlan) -> float:
+        """padding_share of a whole epoch plan, computed with numpy."""
+        if not len(plan.order):
+            return 0.0
+        s, t = self.ids.lengths(plan.order)
+        t = t - 1
+        starts = plan.bounds[:-1]
+        rows = np.diff(plan.bounds)
+        padded = (rows * (np.maximum.reduceat(s, starts) + np.maximum.reduceat(t, starts))).sum()
+        return 1.0 - float(s.sum() + t.sum()) / max(1, int(padded))

@@ -1,0 +1,381 @@
+"""`translator prepare`: the training split cleaned, tokenized on all cores and written
+once as memory-mapped numpy arrays, so that training never holds the corpus as
+Python objects and every process maps the same files.
+
+A prepared folder holds, as standard `.npy` files, the flat source ids (each
+sentence ending in <eos>) and framed target ids (<bos> .. <eos>), their n+1
+offsets and the planning length of each pair; beside them the sentencepiece
+model(s), the dev pairs and `manifest.json` (corpus fingerprint, tokenizer
+fingerprint, cleaning rules, counts, and the size and SHA-1 of every file).
+It is built in a temporary sibling folder and renamed into place, under a
+file lock, so a crash or two concurrent prepares never leave a half dataset
+that a later run trusts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import logging
+import multiprocessing
+import os
+import random
+import shutil
+import time
+from collections import deque
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from translator import __version__
+from translator.config import Config
+from translator.data import npyfile
+from translator.data.batching import PairIds
+from translator.data.corpus import Pair, Source, clean_pairs, empty_after_cleaning, open_source
+from translator.data.encode import Chunk, Rules, encode_chunk, init_worker
+from translator.data.tokenizer import Tokenizer, cache_dir
+from translator.errors import UserError
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1  # bump when the folder layout changes
+CHUNK = 20_000  # pairs per task for a worker process
+ARRAYS = ("src", "src_offsets", "tgt", "tgt_offsets", "cost")
+
+
+@dataclass
+class Prepared:
+    folder: Path
+    manifest: dict
+    ids: PairIds
+    tokenizer: Tokenizer
+    dev: list[Pair]
+
+
+def _identity(cfg: Config, source: Source, tokenizer_sha: str | None) -> dict:
+    d = cfg.data
+    return {
+        "format": FORMAT,
+        "corpus": source.fingerprint,
+        "source": source.description,
+        "languages": [d.src_lang, d.tgt_lang],
+        "splits": [d.train_split, d.dev_split],
+        "cleaning": {
+            "max_words": d.max_words,
+            "max_len_ratio": d.max_len_ratio,
+            "dedupe": d.dedupe,
+        },
+        "tokenizer": {"sha256": tokenizer_sha}
+        if tokenizer_sha
+        else {"config": asdict(cfg.tokenizer), "seed": cfg.seed},
+    }
+
+
+def _key(identity: dict) -> str:
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
+
+
+def folder_for(cfg: Config, key: str) -> Path:
+    if cfg.data.prepared_dir:
+        return Path(cfg.data.prepared_dir)
+    return cache_dir().parent / "prepared" / key
+
+
+# ---------------------------------------------------------------- reading a prepared folder
+
+
+def _sha1(path: Path) -> str:
+    digest = hashlib.sha1()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_prepared(folder: Path, key: str) -> tuple[Prepared | None, str]:
+    """The prepared data in `folder` if it is whole and made for `key`; else why not."""
+    path = folder / "manifest.json"
+    if not path.is_file():
+        return None, "absent"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        files, fmt = manifest["files"], manifest["format"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return None, "manifest.json is not readable"
+    if fmt != FORMAT:
+        return None, f"made by translator {manifest.get('translator', '?')} (format {fmt})"
+    if manifest.get("key") != key:
+        return None, "made for other data or settings"
+    for name, info in files.items():
+        p = folder / name
+        if not p.is_file() or p.stat().st_size != info["bytes"]:
+            return None, f"{name} is missing or has another size than when it was written"
+        if _sha1(p) != info["sha1"]:
+            return None, f"{name} was changed after it was written"
+    try:
+        arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in ARRAYS}
+        models = [(folder / f"{side}.model") for side in ("src", "tgt")]
+        tokenizer = Tokenizer(*(m.read_bytes() if m.is_file() else None for m in models))
+        dev = [tuple(json.loads(line)) for line in (folder / "dev.jsonl").open(encoding="utf-8")]
+    except (OSError, ValueError, UserError) as err:
+        return None, f"unreadable ({err})"
+    n = manifest["pairs"]
+    if len(arrays["cost"]) != n or tokenizer.fingerprint() != manifest["tokenizer"]["sha256"]:
+        return None, "its arrays do not match its manifest"
+    ids = PairIds(*(arrays[a] for a in ARRAYS[:4]), cost=arrays["cost"])
+    return Prepared(folder, manifest, ids, tokenizer, dev), "ok"
+
+
+# ---------------------------------------------------------------- building one
+
+
+def _sample(source: Source, size: int, seed: int) -> list[Pair]:
+    """A uniform sample of the training pairs for sentencepiece (all of them, in order,
+    when there are no more than `size`), read as a stream."""
+    rng, sample = random.Random(seed), []
+    for i, pair in enumerate(tqdm(source.pairs("train"), desc="sample", unit=" pairs")):
+        if i < size:
+            sample.append(pair)
+        elif (j := rng.randrange(i + 1)) < size:
+            sample[j] = pair
+    return sample
+
+
+def _chunks(stream, size: int):
+    chunk = []
+    for pair in stream:
+        chunk.append(pair)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _encoded(chunks, workers: int, initargs: tuple):
+    """encode_chunk over the chunks, in order: in this process for a single chunk, else
+    on `workers` processes with a bounded number of chunks in flight."""
+    first, second = next(chunks, None), next(chunks, None)
+    if second is None or workers <= 1:
+        init_worker(*initargs)
+        for chunk in (c for c in (first, second) if c is not None):
+            yield encode_chunk(chunk)
+        yield from map(encode_chunk, chunks)
+        return
+    ctx = multiprocessing.get_context("spawn")  # no threads or locks inherited by a fork
+    with ctx.Pool(workers, initializer=init_worker, initargs=initargs) as pool:
+        pending: deque = deque()
+        for chunk in (first, second):
+            pending.append(pool.apply_async(encode_chunk, (chunk,)))
+        for chunk in chunks:
+            pending.append(pool.apply_async(encode_chunk, (chunk,)))
+            if len(pending) >= 2 * workers:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
+
+def _write_split(folder: Path, chunks, dtype) -> tuple[dict, np.ndarray | None]:
+    """Append each chunk's arrays to the .npy files; returns the counts and pair hashes."""
+    counts = {"read": 0, "empty": 0, "too_long": 0, "ratio": 0}
+    hashes = []
+    with contextlib.ExitStack() as stack:
+        out = {
+            name: stack.enter_context(npyfile.Writer(folder / f"{name}.npy", dt))
+            for name, dt in zip(ARRAYS, (dtype, np.int64, dtype, np.int64, np.int32))
+        }
+        ends = {"src": 0, "tgt": 0}
+        out["src_offsets"].append(np.zeros(1, np.int64))
+        out["tgt_offsets"].append(np.zeros(1, np.int64))
+        bar = tqdm(desc="prepare", unit=" pairs")
+        for chunk in chunks:
+            for side, tokens, lengths in (
+                ("src", chunk.src, chunk.src_lengths),
+                ("tgt", chunk.tgt, chunk.tgt_lengths),
+            ):
+                out[side].append(tokens)
+                out[f"{side}_offsets"].append(ends[side] + np.cumsum(lengths))
+                ends[side] += int(lengths.sum())
+            out["cost"].append(np.maximum(chunk.src_lengths, chunk.tgt_lengths - 1))
+            if chunk.hashes is not None:
+                hashes.append(chunk.hashes)
+            counts["read"] += chunk.read
+            for reason, n in chunk.dropped.items():
+                counts[reason] += n
+            bar.update(chunk.read)
+        bar.close()
+    return counts, (np.concatenate(hashes) if hashes else None)
+
+
+def _take(tokens, offsets, rows) -> tuple[np.ndarray, np.ndarray]:
+    """The flat ids and lengths of `rows`."""
+    starts, lengths = offsets[rows], offsets[rows + 1] - offsets[rows]
+    shift = starts - np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    return tokens[np.repeat(shift, lengths) + np.arange(int(lengths.sum()))], lengths
+
+
+def _dedupe(folder: Path, hashes: np.ndarray, dtype) -> int:
+    """Keep the first of each repeated pair: rewrite the arrays without the repeats."""
+    _, first = np.unique(hashes, return_index=True)
+    if len(first) == len(hashes):
+        return 0
+    rows = np.sort(first)
+    old = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in ARRAYS}
+    new = folder / "dedupe"
+    new.mkdir()
+
+    def chunks():
+        for r0 in range(0, len(rows), 1 << 17):
+            part = rows[r0 : r0 + (1 << 17)]
+            src, src_len = _take(old["src"], old["src_offsets"], part)
+            tgt, tgt_len = _take(old["tgt"], old["tgt_offsets"], part)
+            yield Chunk(src, src_len, tgt, tgt_len, None, 0, {})
+
+    _write_split(new, chunks(), dtype)
+    old.clear()  # release the maps of the files about to be replaced
+    for name in ARRAYS:
+        os.replace(new / f"{name}.npy", folder / f"{name}.npy")
+    new.rmdir()
+    return len(hashes) - len(first)
+
+
+def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer) -> None:
+    d, start = cfg.data, time.perf_counter()
+    if tokenizer is None:
+        size = cfg.tokenizer.max_sentences // (2 if cfg.tokenizer.joint else 1)
+        sample, _ = clean_pairs(_sample(source, max(1, size), cfg.seed), d.max_words)
+        if not sample:
+            raise empty_after_cleaning(
+                source.description, 0, {"empty": 0, "too_long": 0}, d.max_words
+            )
+        tokenizer = Tokenizer.train(sample, cfg.tokenizer, cfg.seed)
+        del sample
+    (tmp / "src.model").write_bytes(tokenizer.src_bytes)
+    if tokenizer.tgt_bytes is not None:
+        (tmp / "tgt.model").write_bytes(tokenizer.tgt_bytes)
+    vocab = max(tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
+    dtype = np.dtype(np.uint16 if vocab <= 1 << 16 else np.int32)
+    rules = Rules(d.max_words, d.max_len_ratio, d.dedupe, dtype.name)
+    initargs = (tokenizer.src_bytes, tokenizer.tgt_bytes, rules)
+    workers = d.workers or len(os.sched_getaffinity(0))
+    chunks = _encoded(_chunks(source.pairs("train"), CHUNK), workers, initargs)
+    counts, hashes = _write_split(tmp, chunks, dtype)
+    counts["duplicate"] = _dedupe(tmp, hashes, dtype) if hashes is not None else 0
+    kept = counts["read"] - sum(counts[k] for k in ("empty", "too_long", "ratio", "duplicate"))
+    log.info(
+        "%s: %d training pairs kept of %d (dropped %d empty, %d over %d words, %d over the "
+        "length ratio, %d repeated)",
+        source.description,
+        kept,
+        counts["read"],
+        counts["empty"],
+        counts["too_long"],
+        d.max_words,
+        counts["ratio"],
+        counts["duplicate"],
+    )
+    if not kept:
+        raise empty_after_cleaning(source.description, counts["read"], counts, d.max_words)
+    with open(tmp / "dev.jsonl", "w", encoding="utf-8") as f:
+        for pair in source.pairs("dev"):
+            f.write(json.dumps(pair, ensure_ascii=False) + "\n")
+    files = {p.name: {"bytes": p.stat().st_size, "sha1": _sha1(p)} for p in sorted(tmp.iterdir())}
+    cost = np.load(tmp / "cost.npy", mmap_mode="r")
+    manifest = {
+        "format": FORMAT,
+        "translator": __version__,
+        "key": _key(identity),
+        "identity": identity,
+        "pairs": kept,
+        "counts": counts,
+        "longest": int(cost.max()),
+        "tokenizer": {"sha256": tokenizer.fingerprint(), "joint": tokenizer.joint},
+        "dtype": dtype.name,
+        "seconds": round(time.perf_counter() - start, 2),
+        "files": files,
+    }
+    npyfile.write_durably(tmp / "manifest.json", json.dumps(manifest, indent=1).encode())
+
+
+# ---------------------------------------------------------------- the entry points
+
+
+@contextlib.contextmanager
+def _locked(folder: Path):
+    """One prepare per folder at a time, across processes (and runs)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        try:
+            import fcntl
+
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except ImportError:  # no file locks here: concurrent prepares are the user's to avoid
+            pass
+        yield
+
+
+def _wanted(cfg: Config, tokenizer: Tokenizer | None, source: Source) -> tuple[Path, str, dict]:
+    """Folder, key and identity of the prepared data for this config (and tokenizer)."""
+    identity = _identity(cfg, source, None)
+    key = _key(identity)
+    if tokenizer is not None:  # resuming: the data prepared with the same tokenizer will do
+        found, _ = check_prepared(folder_for(cfg, key), key)
+        if found is None or found.tokenizer.fingerprint() != tokenizer.fingerprint():
+            identity = _identity(cfg, source, tokenizer.fingerprint())
+            key = _key(identity)
+    return folder_for(cfg, key), key, identity
+
+
+def prepare(cfg: Config, tokenizer: Tokenizer | None = None) -> Prepared:
+    """The prepared training data for `cfg`: opened if current, else (re)built."""
+    source = open_source(cfg.data, cfg.seed)
+    folder, key, identity = _wanted(cfg, tokenizer, source)
+    with _locked(folder):
+        found, why = check_prepared(folder, key)
+        if found is not None:
+            log.info("prepared data: %s (%d pairs)", folder, found.manifest["pairs"])
+            return found
+        if why != "absent":
+            log.info("prepared data in %s is %s: preparing it again", folder, why)
+        for old in folder.parent.glob(f".{folder.name}.tmp-*"):  # left by a killed prepare
+            shutil.rmtree(old, ignore_errors=True)
+        tmp = folder.parent / f".{folder.name}.tmp-{os.getpid()}"
+        try:
+            tmp.mkdir()
+            _build(cfg, source, tmp, identity, tokenizer)
+            if folder.exists():
+                stale = folder.parent / f".{folder.name}.tmp-old-{os.getpid()}"
+                os.replace(folder, stale)
+                shutil.rmtree(stale, ignore_errors=True)
+            os.replace(tmp, folder)
+        except OSError as err:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EROFS):
+                raise UserError(
+                    f"cannot write the prepared data to {folder.parent}: {err.strerror}",
+                    "free disk space or set data.prepared_dir to a writable folder",
+                ) from None
+            raise
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        found, why = check_prepared(folder, key)
+        if found is None:
+            raise UserError(f"prepared data in {folder} is {why} right after it was written")
+        log.info("prepared data: %s (%d pairs)", folder, found.manifest["pairs"])
+        return found
+
+
+def wait_for_prepared(cfg: Config, tokenizer: Tokenizer | None, poll: float = 0.5) -> Prepared:
+    """For the processes that do not prepare: wait until another one has, then map it."""
+    source = open_source(cfg.data, cfg.seed)
+    while True:
+        folder, key, _ = _wanted(cfg, tokenizer, source)
+        found, _ = check_prepared(folder, key)
+        if found is not None:
+            return found
+        time.sleep(poll)

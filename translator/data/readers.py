@@ -1,0 +1,179 @@
+"""Streaming readers for the local corpus layouts: one line, one record at a time.
+
+Nothing here holds a whole file: a corpus of millions of lines is read as a
+stream, and every error still names the file and the line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from translator.errors import UserError
+
+Pair = tuple[str, str]
+
+GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"
+LANG_CODE = re.compile(r"[a-z]{2,3}([-_][A-Za-z0-9]{2,8})?")
+
+
+def _open(path: Path):
+    if not path.is_file():
+        raise UserError(f"file not found: {path}")
+    try:
+        with open(path, "rb") as probe:
+            zipped = probe.read(2) == GZIP_MAGIC
+        if zipped or path.suffix == ".gz":
+            return gzip.open(path, "rb")
+        return open(path, "rb", buffering=1 << 20)
+    except OSError as err:
+        raise UserError(f"{path}: cannot read file ({err.strerror})") from None
+
+
+def iter_lines(path: str | Path) -> Iterator[str]:
+    """Lines of a UTF-8 text file (gzip or not), split on "\\n" only, trailing "\\r" removed.
+
+    A binary file splits on b"\\n" alone, never on U+2028, \\x0b or \\x1c, which can
+    occur inside a sentence and would break the line alignment of two files."""
+    path = Path(path)
+    number = 0
+    with _open(path) as f:
+        try:
+            for raw in f:
+                number += 1
+                if number == 1 and raw.startswith(BOM):  # a byte order mark is not text
+                    raw = raw[3:]
+                if raw.endswith(b"\n"):
+                    raw = raw[:-1]
+                if raw.endswith(b"\r"):
+                    raw = raw[:-1]
+                try:
+                    yield raw.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    raise UserError(
+                        f"{path}:{number}: not valid UTF-8 (byte 0x{raw[err.start]:02x}); "
+                        "re-encode the file as UTF-8"
+                    ) from None
+        except (OSError, EOFError, zlib.error) as err:
+            if isinstance(err, OSError) and not isinstance(err, gzip.BadGzipFile):
+                if err.strerror:
+                    raise UserError(f"{path}: cannot read file ({err.strerror})") from None
+            raise UserError(f"{path}: not a valid gzip file ({err})") from None
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """All lines of a (small) text file; see iter_lines."""
+    return list(iter_lines(path))
+
+
+def iter_pair_files(src_path: str | Path, tgt_path: str | Path) -> Iterator[Pair]:
+    """Pairs from two line-aligned text files (line N of one translates line N of the other)."""
+    src, tgt = iter_lines(src_path), iter_lines(tgt_path)
+    count = 0
+    for s in src:
+        t = next(tgt, None)
+        if t is None:
+            _count_mismatch(src_path, tgt_path, count + 1 + sum(1 for _ in src), count)
+        count += 1
+        yield s, t
+    rest = sum(1 for _ in tgt)
+    if rest:
+        _count_mismatch(src_path, tgt_path, count, count + rest)
+
+
+def _count_mismatch(src_path, tgt_path, n_src: int, n_tgt: int):
+    raise UserError(
+        f"line counts differ: {src_path} has {n_src} lines, "
+        f"{tgt_path} has {n_tgt}; the files must be line-aligned"
+    )
+
+
+def read_pair_files(src_path: str | Path, tgt_path: str | Path) -> list[Pair]:
+    return list(iter_pair_files(src_path, tgt_path))
+
+
+def check_langs(src_lang: str, tgt_lang: str, found: Any, where: str) -> None:
+    for key, lang in (("src_lang", src_lang), ("tgt_lang", tgt_lang)):
+        if lang not in found:
+            names = ", ".join(sorted(found)) or "none"
+            raise UserError(
+                f"{where}: 'data.{key}' is '{lang}' but that language is not in "
+                f"the data; languages found: {names}"
+            )
+
+
+def text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise UserError(f"{where}: expected a string, got {value!r}")
+    return value
+
+
+def record_pair(rec: Any, src_lang: str, tgt_lang: str, where: str) -> Pair:
+    """One JSON object in any supported layout -> (src, tgt)."""
+    if not isinstance(rec, dict):
+        raise UserError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+    if isinstance(rec.get("translation"), dict):
+        rec = rec["translation"]
+    elif "src" in rec and "tgt" in rec and src_lang not in rec:
+        return text(rec["src"], f"{where} 'src'"), text(rec["tgt"], f"{where} 'tgt'")
+    check_langs(src_lang, tgt_lang, rec.keys(), where)
+    return (
+        text(rec[src_lang], f"{where} '{src_lang}'"),
+        text(rec[tgt_lang], f"{where} '{tgt_lang}'"),
+    )
+
+
+def iter_tsv(path: Path, src_lang: str, tgt_lang: str) -> Iterator[Pair]:
+    lines = iter_lines(path)
+    first = next(lines, None)
+    if first is None:
+        return
+    cols, start = [0, 1], 1
+    header = first.split("\t")
+    # A header is a first line of distinct language codes including one of ours;
+    # a sentence pair practically never looks like that.
+    names = [h.strip() for h in header]
+    if (
+        len(set(names)) == len(names) >= 2
+        and all(LANG_CODE.fullmatch(h) for h in names)
+        and {src_lang, tgt_lang} & set(names)
+    ):
+        check_langs(src_lang, tgt_lang, names, f"{path}:1 (header)")
+        cols, start = [names.index(src_lang), names.index(tgt_lang)], 2
+        body: Any = lines
+    else:
+        body = _chain_first(first, lines)
+    width = len(header) if start == 2 else 2
+    what = "as in the header" if start == 2 else f"{src_lang} TAB {tgt_lang}"
+    for number, line in enumerate(body, start=start):
+        fields = line.split("\t")
+        if len(fields) != width:
+            raise UserError(
+                f"{path}:{number}: expected {width} tab-separated columns "
+                f"({what}), found {len(fields)}"
+            )
+        yield fields[cols[0]], fields[cols[1]]
+
+
+def _chain_first(first: str, rest: Iterator[str]) -> Iterator[str]:
+    yield first
+    yield from rest
+
+
+def iter_jsonl(path: Path, src_lang: str, tgt_lang: str) -> Iterator[Pair]:
+    for number, line in enumerate(iter_lines(path), start=1):
+        if not line.strip():  # blank lines (often a trailing one) carry no record
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise UserError(
+                f"{path}:{number}: not valid JSON ({err.msg}); expected one object per line"
+            ) from None
+        yield record_pair(rec, src_lang, tgt_lang, f"{path}:{number}")
