@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 
 from translator.config import config_from_dict
-from translator.data.corpus import load_corpus
+from translator.data.corpus import load_split
 from translator.evaluate import bleu
 from translator.inference import Translator
 from translator.runtime import set_threads
@@ -44,7 +44,7 @@ def main() -> None:
     for path in args.checkpoint:
         translator = Translator.from_checkpoint(path, "auto")
         cfg = config_from_dict(translator.cfg.to_dict(), path, args.overrides)
-        pairs = getattr(load_corpus(cfg.data, cfg.seed), args.split)
+        pairs = load_split(cfg.data, args.split, cfg.seed)
         if args.limit:
             pairs = pairs[: args.limit]
         sources, refs = [s for s, _ in pairs], [t for _, t in pairs]

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import tempfile
 import time
 
@@ -29,6 +28,7 @@ import torch
 
 from translator.config import load_config
 from translator.data.tokenizer import PAD
+from translator.runtime import memory_mb, process_seconds
 from translator.train import Trainer
 
 
@@ -36,7 +36,7 @@ def peak_memory_mb(device) -> int:
     """Peak GPU memory allocated, or on the CPU the process's peak resident size."""
     if device.type == "cuda":
         return round(torch.cuda.max_memory_allocated(device) / 2**20)
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)  # KiB on Linux
+    return memory_mb()["peak"]
 
 
 # Dense bf16 tensor-core peaks, TFLOP/s (vendor datasheets, without sparsity).
@@ -88,6 +88,7 @@ def main() -> None:
 
 def measure(cfg, args) -> dict:
     trainer = Trainer(cfg)
+    startup = process_seconds()  # the command's start to the first step: reading the data
     batches = []
     take = trainer._next_batches
 
@@ -110,7 +111,6 @@ def measure(cfg, args) -> dict:
     seconds = time.perf_counter() - start
     tgt = sum(b.n_tokens for b in batches)
     src = sum(int((b.src != PAD).sum()) for b in batches)
-    epoch = trainer.batches.epoch(0)
     out = {
         "family": cfg.model.type,
         "device": str(trainer.device),
@@ -120,10 +120,14 @@ def measure(cfg, args) -> dict:
         "parameters": trainer.model.num_parameters(),
         "target_tokens_per_s": round(tgt / seconds),
         "seconds_per_step": round(seconds / args.steps, 3),
-        "padding_share": round(trainer.batches.padding_share(epoch), 3),
+        "padding_share": round(trainer.batches.plan_padding_share(trainer.batches.plan(0)), 3),
         "peak_memory_mb": peak_memory_mb(trainer.device),
+        "startup_seconds": round(startup, 2),
+        **{f"{k}_mb": v for k, v in memory_mb().items() if k != "peak"},
+        "rank": trainer.group.rank,
         "skipped_steps": stats["skipped"],
     }
+    trainer.close(finished=True)
     per_token = flops_per_token(trainer.model, cfg.model.type)
     if per_token:
         achieved = (per_token[0] * src + per_token[1] * tgt) / seconds / 1e12

@@ -61,12 +61,19 @@ def run(tmp_path, name, batch_tokens, procs):
         [*cmd, "train", "--config", str(path)], capture_output=True, text=True, env=env, timeout=900
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    return tmp_path / name, json.loads((tmp_path / name / "summary.json").read_text())
+    summary = json.loads((tmp_path / name / "summary.json").read_text())
+    return tmp_path / name, summary, result.stderr
 
 
 def test_two_processes_match_one_process_with_twice_the_batch(tmp_path):
-    ddp_dir, ddp = run(tmp_path, "ddp", 300, 2)
-    one_dir, one = run(tmp_path, "one", 600, 1)
+    ddp_dir, ddp, log = run(tmp_path, "ddp", 300, 2)
+    # one process prepared the data; the other waited for it and mapped the same files
+    assert log.count("training pairs kept") == 1, log[-3000:]
+    prepared = list((tmp_path / "cache" / "prepared").glob("[!.]*"))  # not the lock file
+    assert len(prepared) == 1 and not list(prepared[0].parent.glob(".*.tmp-*"))
+    one_dir, one, log = run(tmp_path, "one", 600, 1)
+    assert "training pairs kept" not in log  # the same data: prepared once, reused
+    assert list((tmp_path / "cache" / "prepared").glob("[!.]*")) == prepared
     assert ddp["steps"] == one["steps"] == 40
     # The same number of target tokens per step, so the loss curves should agree closely.
     ddp_loss = dict((s, loss) for s, loss in ddp["losses"])

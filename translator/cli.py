@@ -70,6 +70,21 @@ def train(
     )
 
 
+@app.command()
+def prepare(config: ConfigOpt, set_: SetOpt = None):
+    """Clean and tokenize the training split into memory-mapped arrays (train does this
+    itself when the prepared data is missing or out of date)."""
+    from translator.config import load_config
+    from translator.data.prepare import prepare as run_prepare
+
+    data = run_prepare(load_config(config, set_ or []))
+    m = data.manifest
+    typer.echo(
+        f"{m['pairs']:,} training pairs of {m['counts']['read']:,} read, "
+        f"{m['seconds']:.1f}s to prepare; in {data.folder}"
+    )
+
+
 def _decode_settings(cfg, beam: int | None, batch_size: int | None):
     dc = cfg.decode
     if beam is not None:
@@ -139,7 +154,7 @@ def evaluate(
 
 def _evaluate_one(path, split, beam, src, ref, overrides, batch_size, device, with_lengths):
     from translator.config import config_from_dict
-    from translator.data.corpus import load_corpus, read_pair_files
+    from translator.data.corpus import open_source, read_pair_files
     from translator.evaluate import by_length, score
     from translator.inference import Translator
 
@@ -150,9 +165,9 @@ def _evaluate_one(path, split, beam, src, ref, overrides, batch_size, device, wi
         cfg = translator.cfg
         if overrides:
             cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", overrides)
-        corpus = load_corpus(cfg.data, cfg.seed)
-        pairs = corpus.dev if split == "dev" else corpus.test
-        what = f"{corpus.source} {split}"
+        source = open_source(cfg.data, cfg.seed)  # the training split is not read
+        pairs = list(source.pairs(split))
+        what = f"{source.description} {split}"
     dc = _decode_settings(translator.cfg, beam, batch_size)
     sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
     hyps = [r[0].text for r in translator.translate(sources, dc, progress=True)]

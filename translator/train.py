@@ -32,8 +32,11 @@ from translator.errors import UserError
 from translator.models.base import build_model
 from translator.objective import inverse_sqrt_lr
 from translator.runtime import (
+    memory_mb,
     pick_device,
     pick_dtype,
+    process_seconds,
+    release_free_memory,
     say,
     seed_everything,
     set_threads,
@@ -62,6 +65,7 @@ class TrainState:
     skipped_steps: int = 0
     history: list = field(default_factory=list)  # validations
     losses: list = field(default_factory=list)  # [step, training loss] at each log_every
+    memory: list = field(default_factory=list)  # [step, resident MiB, anonymous MiB] likewise
 
 
 class Trainer:
@@ -311,6 +315,9 @@ class Trainer:
         stats = self.sync()
         loss = stats["loss"]
         s.losses.append([s.step, round(loss, 4) if math.isfinite(loss) else None])
+        release_free_memory()
+        mem = memory_mb()
+        s.memory.append([s.step, mem.get("rss"), mem.get("anon")])
         minutes = {"min": f"{s.elapsed / 60:.1f}/{tc.max_minutes or 0:g}"}
         bar.set_postfix(
             loss=f"{loss:.3f}",
@@ -337,6 +344,7 @@ class Trainer:
             disable=not self.group.main,
         )
         last_validated = -1
+        self.startup_seconds = process_seconds()  # from the command's start to the first step
         clock = window_start = time.perf_counter()  # training time runs from `clock`
         try:
             while not self._should_stop(budget):
@@ -394,6 +402,9 @@ class Trainer:
             "processes": self.group.world,
             "validations": s.history,
             "losses": s.losses,
+            "startup_seconds": round(self.startup_seconds, 2),
+            "peak_rss_mb": memory_mb().get("peak"),
+            "memory": s.memory,
         }
         if self.group.main:
             text = json.dumps(summary, indent=1) + "\n"
@@ -405,6 +416,9 @@ class Trainer:
         group), then the group itself, after every rank has finished (`finished`: this rank
         ended normally, so the others are on their way to the same barrier). A group left for
         the interpreter's exit to destroy can abort the process after training succeeded."""
+        if self.stream is not None:
+            self.stream.close()
+            self.stream = None
         self.net = self.updater.net = self.model
         gc.collect()
         close(self.group, barrier=finished)

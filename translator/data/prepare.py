@@ -254,6 +254,7 @@ def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer) ->
             )
         tokenizer = Tokenizer.train(sample, cfg.tokenizer, cfg.seed)
         del sample
+    tokenizer_seconds = time.perf_counter() - start
     (tmp / "src.model").write_bytes(tokenizer.src_bytes)
     if tokenizer.tgt_bytes is not None:
         (tmp / "tgt.model").write_bytes(tokenizer.tgt_bytes)
@@ -296,6 +297,7 @@ def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer) ->
         "tokenizer": {"sha256": tokenizer.fingerprint(), "joint": tokenizer.joint},
         "dtype": dtype.name,
         "seconds": round(time.perf_counter() - start, 2),
+        "tokenizer_seconds": round(tokenizer_seconds, 2),
         "files": files,
     }
     npyfile.write_durably(tmp / "manifest.json", json.dumps(manifest, indent=1).encode())
