@@ -120,7 +120,9 @@ def measure(cfg, args) -> dict:
         "parameters": trainer.model.num_parameters(),
         "target_tokens_per_s": round(tgt / seconds),
         "seconds_per_step": round(seconds / args.steps, 3),
-        "padding_share": round(trainer.batches.plan_padding_share(trainer.batches.plan(0)), 3),
+        "padding_share": round(
+            trainer.data.batches.plan_padding_share(trainer.data.batches.plan(0)), 3
+        ),
         "peak_memory_mb": peak_memory_mb(trainer.device),
         "startup_seconds": round(startup, 2),
         **{f"{k}_mb": v for k, v in memory_mb().items() if k != "peak"},

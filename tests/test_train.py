@@ -24,7 +24,7 @@ def test_out_of_memory_splits_the_batch_and_gives_the_same_update(tmp_path, monk
     plain.train_step()
 
     real = update_mod.sequence_loss
-    rows = plain.batches.collate(plain.batches.epoch(0)[0]).src.size(0)
+    rows = plain.data.batches.collate(plain.data.batches.epoch(0)[0]).src.size(0)
     calls = []
 
     def small_memory(model, batch, smoothing):

@@ -23,9 +23,7 @@ from tqdm import tqdm
 
 from translator.checkpoint import atomic_write_bytes, load_checkpoint, save_checkpoint
 from translator.config import Config, save_config
-from translator.data.batching import TokenBatches
-from translator.data.prepare import Prepared, prepare, wait_for_prepared
-from translator.data.stream import BatchStream
+from translator.data.feed import TrainingData
 from translator.data.tokenizer import Tokenizer
 from translator.distributed import all_sum, all_sum_, any_rank, close, init_from_env
 from translator.errors import UserError
@@ -85,12 +83,9 @@ class Trainer:
             logging.getLogger("translator").setLevel(logging.WARNING)
         resume_ckpt = self._resume_checkpoint() if resume else None
 
-        data = self._prepared(resume_ckpt)
-        self.tokenizer = data.tokenizer
-        self.batches = self._train_batches(data)
-        self.dev = data.dev
-        self.dev_batches = self._encode(data.dev)
-        self.stream: BatchStream | None = None  # started at the first step, from the state
+        given = Tokenizer.from_state(resume_ckpt["tokenizer"]) if resume_ckpt else None
+        self.data = TrainingData(cfg, self.group, given, pin=self.device.type == "cuda")
+        self.tokenizer = self.data.tokenizer
 
         self.model = build_model(
             cfg.model,
@@ -124,33 +119,6 @@ class Trainer:
         if not path.is_file():
             raise UserError(f"--resume: no {path} to resume from", "train without --resume first")
         return load_checkpoint(path)
-
-    def _prepared(self, resume_ckpt) -> Prepared:
-        """The prepared training data: made (or found current) by the first process on each
-        machine, mapped by the others once it is there."""
-        given = Tokenizer.from_state(resume_ckpt["tokenizer"]) if resume_ckpt else None
-        if self.group.local_rank == 0:
-            return prepare(self.cfg, given)
-        return wait_for_prepared(self.cfg, given)
-
-    def _train_batches(self, data: Prepared) -> TokenBatches:
-        limit = self.cfg.model.max_positions
-        rows = data.ids.within(limit)
-        if rows is not None:
-            log.info(f"dropped {len(data.ids) - len(rows)} pairs over model.max_positions={limit}")
-        return TokenBatches(data.ids, None, self.cfg.train.batch_tokens, self.cfg.seed, rows=rows)
-
-    def _encode(self, pairs) -> TokenBatches:
-        src = self.tokenizer.encode_src([s for s, _ in pairs])
-        tgt = self.tokenizer.encode_tgt([t for _, t in pairs])
-        limit = self.cfg.model.max_positions
-        keep = [i for i in range(len(src)) if len(src[i]) <= limit and len(tgt[i]) <= limit]
-        return TokenBatches(
-            [src[i] for i in keep],
-            [tgt[i] for i in keep],
-            self.cfg.train.batch_tokens,
-            self.cfg.seed,
-        )
 
     def _restore(self, ckpt: dict) -> None:
         ts = ckpt["train_state"]
@@ -193,8 +161,8 @@ class Trainer:
             self.model,
             self.tokenizer,
             self.cfg,
-            self.dev,
-            self.dev_batches,
+            self.data.dev,
+            self.data.dev_batches,
             self.device,
             self.dtype,
         )
@@ -224,25 +192,7 @@ class Trainer:
     # -- the loop ----------------------------------------------------------------------------
     def _next_batches(self):
         """The next `accumulate` batches, in the saved data order."""
-        s, g, out = self.state, self.group, []
-        if self.stream is None:
-            pin = self.device.type == "cuda"
-            self.stream = BatchStream(
-                self.batches, s.epoch, s.batch_in_epoch, g.rank, g.world, pin=pin
-            )
-        while len(out) < self.cfg.train.accumulate:
-            item = self.stream.next()
-            if item.padding is not None:
-                log.info(
-                    f"epoch {item.epoch + 1}: {item.batches_in_epoch} batches, "
-                    f"padding {100 * item.padding:.1f}%"
-                )
-            out.append(item.batch)
-            if item.index + 1 < item.batches_in_epoch:
-                s.epoch, s.batch_in_epoch = item.epoch, item.index + 1
-            else:
-                s.epoch, s.batch_in_epoch = item.epoch + 1, 0
-        return out
+        return self.data.next(self.state, self.cfg.train.accumulate)
 
     def train_step(self) -> int:
         """One optimizer step, skipped on the device if its loss is not finite; returns this
@@ -376,9 +326,7 @@ class Trainer:
             self.save("last.pt")
         finally:
             bar.close()
-            if self.stream is not None:
-                self.stream.close()
-                self.stream = None
+            self.data.close()
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
         self._write_summary()
@@ -416,9 +364,7 @@ class Trainer:
         group), then the group itself, after every rank has finished (`finished`: this rank
         ended normally, so the others are on their way to the same barrier). A group left for
         the interpreter's exit to destroy can abort the process after training succeeded."""
-        if self.stream is not None:
-            self.stream.close()
-            self.stream = None
+        self.data.close()
         self.net = self.updater.net = self.model
         gc.collect()
         close(self.group, barrier=finished)

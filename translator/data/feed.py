@@ -1,0 +1,77 @@
+"""What the training loop reads: the prepared training split as batches in the saved
+order (built ahead in a thread), and the dev set for validation."""
+
+from __future__ import annotations
+
+import logging
+
+from translator.config import Config
+from translator.data.batching import Batch, TokenBatches
+from translator.data.prepare import prepare, wait_for_prepared
+from translator.data.stream import BatchStream
+from translator.data.tokenizer import Tokenizer
+from translator.distributed import Group
+
+log = logging.getLogger(__name__)
+
+
+class TrainingData:
+    def __init__(self, cfg: Config, group: Group, tokenizer: Tokenizer | None, pin: bool):
+        """`tokenizer`: the one a resumed run was trained with (None: the prepared data's).
+        The first process on each machine prepares (or finds current) the data; the others
+        wait for it and map the same files."""
+        self.cfg, self.group, self.pin = cfg, group, pin
+        if group.local_rank == 0:
+            data = prepare(cfg, tokenizer)
+        else:
+            data = wait_for_prepared(cfg, tokenizer)
+        self.tokenizer = data.tokenizer
+        limit = cfg.model.max_positions
+        rows = data.ids.within(limit)
+        if rows is not None:
+            log.info(f"dropped {len(data.ids) - len(rows)} pairs over model.max_positions={limit}")
+        self.batches = TokenBatches(data.ids, None, cfg.train.batch_tokens, cfg.seed, rows=rows)
+        self.dev = data.dev
+        self.dev_batches = self.encode(data.dev)
+        self.stream: BatchStream | None = None  # started at the first step, from the state
+
+    def encode(self, pairs) -> TokenBatches:
+        """A small set of pairs (dev) tokenized in memory, within model.max_positions."""
+        src = self.tokenizer.encode_src([s for s, _ in pairs])
+        tgt = self.tokenizer.encode_tgt([t for _, t in pairs])
+        limit = self.cfg.model.max_positions
+        keep = [i for i in range(len(src)) if len(src[i]) <= limit and len(tgt[i]) <= limit]
+        return TokenBatches(
+            [src[i] for i in keep],
+            [tgt[i] for i in keep],
+            self.cfg.train.batch_tokens,
+            self.cfg.seed,
+        )
+
+    def next(self, state, count: int) -> list[Batch]:
+        """The next `count` batches after (state.epoch, state.batch_in_epoch), which it
+        advances: the position a checkpoint saves, so that --resume continues exactly."""
+        if self.stream is None:
+            g = self.group
+            self.stream = BatchStream(
+                self.batches, state.epoch, state.batch_in_epoch, g.rank, g.world, pin=self.pin
+            )
+        out = []
+        while len(out) < count:
+            item = self.stream.next()
+            if item.padding is not None:
+                log.info(
+                    f"epoch {item.epoch + 1}: {item.batches_in_epoch} batches, "
+                    f"padding {100 * item.padding:.1f}%"
+                )
+            out.append(item.batch)
+            if item.index + 1 < item.batches_in_epoch:
+                state.epoch, state.batch_in_epoch = item.epoch, item.index + 1
+            else:
+                state.epoch, state.batch_in_epoch = item.epoch + 1, 0
+        return out
+
+    def close(self) -> None:
+        if self.stream is not None:
+            self.stream.close()
+            self.stream = None
