@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from tqdm import tqdm
 
-from translator.errors import UserError
+from translator.errors import UserError, one_line
 
 app = typer.Typer(
     add_completion=False,
@@ -307,8 +307,25 @@ def _plot_attention(translator, text: list[str], dc, path: Path, layer: int) -> 
     typer.echo(f"attention heatmap written to {path}", err=True)
 
 
+def _click_exceptions():
+    """The exceptions module of the click that typer runs on: the `click` package for older
+    typer versions, typer's own copy (`typer._click`) for newer ones. typer re-exports
+    BadParameter from it under every version, so its module is the one to ask."""
+    return sys.modules[typer.BadParameter.__module__]
+
+
+def _show_usage_error(err) -> None:
+    """Usage, a pointer to --help and the error as one `error:` line, like a UserError."""
+    ctx = getattr(err, "ctx", None)
+    if ctx is not None:
+        print(ctx.get_usage(), file=sys.stderr)
+        print(f"Try '{ctx.command_path} --help' for help.", file=sys.stderr)
+    print(f"error: {one_line(err.format_message())}", file=sys.stderr)
+
+
 def main() -> None:
     _setup_logging()
+    click_errors = _click_exceptions()
     try:
         app(standalone_mode=False)
     except UserError as err:
@@ -317,18 +334,15 @@ def main() -> None:
         sys.exit(2)
     except (typer.Exit, SystemExit) as err:
         sys.exit(getattr(err, "exit_code", getattr(err, "code", 0)))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, typer.Abort):
         print("interrupted", file=sys.stderr)
         sys.exit(130)
-    except Exception as err:  # click usage errors arrive here with standalone_mode=False
-        import click
-
-        if isinstance(err, click.ClickException):
+    except click_errors.ClickException as err:
+        if type(err).__name__ == "NoArgsIsHelpError":  # bare `translator`: the help text
             err.show()
-            sys.exit(2)
-        if isinstance(err, click.exceptions.Abort):
-            sys.exit(130)
-        raise
+        else:
+            _show_usage_error(err)
+        sys.exit(2)
 
 
 if __name__ == "__main__":
