@@ -82,6 +82,34 @@ def test_eval_src_ref_scores_a_file_pair(trained, tmp_path):
     assert json.loads(result.stdout)["n"] == 2
 
 
+@pytest.mark.parametrize("files", [False, True], ids=["split", "src-ref"])
+def test_eval_set_overrides_the_decoding_settings(trained, tmp_path, files):
+    run, _, env = trained
+    extra = []
+    if files:
+        (tmp_path / "s.de").write_text("Ein Hund läuft.\nDie alte Frau liest ein Buch.\n")
+        (tmp_path / "r.en").write_text("A dog runs.\nThe old woman reads a book.\n")
+        extra = ["--src", str(tmp_path / "s.de"), "--ref", str(tmp_path / "r.en")]
+    out = tmp_path / "hyps.txt"
+    result = cli(
+        "eval",
+        "--checkpoint",
+        str(run / "best.pt"),
+        "--json",
+        "--output",
+        str(out),
+        *extra,
+        *("--set", "decode.beam=1", "--set", "decode.max_len_a=0", "--set", "decode.max_len_b=1"),
+        env_extra=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["beam"] == 1  # the saved config says 2
+    hyps = out.read_text().splitlines()
+    assert hyps and all(len(h.split()) <= 1 for h in hyps), hyps  # one subword at most
+    bad = cli("eval", "--checkpoint", str(run / "best.pt"), *extra, "--set", "decode.bem=1")
+    assert bad.returncode == 2 and "decode.bem" in bad.stderr, bad.stderr
+
+
 def test_translate_arguments_and_stdin_keep_lines(trained):
     run, _, env = trained
     lines = ["Ein Hund läuft.", "", "Die Katze schläft.", "   ", "Ein Mann liest ein Buch."]

@@ -144,16 +144,16 @@ def _evaluate_one(path, split, beam, src, ref, overrides, batch_size, device, wi
     from translator.inference import Translator
 
     translator = Translator.from_checkpoint(str(path), device)
+    cfg = translator.cfg
+    if overrides:  # --set applies to the data and the decoding settings alike
+        cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", overrides)
     if src is not None:
         pairs, what = read_pair_files(src, ref), f"{src} -> {ref}"
     else:
-        cfg = translator.cfg
-        if overrides:
-            cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", overrides)
         corpus = load_corpus(cfg.data, cfg.seed)
         pairs = corpus.dev if split == "dev" else corpus.test
         what = f"{corpus.source} {split}"
-    dc = _decode_settings(translator.cfg, beam, batch_size)
+    dc = _decode_settings(cfg, beam, batch_size)
     sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
     hyps = [r[0].text for r in translator.translate(sources, dc, progress=True)]
     result = {**score(hyps, refs), "beam": dc.beam, "data": what, "checkpoint": str(path)}
