@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from translator.config import ModelConfig
-from translator.data.tokenizer import EOS
+from translator.data.tokenizer import BOS, EOS, PAD, UNK
 from translator.models.transformer import Transformer
 from translator.search import beam_search, greedy_search, length_penalty, max_lengths
 
@@ -72,6 +72,7 @@ def test_greedy_tokens_are_the_teacher_forced_argmax():
         tokens = hyp[0].tokens
         prefix = torch.tensor([[2] + tokens])
         logits = model(src[i : i + 1], prefix)[0]
+        logits[:, [PAD, UNK, BOS]] = float("-inf")  # never chosen by search
         expected = logits.argmax(-1).tolist()
         assert expected[: len(tokens)] == tokens
         if len(tokens) < limits[i]:  # stopped before its length limit: it chose <eos>
@@ -128,3 +129,29 @@ def test_output_does_not_depend_on_batch_size(family):
             )
             assert alone[0][0].tokens == together[row][0].tokens, (family, beam, row)
             assert abs(alone[0][0].score - together[row][0].score) < 1e-4
+
+
+def prefer_specials(model):
+    """Make <pad>, <unk> and <bos> the model's favourite next tokens at every step."""
+    real_step = model.step
+
+    def step(prev, state):
+        logits, state = real_step(prev, state)
+        logits = logits.clone()
+        logits[:, [PAD, UNK, BOS]] += 100.0
+        logits[:, UNK] += 1.0  # <unk> first among them
+        return logits, state
+
+    model.step = step
+
+
+def test_search_never_outputs_pad_or_bos_and_unk_only_on_request():
+    model, src = model_and_src(5)
+    prefer_specials(model)
+    for search in (greedy_search, lambda m, s, **kw: beam_search(m, s, beam=3, nbest=3, **kw)):
+        plain = [h for hyps in search(model, src) for h in hyps]
+        assert sum(len(h.tokens) for h in plain) > len(plain)  # they do say something
+        assert not any({PAD, UNK, BOS} & set(h.tokens) for h in plain)
+        with_unk = [hyps[0] for hyps in search(model, src, allow_unk=True)]
+        assert all(UNK in h.tokens for h in with_unk)
+        assert not any({PAD, BOS} & set(h.tokens) for h in with_unk)

@@ -109,6 +109,7 @@ class DecodeConfig:
     max_len_a: float = 1.5
     max_len_b: int = 10
     batch_size: int = 64  # sentences per decoding batch
+    allow_unk: bool = False  # let search output <unk> (never <pad> or <bos>)
 
 
 @dataclass

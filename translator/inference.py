@@ -118,6 +118,7 @@ class Translator:
                     dc.max_len_a,
                     dc.max_len_b,
                     nbest=nbest,
+                    allow_unk=dc.allow_unk,
                 )
             for j, sent in zip(batch, hyps):
                 texts = self.tokenizer.decode_tgt([h.tokens for h in sent])

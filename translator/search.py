@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from translator.data.tokenizer import BOS, EOS, PAD
+from translator.data.tokenizer import BOS, EOS, PAD, UNK
 from translator.models.base import Seq2Seq
 
 
@@ -26,6 +26,14 @@ def max_lengths(src: torch.Tensor, a: float, b: int, cap: int | None = None) -> 
     return (a * src_len.float() + b).long().clamp(min=1, max=cap)
 
 
+def mask_specials(logp: torch.Tensor, allow_unk: bool) -> torch.Tensor:
+    """<pad> and <bos> never appear in an output, and <unk> only on request: the detokenizer
+    drops them, so a hypothesis would be ranked on tokens its text does not show."""
+    banned = [PAD, BOS] if allow_unk else [PAD, BOS, UNK]
+    logp[:, banned] = float("-inf")
+    return logp
+
+
 def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
     """GNMT's ((5 + |Y|) / 6) ** alpha (Wu et al. 2016)."""
     return ((5.0 + length.float()) / 6.0) ** alpha
@@ -38,6 +46,7 @@ def greedy_search(
     max_len_a: float = 1.5,
     max_len_b: int = 10,
     len_penalty: float = 1.0,
+    allow_unk: bool = False,
 ) -> list[list[Hypothesis]]:
     n = src.size(0)
     limit = max_lengths(src, max_len_a, max_len_b, model.max_output_len)
@@ -49,7 +58,7 @@ def greedy_search(
     scores = torch.zeros(n, device=src.device)
     for t in range(int(limit.max())):
         logits, state = model.step(prev, state)
-        logp = torch.log_softmax(logits.float(), dim=-1)
+        logp = mask_specials(torch.log_softmax(logits.float(), dim=-1), allow_unk)
         best, prev = logp.max(dim=-1)
         scores[alive] += best
         done = (prev == EOS) | (limit[alive] <= t + 1)
@@ -77,6 +86,7 @@ def beam_search(
     max_len_a: float = 1.5,
     max_len_b: int = 10,
     nbest: int = 1,
+    allow_unk: bool = False,
 ) -> list[list[Hypothesis]]:
     """Batched beam search; returns the `nbest` best hypotheses per sentence."""
     n, k, dev = src.size(0), beam, src.device
@@ -92,7 +102,7 @@ def beam_search(
     for t in range(int(limit.max())):
         m = sent.numel()
         logits, state = model.step(prev, state)
-        logp = torch.log_softmax(logits.float(), dim=-1)
+        logp = mask_specials(torch.log_softmax(logits.float(), dim=-1), allow_unk)
         vocab = logp.size(-1)
         cand = (scores.unsqueeze(-1) + logp.view(m, k, vocab)).view(m, k * vocab)
         top_scores, top_ids = cand.topk(2 * k, dim=-1)  # at most k of them end in <eos>
@@ -143,9 +153,10 @@ def decode(
     max_len_a: float,
     max_len_b: int,
     nbest: int = 1,
+    allow_unk: bool = False,
 ) -> list[list[Hypothesis]]:
     if beam == 1 and nbest == 1:
-        return greedy_search(model, src, max_len_a, max_len_b, len_penalty)
+        return greedy_search(model, src, max_len_a, max_len_b, len_penalty, allow_unk)
     return beam_search(
         model,
         src,
@@ -154,4 +165,5 @@ def decode(
         max_len_a=max_len_a,
         max_len_b=max_len_b,
         nbest=nbest,
+        allow_unk=allow_unk,
     )
