@@ -79,6 +79,15 @@ def test_greedy_tokens_are_the_teacher_forced_argmax():
             assert expected[len(tokens)] == EOS
 
 
+def model_score(model, src_row, tokens, alpha):
+    """Log-probability of tokens and then <eos> under the full model, length-normalised."""
+    with torch.no_grad():
+        logp = torch.log_softmax(model(src_row, torch.tensor([[BOS] + tokens]))[0], -1)
+    targets = tokens + [EOS]
+    total = sum(float(logp[t, targets[t]]) for t in range(len(targets)))
+    return total / float(length_penalty(torch.tensor(len(targets)), alpha))
+
+
 def test_beam_search_hypothesis_scores_match_the_model():
     """A beam hypothesis's score is its log-probability under the full model, normalised."""
     model, src = model_and_src(4)
@@ -87,14 +96,23 @@ def test_beam_search_hypothesis_scores_match_the_model():
         beam_search(model, src, beam=3, nbest=3, max_len_a=1.0, max_len_b=4, len_penalty=0.6)
     ):
         for h in hyps:
-            ids = [2] + h.tokens
-            with torch.no_grad():
-                logp = torch.log_softmax(model(src[i : i + 1], torch.tensor([ids]))[0], -1)
-            targets = h.tokens + [EOS]
-            ended = len(h.tokens) < int(max_lengths(src[i : i + 1], 1.0, 4))
-            total = sum(float(logp[t, targets[t]]) for t in range(len(targets) - (not ended)))
-            length = len(h.tokens) + int(ended)
-            assert abs(total / float(length_penalty(torch.tensor(length), 0.6)) - h.score) < 1e-3
+            assert abs(model_score(model, src[i : i + 1], h.tokens, 0.6) - h.score) < 1e-3
+
+
+def test_hypotheses_cut_at_the_length_limit_are_scored_with_eos():
+    """At the limit <eos> is forced and its probability counts, in greedy and beam search."""
+    model, src = model_and_src(6)
+    favour_eos(model, -2.0)  # outputs that run on
+    limits = max_lengths(src, 0.0, 3).tolist()
+    greedy = greedy_search(model, src, 0.0, 3, len_penalty=0.6)
+    beam = beam_search(model, src, beam=3, nbest=3, max_len_a=0.0, max_len_b=3, len_penalty=0.6)
+    cut = 0
+    for i in range(src.size(0)):
+        for h in greedy[i] + beam[i]:
+            assert len(h.tokens) <= limits[i]
+            cut += len(h.tokens) == limits[i]
+            assert abs(model_score(model, src[i : i + 1], h.tokens, 0.6) - h.score) < 1e-3
+    assert cut > src.size(0)  # the check covers cut hypotheses
 
 
 @pytest.mark.parametrize("family", ["transformer", "lstm", "bahdanau", "luong"])
