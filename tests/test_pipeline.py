@@ -1,6 +1,7 @@
 """End to end on the demo corpus: train, resume, eval and translate, through the real CLI."""
 
 import json
+import os
 
 import pytest
 import torch
@@ -215,6 +216,46 @@ def test_translate_file_nbest_and_interactive(trained, tmp_path):
     assert result.returncode == 0, result.stderr
     answers = [line for line in result.stdout.split("de> ") if line.startswith("en> ")]
     assert [a.strip()[4:] for a in answers] == [written[0], written[2]]
+
+
+def test_translate_and_eval_output_files_get_the_usual_mode(trained, tmp_path):
+    run, _, env = trained
+    ckpt = str(run / "best.pt")
+    src = tmp_path / "in.de"
+    src.write_text("Ein Hund läuft.\n")
+    old = os.umask(0o022)  # the command inherits it
+    try:
+        translated = cli(
+            "translate",
+            "--checkpoint",
+            ckpt,
+            "--beam",
+            "1",
+            "--input",
+            str(src),
+            "--output",
+            str(tmp_path / "t.en"),
+            env_extra=env,
+        )
+        evaluated = cli(
+            "eval",
+            "--checkpoint",
+            ckpt,
+            "--beam",
+            "1",
+            "--src",
+            str(src),
+            "--ref",
+            str(src),
+            "--output",
+            str(tmp_path / "e.en"),
+            env_extra=env,
+        )
+    finally:
+        os.umask(old)
+    assert translated.returncode == 0 and evaluated.returncode == 0, translated.stderr
+    for name in ("t.en", "e.en"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o644, name
 
 
 def test_very_long_line_is_cut_with_a_warning_and_translated(trained):

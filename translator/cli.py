@@ -103,7 +103,7 @@ def evaluate(
     device: DeviceOpt = "auto",
 ):
     """Decode a split (or --src/--ref files) and print sacreBLEU BLEU, chrF and TER."""
-    from translator.checkpoint import atomic_write_bytes
+    from translator.fileio import atomic_write_bytes
     from translator.plots import plot_by_length
 
     if split not in ("dev", "test"):
@@ -242,28 +242,19 @@ def _write_translations(translator, chunks, out, dc, nbest: int, bar=None) -> No
 
 
 def _translate_file(translator, input_file: Path, output_file: Path | None, dc, nbest) -> None:
-    import os
-    import tempfile
-
     from translator.data.corpus import read_lines
+    from translator.fileio import atomic_open
 
     lines = read_lines(input_file)
     chunks = [lines[i : i + 4096] for i in range(0, len(lines), 4096)]
     bar = tqdm(total=len(lines), desc="translate", unit="line", file=sys.stderr)
-    if output_file is None:
-        _write_translations(translator, chunks, sys.stdout, dc, nbest, bar)
-        bar.close()
-        return
-    # Written next to the target and renamed at the end: never a half-written output file.
-    folder = output_file.parent if str(output_file.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{output_file.name}.", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
+        if output_file is None:
+            _write_translations(translator, chunks, sys.stdout, dc, nbest, bar)
+            return
+        # Never a half-written output file: it appears, by rename, when all is translated.
+        with atomic_open(output_file, "w", encoding="utf-8") as out:
             _write_translations(translator, chunks, out, dc, nbest, bar)
-        os.replace(tmp, output_file)
-    except BaseException:
-        os.unlink(tmp)
-        raise
     finally:
         bar.close()
 

@@ -322,7 +322,7 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
 
 
 def save_config(cfg: Config, path: str | Path) -> None:
-    from translator.checkpoint import atomic_write_bytes
+    from translator.fileio import atomic_write_bytes
 
     text = yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True)
     try:
