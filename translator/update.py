@@ -34,13 +34,17 @@ def fused_adamw_supported(device: torch.device) -> bool:
 
 def parameter_groups(model: nn.Module, weight_decay: float) -> list[dict]:
     """Weight decay for weight matrices only: biases, LayerNorm weights and embeddings
-    (also an output layer tied to an embedding) are not decayed, as is usual."""
+    (also an output layer tied to an embedding) are not decayed, as is usual. Without decay
+    the split changes nothing, and one group keeps the optimizer-state layout that earlier
+    checkpoints were saved with, so they still resume."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    if weight_decay == 0:
+        return [{"params": params, "weight_decay": 0.0}]
     exempt = set()
     for module in model.modules():
         for p in module.parameters(recurse=False):
             if isinstance(module, (nn.Embedding, nn.LayerNorm)) or p.ndim < 2:
                 exempt.add(id(p))
-    params = [p for p in model.parameters() if p.requires_grad]
     return [
         {"params": [p for p in params if id(p) not in exempt], "weight_decay": weight_decay},
         {"params": [p for p in params if id(p) in exempt], "weight_decay": 0.0},
