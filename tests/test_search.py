@@ -1,7 +1,9 @@
+from dataclasses import replace
+
 import pytest
 import torch
 
-from translator.config import ModelConfig
+from translator.config import DecodeConfig, ModelConfig
 from translator.data.tokenizer import BOS, EOS, PAD, UNK
 from translator.models.transformer import Transformer
 from translator.search import beam_search, greedy_search, length_penalty, max_lengths
@@ -28,8 +30,8 @@ def test_beam_one_equals_greedy():
     for seed in range(3):
         model, src = model_and_src(seed)
         favour_eos(model, 0.3 * seed)
-        g = greedy_search(model, src, 1.2, 4)
-        b = beam_search(model, src, beam=1, max_len_a=1.2, max_len_b=4)
+        dc = DecodeConfig(beam=1, max_len_a=1.2, max_len_b=4, len_penalty=0.6)
+        g, b = greedy_search(model, src, dc), beam_search(model, src, dc)  # one settings object
         assert [h[0].tokens for h in g] == [h[0].tokens for h in b]
         for hg, hb in zip(g, b):
             assert abs(hg[0].score - hb[0].score) < 1e-4
@@ -38,16 +40,20 @@ def test_beam_one_equals_greedy():
 def test_max_length_is_respected():
     model, src = model_and_src()
     limits = max_lengths(src, 0.5, 2)
-    for hyp, limit in zip(greedy_search(model, src, 0.5, 2), limits.tolist()):
+    for hyp, limit in zip(
+        greedy_search(model, src, DecodeConfig(max_len_a=0.5, max_len_b=2)), limits.tolist()
+    ):
         assert len(hyp[0].tokens) <= limit
-    for hyp, limit in zip(beam_search(model, src, beam=4, max_len_a=0.5, max_len_b=2), limits):
+    for hyp, limit in zip(
+        beam_search(model, src, DecodeConfig(beam=4, max_len_a=0.5, max_len_b=2)), limits
+    ):
         assert len(hyp[0].tokens) <= limit
 
 
 def test_nbest_sorted_and_counted():
     model, src = model_and_src(1)
     favour_eos(model, 0.5)
-    out = beam_search(model, src, beam=5, nbest=3, max_len_a=1.0, max_len_b=5)
+    out = beam_search(model, src, DecodeConfig(beam=5, max_len_a=1.0, max_len_b=5), nbest=3)
     assert len(out) == src.size(0)
     for hyps in out:
         assert len(hyps) == 3
@@ -66,7 +72,7 @@ def test_greedy_tokens_are_the_teacher_forced_argmax():
     """Each greedy token is the full model's argmax given the tokens before it."""
     model, src = model_and_src(3)
     favour_eos(model, 0.2)
-    hyps = greedy_search(model, src, 1.5, 6)
+    hyps = greedy_search(model, src, DecodeConfig(max_len_a=1.5, max_len_b=6))
     limits = max_lengths(src, 1.5, 6).tolist()
     for i, hyp in enumerate(hyps):
         tokens = hyp[0].tokens
@@ -93,7 +99,9 @@ def test_beam_search_hypothesis_scores_match_the_model():
     model, src = model_and_src(4)
     favour_eos(model, 0.4)
     for i, hyps in enumerate(
-        beam_search(model, src, beam=3, nbest=3, max_len_a=1.0, max_len_b=4, len_penalty=0.6)
+        beam_search(
+            model, src, DecodeConfig(beam=3, max_len_a=1.0, max_len_b=4, len_penalty=0.6), nbest=3
+        )
     ):
         for h in hyps:
             assert abs(model_score(model, src[i : i + 1], h.tokens, 0.6) - h.score) < 1e-3
@@ -104,8 +112,10 @@ def test_hypotheses_cut_at_the_length_limit_are_scored_with_eos():
     model, src = model_and_src(6)
     favour_eos(model, -2.0)  # outputs that run on
     limits = max_lengths(src, 0.0, 3).tolist()
-    greedy = greedy_search(model, src, 0.0, 3, len_penalty=0.6)
-    beam = beam_search(model, src, beam=3, nbest=3, max_len_a=0.0, max_len_b=3, len_penalty=0.6)
+    greedy = greedy_search(model, src, DecodeConfig(max_len_a=0.0, max_len_b=3, len_penalty=0.6))
+    beam = beam_search(
+        model, src, DecodeConfig(beam=3, max_len_a=0.0, max_len_b=3, len_penalty=0.6), nbest=3
+    )
     cut = 0
     for i in range(src.size(0)):
         for h in greedy[i] + beam[i]:
@@ -117,7 +127,7 @@ def test_hypotheses_cut_at_the_length_limit_are_scored_with_eos():
 
 @pytest.mark.parametrize("family", ["transformer", "lstm", "bahdanau", "luong"])
 def test_output_does_not_depend_on_batch_size(family):
-    from translator.config import ModelConfig
+    from translator.config import DecodeConfig, ModelConfig
     from translator.models.base import build_model
 
     torch.manual_seed(7)
@@ -139,11 +149,13 @@ def test_output_does_not_depend_on_batch_size(family):
     for row, length in enumerate([9, 3, 6, 1, 8, 5, 2]):
         src[row, length:] = 0
     for beam in (1, 3):
-        together = beam_search(model, src, beam=beam, max_len_a=1.0, max_len_b=4)
+        together = beam_search(model, src, DecodeConfig(beam=beam, max_len_a=1.0, max_len_b=4))
         for row in range(src.size(0)):
             real = int((src[row] != 0).sum())
             alone = beam_search(
-                model, src[row : row + 1, :real], beam=beam, max_len_a=1.0, max_len_b=4
+                model,
+                src[row : row + 1, :real],
+                DecodeConfig(beam=beam, max_len_a=1.0, max_len_b=4),
             )
             assert alone[0][0].tokens == together[row][0].tokens, (family, beam, row)
             assert abs(alone[0][0].score - together[row][0].score) < 1e-4
@@ -166,10 +178,10 @@ def prefer_specials(model):
 def test_search_never_outputs_pad_or_bos_and_unk_only_on_request():
     model, src = model_and_src(5)
     prefer_specials(model)
-    for search in (greedy_search, lambda m, s, **kw: beam_search(m, s, beam=3, nbest=3, **kw)):
-        plain = [h for hyps in search(model, src) for h in hyps]
+    for search in (greedy_search, lambda m, s, dc: beam_search(m, s, replace(dc, beam=3), 3)):
+        plain = [h for hyps in search(model, src, DecodeConfig()) for h in hyps]
         assert sum(len(h.tokens) for h in plain) > len(plain)  # they do say something
         assert not any({PAD, UNK, BOS} & set(h.tokens) for h in plain)
-        with_unk = [hyps[0] for hyps in search(model, src, allow_unk=True)]
+        with_unk = [hyps[0] for hyps in search(model, src, DecodeConfig(allow_unk=True))]
         assert all(UNK in h.tokens for h in with_unk)
         assert not any({PAD, BOS} & set(h.tokens) for h in with_unk)

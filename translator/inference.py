@@ -110,16 +110,7 @@ class Translator:
         for batch in bar:
             src = pad_ids([ids[j] for j in batch]).to(self.device)
             with torch.inference_mode(), autocast(self.device, self.dtype):
-                hyps = decode(
-                    self.model,
-                    src,
-                    dc.beam,
-                    dc.len_penalty,
-                    dc.max_len_a,
-                    dc.max_len_b,
-                    nbest=nbest,
-                    allow_unk=dc.allow_unk,
-                )
+                hyps = decode(self.model, src, dc, nbest)
             for j, sent in zip(batch, hyps):
                 texts = self.tokenizer.decode_tgt([h.tokens for h in sent])
                 results[todo[j]] = [

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
+from translator.config import DecodeConfig
 from translator.data.tokenizer import BOS, EOS, PAD, UNK
 from translator.models.base import Seq2Seq
 
@@ -51,15 +52,12 @@ def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
 
 @torch.no_grad()
 def greedy_search(
-    model: Seq2Seq,
-    src: torch.Tensor,
-    max_len_a: float = 1.5,
-    max_len_b: int = 10,
-    len_penalty: float = 1.0,
-    allow_unk: bool = False,
+    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig | None = None
 ) -> list[list[Hypothesis]]:
+    """The likeliest next token at every step (`dc.beam` is not used)."""
+    dc = dc or DecodeConfig()
     n = src.size(0)
-    limit = max_lengths(src, max_len_a, max_len_b, model.max_output_len)
+    limit = max_lengths(src, dc.max_len_a, dc.max_len_b, model.max_output_len)
     state = model.init_state(model.encode(src))
     prev = torch.full((n,), BOS, dtype=torch.long, device=src.device)
     alive = torch.arange(n, device=src.device)
@@ -67,7 +65,7 @@ def greedy_search(
     scores = torch.zeros(n, device=src.device)
     for t in range(int(limit.max()) + 1):  # + 1: the <eos> after a full-length output
         logits, state = model.step(prev, state)
-        logp = mask_specials(torch.log_softmax(logits.float(), dim=-1), allow_unk)
+        logp = mask_specials(torch.log_softmax(logits.float(), dim=-1), dc.allow_unk)
         best, prev = force_eos(logp, limit[alive] <= t).max(dim=-1)
         scores[alive] += best
         done = prev == EOS
@@ -80,24 +78,18 @@ def greedy_search(
             keep = (~done).nonzero().squeeze(1)
             state, prev, alive = model.reorder_state(state, keep), prev[keep], alive[keep]
     lengths = torch.tensor([len(t) + 1 for t in tokens], device=src.device)  # with <eos>
-    scores = (scores / length_penalty(lengths, len_penalty)).tolist()
+    scores = (scores / length_penalty(lengths, dc.len_penalty)).tolist()
     return [[Hypothesis(t, s)] for t, s in zip(tokens, scores)]
 
 
 @torch.no_grad()
 def beam_search(
-    model: Seq2Seq,
-    src: torch.Tensor,
-    beam: int = 5,
-    len_penalty: float = 1.0,
-    max_len_a: float = 1.5,
-    max_len_b: int = 10,
-    nbest: int = 1,
-    allow_unk: bool = False,
+    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig | None = None, nbest: int = 1
 ) -> list[list[Hypothesis]]:
-    """Batched beam search; returns the `nbest` best hypotheses per sentence."""
-    n, k, dev = src.size(0), beam, src.device
-    limit = max_lengths(src, max_len_a, max_len_b, model.max_output_len)
+    """Batched beam search of width `dc.beam`; the `nbest` best hypotheses per sentence."""
+    dc = dc or DecodeConfig()
+    n, k, dev = src.size(0), dc.beam, src.device
+    limit = max_lengths(src, dc.max_len_a, dc.max_len_b, model.max_output_len)
     rows = torch.arange(n, device=dev).repeat_interleave(k)
     state = model.reorder_state(model.init_state(model.encode(src)), rows)
     sent = torch.arange(n, device=dev)  # original index of each active sentence
@@ -110,7 +102,7 @@ def beam_search(
         m = sent.numel()
         last = limit[sent] <= t  # at the limit: this step's token is <eos>
         logits, state = model.step(prev, state)
-        logp = mask_specials(torch.log_softmax(logits.float(), dim=-1), allow_unk)
+        logp = mask_specials(torch.log_softmax(logits.float(), dim=-1), dc.allow_unk)
         force_eos(logp, last.repeat_interleave(k))
         vocab = logp.size(-1)
         cand = (scores.unsqueeze(-1) + logp.view(m, k, vocab)).view(m, k * vocab)
@@ -119,7 +111,7 @@ def beam_search(
         is_eos = token == EOS
         # Finished hypotheses: <eos> among the k best candidates (all of them at the limit).
         new_len = torch.full_like(top_scores, t + 1)  # t tokens and the <eos>
-        norm = top_scores / length_penalty(new_len, len_penalty)
+        norm = top_scores / length_penalty(new_len, dc.len_penalty)
         take = is_eos & (torch.arange(2 * k, device=dev) < k) & (top_scores > float("-inf"))
         for i, j in take.nonzero().tolist():
             idx = int(sent[i])
@@ -151,24 +143,9 @@ def beam_search(
 
 
 def decode(
-    model: Seq2Seq,
-    src: torch.Tensor,
-    beam: int,
-    len_penalty: float,
-    max_len_a: float,
-    max_len_b: int,
-    nbest: int = 1,
-    allow_unk: bool = False,
+    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig, nbest: int = 1
 ) -> list[list[Hypothesis]]:
-    if beam == 1 and nbest == 1:
-        return greedy_search(model, src, max_len_a, max_len_b, len_penalty, allow_unk)
-    return beam_search(
-        model,
-        src,
-        beam=beam,
-        len_penalty=len_penalty,
-        max_len_a=max_len_a,
-        max_len_b=max_len_b,
-        nbest=nbest,
-        allow_unk=allow_unk,
-    )
+    """Greedy search for a beam of one (the same output, faster), else beam search."""
+    if dc.beam == 1 and nbest == 1:
+        return greedy_search(model, src, dc)
+    return beam_search(model, src, dc, nbest)
