@@ -28,7 +28,7 @@ import time
 import torch
 
 from translator.config import load_config
-from translator.data.tokenizer import PAD
+from translator.specials import PAD
 from translator.train import Trainer
 
 

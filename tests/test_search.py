@@ -4,9 +4,9 @@ import pytest
 import torch
 
 from translator.config import DecodeConfig, ModelConfig
-from translator.data.tokenizer import BOS, EOS, PAD, UNK
 from translator.models.transformer import Transformer
 from translator.search import beam_search, greedy_search, length_penalty, max_lengths
+from translator.specials import BOS, EOS, PAD, UNK
 
 
 def model_and_src(seed=0):
@@ -185,3 +185,25 @@ def test_search_never_outputs_pad_or_bos_and_unk_only_on_request():
         with_unk = [hyps[0] for hyps in search(model, src, DecodeConfig(allow_unk=True))]
         assert all(UNK in h.tokens for h in with_unk)
         assert not any({PAD, BOS} & set(h.tokens) for h in with_unk)
+
+
+def test_models_search_and_loss_need_nothing_from_the_data_package():
+    """The special-token ids live in translator.specials; data/tokenizer re-exports them."""
+    import subprocess
+    import sys
+
+    from translator.data import tokenizer
+
+    assert (tokenizer.PAD, tokenizer.UNK, tokenizer.BOS, tokenizer.EOS) == (PAD, UNK, BOS, EOS)
+    code = (
+        "import sys\n"
+        "import translator.search, translator.objective\n"
+        "from translator.config import ModelConfig\n"
+        "from translator.models.base import build_model\n"
+        "for family in ('transformer', 'lstm', 'bahdanau', 'luong'):\n"
+        "    build_model(ModelConfig(type=family), 40, 40, True)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('translator.data')\n"
+        "             or m.startswith('sentencepiece')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -11,11 +11,12 @@ from tqdm import tqdm
 from translator.checkpoint import load_checkpoint
 from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.batching import pad_ids
-from translator.data.tokenizer import BOS, EOS, Tokenizer, fingerprint
+from translator.data.tokenizer import Tokenizer, fingerprint
 from translator.errors import UserError
 from translator.models.base import Seq2Seq, build_model
 from translator.runtime import autocast, pick_device
 from translator.search import decode
+from translator.specials import BOS, EOS
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import torch
 
 from translator.config import DecodeConfig
-from translator.data.tokenizer import BOS, EOS, PAD, UNK
 from translator.models.base import Seq2Seq
+from translator.specials import BOS, EOS, PAD, UNK
 
 
 @dataclass

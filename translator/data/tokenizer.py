@@ -18,8 +18,8 @@ import sentencepiece as spm
 
 from translator.config import TokenizerConfig
 from translator.errors import UserError
+from translator.specials import BOS, EOS, PAD, UNK
 
-PAD, UNK, BOS, EOS = 0, 1, 2, 3
 log = logging.getLogger(__name__)
 
 
