@@ -27,8 +27,8 @@ import time
 import torch
 
 from translator.config import load_config
-from translator.data.tokenizer import PAD
 from translator.runtime import memory_mb, process_seconds
+from translator.specials import PAD
 from translator.train import Trainer
 
 

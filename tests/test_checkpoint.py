@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import random
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,6 @@ import torch
 from util import user_error
 
 from translator import __version__
-from translator import checkpoint as ckpt_mod
 from translator.checkpoint import FORMAT, atomic_write_bytes, load_checkpoint, save_checkpoint
 
 
@@ -320,12 +320,12 @@ def test_refusal_names_the_offending_global(tmp_path):
 def test_temp_file_is_created_next_to_the_target(tmp_path, monkeypatch):
     # temp files go next to the target (same filesystem, so the rename is atomic)
     seen = []
-    real_mkstemp = ckpt_mod.tempfile.mkstemp
+    real_mkstemp = tempfile.mkstemp
 
     def mkstemp(*args, **kwargs):
         seen.append(kwargs.get("dir"))
         return real_mkstemp(*args, **kwargs)
 
-    monkeypatch.setattr(ckpt_mod.tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
     save_checkpoint(tmp_path / "a.pt", {"model": {}})
     assert seen and all(Path(d) == tmp_path for d in seen)

@@ -31,6 +31,26 @@ def write(path, text):
     return path
 
 
+# -- command line -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["trian"], "No such command 'trian'"),
+        (["train", "--bogus"], "--bogus"),
+        (["train"], "--config"),
+        (["translate", "--beam", "x", "a"], "--beam"),
+    ],
+)
+def test_command_line_mistakes_show_usage_and_one_error_line(args, needle):
+    result = cli(*args)
+    last = assert_user_error(result, needle)
+    err = result.stderr
+    assert err.lstrip().startswith("Usage:"), err
+    assert [line for line in err.splitlines() if "error" in line.lower()] == [last], err
+
+
 # -- config ----------------------------------------------------------------------------------
 
 

@@ -1,6 +1,7 @@
 """End to end on the demo corpus: train, resume, eval and translate, through the real CLI."""
 
 import json
+import os
 
 import pytest
 import torch
@@ -80,6 +81,34 @@ def test_eval_src_ref_scores_a_file_pair(trained, tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["n"] == 2
+
+
+@pytest.mark.parametrize("files", [False, True], ids=["split", "src-ref"])
+def test_eval_set_overrides_the_decoding_settings(trained, tmp_path, files):
+    run, _, env = trained
+    extra = []
+    if files:
+        (tmp_path / "s.de").write_text("Ein Hund läuft.\nDie alte Frau liest ein Buch.\n")
+        (tmp_path / "r.en").write_text("A dog runs.\nThe old woman reads a book.\n")
+        extra = ["--src", str(tmp_path / "s.de"), "--ref", str(tmp_path / "r.en")]
+    out = tmp_path / "hyps.txt"
+    result = cli(
+        "eval",
+        "--checkpoint",
+        str(run / "best.pt"),
+        "--json",
+        "--output",
+        str(out),
+        *extra,
+        *("--set", "decode.beam=1", "--set", "decode.max_len_a=0", "--set", "decode.max_len_b=1"),
+        env_extra=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["beam"] == 1  # the saved config says 2
+    hyps = out.read_text().splitlines()
+    assert hyps and all(len(h.split()) <= 1 for h in hyps), hyps  # one subword at most
+    bad = cli("eval", "--checkpoint", str(run / "best.pt"), *extra, "--set", "decode.bem=1")
+    assert bad.returncode == 2 and "decode.bem" in bad.stderr, bad.stderr
 
 
 def test_translate_arguments_and_stdin_keep_lines(trained):
@@ -187,6 +216,46 @@ def test_translate_file_nbest_and_interactive(trained, tmp_path):
     assert result.returncode == 0, result.stderr
     answers = [line for line in result.stdout.split("de> ") if line.startswith("en> ")]
     assert [a.strip()[4:] for a in answers] == [written[0], written[2]]
+
+
+def test_translate_and_eval_output_files_get_the_usual_mode(trained, tmp_path):
+    run, _, env = trained
+    ckpt = str(run / "best.pt")
+    src = tmp_path / "in.de"
+    src.write_text("Ein Hund läuft.\n")
+    old = os.umask(0o022)  # the command inherits it
+    try:
+        translated = cli(
+            "translate",
+            "--checkpoint",
+            ckpt,
+            "--beam",
+            "1",
+            "--input",
+            str(src),
+            "--output",
+            str(tmp_path / "t.en"),
+            env_extra=env,
+        )
+        evaluated = cli(
+            "eval",
+            "--checkpoint",
+            ckpt,
+            "--beam",
+            "1",
+            "--src",
+            str(src),
+            "--ref",
+            str(src),
+            "--output",
+            str(tmp_path / "e.en"),
+            env_extra=env,
+        )
+    finally:
+        os.umask(old)
+    assert translated.returncode == 0 and evaluated.returncode == 0, translated.stderr
+    for name in ("t.en", "e.en"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o644, name
 
 
 def test_very_long_line_is_cut_with_a_warning_and_translated(trained):

@@ -228,8 +228,6 @@ def test_unwritable_run_dir_is_a_user_error(tmp_path):
 
 
 def test_disk_full_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
-    import translator.checkpoint as ckpt_mod
-
     path = tmp_path / "last.pt"
     save_checkpoint(path, {"model": {"w": torch.ones(2)}, "n": 1})
     real_fdopen = os.fdopen
@@ -247,10 +245,10 @@ def test_disk_full_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
         def write(self, data):
             raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(ckpt_mod.os, "fdopen", lambda fd, mode: FullDisk(real_fdopen(fd, mode)))
+    monkeypatch.setattr(os, "fdopen", lambda fd, mode, **kw: FullDisk(real_fdopen(fd, mode, **kw)))
     with pytest.raises(UserError) as err:
         save_checkpoint(path, {"model": {"w": torch.zeros(2)}, "n": 2})
     assert "No space left" in str(err.value)
-    monkeypatch.setattr(ckpt_mod.os, "fdopen", real_fdopen)
+    monkeypatch.setattr(os, "fdopen", real_fdopen)
     assert load_checkpoint(path)["n"] == 1
     assert [p.name for p in tmp_path.iterdir()] == ["last.pt"]

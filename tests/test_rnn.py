@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from translator.config import ModelConfig, TokenizerConfig
+from translator.config import DecodeConfig, ModelConfig, TokenizerConfig
 from translator.data.batching import pad_ids
 from translator.data.demo import generate_pairs
 from translator.data.tokenizer import BOS, EOS, PAD, Tokenizer
@@ -180,12 +180,12 @@ def test_beam_of_one_equals_greedy_and_beams_are_sorted(name):
     src, _ = batch(seed=4)
     with torch.no_grad():
         model.generator.bias[EOS] += 1.0  # hypotheses of different lengths
-    greedy = greedy_search(model, src, 1.0, 3)
-    beam = beam_search(model, src, beam=1, max_len_a=1.0, max_len_b=3)
+    greedy = greedy_search(model, src, DecodeConfig(max_len_a=1.0, max_len_b=3))
+    beam = beam_search(model, src, DecodeConfig(beam=1, max_len_a=1.0, max_len_b=3))
     assert [h[0].tokens for h in greedy] == [h[0].tokens for h in beam]
     for g, b in zip(greedy, beam):
         assert abs(g[0].score - b[0].score) < 1e-4
-    nbest = beam_search(model, src, beam=3, max_len_a=1.0, max_len_b=3, nbest=3)
+    nbest = beam_search(model, src, DecodeConfig(beam=3, max_len_a=1.0, max_len_b=3), nbest=3)
     for hyps in nbest:
         assert 1 <= len(hyps) <= 3
         scores = [h.score for h in hyps]
@@ -252,7 +252,7 @@ def test_weights_round_trip_and_bf16_autocast(name):
         assert torch.equal(model(src, tgt), again(src, tgt))
         with torch.autocast("cpu", dtype=torch.bfloat16):
             assert torch.isfinite(model(src, tgt).float()).all()
-            assert len(greedy_search(model, src, 1.0, 2)) == 4
+            assert len(greedy_search(model, src, DecodeConfig(max_len_a=1.0, max_len_b=2))) == 4
 
 
 # --- learning: each family memorises 32 demo pairs --------------------------------------------

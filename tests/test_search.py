@@ -1,10 +1,12 @@
+from dataclasses import replace
+
 import pytest
 import torch
 
-from translator.config import ModelConfig
-from translator.data.tokenizer import EOS
+from translator.config import DecodeConfig, ModelConfig
 from translator.models.transformer import Transformer
 from translator.search import beam_search, greedy_search, length_penalty, max_lengths
+from translator.specials import BOS, EOS, PAD, UNK
 
 
 def model_and_src(seed=0):
@@ -28,8 +30,8 @@ def test_beam_one_equals_greedy():
     for seed in range(3):
         model, src = model_and_src(seed)
         favour_eos(model, 0.3 * seed)
-        g = greedy_search(model, src, 1.2, 4)
-        b = beam_search(model, src, beam=1, max_len_a=1.2, max_len_b=4)
+        dc = DecodeConfig(beam=1, max_len_a=1.2, max_len_b=4, len_penalty=0.6)
+        g, b = greedy_search(model, src, dc), beam_search(model, src, dc)  # one settings object
         assert [h[0].tokens for h in g] == [h[0].tokens for h in b]
         for hg, hb in zip(g, b):
             assert abs(hg[0].score - hb[0].score) < 1e-4
@@ -38,16 +40,20 @@ def test_beam_one_equals_greedy():
 def test_max_length_is_respected():
     model, src = model_and_src()
     limits = max_lengths(src, 0.5, 2)
-    for hyp, limit in zip(greedy_search(model, src, 0.5, 2), limits.tolist()):
+    for hyp, limit in zip(
+        greedy_search(model, src, DecodeConfig(max_len_a=0.5, max_len_b=2)), limits.tolist()
+    ):
         assert len(hyp[0].tokens) <= limit
-    for hyp, limit in zip(beam_search(model, src, beam=4, max_len_a=0.5, max_len_b=2), limits):
+    for hyp, limit in zip(
+        beam_search(model, src, DecodeConfig(beam=4, max_len_a=0.5, max_len_b=2)), limits
+    ):
         assert len(hyp[0].tokens) <= limit
 
 
 def test_nbest_sorted_and_counted():
     model, src = model_and_src(1)
     favour_eos(model, 0.5)
-    out = beam_search(model, src, beam=5, nbest=3, max_len_a=1.0, max_len_b=5)
+    out = beam_search(model, src, DecodeConfig(beam=5, max_len_a=1.0, max_len_b=5), nbest=3)
     assert len(out) == src.size(0)
     for hyps in out:
         assert len(hyps) == 3
@@ -66,16 +72,26 @@ def test_greedy_tokens_are_the_teacher_forced_argmax():
     """Each greedy token is the full model's argmax given the tokens before it."""
     model, src = model_and_src(3)
     favour_eos(model, 0.2)
-    hyps = greedy_search(model, src, 1.5, 6)
+    hyps = greedy_search(model, src, DecodeConfig(max_len_a=1.5, max_len_b=6))
     limits = max_lengths(src, 1.5, 6).tolist()
     for i, hyp in enumerate(hyps):
         tokens = hyp[0].tokens
         prefix = torch.tensor([[2] + tokens])
         logits = model(src[i : i + 1], prefix)[0]
+        logits[:, [PAD, UNK, BOS]] = float("-inf")  # never chosen by search
         expected = logits.argmax(-1).tolist()
         assert expected[: len(tokens)] == tokens
         if len(tokens) < limits[i]:  # stopped before its length limit: it chose <eos>
             assert expected[len(tokens)] == EOS
+
+
+def model_score(model, src_row, tokens, alpha):
+    """Log-probability of tokens and then <eos> under the full model, length-normalised."""
+    with torch.no_grad():
+        logp = torch.log_softmax(model(src_row, torch.tensor([[BOS] + tokens]))[0], -1)
+    targets = tokens + [EOS]
+    total = sum(float(logp[t, targets[t]]) for t in range(len(targets)))
+    return total / float(length_penalty(torch.tensor(len(targets)), alpha))
 
 
 def test_beam_search_hypothesis_scores_match_the_model():
@@ -83,22 +99,35 @@ def test_beam_search_hypothesis_scores_match_the_model():
     model, src = model_and_src(4)
     favour_eos(model, 0.4)
     for i, hyps in enumerate(
-        beam_search(model, src, beam=3, nbest=3, max_len_a=1.0, max_len_b=4, len_penalty=0.6)
+        beam_search(
+            model, src, DecodeConfig(beam=3, max_len_a=1.0, max_len_b=4, len_penalty=0.6), nbest=3
+        )
     ):
         for h in hyps:
-            ids = [2] + h.tokens
-            with torch.no_grad():
-                logp = torch.log_softmax(model(src[i : i + 1], torch.tensor([ids]))[0], -1)
-            targets = h.tokens + [EOS]
-            ended = len(h.tokens) < int(max_lengths(src[i : i + 1], 1.0, 4))
-            total = sum(float(logp[t, targets[t]]) for t in range(len(targets) - (not ended)))
-            length = len(h.tokens) + int(ended)
-            assert abs(total / float(length_penalty(torch.tensor(length), 0.6)) - h.score) < 1e-3
+            assert abs(model_score(model, src[i : i + 1], h.tokens, 0.6) - h.score) < 1e-3
+
+
+def test_hypotheses_cut_at_the_length_limit_are_scored_with_eos():
+    """At the limit <eos> is forced and its probability counts, in greedy and beam search."""
+    model, src = model_and_src(6)
+    favour_eos(model, -2.0)  # outputs that run on
+    limits = max_lengths(src, 0.0, 3).tolist()
+    greedy = greedy_search(model, src, DecodeConfig(max_len_a=0.0, max_len_b=3, len_penalty=0.6))
+    beam = beam_search(
+        model, src, DecodeConfig(beam=3, max_len_a=0.0, max_len_b=3, len_penalty=0.6), nbest=3
+    )
+    cut = 0
+    for i in range(src.size(0)):
+        for h in greedy[i] + beam[i]:
+            assert len(h.tokens) <= limits[i]
+            cut += len(h.tokens) == limits[i]
+            assert abs(model_score(model, src[i : i + 1], h.tokens, 0.6) - h.score) < 1e-3
+    assert cut > src.size(0)  # the check covers cut hypotheses
 
 
 @pytest.mark.parametrize("family", ["transformer", "lstm", "bahdanau", "luong"])
 def test_output_does_not_depend_on_batch_size(family):
-    from translator.config import ModelConfig
+    from translator.config import DecodeConfig, ModelConfig
     from translator.models.base import build_model
 
     torch.manual_seed(7)
@@ -120,11 +149,61 @@ def test_output_does_not_depend_on_batch_size(family):
     for row, length in enumerate([9, 3, 6, 1, 8, 5, 2]):
         src[row, length:] = 0
     for beam in (1, 3):
-        together = beam_search(model, src, beam=beam, max_len_a=1.0, max_len_b=4)
+        together = beam_search(model, src, DecodeConfig(beam=beam, max_len_a=1.0, max_len_b=4))
         for row in range(src.size(0)):
             real = int((src[row] != 0).sum())
             alone = beam_search(
-                model, src[row : row + 1, :real], beam=beam, max_len_a=1.0, max_len_b=4
+                model,
+                src[row : row + 1, :real],
+                DecodeConfig(beam=beam, max_len_a=1.0, max_len_b=4),
             )
             assert alone[0][0].tokens == together[row][0].tokens, (family, beam, row)
             assert abs(alone[0][0].score - together[row][0].score) < 1e-4
+
+
+def prefer_specials(model):
+    """Make <pad>, <unk> and <bos> the model's favourite next tokens at every step."""
+    real_step = model.step
+
+    def step(prev, state):
+        logits, state = real_step(prev, state)
+        logits = logits.clone()
+        logits[:, [PAD, UNK, BOS]] += 100.0
+        logits[:, UNK] += 1.0  # <unk> first among them
+        return logits, state
+
+    model.step = step
+
+
+def test_search_never_outputs_pad_or_bos_and_unk_only_on_request():
+    model, src = model_and_src(5)
+    prefer_specials(model)
+    for search in (greedy_search, lambda m, s, dc: beam_search(m, s, replace(dc, beam=3), 3)):
+        plain = [h for hyps in search(model, src, DecodeConfig()) for h in hyps]
+        assert sum(len(h.tokens) for h in plain) > len(plain)  # they do say something
+        assert not any({PAD, UNK, BOS} & set(h.tokens) for h in plain)
+        with_unk = [hyps[0] for hyps in search(model, src, DecodeConfig(allow_unk=True))]
+        assert all(UNK in h.tokens for h in with_unk)
+        assert not any({PAD, BOS} & set(h.tokens) for h in with_unk)
+
+
+def test_models_search_and_loss_need_nothing_from_the_data_package():
+    """The special-token ids live in translator.specials; data/tokenizer re-exports them."""
+    import subprocess
+    import sys
+
+    from translator.data import tokenizer
+
+    assert (tokenizer.PAD, tokenizer.UNK, tokenizer.BOS, tokenizer.EOS) == (PAD, UNK, BOS, EOS)
+    code = (
+        "import sys\n"
+        "import translator.search, translator.objective\n"
+        "from translator.config import ModelConfig\n"
+        "from translator.models.base import build_model\n"
+        "for family in ('transformer', 'lstm', 'bahdanau', 'luong'):\n"
+        "    build_model(ModelConfig(type=family), 40, 40, True)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('translator.data')\n"
+        "             or m.startswith('sentencepiece')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

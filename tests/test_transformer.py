@@ -1,6 +1,6 @@
 import torch
 
-from translator.config import ModelConfig
+from translator.config import DecodeConfig, ModelConfig
 from translator.models.transformer import Transformer
 
 
@@ -95,9 +95,9 @@ def test_uncached_steps_give_the_same_logits_and_search_output():
         model.use_cache = False
         assert torch.allclose(a, b, atol=1e-4)
     assert "prefix" in uncached and "prefix" not in cached
-    slow = beam_search(model, src, beam=3, nbest=3)
+    slow = beam_search(model, src, DecodeConfig(beam=3), nbest=3)
     model.use_cache = True
-    fast = beam_search(model, src, beam=3, nbest=3)
+    fast = beam_search(model, src, DecodeConfig(beam=3), nbest=3)
     assert [[h.tokens for h in s] for s in slow] == [[h.tokens for h in s] for s in fast]
 
 

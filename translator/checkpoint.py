@@ -1,19 +1,17 @@
 """Self-contained checkpoints, written atomically and loaded without running code.
 
 A checkpoint holds the resolved config, the sentencepiece model bytes, the
-weights and (for resuming) the training state. It is written to a temporary
-file in the same folder, fsynced and renamed over the old one, so a crash at
-any moment leaves either the old file or the new one, never half of one.
+weights and (for resuming) the training state. It is written atomically
+(translator.fileio): a crash at any moment leaves either the old file or the
+new one, never half of one.
 Loading uses `torch.load(weights_only=True)`, which refuses pickled code.
 """
 
 from __future__ import annotations
 
 import io
-import os
 import pickle
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,38 +19,11 @@ import torch
 
 from translator import __version__
 from translator.errors import UserError
+from translator.fileio import atomic_write_bytes
+
+__all__ = ["FORMAT", "atomic_write_bytes", "load_checkpoint", "save_checkpoint"]
 
 FORMAT = 1  # bump when the layout changes in a way old code cannot read
-
-
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual file mode
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:  # make the rename itself durable
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
 
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:

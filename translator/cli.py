@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from tqdm import tqdm
 
-from translator.errors import UserError
+from translator.errors import UserError, one_line
 
 app = typer.Typer(
     add_completion=False,
@@ -118,7 +118,7 @@ def evaluate(
     device: DeviceOpt = "auto",
 ):
     """Decode a split (or --src/--ref files) and print sacreBLEU BLEU, chrF and TER."""
-    from translator.checkpoint import atomic_write_bytes
+    from translator.fileio import atomic_write_bytes
     from translator.plots import plot_by_length
 
     if split not in ("dev", "test"):
@@ -159,16 +159,16 @@ def _evaluate_one(path, split, beam, src, ref, overrides, batch_size, device, wi
     from translator.inference import Translator
 
     translator = Translator.from_checkpoint(str(path), device)
+    cfg = translator.cfg
+    if overrides:  # --set applies to the data and the decoding settings alike
+        cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", overrides)
     if src is not None:
         pairs, what = read_pair_files(src, ref), f"{src} -> {ref}"
     else:
-        cfg = translator.cfg
-        if overrides:
-            cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", overrides)
         source = open_source(cfg.data, cfg.seed)  # the training split is not read
         pairs = list(source.pairs(split))
         what = f"{source.description} {split}"
-    dc = _decode_settings(translator.cfg, beam, batch_size)
+    dc = _decode_settings(cfg, beam, batch_size)
     sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
     hyps = [r[0].text for r in translator.translate(sources, dc, progress=True)]
     result = {**score(hyps, refs), "beam": dc.beam, "data": what, "checkpoint": str(path)}
@@ -257,28 +257,19 @@ def _write_translations(translator, chunks, out, dc, nbest: int, bar=None) -> No
 
 
 def _translate_file(translator, input_file: Path, output_file: Path | None, dc, nbest) -> None:
-    import os
-    import tempfile
-
     from translator.data.corpus import read_lines
+    from translator.fileio import atomic_open
 
     lines = read_lines(input_file)
     chunks = [lines[i : i + 4096] for i in range(0, len(lines), 4096)]
     bar = tqdm(total=len(lines), desc="translate", unit="line", file=sys.stderr)
-    if output_file is None:
-        _write_translations(translator, chunks, sys.stdout, dc, nbest, bar)
-        bar.close()
-        return
-    # Written next to the target and renamed at the end: never a half-written output file.
-    folder = output_file.parent if str(output_file.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{output_file.name}.", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
+        if output_file is None:
+            _write_translations(translator, chunks, sys.stdout, dc, nbest, bar)
+            return
+        # Never a half-written output file: it appears, by rename, when all is translated.
+        with atomic_open(output_file, "w", encoding="utf-8") as out:
             _write_translations(translator, chunks, out, dc, nbest, bar)
-        os.replace(tmp, output_file)
-    except BaseException:
-        os.unlink(tmp)
-        raise
     finally:
         bar.close()
 
@@ -322,8 +313,25 @@ def _plot_attention(translator, text: list[str], dc, path: Path, layer: int) -> 
     typer.echo(f"attention heatmap written to {path}", err=True)
 
 
+def _click_exceptions():
+    """The exceptions module of the click that typer runs on: the `click` package for older
+    typer versions, typer's own copy (`typer._click`) for newer ones. typer re-exports
+    BadParameter from it under every version, so its module is the one to ask."""
+    return sys.modules[typer.BadParameter.__module__]
+
+
+def _show_usage_error(err) -> None:
+    """Usage, a pointer to --help and the error as one `error:` line, like a UserError."""
+    ctx = getattr(err, "ctx", None)
+    if ctx is not None:
+        print(ctx.get_usage(), file=sys.stderr)
+        print(f"Try '{ctx.command_path} --help' for help.", file=sys.stderr)
+    print(f"error: {one_line(err.format_message())}", file=sys.stderr)
+
+
 def main() -> None:
     _setup_logging()
+    click_errors = _click_exceptions()
     try:
         app(standalone_mode=False)
     except UserError as err:
@@ -332,18 +340,15 @@ def main() -> None:
         sys.exit(2)
     except (typer.Exit, SystemExit) as err:
         sys.exit(getattr(err, "exit_code", getattr(err, "code", 0)))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, typer.Abort):
         print("interrupted", file=sys.stderr)
         sys.exit(130)
-    except Exception as err:  # click usage errors arrive here with standalone_mode=False
-        import click
-
-        if isinstance(err, click.ClickException):
+    except click_errors.ClickException as err:
+        if type(err).__name__ == "NoArgsIsHelpError":  # bare `translator`: the help text
             err.show()
-            sys.exit(2)
-        if isinstance(err, click.exceptions.Abort):
-            sys.exit(130)
-        raise
+        else:
+            _show_usage_error(err)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

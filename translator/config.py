@@ -118,6 +118,7 @@ class DecodeConfig:
     max_len_a: float = 1.5
     max_len_b: int = 10
     batch_size: int = 64  # sentences per decoding batch
+    allow_unk: bool = False  # let search output <unk> (never <pad> or <bos>)
 
 
 @dataclass
@@ -334,7 +335,7 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
 
 
 def save_config(cfg: Config, path: str | Path) -> None:
-    from translator.checkpoint import atomic_write_bytes
+    from translator.fileio import atomic_write_bytes
 
     text = yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True)
     try:

@@ -1,8 +1,11 @@
-"""The one exception type for mistakes a user can fix.
+"""The one exception type for mistakes a user can fix (a missing optional dependency too).
 
 The CLI prints a UserError as a single line on stderr and exits with code 2;
 anything else is a bug and may show a traceback.
 """
+
+import importlib
+from types import ModuleType
 
 
 def one_line(text: str) -> str:
@@ -18,3 +21,15 @@ class UserError(Exception):
         self.message = message = one_line(message)
         self.hint = hint = None if hint is None else one_line(hint)
         super().__init__(message if hint is None else f"{message} ({hint})")
+
+
+def optional_import(module: str, extra: str, purpose: str) -> ModuleType:
+    """Import an optional dependency; if it is missing, a UserError whose hint installs the
+    project's extra that brings it (`pip install "translator[EXTRA]"`, as pyproject names it)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise UserError(
+            f"{purpose} need {module}, which is not installed",
+            f'pip install "translator[{extra}]"',
+        ) from None

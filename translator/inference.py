@@ -11,11 +11,12 @@ from tqdm import tqdm
 from translator.checkpoint import load_checkpoint
 from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.batching import pad_ids
-from translator.data.tokenizer import BOS, EOS, Tokenizer, fingerprint
+from translator.data.tokenizer import Tokenizer, fingerprint
 from translator.errors import UserError
 from translator.models.base import Seq2Seq, build_model
 from translator.runtime import autocast, pick_device
 from translator.search import decode
+from translator.specials import BOS, EOS
 
 log = logging.getLogger(__name__)
 
@@ -110,15 +111,7 @@ class Translator:
         for batch in bar:
             src = pad_ids([ids[j] for j in batch]).to(self.device)
             with torch.inference_mode(), autocast(self.device, self.dtype):
-                hyps = decode(
-                    self.model,
-                    src,
-                    dc.beam,
-                    dc.len_penalty,
-                    dc.max_len_a,
-                    dc.max_len_b,
-                    nbest=nbest,
-                )
+                hyps = decode(self.model, src, dc, nbest)
             for j, sent in zip(batch, hyps):
                 texts = self.tokenizer.decode_tgt([h.tokens for h in sent])
                 results[todo[j]] = [

@@ -7,8 +7,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from translator.data.tokenizer import PAD
 from translator.models.base import Seq2Seq
+from translator.specials import PAD
 
 
 def sequence_loss(model: Seq2Seq, batch, smoothing: float) -> torch.Tensor:

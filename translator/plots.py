@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from translator.errors import UserError
+from translator.errors import optional_import
 
 
 def _pyplot():
-    try:
-        import matplotlib
-    except ImportError:
-        raise UserError("plots need matplotlib", "pip install matplotlib") from None
+    matplotlib = optional_import("matplotlib", "plot", "plots")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

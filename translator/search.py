@@ -1,8 +1,10 @@
 """Greedy and beam search over the shared model interface (see models/base.py).
 
 Both are batched over sentences, stop each sentence at its end token or at
-`max_len_a * source_length + max_len_b`, and drop finished sentences from the
-batch so the remaining steps only pay for sentences still being decoded.
+`max_len_a * source_length + max_len_b` tokens (then the end token is forced, and
+scored, so a cut hypothesis competes as if it had ended, as in fairseq), and drop
+finished sentences from the batch so the remaining steps only pay for sentences
+still being decoded.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from dataclasses import dataclass
 
 import torch
 
-from translator.data.tokenizer import BOS, EOS, PAD
+from translator.config import DecodeConfig
 from translator.models.base import Seq2Seq
+from translator.specials import BOS, EOS, PAD, UNK
 
 
 @dataclass
@@ -21,9 +24,25 @@ class Hypothesis:
     score: float  # length-normalised log-probability
 
 
-def max_lengths(src: torch.Tensor, a: float, b: int, cap: int | None = None) -> torch.Tensor:
+def max_lengths(src: torch.Tensor, a: float, b: int, steps: int | None = None) -> torch.Tensor:
+    """Output tokens allowed per sentence, <eos> not counted; `steps` (the decoder steps the
+    model can take) keeps one step for the <eos>."""
     src_len = (src != PAD).sum(1)
-    return (a * src_len.float() + b).long().clamp(min=1, max=cap)
+    return (a * src_len.float() + b).long().clamp(min=1, max=None if steps is None else steps - 1)
+
+
+def mask_specials(logp: torch.Tensor, allow_unk: bool) -> torch.Tensor:
+    """<pad> and <bos> never appear in an output, and <unk> only on request: the detokenizer
+    drops them, so a hypothesis would be ranked on tokens its text does not show."""
+    banned = [PAD, BOS] if allow_unk else [PAD, BOS, UNK]
+    logp[:, banned] = float("-inf")
+    return logp
+
+
+def force_eos(logp: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """Rows at their length limit can only end: every token but <eos> gets -inf."""
+    others = torch.arange(logp.size(-1), device=logp.device) != EOS
+    return logp.masked_fill_(rows[:, None] & others, float("-inf"))
 
 
 def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
@@ -33,54 +52,44 @@ def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
 
 @torch.no_grad()
 def greedy_search(
-    model: Seq2Seq,
-    src: torch.Tensor,
-    max_len_a: float = 1.5,
-    max_len_b: int = 10,
-    len_penalty: float = 1.0,
+    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig | None = None
 ) -> list[list[Hypothesis]]:
+    """The likeliest next token at every step (`dc.beam` is not used)."""
+    dc = dc or DecodeConfig()
     n = src.size(0)
-    limit = max_lengths(src, max_len_a, max_len_b, model.max_output_len)
+    limit = max_lengths(src, dc.max_len_a, dc.max_len_b, model.max_output_len)
     state = model.init_state(model.encode(src))
     prev = torch.full((n,), BOS, dtype=torch.long, device=src.device)
     alive = torch.arange(n, device=src.device)
     tokens: list[list[int]] = [[] for _ in range(n)]
-    ended = [0] * n  # 1 where the hypothesis ended in <eos> (which counts in its length)
     scores = torch.zeros(n, device=src.device)
-    for t in range(int(limit.max())):
+    for t in range(int(limit.max()) + 1):  # + 1: the <eos> after a full-length output
         logits, state = model.step(prev, state)
-        logp = torch.log_softmax(logits.float(), dim=-1)
-        best, prev = logp.max(dim=-1)
+        logp = mask_specials(torch.log_softmax(logits.float(), dim=-1), dc.allow_unk)
+        best, prev = force_eos(logp, limit[alive] <= t).max(dim=-1)
         scores[alive] += best
-        done = (prev == EOS) | (limit[alive] <= t + 1)
+        done = prev == EOS
         for row, tok in zip(alive.tolist(), prev.tolist()):
             if tok != EOS:
                 tokens[row].append(tok)
-            else:
-                ended[row] = 1
         if bool(done.all()):
             break
         if bool(done.any()):
             keep = (~done).nonzero().squeeze(1)
             state, prev, alive = model.reorder_state(state, keep), prev[keep], alive[keep]
-    lengths = torch.tensor([len(t) + e for t, e in zip(tokens, ended)], device=src.device)
-    scores = (scores / length_penalty(lengths, len_penalty)).tolist()
+    lengths = torch.tensor([len(t) + 1 for t in tokens], device=src.device)  # with <eos>
+    scores = (scores / length_penalty(lengths, dc.len_penalty)).tolist()
     return [[Hypothesis(t, s)] for t, s in zip(tokens, scores)]
 
 
 @torch.no_grad()
 def beam_search(
-    model: Seq2Seq,
-    src: torch.Tensor,
-    beam: int = 5,
-    len_penalty: float = 1.0,
-    max_len_a: float = 1.5,
-    max_len_b: int = 10,
-    nbest: int = 1,
+    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig | None = None, nbest: int = 1
 ) -> list[list[Hypothesis]]:
-    """Batched beam search; returns the `nbest` best hypotheses per sentence."""
-    n, k, dev = src.size(0), beam, src.device
-    limit = max_lengths(src, max_len_a, max_len_b, model.max_output_len)
+    """Batched beam search of width `dc.beam`; the `nbest` best hypotheses per sentence."""
+    dc = dc or DecodeConfig()
+    n, k, dev = src.size(0), dc.beam, src.device
+    limit = max_lengths(src, dc.max_len_a, dc.max_len_b, model.max_output_len)
     rows = torch.arange(n, device=dev).repeat_interleave(k)
     state = model.reorder_state(model.init_state(model.encode(src)), rows)
     sent = torch.arange(n, device=dev)  # original index of each active sentence
@@ -89,28 +98,26 @@ def beam_search(
     history = torch.full((n, k, 1), BOS, dtype=torch.long, device=dev)
     prev = torch.full((n * k,), BOS, dtype=torch.long, device=dev)
     finished: list[list[Hypothesis]] = [[] for _ in range(n)]
-    for t in range(int(limit.max())):
+    for t in range(int(limit.max()) + 1):  # + 1: the <eos> after full-length outputs
         m = sent.numel()
+        last = limit[sent] <= t  # at the limit: this step's token is <eos>
         logits, state = model.step(prev, state)
-        logp = torch.log_softmax(logits.float(), dim=-1)
+        logp = mask_specials(torch.log_softmax(logits.float(), dim=-1), dc.allow_unk)
+        force_eos(logp, last.repeat_interleave(k))
         vocab = logp.size(-1)
         cand = (scores.unsqueeze(-1) + logp.view(m, k, vocab)).view(m, k * vocab)
         top_scores, top_ids = cand.topk(2 * k, dim=-1)  # at most k of them end in <eos>
         origin, token = top_ids // vocab, top_ids % vocab
         is_eos = token == EOS
-        last = limit[sent] <= t + 1  # this step is each sentence's last
-        # Finished hypotheses: <eos> among the k best candidates, or everything at the limit.
-        new_len = torch.full_like(top_scores, t + 1)
-        norm = top_scores / length_penalty(new_len, len_penalty)
-        take = (is_eos & (torch.arange(2 * k, device=dev) < k)) | (last[:, None] & ~is_eos)
-        take &= top_scores > float("-inf")
+        # Finished hypotheses: <eos> among the k best candidates (all of them at the limit).
+        new_len = torch.full_like(top_scores, t + 1)  # t tokens and the <eos>
+        norm = top_scores / length_penalty(new_len, dc.len_penalty)
+        take = is_eos & (torch.arange(2 * k, device=dev) < k) & (top_scores > float("-inf"))
         for i, j in take.nonzero().tolist():
             idx = int(sent[i])
             if len(finished[idx]) >= k:
                 continue
             toks = history[i, origin[i, j]].tolist()[1:]
-            if not bool(is_eos[i, j]):
-                toks = toks + [int(token[i, j])]
             finished[idx].append(Hypothesis(toks, float(norm[i, j])))
         # The k best candidates that do not end here continue.
         cont = top_scores.masked_fill(is_eos, float("-inf")).topk(k, dim=-1)
@@ -136,22 +143,9 @@ def beam_search(
 
 
 def decode(
-    model: Seq2Seq,
-    src: torch.Tensor,
-    beam: int,
-    len_penalty: float,
-    max_len_a: float,
-    max_len_b: int,
-    nbest: int = 1,
+    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig, nbest: int = 1
 ) -> list[list[Hypothesis]]:
-    if beam == 1 and nbest == 1:
-        return greedy_search(model, src, max_len_a, max_len_b, len_penalty)
-    return beam_search(
-        model,
-        src,
-        beam=beam,
-        len_penalty=len_penalty,
-        max_len_a=max_len_a,
-        max_len_b=max_len_b,
-        nbest=nbest,
-    )
+    """Greedy search for a beam of one (the same output, faster), else beam search."""
+    if dc.beam == 1 and nbest == 1:
+        return greedy_search(model, src, dc)
+    return beam_search(model, src, dc, nbest)

@@ -21,12 +21,13 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from translator.checkpoint import atomic_write_bytes, load_checkpoint, save_checkpoint
+from translator.checkpoint import load_checkpoint, save_checkpoint
 from translator.config import Config, save_config
 from translator.data.feed import TrainingData
 from translator.data.tokenizer import Tokenizer
 from translator.distributed import all_sum, all_sum_, any_rank, close, init_from_env
 from translator.errors import UserError
+from translator.fileio import atomic_write_bytes
 from translator.models.base import build_model
 from translator.objective import inverse_sqrt_lr
 from translator.runtime import (

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 
 import torch
+from torch import nn
 
 from translator.errors import UserError
 from translator.objective import is_oom, sequence_loss
@@ -20,8 +21,34 @@ from translator.runtime import autocast, say
 
 
 def fused_adamw_supported(device: torch.device) -> bool:
-    """torch has fused AdamW kernels for CUDA and, since 2.4, for the CPU."""
-    return device.type in ("cuda", "cpu")
+    """Whether this torch has a fused AdamW kernel for the device (which devices have one
+    changes from release to release), asked of torch itself with one tiny update."""
+    try:
+        weight = torch.zeros(1, device=device, requires_grad=True)
+        weight.grad = torch.zeros_like(weight)
+        torch.optim.AdamW([weight], fused=True).step()
+    except (RuntimeError, ValueError, NotImplementedError):
+        return False
+    return True
+
+
+def parameter_groups(model: nn.Module, weight_decay: float) -> list[dict]:
+    """Weight decay for weight matrices only: biases, LayerNorm weights and embeddings
+    (also an output layer tied to an embedding) are not decayed, as is usual. Without decay
+    the split changes nothing, and one group keeps the optimizer-state layout that earlier
+    checkpoints were saved with, so they still resume."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    if weight_decay == 0:
+        return [{"params": params, "weight_decay": 0.0}]
+    exempt = set()
+    for module in model.modules():
+        for p in module.parameters(recurse=False):
+            if isinstance(module, (nn.Embedding, nn.LayerNorm)) or p.ndim < 2:
+                exempt.add(id(p))
+    return [
+        {"params": [p for p in params if id(p) not in exempt], "weight_decay": weight_decay},
+        {"params": [p for p in params if id(p) in exempt], "weight_decay": 0.0},
+    ]
 
 
 class Updater:
@@ -30,10 +57,9 @@ class Updater:
         self.net, self.tc, self.group, self.device, self.dtype = net, tc, group, device, dtype
         self.params = [p for p in model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(
-            self.params,
+            parameter_groups(model, tc.weight_decay),
             lr=tc.lr,
             betas=tuple(tc.betas),
-            weight_decay=tc.weight_decay,
             fused=fused_adamw_supported(device),
         )
         # fp16 gradients under- and overflow without a dynamic scale. For bf16 and fp32 the

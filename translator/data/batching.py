@@ -16,8 +16,8 @@ import numpy as np
 import torch
 
 from translator.data.encode import flatten
-from translator.data.tokenizer import PAD
 from translator.runtime import to_device
+from translator.specials import PAD
 
 
 @dataclass

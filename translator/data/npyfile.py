@@ -50,10 +50,3 @@ class Writer:
             self.close()
         else:
             self._file.close()
-
-
-def write_durably(path: Path, data: bytes) -> None:
-    with open(path, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())

@@ -39,6 +39,7 @@ from translator.data.corpus import Pair, Source, clean_pairs, empty_after_cleani
 from translator.data.encode import Chunk, Rules, encode_chunk, init_worker
 from translator.data.tokenizer import Tokenizer, cache_dir
 from translator.errors import UserError
+from translator.fileio import atomic_write_bytes
 
 log = logging.getLogger(__name__)
 
@@ -300,7 +301,7 @@ def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer) ->
         "tokenizer_seconds": round(tokenizer_seconds, 2),
         "files": files,
     }
-    npyfile.write_durably(tmp / "manifest.json", json.dumps(manifest, indent=1).encode())
+    atomic_write_bytes(tmp / "manifest.json", json.dumps(manifest, indent=1).encode())
 
 
 # ---------------------------------------------------------------- the entry points

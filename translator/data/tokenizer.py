@@ -18,8 +18,8 @@ import sentencepiece as spm
 
 from translator.config import TokenizerConfig
 from translator.errors import UserError
+from translator.specials import BOS, EOS, PAD, UNK
 
-PAD, UNK, BOS, EOS = 0, 1, 2, 3
 log = logging.getLogger(__name__)
 
 
@@ -72,7 +72,7 @@ def _cached_model(sentences: list[str], cfg: TokenizerConfig, seed: int) -> byte
     log.info("sentencepiece: training a %s model on %d sentences", cfg.model_type, len(sentences))
     data = _train_model(sentences, cfg, seed)
     try:
-        from translator.checkpoint import atomic_write_bytes
+        from translator.fileio import atomic_write_bytes
 
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, data)

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from translator.data.tokenizer import PAD
+from translator.specials import PAD
 
 State = Any
 

@@ -32,9 +32,9 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from translator.data.tokenizer import EOS, PAD
 from translator.models.attention import AdditiveAttention, luong_attention
 from translator.models.base import Seq2Seq
+from translator.specials import EOS, PAD
 
 RNNS = {"lstm": nn.LSTM, "gru": nn.GRU}
 CELLS = {"lstm": nn.LSTMCell, "gru": nn.GRUCell}

@@ -1,0 +1,38 @@
+"""translator.fileio: whole files or none, with the usual file mode."""
+
+import os
+
+import pytest
+
+from translator.fileio import atomic_open, atomic_write_bytes
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def test_atomic_open_streams_text_and_gives_the_usual_mode(tmp_path, umask_022):
+    path = tmp_path / "out.txt"
+    with atomic_open(path, "w", encoding="utf-8") as f:
+        f.write("eins\n")
+        assert not path.exists()  # nothing visible before the block ends
+        f.write("zwei ☃\n")
+    assert path.read_text(encoding="utf-8") == "eins\nzwei ☃\n"
+    assert path.stat().st_mode & 0o777 == 0o644
+    atomic_write_bytes(tmp_path / "b.bin", b"x")
+    assert (tmp_path / "b.bin").stat().st_mode & 0o777 == 0o644
+
+
+def test_atomic_open_keeps_the_old_file_when_the_block_fails(tmp_path):
+    path = tmp_path / "out.txt"
+    path.write_text("old\n")
+    with pytest.raises(KeyboardInterrupt), atomic_open(path, "w") as f:
+        f.write("half")
+        raise KeyboardInterrupt
+    assert path.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]

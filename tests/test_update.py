@@ -1,0 +1,65 @@
+"""translator.update: which weights decay, and fused AdamW where torch has it."""
+
+import pytest
+import torch
+from torch import nn
+
+from translator.config import ModelConfig, TrainConfig
+from translator.distributed import Group
+from translator.models.base import build_model
+from translator.update import Updater, fused_adamw_supported
+
+CPU = torch.device("cpu")
+
+
+def updater_for(model, **train):
+    tc = TrainConfig(**{"lr": 0.1, "clip_norm": 0.0, **train})
+    return Updater(model, model, tc, Group(), CPU, torch.float32)
+
+
+@pytest.mark.parametrize("family", ["transformer", "luong"])
+def test_weight_decay_spares_biases_norms_and_embeddings(family):
+    torch.manual_seed(0)
+    cfg = ModelConfig(type=family, d_model=16, heads=2, enc_layers=1, dec_layers=1, ff_dim=32)
+    cfg.embed_dim, cfg.hidden_size = 8, 16
+    model = build_model(cfg, 20, 20, True)
+    exempt = {
+        id(p)
+        for m in model.modules()
+        if isinstance(m, (nn.Embedding, nn.LayerNorm))
+        for p in m.parameters(recurse=False)
+    }
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    updater = updater_for(model, weight_decay=0.5)
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)  # no gradient: any change is the decay
+    updater.optimizer.step()
+    decayed = 0
+    for name, p in model.named_parameters():
+        if p.ndim < 2 or id(p) in exempt:
+            assert torch.equal(p, before[name]), name
+        else:
+            assert torch.allclose(p, before[name] * (1 - 0.1 * 0.5)), name
+            decayed += 1
+    assert decayed > 0
+    assert exempt, "the model has embeddings"
+
+
+def test_fused_adamw_is_asked_of_torch(monkeypatch):
+    real = torch.optim.AdamW
+
+    class CudaOnlyFusedAdamW(real):  # like torch 2.3: fused kernels for CUDA alone
+        def __init__(self, params, *args, fused=None, **kwargs):
+            params = list(params)
+            flat = (
+                [p for g in params for p in g["params"]] if isinstance(params[0], dict) else params
+            )
+            if fused and any(p.device.type != "cuda" for p in flat):
+                raise RuntimeError("`fused=True` requires all the params to be on: ['cuda']")
+            super().__init__(params, *args, fused=fused, **kwargs)
+
+    monkeypatch.setattr(torch.optim, "AdamW", CudaOnlyFusedAdamW)
+    assert not fused_adamw_supported(CPU)
+    model = nn.Linear(3, 2)
+    updater = updater_for(model)  # builds, unfused, instead of failing
+    assert not updater.optimizer.defaults["fused"]

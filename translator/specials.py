@@ -1,0 +1,4 @@
+"""Special-token ids, the same in every tokenizer, so that models, search and the loss can
+rely on them without importing the tokenizer (sentencepiece) or anything else in data/."""
+
+PAD, UNK, BOS, EOS = 0, 1, 2, 3
