@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import sentencepiece as spm
@@ -20,7 +21,7 @@ def flatten(seqs: list[list[int]], dtype=np.int32) -> tuple[np.ndarray, np.ndarr
     lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
     offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    flat = np.fromiter((i for s in seqs for i in s), dtype=dtype, count=int(offsets[-1]))
+    flat = np.fromiter(chain.from_iterable(seqs), dtype=dtype, count=int(offsets[-1]))
     return flat, offsets
 
 
