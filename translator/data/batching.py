@@ -81,7 +81,8 @@ class PairIds:
     """Source ids (ending in <eos>) and framed target ids (<bos> .. <eos>) of many pairs,
     as flat token arrays with offsets: numpy arrays or memory maps of a prepared dataset."""
 
-    def __init__(self, src, src_offsets, tgt, tgt_offsets, cost=None):
+    def __init__(self, src, src_offsets, tgt, tgt_offsets, cost=None, maps=()):
+        self.maps = maps  # the npyfile.Mapped files behind the arrays, if any
         self.src, self.src_offsets = src, src_offsets
         self.tgt, self.tgt_offsets = tgt, tgt_offsets
         # The planning length of a pair: the decoder sees tgt_in/tgt_out, one shorter
@@ -103,6 +104,12 @@ class PairIds:
         rows = np.asarray(rows, dtype=np.int64)
         s, t = self.src_offsets, self.tgt_offsets
         return s[rows + 1] - s[rows], t[rows + 1] - t[rows]
+
+    def release(self) -> None:
+        """Drop the mapped pages read so far from the resident set (a long run touches
+        every page of the corpus; the page cache keeps them for the next read)."""
+        for m in self.maps:
+            m.release()
 
     def within(self, limit: int, block: int = 1 << 20) -> np.ndarray | None:
         """The rows whose source and framed target are at most `limit` long, or None when

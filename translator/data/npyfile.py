@@ -8,6 +8,7 @@ header is rewritten with the final length (the same number of bytes) on close.
 from __future__ import annotations
 
 import io
+import mmap
 import os
 from pathlib import Path
 
@@ -50,3 +51,26 @@ class Writer:
             self.close()
         else:
             self._file.close()
+
+
+class Mapped:
+    """A 1-D `.npy` file mapped read-only, for random access: the kernel reads no pages
+    ahead of the one asked for, and `release()` drops the pages this process has touched
+    from its resident set (they stay in the page cache, shared with other processes)."""
+
+    def __init__(self, path: Path):
+        with open(path, "rb") as f:
+            if np.lib.format.read_magic(f) != (1, 0):
+                raise ValueError(f"{path.name}: not a version 1.0 .npy file")
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+            offset = f.tell()
+            self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        if len(shape) != 1 or offset + shape[0] * dtype.itemsize > len(self._map):
+            raise ValueError(f"{path.name}: shorter than its header says")
+        if hasattr(mmap, "MADV_RANDOM"):
+            self._map.madvise(mmap.MADV_RANDOM)
+        self.array = np.frombuffer(self._map, dtype=dtype, count=shape[0], offset=offset)
+
+    def release(self) -> None:
+        if hasattr(mmap, "MADV_DONTNEED"):
+            self._map.madvise(mmap.MADV_DONTNEED)

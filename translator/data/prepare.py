@@ -118,16 +118,16 @@ def check_prepared(folder: Path, key: str) -> tuple[Prepared | None, str]:
         if _sha1(p) != info["sha1"]:
             return None, f"{name} was changed after it was written"
     try:
-        arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in ARRAYS}
+        maps = [npyfile.Mapped(folder / f"{name}.npy") for name in ARRAYS]
         models = [(folder / f"{side}.model") for side in ("src", "tgt")]
         tokenizer = Tokenizer(*(m.read_bytes() if m.is_file() else None for m in models))
         dev = [tuple(json.loads(line)) for line in (folder / "dev.jsonl").open(encoding="utf-8")]
     except (OSError, ValueError, UserError) as err:
         return None, f"unreadable ({err})"
     n = manifest["pairs"]
-    if len(arrays["cost"]) != n or tokenizer.fingerprint() != manifest["tokenizer"]["sha256"]:
+    if len(maps[4].array) != n or tokenizer.fingerprint() != manifest["tokenizer"]["sha256"]:
         return None, "its arrays do not match its manifest"
-    ids = PairIds(*(arrays[a] for a in ARRAYS[:4]), cost=arrays["cost"])
+    ids = PairIds(*(m.array for m in maps[:4]), cost=maps[4].array, maps=maps)
     return Prepared(folder, manifest, ids, tokenizer, dev), "ok"
 
 
