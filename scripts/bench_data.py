@@ -87,20 +87,20 @@ def run(cmd: list[str], env: dict | None = None) -> tuple[float, int, int, str]:
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
     )
-    peak_tree = [0]
+    peak_tree, done = [0], threading.Event()
 
-    def sample():
-        while proc.poll() is None:
+    def sample():  # never waits for the child: wait4 below must be the one that reaps it
+        while not done.wait(0.2):
             peak_tree[0] = max(peak_tree[0], _tree_rss_kb(proc.pid))
-            time.sleep(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    done.set()
     sampler.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode:
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}")
     return seconds, usage.ru_maxrss, peak_tree[0], out
@@ -172,20 +172,24 @@ def flat_run(args, work: Path, env: dict) -> dict:
         "--set", f"train.max_steps={args.flat_steps}", "--set", "train.max_minutes=null",
         "--set", "train.patience=0",
     ]  # fmt: skip
-    seconds, own, _, _ = run(cmd, env)
+    run(cmd, env)
+    return flat_summary(run_dir)
+
+
+def flat_summary(run_dir: Path) -> dict:
     summary = json.loads((run_dir / "summary.json").read_text())
     memory = {step: (rss, anon) for step, rss, anon in summary["memory"]}
     last = max(memory)
     return {
         "run": "multi30k_transformer",
         "steps": summary["steps"],
-        "minutes": round(seconds / 60, 1),
+        "minutes": summary["wall_minutes"],
         "rss_mb_at_step_200": memory[200][0],
         f"rss_mb_at_step_{last}": memory[last][0],
         "growth_200_to_last": round(memory[last][0] / memory[200][0] - 1, 4),
         "anon_mb_at_step_200": memory[200][1],
         f"anon_mb_at_step_{last}": memory[last][1],
-        "peak_rss_mb": mb(own),
+        "peak_rss_mb": summary["peak_rss_mb"],
         "target_tokens_per_s": summary["target_tokens_per_second"],
         "dev_bleu": {v["step"]: round(v["dev_bleu"], 2) for v in summary["validations"]},
     }
