@@ -163,7 +163,8 @@ def plan_epoch(
     still differ from epoch to epoch), pack greedily up to the budget, shuffle the batches."""
     n = len(cost)
     rng = np.random.Generator(np.random.PCG64([seed % 2**63, epoch]))
-    order = rng.permutation(n)
+    order = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
+    rng.shuffle(order)  # in place: no second corpus-sized array
     pool = max(1, pool_batches * batch_tokens // max(1, int(cost.mean()) if n else 1))
     starts = []
     for p0 in range(0, n, pool):
@@ -229,13 +230,7 @@ class TokenBatches:
             padded += len(b) * (int(s.max()) + int(t.max()) - 1)
         return 1.0 - real / max(1, padded)
 
-    def plan_padding_share(self, plan: EpochPlan) -> float:
-        """padding_share of a whole epoch plan, computed with numpy."""
-        if not len(plan.order):
-            return 0.0
-        s, t = self.ids.lengths(plan.order)
-        t = t - 1
-        starts = plan.bounds[:-1]
-        rows = np.diff(plan.bounds)
-        padded = (rows * (np.maximum.reduceat(s, starts) + np.maximum.reduceat(t, starts))).sum()
-        return 1.0 - float(s.sum() + t.sum()) / max(1, int(padded))
+    def plan_padding_share(self, plan: EpochPlan, most: int = 1000) -> float:
+        """padding_share of an epoch plan, estimated on its first `most` batches (a whole
+        epoch of millions of pairs would take corpus-sized temporaries)."""
+        return self.padding_share([plan.rows(k) for k in range(min(len(plan), most))])

@@ -64,8 +64,12 @@ class BatchStream:
                         "lower train.batch_tokens or start fewer processes",
                     )
                 padding = self.batches.plan_padding_share(plan) if index == 0 else None
+                self.batches.ids.release()
                 for k in range(index, len(plan)):
                     batch = self.batches.collate(plan.rows(k))
+                    # The kernel maps pages around each one read; without this, the
+                    # resident set would gather much of a big corpus's files.
+                    self.batches.ids.release()
                     if self.pin:
                         batch = batch.pin()
                     item = Item(batch, epoch, k, len(plan), padding if k == 0 else None)
