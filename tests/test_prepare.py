@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -168,8 +169,6 @@ def test_two_prepares_at_once_build_once_and_agree(tmp_path):
     path.write_text(yaml.safe_dump(cfg))
     cmd = [sys.executable, "-m", "translator", "prepare", "--config", str(path)]
     env = {"TRANSLATOR_CACHE": str(tmp_path / "cache")}
-    import os
-
     procs = [
         subprocess.Popen(
             cmd,

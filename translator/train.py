@@ -267,7 +267,6 @@ class Trainer:
         loss = stats["loss"]
         s.losses.append([s.step, round(loss, 4) if math.isfinite(loss) else None])
         release_free_memory()
-        self.data.batches.ids.release()
         mem = memory_mb()
         s.memory.append([s.step, mem.get("rss"), mem.get("anon")])
         minutes = {"min": f"{s.elapsed / 60:.1f}/{tc.max_minutes or 0:g}"}
