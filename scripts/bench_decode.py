@@ -49,13 +49,12 @@ def main() -> None:
             pairs = pairs[: args.limit]
         sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
         model = translator.model
-        caches = [True, False] if hasattr(model, "use_cache") else [True]
+        caches = [True, False] if model.uncached_step else [True]
         for beam in args.beam or [1, 5]:
             dc = replace(cfg.decode, beam=beam, batch_size=args.batch_size)
             outputs = {}
             for cache in caches:
-                if hasattr(model, "use_cache"):
-                    model.use_cache = cache
+                model.use_cache = cache
                 hyps, seconds, tokens = timed(translator, sources, dc)
                 outputs[cache] = (hyps, seconds)
                 row = {
@@ -74,8 +73,7 @@ def main() -> None:
                     row["cache_speedup"] = round(seconds / outputs[True][1], 2)
                     row["identical_to_cached"] = hyps == outputs[True][0]
                 print(json.dumps(row), flush=True)
-            if hasattr(model, "use_cache"):
-                model.use_cache = True
+            model.use_cache = True
 
 
 if __name__ == "__main__":

@@ -50,15 +50,6 @@ def peak_tflops(device, given: float | None) -> float | None:
     return next((v for k, v in PEAK_BF16_TFLOPS.items() if k in name), None)
 
 
-def flops_per_token(model, family: str) -> tuple[int, int] | None:
-    """(FLOPs per source token, per target token) of a Transformer training step."""
-    if family != "transformer":
-        return None
-    enc = sum(p.numel() for p in model.encoder.parameters())
-    dec = sum(p.numel() for p in model.decoder.parameters())
-    return 6 * enc, 6 * (dec + model.generator.weight.numel())
-
-
 def sync(device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -130,7 +121,7 @@ def measure(cfg, args) -> dict:
         "skipped_steps": stats["skipped"],
     }
     trainer.close(finished=True)
-    per_token = flops_per_token(trainer.model, cfg.model.type)
+    per_token = trainer.model.flops_per_token()
     if per_token:
         achieved = (per_token[0] * src + per_token[1] * tgt) / seconds / 1e12
         out["model_tflops_per_s"] = round(achieved, 3)

@@ -11,12 +11,12 @@ import yaml
 from util import user_error
 
 from translator.config import (
-    MODEL_TYPES,
     Config,
     config_from_dict,
     load_config,
     save_config,
 )
+from translator.models import family as families
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
@@ -53,8 +53,8 @@ data:
   tgt_lang: en
 model:
   type: lstm
-  d_model: 64
-  pre_norm: false
+  hidden_size: 64
+  reverse_source: false
 train:
   lr: 1            # an integer where a float is expected
   max_minutes: 2   # float | None given an integer
@@ -67,8 +67,8 @@ decode:
     assert isinstance(cfg, Config)
     assert cfg.run_dir == "runs/x" and cfg.seed == 3
     assert cfg.data.dir is None and cfg.data.src_lang == "fr"
-    assert cfg.model.type == "lstm" and cfg.model.d_model == 64
-    assert cfg.model.pre_norm is False
+    assert cfg.model.type == "lstm" and cfg.model.hidden_size == 64
+    assert cfg.model.reverse_source is False
     assert cfg.train.lr == 1.0 and type(cfg.train.lr) is float
     assert cfg.train.max_minutes == 2.0 and type(cfg.train.max_minutes) is float
     assert cfg.train.betas == [0.0, 0.5] and all(type(b) is float for b in cfg.train.betas)
@@ -243,16 +243,60 @@ def test_unknown_model_type_lists_the_valid_ones(tmp_path):
     path = write_yaml(tmp_path, {"model": {"type": "gru"}})
     message = user_error(load_config, path)
     assert "model.type" in message and "'gru'" in message and str(path) in message
-    for name in MODEL_TYPES:
+    for name in families.names():
         assert name in message
 
 
 def test_divisibility_is_only_required_of_the_transformer():
-    assert (
-        config_from_dict({"model": {"type": "lstm", "d_model": 130, "heads": 4}}).model.d_model
-        == 130
+    assert config_from_dict({"model": {"type": "lstm", "d_model": 130, "heads": 4}})
+    message = user_error(
+        config_from_dict, {"model": {"type": "transformer", "d_model": 130, "heads": 4}}
     )
-    user_error(config_from_dict, {"model": {"type": "transformer", "d_model": 130, "heads": 4}})
+    assert "model.d_model" in message and "divisible" in message
+
+
+def test_each_family_reads_its_own_typed_section():
+    for name in families.names():
+        section = config_from_dict({"model": {"type": name}}).model
+        assert isinstance(section, families.config_class(name)) and section.type == name
+    lstm = config_from_dict({"model": {"type": "lstm"}}).model
+    assert not hasattr(lstm, "d_model") and not hasattr(lstm, "attention_score")
+    luong = config_from_dict({"model": {"type": "luong", "attention_score": "dot"}}).model
+    assert luong.attention_score == "dot" and not hasattr(luong, "heads")
+    # a key no family has is still an error that names the key
+    message = user_error(config_from_dict, {"model": {"type": "luong", "hiden_size": 8}})
+    assert "model.hiden_size" in message and "hidden_size" in message
+
+
+def test_another_familys_key_is_ignored_with_a_warning_when_set(caplog):
+    with caplog.at_level("WARNING"):
+        cfg = config_from_dict({"model": {"type": "lstm", "d_model": 128, "heads": 4}})
+    assert cfg.model.type == "lstm"
+    assert "model.d_model" in caplog.text and "transformer" in caplog.text
+    assert "model.heads" not in caplog.text  # left at the transformer's default: no noise
+
+
+def test_a_saved_flat_model_section_of_earlier_versions_still_loads():
+    flat = {
+        "type": "luong", "d_model": 256, "heads": 4, "ff_dim": 1024, "pre_norm": True,
+        "attention_dropout": 0.0, "embed_dim": 32, "hidden_size": 48, "rnn_type": "gru",
+        "bidirectional": True, "reverse_source": True, "attention_score": "concat",
+        "input_feeding": False, "enc_layers": 1, "dec_layers": 1, "dropout": 0.3,
+        "tie_embeddings": True, "max_positions": 1024,
+    }  # fmt: skip
+    cfg = config_from_dict({"model": flat}).model
+    assert (cfg.hidden_size, cfg.rnn_type, cfg.attention_score) == (48, "gru", "concat")
+    assert config_from_dict(Config(model=cfg).to_dict()).model == cfg
+
+
+def test_a_family_rule_names_the_key_and_the_file(tmp_path):
+    path = write_yaml(
+        tmp_path, {"run_dir": "r", "model": {"type": "luong", "attention_score": "x"}}
+    )
+    message = user_error(load_config, path)
+    assert "model.attention_score" in message and str(path) in message
+    path = write_yaml(tmp_path, {"run_dir": "r", "model": {"type": "bahdanau", "enc_layers": 0}})
+    assert "model.enc_layers" in user_error(load_config, path)
 
 
 def test_max_minutes_null_means_no_limit(tmp_path):

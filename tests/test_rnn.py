@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from translator.config import DecodeConfig, ModelConfig, TokenizerConfig
+from translator.config import DecodeConfig, TokenizerConfig
 from translator.data.batching import pad_ids
 from translator.data.demo import generate_pairs
 from translator.data.tokenizer import BOS, EOS, PAD, Tokenizer
@@ -13,8 +13,11 @@ from translator.models.attention import (
     GeneralAttention,
     luong_attention,
 )
-from translator.models.base import build_model
-from translator.models.rnn import Bahdanau, Luong, SutskeverLSTM, reverse_real_tokens
+from translator.models.bahdanau import Bahdanau
+from translator.models.family import build_model, model_config
+from translator.models.luong import Luong
+from translator.models.rnn import reverse_real_tokens
+from translator.models.sutskever import SutskeverLSTM
 from translator.models.transformer import Transformer
 from translator.search import beam_search, greedy_search
 
@@ -51,7 +54,7 @@ def tiny(name, seed=0, **extra):
     torch.manual_seed(seed)
     kw = dict(embed_dim=12, hidden_size=16, enc_layers=2, dec_layers=2, dropout=0.3)
     kw.update(VARIANTS[name], **extra)
-    return build_model(ModelConfig(**kw), VOCAB, VOCAB, joint_vocab=True).eval()
+    return build_model(model_config(**kw), VOCAB, VOCAB, joint_vocab=True).eval()
 
 
 def batch(seed=1):
@@ -79,9 +82,9 @@ def run_steps(model, src, tgt):
     "family, cls", [("lstm", SutskeverLSTM), ("bahdanau", Bahdanau), ("luong", Luong)]
 )
 def test_build_model_picks_the_family(family, cls):
-    cfg = ModelConfig(type=family, embed_dim=8, hidden_size=8, enc_layers=1, dec_layers=1)
+    cfg = model_config(type=family, embed_dim=8, hidden_size=8, enc_layers=1, dec_layers=1)
     assert type(build_model(cfg, 20, 20, joint_vocab=True)) is cls
-    assert isinstance(build_model(ModelConfig(d_model=8, heads=2), 20, 20, True), Transformer)
+    assert isinstance(build_model(model_config(d_model=8, heads=2), 20, 20, True), Transformer)
 
 
 @pytest.mark.parametrize("name", VARIANTS)
@@ -95,9 +98,12 @@ def test_shapes_of_forward_step_and_state(name):
     for key, value in state.items():
         assert value.size(0) == 4, key  # batch row first: the default reorder_state works
     assert state["h"].shape == (4, 2, 16)
+    assert "attention" not in state  # only on request (show_attention)
     if VARIANTS[name]["type"] == "lstm":
-        assert "attention" not in state
+        assert model.attention_layers == 0
     else:
+        model.show_attention(-1)
+        _, state = model.step(tgt[:, 1], state)
         assert state["attention"].shape == (4, 9)
 
 
@@ -130,6 +136,7 @@ def test_attention_weights_sum_to_one_and_are_zero_on_padding(name):
     model = tiny(name)
     src, tgt = batch()
     real = src != PAD
+    model.show_attention(-1)
     with torch.no_grad():
         _, states = run_steps(model, src, tgt)
     for state in states:
@@ -234,7 +241,10 @@ def test_tied_and_shared_embeddings():
     same = tiny("bahdanau-gru")  # the max-out readout is already embed_dim wide
     assert same.out_proj is None and same.generator.weight is same.tgt_embed.weight
     untied = build_model(
-        ModelConfig(type="luong", embed_dim=12, hidden_size=16, tie_embeddings=False), 30, 40, False
+        model_config(type="luong", embed_dim=12, hidden_size=16, tie_embeddings=False),
+        30,
+        40,
+        False,
     )
     assert untied.generator.weight.shape == (40, 16) and untied.out_proj is None
     assert untied.src_embed is not untied.tgt_embed
@@ -291,7 +301,7 @@ def demo_data(tmp_path_factory):
 def test_each_family_memorises_32_demo_pairs(kw, demo_data):
     tokenizer, batches = demo_data
     torch.manual_seed(0)
-    cfg = ModelConfig(embed_dim=64, hidden_size=128, enc_layers=1, dec_layers=1, dropout=0.0, **kw)
+    cfg = model_config(embed_dim=64, hidden_size=128, enc_layers=1, dec_layers=1, dropout=0.0, **kw)
     model = build_model(cfg, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, True)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     for _ in range(150):

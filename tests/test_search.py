@@ -3,7 +3,8 @@ from dataclasses import replace
 import pytest
 import torch
 
-from translator.config import DecodeConfig, ModelConfig
+from translator.config import DecodeConfig
+from translator.models.family import model_config
 from translator.models.transformer import Transformer
 from translator.search import beam_search, greedy_search, length_penalty, max_lengths
 from translator.specials import BOS, EOS, PAD, UNK
@@ -11,7 +12,7 @@ from translator.specials import BOS, EOS, PAD, UNK
 
 def model_and_src(seed=0):
     torch.manual_seed(seed)
-    cfg = ModelConfig(d_model=32, heads=4, enc_layers=1, dec_layers=2, ff_dim=64, dropout=0.0)
+    cfg = model_config(d_model=32, heads=4, enc_layers=1, dec_layers=2, ff_dim=64, dropout=0.0)
     model = Transformer(cfg, 30, 30, share_src_tgt=True).eval()
     src = torch.randint(4, 30, (6, 8), generator=torch.Generator().manual_seed(seed))
     src[2, 3:] = 0
@@ -127,12 +128,14 @@ def test_hypotheses_cut_at_the_length_limit_are_scored_with_eos():
 
 @pytest.mark.parametrize("family", ["transformer", "lstm", "bahdanau", "luong"])
 def test_output_does_not_depend_on_batch_size(family):
-    from translator.config import DecodeConfig, ModelConfig
-    from translator.models.base import build_model
+    from util import family_config
+
+    from translator.config import DecodeConfig
+    from translator.models.family import build_model
 
     torch.manual_seed(7)
-    cfg = ModelConfig(
-        type=family,
+    cfg = family_config(
+        family,
         d_model=32,
         heads=4,
         enc_layers=1,
@@ -198,10 +201,9 @@ def test_models_search_and_loss_need_nothing_from_the_data_package():
     code = (
         "import sys\n"
         "import translator.search, translator.objective\n"
-        "from translator.config import ModelConfig\n"
-        "from translator.models.base import build_model\n"
+        "from translator.models.family import build_model, model_config\n"
         "for family in ('transformer', 'lstm', 'bahdanau', 'luong'):\n"
-        "    build_model(ModelConfig(type=family), 40, 40, True)\n"
+        "    build_model(model_config(type=family), 40, 40, True)\n"
         "print(sorted(m for m in sys.modules if m.startswith('translator.data')\n"
         "             or m.startswith('sentencepiece')))\n"
     )

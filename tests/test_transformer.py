@@ -1,12 +1,13 @@
 import torch
 
-from translator.config import DecodeConfig, ModelConfig
+from translator.config import DecodeConfig
+from translator.models.family import model_config
 from translator.models.transformer import Transformer
 
 
 def tiny(pre_norm=True, vocab=(40, 40), share=True):
     torch.manual_seed(0)
-    cfg = ModelConfig(
+    cfg = model_config(
         d_model=32, heads=4, enc_layers=2, dec_layers=2, ff_dim=64, dropout=0.0, pre_norm=pre_norm
     )
     return Transformer(cfg, vocab[0], vocab[1], share_src_tgt=share).eval()
@@ -104,7 +105,7 @@ def test_uncached_steps_give_the_same_logits_and_search_output():
 def test_recorded_cross_attention_is_a_distribution_over_real_source_tokens():
     model = tiny()
     src, tgt = batch()
-    model.record_attention(-1)
+    model.show_attention(-1)
     state = model.init_state(model.encode(src))
     for t in range(3):
         _, state = model.step(tgt[:, t], state)
@@ -112,7 +113,7 @@ def test_recorded_cross_attention_is_a_distribution_over_real_source_tokens():
         assert weights.shape == src.shape
         assert torch.allclose(weights.sum(-1), torch.ones(3), atol=1e-5)
         assert torch.all(weights[src == 0] == 0)
-    model.record_attention(None)
+    model.show_attention(None)
     _, state = model.step(tgt[:, 3], model.init_state(model.encode(src)))
     assert "attention" not in state
 

@@ -3,10 +3,11 @@
 import pytest
 import torch
 from torch import nn
+from util import family_config
 
-from translator.config import ModelConfig, TrainConfig
+from translator.config import TrainConfig
 from translator.distributed import Group
-from translator.models.base import build_model
+from translator.models.family import build_model
 from translator.update import Updater, fused_adamw_supported
 
 CPU = torch.device("cpu")
@@ -20,8 +21,10 @@ def updater_for(model, **train):
 @pytest.mark.parametrize("family", ["transformer", "luong"])
 def test_weight_decay_spares_biases_norms_and_embeddings(family):
     torch.manual_seed(0)
-    cfg = ModelConfig(type=family, d_model=16, heads=2, enc_layers=1, dec_layers=1, ff_dim=32)
-    cfg.embed_dim, cfg.hidden_size = 8, 16
+    cfg = family_config(
+        family, d_model=16, heads=2, enc_layers=1, dec_layers=1, ff_dim=32, embed_dim=8,
+        hidden_size=16,
+    )  # fmt: skip
     model = build_model(cfg, 20, 20, True)
     exempt = {
         id(p)

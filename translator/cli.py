@@ -293,21 +293,10 @@ def _plot_attention(translator, text: list[str], dc, path: Path, layer: int) -> 
 
     if len(text) != 1:
         raise UserError("--plot-attention draws one sentence: give exactly one text argument")
-    n_layers = (
-        len(getattr(translator.model, "decoder", []))
-        if translator.cfg.model.type == "transformer"
-        else 0
-    )
-    if n_layers and not -n_layers <= layer < n_layers:
-        raise UserError(
-            f"--layer {layer}: the decoder has {n_layers} layers (0..{n_layers - 1}, or -1)"
-        )
     best = translator.translate(text, dc)[0][0]
     source, target, weights = translator.attention(text[0], list(best.tokens), layer)
-    kind = translator.cfg.model.type
-    title = f"{kind}: {best.text}" + (
-        f" (decoder layer {layer}, mean of heads)" if n_layers else ""
-    )
+    label = translator.model.attention_label(layer)
+    title = f"{translator.cfg.model.type}: {best.text}" + (f" ({label})" if label else "")
     plot_attention(source, target, weights, str(path), title)
     typer.echo(best.text)
     typer.echo(f"attention heatmap written to {path}", err=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import logging
 import re
 import types
 import typing
@@ -19,8 +20,10 @@ from typing import Any
 import yaml
 
 from translator.errors import UserError
+from translator.models import family as families
+from translator.models.family import ModelConfig
 
-MODEL_TYPES = ("transformer", "lstm", "bahdanau", "luong")
+log = logging.getLogger(__name__)
 # PyYAML follows YAML 1.1, which reads 1e-3 and 1.0e3 as strings; accept them as numbers.
 _EXP_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
@@ -66,29 +69,6 @@ class TokenizerConfig:
 
 
 @dataclass
-class ModelConfig:
-    type: str = "transformer"
-    d_model: int = 256
-    heads: int = 4
-    enc_layers: int = 3
-    dec_layers: int = 3
-    ff_dim: int = 1024
-    dropout: float = 0.1
-    attention_dropout: float = 0.0
-    pre_norm: bool = True
-    tie_embeddings: bool = True  # decoder input and output embeddings (and source, if joint)
-    max_positions: int = 1024  # longest source/target in subwords (Transformer positions)
-    # Recurrent families (lstm, bahdanau, luong); depth is enc_layers / dec_layers.
-    embed_dim: int = 256
-    hidden_size: int = 512
-    rnn_type: str = "lstm"  # lstm | gru
-    bidirectional: bool = True  # encoder of the attention families
-    reverse_source: bool = True  # lstm: feed the source backwards (Sutskever et al. 2014)
-    attention_score: str = "general"  # luong: dot | general | concat
-    input_feeding: bool = True  # luong: feed the last attentional state into the next step
-
-
-@dataclass
 class TrainConfig:
     max_steps: int = 100_000
     max_minutes: float | None = None  # wall-clock budget; at it: validate, keep best, stop
@@ -127,7 +107,8 @@ class Config:
     seed: int = 1
     data: DataConfig = field(default_factory=DataConfig)
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
-    model: ModelConfig = field(default_factory=ModelConfig)
+    # The typed section of the family model.type (translator/models/family.py).
+    model: ModelConfig = field(default_factory=families.model_config)
     train: TrainConfig = field(default_factory=TrainConfig)
     decode: DecodeConfig = field(default_factory=DecodeConfig)
 
@@ -190,11 +171,42 @@ def _build(cls: type, raw: Any, prefix: str, where: str) -> Any:
             hint = f"; did you mean '{prefix}{close[0]}'?" if close else ""
             raise UserError(f"{where}: unknown key '{full}'{hint}")
         tp = hints[key]
-        if dataclasses.is_dataclass(tp):
+        if tp is ModelConfig:
+            kwargs[key] = _build_model(value, f"{full}.", where)
+        elif dataclasses.is_dataclass(tp):
             kwargs[key] = _build(tp, value, f"{full}.", where)
         else:
             kwargs[key] = _coerce(value, tp, full, where)
     return cls(**kwargs)
+
+
+def _build_model(raw: Any, prefix: str, where: str) -> ModelConfig:
+    """The `model:` section, typed by its family. A key that only other families have is
+    ignored (with a warning when it is set to something other than its default there), so
+    a config can switch model.type without deleting the other family's keys."""
+    if not isinstance(raw, dict):
+        raise UserError(f"{where}: '{prefix.rstrip('.')}' must be a mapping of keys, got {raw!r}")
+    kind = raw.get("type", families.DEFAULT)
+    if kind not in families.names():
+        raise UserError(
+            f"{where}: key '{prefix}type' must be one of {', '.join(families.names())}, "
+            f"got {kind!r}"
+        )
+    cls = families.config_class(kind)
+    own = {f.name for f in dataclasses.fields(cls)}
+    others = families.all_keys()
+    for key in [k for k in raw if k not in own and k in others]:
+        value = raw.pop(key)
+        if any(value != _default(families.config_class(f), key) for f in others[key]):
+            log.warning(
+                "%s: key '%s%s' belongs to model.type %s, not %s; ignored",
+                where, prefix, key, " / ".join(others[key]), kind,
+            )  # fmt: skip
+    return _build(cls, raw, prefix, where)
+
+
+def _default(cls: type, key: str) -> Any:
+    return next(f.default for f in dataclasses.fields(cls) if f.name == key)
 
 
 def _check(cfg: Config, where: str) -> None:
@@ -203,15 +215,10 @@ def _check(cfg: Config, where: str) -> None:
         obj = getattr(cfg, section) if section else cfg
         return UserError(f"{where}: key '{key}' {expected}, got {getattr(obj, name)!r}")
 
-    if cfg.model.type not in MODEL_TYPES:
-        raise bad("model.type", "must be one of " + ", ".join(MODEL_TYPES))
+    for key, problem in cfg.model.problems():
+        raise bad(f"model.{key}", problem)
     positive = [
         "tokenizer.vocab_size",
-        "model.d_model",
-        "model.heads",
-        "model.ff_dim",
-        "model.embed_dim",
-        "model.hidden_size",
         "train.max_steps",
         "train.batch_tokens",
         "train.accumulate",
@@ -233,8 +240,6 @@ def _check(cfg: Config, where: str) -> None:
         "train.patience",
         "train.clip_norm",
         "train.weight_decay",
-        "model.enc_layers",
-        "model.dec_layers",
         "decode.max_len_b",
         "decode.max_len_a",
         "train.threads",
@@ -248,18 +253,10 @@ def _check(cfg: Config, where: str) -> None:
         raise bad("data.workers", "must not be negative")
     if cfg.train.max_minutes is not None and cfg.train.max_minutes <= 0:
         raise bad("train.max_minutes", "must be greater than 0 (or null for no limit)")
-    for key in ["train.label_smoothing", "model.dropout", "model.attention_dropout"]:
+    for key in ["train.label_smoothing"]:
         section, name = key.split(".")
         if not 0.0 <= getattr(getattr(cfg, section), name) < 1.0:
             raise bad(key, "must be in [0, 1)")
-    if cfg.model.type == "transformer" and cfg.model.d_model % cfg.model.heads:
-        raise bad("model.d_model", f"must be divisible by model.heads ({cfg.model.heads})")
-    if cfg.model.rnn_type not in ("lstm", "gru"):
-        raise bad("model.rnn_type", "must be lstm or gru")
-    if cfg.model.attention_score not in ("dot", "general", "concat"):
-        raise bad("model.attention_score", "must be dot, general or concat")
-    if cfg.model.type != "transformer" and min(cfg.model.enc_layers, cfg.model.dec_layers) < 1:
-        raise bad("model.enc_layers", "must be at least 1 for the recurrent families")
     if cfg.tokenizer.model_type not in ("unigram", "bpe"):
         raise bad("tokenizer.model_type", "must be unigram or bpe")
     if cfg.train.device not in ("auto", "cpu", "cuda", "mps") and not cfg.train.device.startswith(

@@ -13,7 +13,8 @@ from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer, fingerprint
 from translator.errors import UserError
-from translator.models.base import Seq2Seq, build_model
+from translator.models.base import Seq2Seq
+from translator.models.family import build_model
 from translator.runtime import autocast, pick_device
 from translator.search import decode
 from translator.specials import BOS, EOS
@@ -120,14 +121,20 @@ class Translator:
         return results
 
     def model_max_source(self) -> int:
-        return int(getattr(self.cfg.model, "max_positions", 1024))
+        return self.cfg.model.max_positions
 
     def attention(self, line: str, tokens: list[int], layer: int = -1):
         """Source pieces, target pieces and the [target, source] attention weights that the
         model gives while it produces `tokens` (then <eos>) for `line`."""
         model = self.model
-        if hasattr(model, "record_attention"):
-            model.record_attention(layer)
+        if not model.attention_layers:
+            raise UserError(f"model.type {self.cfg.model.type} has no attention weights to draw")
+        if not -model.attention_layers <= layer < model.attention_layers:
+            n = model.attention_layers
+            raise UserError(
+                f"--layer {layer}: the model has {n} attention layers (0..{n - 1}, or -1)"
+            )
+        model.show_attention(layer)
         try:
             src = pad_ids(self.tokenizer.encode_src([line])).to(self.device)
             with torch.inference_mode():
@@ -135,16 +142,10 @@ class Translator:
                 prev, rows = BOS, []
                 for token in [*tokens, EOS]:
                     _, state = model.step(torch.tensor([prev], device=self.device), state)
-                    if "attention" not in state:
-                        raise UserError(
-                            f"model.type {self.cfg.model.type} has no attention to draw "
-                            "(the Sutskever LSTM reads the source through one fixed vector)"
-                        )
                     rows.append(state["attention"][0].float().cpu())
                     prev = token
         finally:
-            if hasattr(model, "record_attention"):
-                model.record_attention(None)
+            model.show_attention(None)
         pieces = self.tokenizer.src.id_to_piece
         source = [pieces(int(i)) for i in src[0]]
         target = [self.tokenizer.tgt.id_to_piece(int(t)) for t in [*tokens, EOS]]

@@ -28,7 +28,7 @@ from translator.data.tokenizer import Tokenizer
 from translator.distributed import all_sum, all_sum_, any_rank, close, init_from_env
 from translator.errors import UserError
 from translator.fileio import atomic_write_bytes
-from translator.models.base import build_model
+from translator.models.family import build_model
 from translator.objective import inverse_sqrt_lr
 from translator.runtime import (
     memory_mb,

@@ -6,6 +6,12 @@
     state  = model.reorder_state(state, indices)    # beams / finished sentences
     logits = model(src, tgt_in)                     # teacher forcing, training
 
+Two options of the step, the same for every family:
+    model.show_attention(layer)   # later steps put that decoder layer's attention weights
+                                  # [N, S] under state["attention"]; None switches it off
+    model.use_cache = False       # where `uncached_step`: recompute the whole prefix at
+                                  # every step, the reference that the cache must agree with
+
 States are nested dicts/lists/tuples of tensors whose first dimension is the
 batch row; anything that is not a tensor (a step counter) is shared by all rows.
 """
@@ -41,6 +47,22 @@ class Seq2Seq(nn.Module):
     # every beam of a sentence holds the same rows of them.
     source_keys: tuple[str, ...] = ()
     max_output_len: int | None = None  # steps the decoder can take at most (positions)
+    # Decoder layers whose source attention a step can return (0: the family has none).
+    attention_layers: int = 0
+    attention_layer: int | None = None  # the one shown, see show_attention
+    uncached_step: bool = False  # the family has a step without its cache (use_cache=False)
+    use_cache: bool = True
+
+    def show_attention(self, layer: int | None) -> None:
+        """From the next step on, put decoder `layer`'s attention weights [N, S] (mean of
+        heads where there are several) under state["attention"]; None stops it."""
+        if layer is not None and not -self.attention_layers <= layer < self.attention_layers:
+            raise ValueError(f"layer {layer} of {self.attention_layers} attention layers")
+        self.attention_layer = layer
+
+    def attention_label(self, layer: int) -> str:
+        """Words for a picture's title: which weights show_attention(layer) gives."""
+        return ""
 
     def encode(self, src: torch.Tensor) -> State:
         raise NotImplementedError
@@ -66,20 +88,10 @@ class Seq2Seq(nn.Module):
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
 
+    def flops_per_token(self) -> tuple[int, int] | None:
+        """(FLOPs per source token, per target token) of a training step, for utilisation
+        figures; None where the family gives no estimate."""
+        return None
+
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
-
-
-def build_model(cfg, src_vocab: int, tgt_vocab: int, joint_vocab: bool) -> Seq2Seq:
-    """The model named by cfg.type (a ModelConfig)."""
-    if cfg.type == "transformer":
-        from translator.models.transformer import Transformer
-
-        return Transformer(cfg, src_vocab, tgt_vocab, share_src_tgt=joint_vocab)
-    if cfg.type in ("lstm", "bahdanau", "luong"):
-        from translator.models.rnn import FAMILIES
-
-        return FAMILIES[cfg.type](cfg, src_vocab, tgt_vocab, share_src_tgt=joint_vocab)
-    from translator.errors import UserError
-
-    raise UserError(f"model.type '{cfg.type}' is not available in this version")

@@ -22,21 +22,54 @@ Choices shared by the three (model.* keys in brackets):
     vector of size embed_dim (a bias-free projection is added when the decoder's is another
     size); with a joint vocabulary the source embedding is the same table too;
   * states are dicts of tensors with the batch row first (h and c as [N, layers, H]), so the
-    default reorder_state of models/base.py serves beam search; the attention families keep the
-    latest step's weights under "attention" [N, S].
+    default reorder_state of models/base.py serves beam search; after show_attention(-1) the
+    attention families keep the latest step's weights under "attention" [N, S].
+
+This module holds what they share; each family is its own module (sutskever.py, bahdanau.py,
+luong.py) with its typed config section.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from translator.models.attention import AdditiveAttention, luong_attention
 from translator.models.base import Seq2Seq
+from translator.models.family import ModelConfig
 from translator.specials import EOS, PAD
 
 RNNS = {"lstm": nn.LSTM, "gru": nn.GRU}
+
+
+@dataclass
+class RNNConfig(ModelConfig):
+    """Keys of the three recurrent families; depth is enc_layers / dec_layers."""
+
+    embed_dim: int = 256
+    hidden_size: int = 512
+    rnn_type: str = "lstm"  # lstm | gru
+
+    def problems(self) -> Iterator[tuple[str, str]]:
+        yield from super().problems()
+        for key in ("embed_dim", "hidden_size"):
+            if getattr(self, key) <= 0:
+                yield key, "must be greater than 0"
+        if self.rnn_type not in RNNS:
+            yield "rnn_type", "must be lstm or gru"
+        for key in ("enc_layers", "dec_layers"):
+            if getattr(self, key) < 1:
+                yield key, "must be at least 1 for the recurrent families"
+
+
+@dataclass
+class AttentionRNNConfig(RNNConfig):
+    bidirectional: bool = True  # the encoder reads the source both ways
+
+
 CELLS = {"lstm": nn.LSTMCell, "gru": nn.GRUCell}
 
 
@@ -195,52 +228,6 @@ class RecurrentSeq2Seq(Seq2Seq):
         return self.drop(self.tgt_embed(tokens))
 
 
-# --- Sutskever, Vinyals and Le (2014) ---------------------------------------------------------
-
-
-class SutskeverLSTM(RecurrentSeq2Seq):
-    """p(y_1..y_T' | x_1..x_T) = prod_t p(y_t | v, y_1..y_{t-1}) (eq. 1), where v is the last
-    (h, c) of a deep LSTM that read the source reversed; the decoder is a deep LSTM started
-    from v, and p(y_t | ...) = softmax(W_y h_t) over its top layer."""
-
-    def __init__(self, cfg, src_vocab: int, tgt_vocab: int, share_src_tgt: bool = False):
-        super().__init__(cfg, src_vocab, tgt_vocab, share_src_tgt)
-        e, h = cfg.embed_dim, cfg.hidden_size
-        self.reverse = cfg.reverse_source
-        self.encoder = Encoder(
-            self.src_embed, cfg.rnn_type, e, h, cfg.enc_layers, False, cfg.dropout
-        )
-        self.bridge = None
-        if cfg.enc_layers != cfg.dec_layers:  # learned map between the depths
-            self.bridge = Bridge(cfg.enc_layers * h, h, cfg.dec_layers, self.lstm)
-        self.decoder = RNNS[cfg.rnn_type](
-            e, h, cfg.dec_layers, batch_first=True, dropout=cfg.dropout if cfg.dec_layers > 1 else 0
-        )
-        self.output_layer(h, cfg.tie_embeddings)
-
-    def encode(self, src):
-        if self.reverse:
-            src = reverse_real_tokens(src)
-        _, hx, _ = self.encoder(src)
-        return from_rnn(hx)  # v: {"h": [N, enc_layers, H], "c": ...}
-
-    def init_state(self, memory):
-        if self.bridge is None:
-            return dict(memory)
-        c = memory["c"].flatten(1) if "c" in memory else None
-        return self.bridge(memory["h"].flatten(1), c)
-
-    def step(self, prev_tokens, state):
-        out, hx = self.decoder(self.embed_target(prev_tokens).unsqueeze(1), to_rnn(state))
-        return self.logits(self.drop(out[:, 0])), from_rnn(hx)
-
-    def forward(self, src, tgt_in):
-        state = self.init_state(self.encode(src))
-        # The whole target in one (cuDNN / oneDNN) call: no loop over time.
-        out, _ = self.decoder(self.embed_target(tgt_in), to_rnn(state))
-        return self.logits(self.drop(out))
-
-
 # --- attention families: shared encoder side --------------------------------------------------
 
 
@@ -248,6 +235,7 @@ class AttentionSeq2Seq(RecurrentSeq2Seq):
     """Bidirectional encoder, bridge, and a state that carries the source for attention."""
 
     source_keys = ("memory", "keys", "src_mask")
+    attention_layers = 1  # the weights of the one attention of the decoder
 
     def __init__(self, cfg, src_vocab, tgt_vocab, share_src_tgt):
         super().__init__(cfg, src_vocab, tgt_vocab, share_src_tgt)
@@ -280,123 +268,9 @@ class AttentionSeq2Seq(RecurrentSeq2Seq):
     def attend(self, query, state):
         return self.attention(query, state["keys"], state["memory"], state["src_mask"])
 
-
-# --- Bahdanau, Cho and Bengio (2015) ----------------------------------------------------------
-
-
-class Bahdanau(AttentionSeq2Seq):
-    """Attention from the previous state, context into the RNN, max-out deep output (sec. 3,
-    appendix A). The output reads s_t (eq. 4, p(y_t) = g(y_{t-1}, s_t, c_t))."""
-
-    def __init__(self, cfg, src_vocab: int, tgt_vocab: int, share_src_tgt: bool = False):
-        super().__init__(cfg, src_vocab, tgt_vocab, share_src_tgt)
-        e, h, d = cfg.embed_dim, cfg.hidden_size, self.encoder.out_dim
-        self.attention = AdditiveAttention(h, d, h)
-        self.cells = CellStack(cfg.rnn_type, e + d, h, cfg.dec_layers, cfg.dropout)
-        self.readout = nn.Linear(h + d + e, 2 * e)  # max-out pieces, pooled in pairs
-        self.output_layer(e, cfg.tie_embeddings)
-
-    def advance(self, y, h, c, state):
-        # e_tj = v^T tanh(W s_{t-1} + U h_j), alpha_tj = softmax_j(e_tj), c_t = sum_j alpha_tj h_j
-        context, alpha = self.attend(h[-1], state)
-        # s_t = f(s_{t-1}, y_{t-1}, c_t): the context enters with the previous target embedding
-        h, c = self.cells(torch.cat([y, context], -1), h, c)
-        return h, c, context, alpha
-
-    def predict(self, s, context, y):
-        # t_t = max-out(W_o [s_t; c_t; E y_{t-1}]) (pairs of units), p(y_t) = softmax(W_y t_t)
-        t = self.readout(torch.cat([s, context, y], -1)).unflatten(-1, (-1, 2)).amax(-1)
-        # The readout sees E y_{t-1} with N(0, 1) embeddings, and with tied weights the output
-        # layer is that same table: scaled by embed_dim^-1/2 the first logits have a standard
-        # deviation near 1 instead of ~18 (a first loss near ln V instead of ~70).
-        return self.logits(self.drop(t) * self.tgt_embed.embedding_dim**-0.5)
-
-    def step(self, prev_tokens, state):
-        y = self.embed_target(prev_tokens)
-        h, c, context, alpha = self.advance(y, *unstack(state), state)
-        return self.predict(h[-1], context, y), {**state, **stack(h, c), "attention": alpha}
-
-    def forward(self, src, tgt_in):
-        state = self.init_state(self.encode(src))
-        ys = self.embed_target(tgt_in)
-        h, c = unstack(state)
-        tops, contexts = [], []
-        for y in ys.unbind(1):  # s_t needs c_t, which needs s_{t-1}: one step at a time
-            h, c, context, _ = self.advance(y, h, c, state)
-            tops.append(h[-1])
-            contexts.append(context)
-        return self.predict(torch.stack(tops, 1), torch.stack(contexts, 1), ys)
-
-
-# --- Luong, Pham and Manning (2015) -----------------------------------------------------------
-
-
-class Luong(AttentionSeq2Seq):
-    """Global attention from the current state (sec. 3.1), input feeding (sec. 3.3)."""
-
-    def __init__(self, cfg, src_vocab: int, tgt_vocab: int, share_src_tgt: bool = False):
-        super().__init__(cfg, src_vocab, tgt_vocab, share_src_tgt)
-        e, h, d = cfg.embed_dim, cfg.hidden_size, self.encoder.out_dim
-        if cfg.attention_score == "dot" and d != h:  # h_t^T h_s needs equal sizes
-            self.memory_proj = nn.Linear(d, h, bias=False)
-            d = h
-        self.attention = luong_attention(cfg.attention_score, h, d)
-        self.input_feeding = cfg.input_feeding
-        layers, p = cfg.dec_layers, cfg.dropout
-        if self.input_feeding:  # x_t = [E y_{t-1}; h~_{t-1}]: one step at a time
-            self.cells = CellStack(cfg.rnn_type, e + h, h, layers, p)
-        else:  # x_t = E y_{t-1}: the whole target in one call
-            self.decoder = RNNS[cfg.rnn_type](
-                e, h, layers, batch_first=True, dropout=p if layers > 1 else 0.0
-            )
-        self.combine = nn.Linear(d + h, h, bias=False)  # W_c
-        # With the output tied to the N(0, 1) embedding table the first logits would have a
-        # standard deviation near 9 (a first loss near 35); scaled by embed_dim^-1/2, near 1.
-        self.readout_scale = e**-0.5 if cfg.tie_embeddings else 1.0
-        self.output_layer(h, cfg.tie_embeddings)
-
-    def init_state(self, memory):
-        state = super().init_state(memory)
-        if self.input_feeding:  # h~_0 = 0
-            state["feed"] = state["h"].new_zeros(state["h"].size(0), self.hidden)
-        return state
-
-    def attentional(self, h_t, state):
-        # a_t(s) = softmax_s(score(h_t, h_s)) (eq. 7), c_t = sum_s a_t(s) h_s,
-        # h~_t = tanh(W_c [c_t; h_t]) (eq. 5); p(y_t) = softmax(W_s h~_t) (eq. 6)
-        context, alpha = self.attend(h_t, state)
-        return self.drop(torch.tanh(self.combine(torch.cat([context, h_t], -1)))), alpha
-
-    def readout(self, h_tilde):
-        return self.logits(h_tilde * self.readout_scale)
-
-    def step(self, prev_tokens, state):
-        y = self.embed_target(prev_tokens)
-        if self.input_feeding:
-            h, c = self.cells(torch.cat([y, state["feed"]], -1), *unstack(state))
-            top, new = h[-1], stack(h, c)
-        else:
-            out, hx = self.decoder(y.unsqueeze(1), to_rnn(state))
-            top, new = out[:, 0], from_rnn(hx)
-        h_tilde, alpha = self.attentional(top, state)
-        if self.input_feeding:
-            new["feed"] = h_tilde
-        return self.readout(h_tilde), {**state, **new, "attention": alpha}
-
-    def forward(self, src, tgt_in):
-        state = self.init_state(self.encode(src))
-        ys = self.embed_target(tgt_in)
-        if not self.input_feeding:
-            out, _ = self.decoder(ys, to_rnn(state))  # h_1..h_T in one call
-            h_tilde, _ = self.attentional(out, state)  # all T steps with batched matmuls
-            return self.readout(h_tilde)
-        h, c = unstack(state)
-        feed, outs = state["feed"], []
-        for y in ys.unbind(1):
-            h, c = self.cells(torch.cat([y, feed], -1), h, c)
-            feed, _ = self.attentional(h[-1], state)
-            outs.append(feed)
-        return self.readout(torch.stack(outs, 1))
-
-
-FAMILIES = {"lstm": SutskeverLSTM, "bahdanau": Bahdanau, "luong": Luong}
+    def with_attention(self, state: dict, alpha: torch.Tensor) -> dict:
+        """The next step state, with the weights when show_attention asked for them."""
+        if self.attention_layer is None:
+            state.pop("attention", None)  # from steps before show_attention(None)
+            return state
+        return {**state, "attention": alpha}

@@ -15,12 +15,35 @@ only the newest position.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from translator.models.base import Seq2Seq
+from translator.models.family import Family, ModelConfig
+
+
+@dataclass
+class TransformerConfig(ModelConfig):
+    type: str = "transformer"
+    d_model: int = 256
+    heads: int = 4
+    ff_dim: int = 1024
+    attention_dropout: float = 0.0
+    pre_norm: bool = True  # LayerNorm before each sublayer (False: the paper's post-norm)
+
+    def problems(self) -> Iterator[tuple[str, str]]:
+        yield from super().problems()
+        for key in ("d_model", "heads", "ff_dim"):
+            if getattr(self, key) <= 0:
+                yield key, "must be greater than 0"
+        if not 0.0 <= self.attention_dropout < 1.0:
+            yield "attention_dropout", "must be in [0, 1)"
+        if self.heads > 0 and self.d_model % self.heads:
+            yield "d_model", f"must be divisible by model.heads ({self.heads})"
 
 
 def sinusoids(length: int, dim: int) -> torch.Tensor:
@@ -135,6 +158,7 @@ class DecoderLayer(nn.Module):
 
 class Transformer(Seq2Seq):
     source_keys = ("cross", "src_mask")
+    uncached_step = True
 
     def __init__(self, cfg, src_vocab: int, tgt_vocab: int, share_src_tgt: bool = False):
         super().__init__()
@@ -154,8 +178,7 @@ class Transformer(Seq2Seq):
         self.dec_norm = nn.LayerNorm(d) if cfg.pre_norm else nn.Identity()
         self.generator = nn.Linear(d, tgt_vocab, bias=False)
         self.max_output_len = cfg.max_positions  # decoder positions 0 .. max_positions - 1
-        self.use_cache = True  # False: recompute the whole prefix each step (for comparison)
-        self.attention_layer: int | None = None
+        self.attention_layers = cfg.dec_layers
         self._init_weights()
         if cfg.tie_embeddings:
             self.generator.weight = self.tgt_embed.weight
@@ -191,11 +214,13 @@ class Transformer(Seq2Seq):
             "pos": 0,
         }
 
-    def record_attention(self, layer: int | None) -> None:
-        """Keep the cross-attention weights of decoder `layer` (None: stop) in the step state."""
-        self.attention_layer = layer
+    def show_attention(self, layer: int | None) -> None:
+        super().show_attention(layer)
         for block in self.decoder:
             block.cross_attn.keep_weights = layer is not None and block is self.decoder[layer]
+
+    def attention_label(self, layer: int) -> str:
+        return f"decoder layer {layer}, mean of heads"
 
     def step(self, prev_tokens, state):
         if not self.use_cache:
@@ -226,9 +251,17 @@ class Transformer(Seq2Seq):
 
     def _with_attention(self, state):
         if self.attention_layer is None:
+            state.pop("attention", None)  # from steps before show_attention(None)
             return state
         weights = self.decoder[self.attention_layer].cross_attn.last_weights
         return {**state, "attention": weights[:, -1]}
+
+    def flops_per_token(self) -> tuple[int, int]:
+        """6 x parameters (forward and backward matrix products) per token on each side;
+        the attention score products, which grow with length, are not counted."""
+        enc = sum(p.numel() for p in self.encoder.parameters())
+        dec = sum(p.numel() for p in self.decoder.parameters())
+        return 6 * enc, 6 * (dec + self.generator.weight.numel())
 
     def forward(self, src, tgt_in):
         memory = self.encode(src)
@@ -237,3 +270,6 @@ class Transformer(Seq2Seq):
             kv = layer.cross_attn.keys_values(memory["memory"])
             x, _ = layer(x, kv, memory["src_mask"])
         return self.generator(self.dec_norm(x))
+
+
+FAMILY = Family("transformer", TransformerConfig, Transformer, "Vaswani et al. (2017)")

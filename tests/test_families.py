@@ -1,0 +1,129 @@
+"""The family registry and the options every family's step shares (models/family.py, base.py)."""
+
+import sys
+import textwrap
+
+import pytest
+import torch
+from util import family_config, user_error
+
+from translator.config import config_from_dict
+from translator.models import family as families
+from translator.models.family import build_model
+
+SIZES = dict(
+    d_model=16, heads=2, ff_dim=32, embed_dim=8, hidden_size=16, enc_layers=1, dec_layers=2
+)
+
+
+def tiny(name):
+    torch.manual_seed(0)
+    return build_model(family_config(name, dropout=0.0, **SIZES), 20, 20, True).eval()
+
+
+@pytest.mark.parametrize("name", families.names())
+def test_attention_comes_out_of_step_the_same_way_for_every_family(name):
+    model = tiny(name)
+    src = torch.tensor([[5, 6, 7, 3], [8, 9, 3, 0]])
+    state = model.init_state(model.encode(src))
+    _, state = model.step(torch.tensor([2, 2]), state)
+    assert "attention" not in state  # off by default: beams do not carry it
+    if not model.attention_layers:
+        with pytest.raises(ValueError):
+            model.show_attention(-1)
+        return
+    model.show_attention(-1)
+    for token in (5, 6):
+        _, state = model.step(torch.tensor([token, token]), state)
+        weights = state["attention"]
+        assert weights.shape == src.shape
+        assert torch.allclose(weights.sum(-1), torch.ones(2), atol=1e-5)
+        assert torch.all(weights[src == 0] == 0)
+    with pytest.raises(ValueError):
+        model.show_attention(model.attention_layers)
+    model.show_attention(None)
+    _, state = model.step(torch.tensor([7, 7]), state)
+    assert "attention" not in state
+
+
+@pytest.mark.parametrize("name", families.names())
+def test_the_uncached_step_is_an_option_of_the_interface(name):
+    model = tiny(name)
+    src = torch.tensor([[5, 6, 7, 3]])
+    tokens = torch.tensor([[2], [9], [4]])
+    runs = []
+    for cache in [True, False] if model.uncached_step else [True]:
+        model.use_cache = cache
+        state = model.init_state(model.encode(src))
+        out = []
+        for t in tokens:
+            logits, state = model.step(t, state)
+            out.append(logits)
+        runs.append(torch.stack(out))
+    model.use_cache = True
+    assert all(torch.allclose(runs[0], r, atol=1e-4) for r in runs)
+
+
+def test_a_new_family_is_one_module_and_one_registry_line(tmp_path, monkeypatch):
+    module = tmp_path / "echo_family.py"
+    module.write_text(
+        textwrap.dedent(
+            """
+            from dataclasses import dataclass
+
+            import torch
+            from torch import nn
+
+            from translator.models.base import Seq2Seq
+            from translator.models.family import Family, ModelConfig
+
+
+            @dataclass
+            class EchoConfig(ModelConfig):
+                type: str = "echo"
+                width: int = 4
+
+                def problems(self):
+                    yield from super().problems()
+                    if self.width < 1:
+                        yield "width", "must be at least 1"
+
+
+            class Echo(Seq2Seq):
+                def __init__(self, cfg, src_vocab, tgt_vocab, share_src_tgt=False):
+                    super().__init__()
+                    self.out = nn.Embedding(tgt_vocab, tgt_vocab)
+
+                def encode(self, src):
+                    return {"src": src}
+
+                def init_state(self, memory):
+                    return memory
+
+                def step(self, prev_tokens, state):
+                    return self.out(prev_tokens), state
+
+                def forward(self, src, tgt_in):
+                    return self.out(tgt_in)
+
+
+            FAMILY = Family("echo", EchoConfig, Echo, "test family")
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(families.MODULES, "echo", "echo_family")
+    cfg = config_from_dict({"model": {"type": "echo", "width": 7}})
+    assert cfg.model.width == 7 and type(cfg.model).__name__ == "EchoConfig"
+    assert "model.width" in user_error(config_from_dict, {"model": {"type": "echo", "width": 0}})
+    model = build_model(cfg.model, 11, 11, True)
+    from translator.search import beam_search
+
+    hyps = beam_search(model, torch.tensor([[4, 5, 3]]), cfg.decode, nbest=2)
+    assert len(hyps[0]) == 2
+    sys.modules.pop("echo_family", None)
+
+
+def test_unknown_type_names_every_registered_family():
+    message = user_error(config_from_dict, {"model": {"type": "gpt"}})
+    assert "model.type" in message and all(n in message for n in families.names())

@@ -1,0 +1,93 @@
+"""The registry of model families: `model.type` -> the module that holds the family.
+
+A family is one module under translator/models/ that defines
+
+    class XConfig(ModelConfig): ...     # its typed `model:` section, with its own problems()
+    class X(Seq2Seq): ...               # the model, on the interface of models/base.py
+    FAMILY = Family("x", XConfig, X, "one line for listings")
+
+and one line in MODULES below. Nothing outside translator/models/ names a family: the
+config reads its section through `config_class`, training and inference build through
+`build_model`, and everything else asks the model (models/base.py).
+
+This module imports no torch, so reading a config stays cheap until a family is needed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+# model.type -> module; a new family is one new module and one line here.
+MODULES = {
+    "transformer": "translator.models.transformer",
+    "lstm": "translator.models.sutskever",
+    "bahdanau": "translator.models.bahdanau",
+    "luong": "translator.models.luong",
+}
+DEFAULT = "transformer"
+
+
+@dataclass
+class ModelConfig:
+    """The keys every family has. A family's config subclasses this and adds its own."""
+
+    type: str = DEFAULT
+    enc_layers: int = 3
+    dec_layers: int = 3
+    dropout: float = 0.1
+    tie_embeddings: bool = True  # decoder input and output embeddings (and source, if joint)
+    max_positions: int = 1024  # longest source/target in subwords (training drops longer pairs)
+
+    def problems(self) -> Iterator[tuple[str, str]]:
+        """(key, what is wrong) for every impossible value; the config names file and value."""
+        for key in ("enc_layers", "dec_layers"):
+            if getattr(self, key) < 0:
+                yield key, "must not be negative"
+        if not 0.0 <= self.dropout < 1.0:
+            yield "dropout", "must be in [0, 1)"
+        if self.max_positions <= 0:
+            yield "max_positions", "must be greater than 0"
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    config: type  # a ModelConfig subclass
+    model: type  # a Seq2Seq subclass, built as model(cfg, src_vocab, tgt_vocab, share_src_tgt)
+    summary: str
+
+
+def names() -> tuple[str, ...]:
+    return tuple(MODULES)
+
+
+def family(name: str) -> Family:
+    """The family registered as `name` (a KeyError for an unknown one)."""
+    return importlib.import_module(MODULES[name]).FAMILY
+
+
+def config_class(name: str) -> type:
+    return family(name).config
+
+
+def model_config(type: str = DEFAULT, **keys: Any) -> ModelConfig:
+    """The typed `model:` section of family `type`, e.g. model_config("luong", hidden_size=8)."""
+    return config_class(type)(type=type, **keys)
+
+
+def all_keys() -> dict[str, list[str]]:
+    """Every family's keys: key -> the families that have it."""
+    out: dict[str, list[str]] = {}
+    for name in names():
+        for f in dataclasses.fields(config_class(name)):
+            out.setdefault(f.name, []).append(name)
+    return out
+
+
+def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int, joint_vocab: bool):
+    """The model of the family cfg.type, freshly initialised."""
+    return family(cfg.type).model(cfg, src_vocab, tgt_vocab, share_src_tgt=joint_vocab)
