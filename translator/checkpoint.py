@@ -1,7 +1,8 @@
 """Self-contained checkpoints, written atomically and loaded without running code.
 
 A checkpoint holds the resolved config, the sentencepiece model bytes, the
-weights and (for resuming) the training state. It is written atomically
+weights and (for resuming) the training state; `Checkpoint` owns that layout,
+the functions below the file around it. It is written atomically
 (translator.fileio): a crash at any moment leaves either the old file or the
 new one, never half of one.
 Loading uses `torch.load(weights_only=True)`, which refuses pickled code.
@@ -12,16 +13,21 @@ from __future__ import annotations
 import io
 import pickle
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from translator import __version__
+from translator.config import Config, config_from_dict
+from translator.data.tokenizer import Tokenizer, fingerprint
 from translator.errors import UserError
 from translator.fileio import atomic_write_bytes
+from translator.models.base import Seq2Seq
+from translator.models.family import build_model
 
-__all__ = ["FORMAT", "atomic_write_bytes", "load_checkpoint", "save_checkpoint"]
+__all__ = ["FORMAT", "Checkpoint", "atomic_write_bytes", "load_checkpoint", "save_checkpoint"]
 
 FORMAT = 1  # bump when the layout changes in a way old code cannot read
 
@@ -70,3 +76,113 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             f"which reads format {FORMAT}"
         )
     return ckpt
+
+
+@dataclass
+class Checkpoint:
+    """The contents of one checkpoint file, and the one place that knows its layout:
+
+        {"format", "version", "config", "tokenizer", "model",
+         "train_state": {"progress", "rng", "rng_other_ranks", "optimizer", "scaler"}}
+
+    `rng` holds the random state of every training process in rank order; the file keeps
+    rank 0's under "rng" (where single-process checkpoints always had it) and the others'
+    under "rng_other_ranks". best.pt carries no optimizer and no random state: only last.pt
+    resumes. Files written before the other ranks' state was saved load with `processes`
+    None (unknown).
+    """
+
+    config: dict
+    tokenizer: dict
+    model: dict
+    progress: dict | None = None  # the trainer's TrainState as a dict
+    rng: list[dict] = field(default_factory=list)
+    optimizer: dict | None = None
+    scaler: dict | None = None
+    every_rank: bool = True  # `rng` holds every process's state (older files: rank 0's alone)
+    version: str = __version__  # of translator that wrote it
+
+    @property
+    def processes(self) -> int | None:
+        """How many processes the saved run had, where the file says."""
+        return len(self.rng) if self.rng and self.every_rank else None
+
+    # -- the file ----------------------------------------------------------------------------
+    def payload(self) -> dict[str, Any]:
+        train_state: dict[str, Any] = {"progress": self.progress}
+        if self.rng:
+            train_state["rng"] = self.rng[0]
+            train_state["rng_other_ranks"] = list(self.rng[1:])
+        if self.optimizer is not None:
+            train_state["optimizer"] = self.optimizer
+            train_state["scaler"] = self.scaler
+        return {
+            "config": self.config,
+            "tokenizer": self.tokenizer,
+            "model": self.model,
+            "train_state": train_state,
+        }
+
+    @classmethod
+    def from_payload(cls, raw: dict[str, Any]) -> Checkpoint:
+        """Lenient on purpose: what a use needs is checked by that use (build, resume)."""
+        ts = raw.get("train_state")
+        ts = ts if isinstance(ts, dict) else {}
+        others = ts.get("rng_other_ranks")
+        rng = [ts["rng"], *(others or [])] if "rng" in ts else []
+        return cls(
+            config=raw.get("config"),
+            tokenizer=raw.get("tokenizer"),
+            model=raw.get("model"),
+            progress=ts.get("progress"),
+            rng=rng,
+            optimizer=ts.get("optimizer"),
+            scaler=ts.get("scaler"),
+            every_rank=isinstance(others, list),
+            version=raw.get("version", "?"),
+        )
+
+    def save(self, path: str | Path) -> None:
+        save_checkpoint(path, self.payload())
+
+    @classmethod
+    def load(cls, path: str | Path) -> Checkpoint:
+        return cls.from_payload(load_checkpoint(path))
+
+    # -- what it holds -----------------------------------------------------------------------
+    def build_tokenizer(self, where: str) -> Tokenizer:
+        """The tokenizer, checked against the fingerprint its weights were trained with."""
+        state = self.tokenizer
+        if not isinstance(state, dict) or not isinstance(state.get("src"), bytes):
+            raise UserError(f"{where}: not a translator model checkpoint (it has no tokenizer)")
+        expected = state.get("sha256")
+        if expected is not None and expected != fingerprint(state["src"], state.get("tgt")):
+            raise UserError(
+                f"{where}: the tokenizer in the checkpoint is not the one its weights were "
+                "trained with (fingerprint mismatch)",
+                "use the checkpoint as training wrote it",
+            )
+        try:
+            return Tokenizer.from_state(state)
+        except UserError as err:
+            raise UserError(f"{where}: {err.message}") from None
+
+    def load_weights(self, model: torch.nn.Module, where: str) -> None:
+        try:
+            model.load_state_dict(self.model)
+        except RuntimeError as err:
+            first = str(err).splitlines()[0]
+            raise UserError(
+                f"{where}: weights do not fit the saved config and tokenizer ({first})",
+                "was the checkpoint edited or paired with another tokenizer?",
+            ) from None
+
+    def build(self, where: str) -> tuple[Config, Tokenizer, Seq2Seq]:
+        """(config, tokenizer, model with the saved weights): all that translating needs."""
+        tokenizer = self.build_tokenizer(where)
+        cfg = config_from_dict(self.config, f"{where} (saved config)")
+        model = build_model(
+            cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, tokenizer.joint
+        )
+        self.load_weights(model, where)
+        return cfg, tokenizer, model

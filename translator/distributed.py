@@ -69,6 +69,15 @@ def all_sum_(t: torch.Tensor, group: Group) -> torch.Tensor:
     return t
 
 
+def all_gather(obj, group: Group) -> list:
+    """Every rank's `obj` (picklable), in rank order, on every rank: a collective."""
+    if not group.active:
+        return [obj]
+    out: list = [None] * group.world
+    dist.all_gather_object(out, obj)
+    return out
+
+
 def any_rank(flag: bool, group: Group, device: torch.device) -> bool:
     """True on every rank when it is true on one (stop decisions, so that no rank hangs)."""
     return all_sum(1.0 if flag else 0.0, group, device) > 0

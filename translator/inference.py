@@ -8,13 +8,12 @@ from dataclasses import dataclass
 import torch
 from tqdm import tqdm
 
-from translator.checkpoint import load_checkpoint
-from translator.config import Config, DecodeConfig, config_from_dict
+from translator.checkpoint import Checkpoint, load_checkpoint
+from translator.config import Config, DecodeConfig
 from translator.data.batching import pad_ids
-from translator.data.tokenizer import Tokenizer, fingerprint
+from translator.data.tokenizer import Tokenizer
 from translator.errors import UserError
 from translator.models.base import Seq2Seq
-from translator.models.family import build_model
 from translator.runtime import autocast, pick_device
 from translator.search import decode
 from translator.specials import BOS, EOS
@@ -30,33 +29,8 @@ class Translation:
 
 
 def build_from_checkpoint(ckpt: dict, where: str) -> tuple[Config, Tokenizer, Seq2Seq]:
-    state = ckpt.get("tokenizer")
-    if not isinstance(state, dict) or not isinstance(state.get("src"), bytes):
-        raise UserError(f"{where}: not a translator model checkpoint (it has no tokenizer)")
-    cfg = config_from_dict(ckpt.get("config"), f"{where} (saved config)")
-    expected = state.get("sha256")
-    if expected is not None and expected != fingerprint(state["src"], state.get("tgt")):
-        raise UserError(
-            f"{where}: the tokenizer in the checkpoint is not the one its weights were trained "
-            "with (fingerprint mismatch)",
-            "use the checkpoint as training wrote it",
-        )
-    try:
-        tokenizer = Tokenizer.from_state(state)
-    except UserError as err:
-        raise UserError(f"{where}: {err.message}") from None
-    model = build_model(
-        cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, tokenizer.joint
-    )
-    try:
-        model.load_state_dict(ckpt["model"])
-    except RuntimeError as err:
-        first = str(err).splitlines()[0]
-        raise UserError(
-            f"{where}: weights do not fit the saved config and tokenizer ({first})",
-            "was the checkpoint edited or paired with another tokenizer?",
-        ) from None
-    return cfg, tokenizer, model
+    """A loaded checkpoint file (`load_checkpoint`) as (config, tokenizer, model)."""
+    return Checkpoint.from_payload(ckpt).build(where)
 
 
 class Translator:

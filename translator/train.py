@@ -11,25 +11,24 @@ import gc
 import json
 import logging
 import math
-import random
 import signal
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
-from tqdm import tqdm
 
-from translator.checkpoint import load_checkpoint, save_checkpoint
+from translator.checkpoint import Checkpoint
 from translator.config import Config, save_config
 from translator.data.feed import TrainingData
-from translator.data.tokenizer import Tokenizer
 from translator.distributed import all_sum, all_sum_, any_rank, close, init_from_env
 from translator.errors import UserError
 from translator.fileio import atomic_write_bytes
 from translator.models.family import build_model
 from translator.objective import inverse_sqrt_lr
+from translator.progress import TrainingBar
+from translator.resume import check_resumable, gather_rng, restore_rng
 from translator.runtime import (
     memory_mb,
     pick_device,
@@ -41,6 +40,7 @@ from translator.runtime import (
     set_threads,
     to_device,
 )
+from translator.train_state import Stop, StopKind, TrainState
 from translator.update import Updater
 from translator.validation import validate
 
@@ -48,23 +48,6 @@ log = logging.getLogger(__name__)
 
 
 MAX_BAD_STEPS = 20  # consecutive non-finite losses before giving up
-
-
-@dataclass
-class TrainState:
-    step: int = 0
-    epoch: int = 0
-    batch_in_epoch: int = 0  # next batch of `epoch` to train on
-    best_bleu: float = -1.0
-    best_step: int = 0
-    bad_validations: int = 0
-    elapsed: float = 0.0  # seconds of wall clock spent training so far, across resumes
-    train_seconds: float = 0.0  # the same, without validation time
-    target_tokens: int = 0
-    skipped_steps: int = 0
-    history: list = field(default_factory=list)  # validations
-    losses: list = field(default_factory=list)  # [step, training loss] at each log_every
-    memory: list = field(default_factory=list)  # [step, resident MiB, anonymous MiB] likewise
 
 
 class Trainer:
@@ -82,79 +65,73 @@ class Trainer:
         self.dtype = pick_dtype(tc.dtype, self.device)
         if not self.group.main:
             logging.getLogger("translator").setLevel(logging.WARNING)
-        resume_ckpt = self._resume_checkpoint() if resume else None
-
-        given = Tokenizer.from_state(resume_ckpt["tokenizer"]) if resume_ckpt else None
+        saved = self._resume_checkpoint() if resume else None
+        given = saved.build_tokenizer(str(self.run_dir / "last.pt")) if saved else None
         self.data = TrainingData(cfg, self.group, given, pin=self.device.type == "cuda")
         self.tokenizer = self.data.tokenizer
-
-        self.model = build_model(
-            cfg.model,
-            self.tokenizer.src_vocab_size,
-            self.tokenizer.tgt_vocab_size,
-            self.tokenizer.joint,
-        ).to(self.device)
-        # The model as training calls it: wrapped for gradient all-reduce under torchrun.
-        self.net = self.model
-        if self.group.active:
-            ids = [self.device.index] if self.device.type == "cuda" else None
-            self.net = DistributedDataParallel(self.model, device_ids=ids)
-            torch.manual_seed(cfg.seed + 7919 * self.group.rank)  # own dropout masks per rank
-        if tc.compile:  # shapes change from batch to batch: one graph with symbolic sizes
-            self.net = torch.compile(self.net, dynamic=True)
+        self._build_model()
         self.updater = Updater(self.model, self.net, cfg.train, self.group, self.device, self.dtype)
         self.optimizer = self.updater.optimizer
         self.unsynced_tokens = 0  # this rank's target tokens since the last sync()
         self.state = TrainState()
-        if resume_ckpt:
-            self._restore(resume_ckpt)
-        self.stop_reason: str | None = None
+        self.stop: Stop | None = None
+        if saved:
+            self._restore(saved)
         log.info(
             f"model {cfg.model.type}: {self.model.num_parameters():,} parameters on "
             f"{self.device} ({str(self.dtype).split('.')[-1]}), {self.group.world} process(es)"
         )
 
     # -- setup -------------------------------------------------------------------------------
-    def _resume_checkpoint(self) -> dict:
+    def _build_model(self) -> None:
+        cfg, tok = self.cfg, self.tokenizer
+        self.model = build_model(cfg.model, tok.src_vocab_size, tok.tgt_vocab_size, tok.joint).to(
+            self.device
+        )
+        # The model as training calls it: wrapped for gradient all-reduce under torchrun.
+        self.net = self.model
+        if self.group.active:
+            ids = [self.device.index] if self.device.type == "cuda" else None
+            self.net = DistributedDataParallel(self.model, device_ids=ids)
+            torch.manual_seed(cfg.seed + 7919 * self.group.rank)  # own dropout masks per rank
+        if cfg.train.compile:  # shapes change from batch to batch: one graph with symbolic sizes
+            self.net = torch.compile(self.net, dynamic=True)
+
+    def _resume_checkpoint(self) -> Checkpoint:
         path = self.run_dir / "last.pt"
         if not path.is_file():
             raise UserError(f"--resume: no {path} to resume from", "train without --resume first")
-        return load_checkpoint(path)
+        saved = Checkpoint.load(path)
+        check_resumable(saved, self.cfg, self.group.world, str(path))
+        return saved
 
-    def _restore(self, ckpt: dict) -> None:
-        ts = ckpt["train_state"]
-        self.model.load_state_dict(ckpt["model"])
-        self.optimizer.load_state_dict(ts["optimizer"])
-        if ts.get("scaler"):
-            self.updater.scaler.load_state_dict(ts["scaler"])
-        self.state = TrainState(**ts["progress"])
-        torch.set_rng_state(ts["rng"]["torch"])
-        random.setstate(ts["rng"]["python"])
-        if torch.cuda.is_available() and ts["rng"].get("cuda"):
-            torch.cuda.set_rng_state_all(ts["rng"]["cuda"])
+    def _restore(self, saved: Checkpoint) -> None:
+        saved.load_weights(self.model, str(self.run_dir / "last.pt"))
+        self.optimizer.load_state_dict(saved.optimizer)
+        if saved.scaler:
+            self.updater.scaler.load_state_dict(saved.scaler)
+        self.state = TrainState(**saved.progress)
+        restore_rng(saved, self.group)
         st = self.state
         log.info(f"resumed from step {st.step} (epoch {st.epoch}, batch {st.batch_in_epoch})")
 
     # -- checkpoints -------------------------------------------------------------------------
-    def _payload(self, with_optimizer: bool) -> dict:
-        rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
-        if torch.cuda.is_available():
-            rng["cuda"] = torch.cuda.get_rng_state_all()
-        train_state = {"progress": asdict(self.state), "rng": rng}
-        if with_optimizer:
-            train_state["optimizer"] = self.optimizer.state_dict()
-            train_state["scaler"] = self.updater.scaler.state_dict()
-        return {
-            "config": self.cfg.to_dict(),
-            "tokenizer": self.tokenizer.state(),
-            "model": self.model.state_dict(),
-            "train_state": train_state,
-        }
-
     def save(self, name: str) -> None:
+        """best.pt (rank 0 alone calls it) holds what translating needs; last.pt, written at
+        the same step by every rank, also what resuming needs, every rank's random state too."""
+        resumable = name == "last.pt"
+        rng = gather_rng(self.group) if resumable else []
         if not self.group.main:
             return
-        save_checkpoint(self.run_dir / name, self._payload(with_optimizer=name == "last.pt"))
+        Checkpoint(
+            config=self.cfg.to_dict(),
+            tokenizer=self.tokenizer.state(),
+            model=self.model.state_dict(),
+            progress=asdict(self.state),
+            rng=rng,
+            optimizer=self.optimizer.state_dict() if resumable else None,
+            scaler=self.updater.scaler.state_dict() if resumable else None,
+        ).save(self.run_dir / name)
 
     # -- validation --------------------------------------------------------------------------
     def validate(self) -> dict:
@@ -188,7 +165,10 @@ class Trainer:
         if improved:
             self.save("best.pt")
         if tc.patience and s.bad_validations >= tc.patience:
-            self.stop_reason = f"early stopping: no better dev BLEU in {tc.patience} validations"
+            self.stop = Stop(
+                StopKind.EARLY_STOPPING,
+                f"early stopping: no better dev BLEU in {tc.patience} validations",
+            )
 
     # -- the loop ----------------------------------------------------------------------------
     def _next_batches(self):
@@ -240,28 +220,29 @@ class Trainer:
         return {**stats, "tokens": tokens}
 
     def _on_signal(self, signum, frame) -> None:
-        if self.stop_reason and self.stop_reason.startswith("interrupted"):
+        if self.stop is not None and self.stop.kind is StopKind.INTERRUPTED:
             raise KeyboardInterrupt  # a second signal: stop right now
-        self.stop_reason = f"interrupted by {signal.Signals(signum).name}"
+        self.stop = Stop(StopKind.INTERRUPTED, f"interrupted by {signal.Signals(signum).name}")
 
-    def _should_stop(self, budget: float) -> bool:
+    def _should_stop(self) -> bool:
         """Every rank stops at the same step when any rank has a reason to. Under torchrun
         the ranks agree at log steps (a collective waits for the device)."""
         s, tc = self.state, self.cfg.train
-        if self.stop_reason is None and s.elapsed >= budget:
-            self.stop_reason = f"time budget of {tc.max_minutes:g} minutes reached"
-        if self.stop_reason is None and s.step >= tc.max_steps:
-            self.stop_reason = f"train.max_steps={tc.max_steps} reached"
+        if self.stop is None and s.elapsed >= self.budget:
+            message = f"time budget of {tc.max_minutes:g} minutes reached"
+            self.stop = Stop(StopKind.TIME_BUDGET, message)
+        if self.stop is None and s.step >= tc.max_steps:
+            self.stop = Stop(StopKind.MAX_STEPS, f"train.max_steps={tc.max_steps} reached")
         if not self.group.active:
-            return self.stop_reason is not None
+            return self.stop is not None
         if s.step % tc.log_every and s.step < tc.max_steps:
             return False
-        if any_rank(self.stop_reason is not None, self.group, self.device):
-            self.stop_reason = self.stop_reason or "stopped by another rank"
+        if any_rank(self.stop is not None, self.group, self.device):
+            self.stop = self.stop or Stop(StopKind.OTHER_RANK, "stopped by another rank")
             return True
         return False
 
-    def _log(self, bar, seconds: float) -> None:
+    def _log(self, bar: TrainingBar, seconds: float) -> None:
         s, tc = self.state, self.cfg.train
         stats = self.sync()
         loss = stats["loss"]
@@ -277,66 +258,84 @@ class Trainer:
             **(minutes if tc.max_minutes else {}),
         )
 
+    @property
+    def budget(self) -> float:
+        """The wall-clock budget in seconds (inf without train.max_minutes)."""
+        minutes = self.cfg.train.max_minutes
+        return minutes * 60 if minutes else math.inf
+
     def run(self) -> TrainState:
-        cfg, tc, s = self.cfg, self.cfg.train, self.state
         if self.group.main:
-            save_config(cfg, self.run_dir / "config.yaml")
+            save_config(self.cfg, self.run_dir / "config.yaml")
         handlers = {
             sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)
         }
         self.model.train()
-        budget = tc.max_minutes * 60 if tc.max_minutes else math.inf
-        bar = tqdm(
-            total=tc.max_steps,
-            initial=s.step,
-            desc="train",
-            unit="step",
-            dynamic_ncols=True,
-            disable=not self.group.main,
-        )
-        last_validated = -1
+        s = self.state
+        self.bar = TrainingBar(self.cfg.train, s.step, s.elapsed, disable=not self.group.main)
+        self.last_validated = -1
         self.startup_seconds = process_seconds()  # from the command's start to the first step
-        clock = window_start = time.perf_counter()  # training time runs from `clock`
         try:
-            while not self._should_stop(budget):
-                self.train_step()
-                bar.update(1)
-                synced = s.step % tc.log_every == 0
-                if synced:
-                    self._log(bar, time.perf_counter() - window_start)
-                now = time.perf_counter()
-                s.elapsed += now - clock
-                s.train_seconds += now - clock
-                if s.step % tc.valid_every == 0 and s.elapsed < budget:
-                    self.sync()
-                    self.validate_and_keep_best()
-                    s.elapsed += time.perf_counter() - now
-                    last_validated, synced = s.step, True
-                if s.step % tc.save_every == 0:
-                    self.sync()
-                    self.save("last.pt")
-                    synced = True
-                clock = time.perf_counter()
-                if synced:  # the tokens so far are counted: the next rate starts here
-                    window_start = clock
-            self.sync()
-            s.train_seconds += time.perf_counter() - clock  # the device finishing its queue
-            interrupted = self.stop_reason.startswith("interrupted")
-            if last_validated != s.step and not interrupted and s.step > 0:
-                self.validate_and_keep_best()
-            self.save("last.pt")
+            self._loop()
+            self._finish()
         finally:
-            bar.close()
+            self.bar.close()
             self.data.close()
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
         self._write_summary()
         return s
 
+    def _loop(self) -> None:
+        """Steps until a stop; training time runs from `clock`, the logged rate's window
+        from `window_start`."""
+        s, tc = self.state, self.cfg.train
+        clock = window_start = time.perf_counter()
+        while not self._should_stop():
+            self.train_step()
+            synced = s.step % tc.log_every == 0
+            if synced:
+                self._log(self.bar, time.perf_counter() - window_start)
+            now = time.perf_counter()
+            s.elapsed += now - clock
+            s.train_seconds += now - clock
+            self.bar.advance(s.step, s.elapsed)
+            synced = self._validate_and_save(now) or synced
+            clock = time.perf_counter()
+            if synced:  # the tokens so far are counted: the next rate starts here
+                window_start = clock
+        self.sync()
+        s.train_seconds += time.perf_counter() - clock  # the device finishing its queue
+
+    def _validate_and_save(self, now: float) -> bool:
+        """Validation and last.pt when their step has come; whether either synced."""
+        s, tc = self.state, self.cfg.train
+        synced = False
+        if s.step % tc.valid_every == 0 and s.elapsed < self.budget:
+            self.sync()
+            self.validate_and_keep_best()
+            s.elapsed += time.perf_counter() - now
+            self.last_validated, synced = s.step, True
+        if s.step % tc.save_every == 0:
+            self.sync()
+            self.save("last.pt")
+            synced = True
+        return synced
+
+    def _finish(self) -> None:
+        """After the last step: validate it (unless interrupted), then write last.pt."""
+        s = self.state
+        interrupted = self.stop.kind is StopKind.INTERRUPTED
+        if self.last_validated != s.step and not interrupted and s.step > 0:
+            self.validate_and_keep_best()
+        self.save("last.pt")
+        if self.stop.kind is StopKind.TIME_BUDGET:
+            self.bar.stopped(s.step)
+
     def _write_summary(self) -> None:
         s = self.state
         summary = {
-            "stop_reason": self.stop_reason,
+            "stop_reason": self.stop.message,
             "steps": s.step,
             "epochs": s.epoch,
             "best_dev_bleu": round(s.best_bleu, 2),

@@ -1,0 +1,139 @@
+"""What --resume checks and restores beyond the weights: which config changes a run can
+resume under, and the random state of every training process.
+
+A change to a key that shapes the weights or the data order (the model, the tokenizer,
+the data, `seed`, `train.batch_tokens`, `train.accumulate`, the optimizer's settings) or
+to the number of processes would not continue the saved run, so it is refused with the
+keys named. Keys that only steer the run from here on (limits, intervals, the schedule,
+device and precision, decoding) may change; the changes are logged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import random
+
+import torch
+
+from translator.checkpoint import Checkpoint
+from translator.config import Config, config_from_dict
+from translator.distributed import Group, all_gather
+from translator.errors import UserError
+
+log = logging.getLogger(__name__)
+
+# Key paths (a trailing dot: a whole section) that a run may change when it resumes.
+RESUMABLE = (
+    "run_dir",
+    "decode.",
+    "data.workers",
+    "data.prepared_dir",
+    "train.max_steps",
+    "train.max_minutes",
+    "train.patience",
+    "train.valid_every",
+    "train.save_every",
+    "train.log_every",
+    "train.valid_beam",
+    "train.lr",
+    "train.warmup_steps",
+    "train.label_smoothing",
+    "train.clip_norm",
+    "train.threads",
+    "train.device",
+    "train.dtype",
+    "train.compile",
+)
+SHOWN = 8  # differing keys named in one message
+
+
+def flatten(tree: dict, prefix: str = "") -> dict:
+    """{"a": {"b": 1}} -> {"a.b": 1}, whatever sections a config has."""
+    flat = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) and value:
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def resumable(key: str) -> bool:
+    return any(key == p or (p.endswith(".") and key.startswith(p)) for p in RESUMABLE)
+
+
+def config_changes(saved: dict, given: dict) -> dict[str, tuple]:
+    """Key path -> (saved value, given value) for each key that differs; a key that only
+    one side has is paired with `Ellipsis`."""
+    old, new = flatten(saved), flatten(given)
+    keys = sorted(old.keys() | new.keys())
+    return {
+        k: (old.get(k, ...), new.get(k, ...)) for k in keys if old.get(k, ...) != new.get(k, ...)
+    }
+
+
+def describe(changes: dict[str, tuple]) -> str:
+    def show(value) -> str:
+        return "unset" if value is ... else json.dumps(value, default=str)
+
+    parts = [f"{k} ({show(a)} -> {show(b)})" for k, (a, b) in list(changes.items())[:SHOWN]]
+    more = len(changes) - SHOWN
+    return ", ".join(parts) + (f" and {more} more" if more > 0 else "")
+
+
+def check_resumable(ckpt: Checkpoint, cfg: Config, processes: int, where: str) -> None:
+    """A one-line UserError unless `cfg`, run by `processes` processes, continues the run
+    saved in `ckpt`; logs the changes that it allows."""
+    if ckpt.progress is None or ckpt.optimizer is None or not ckpt.rng:
+        raise UserError(
+            f"cannot resume {where}: it holds no training state (optimizer and random state)",
+            "resume from the last.pt that training wrote",
+        )
+    saved = config_from_dict(ckpt.config, f"{where} (saved config)")
+    changes = config_changes(dataclasses.asdict(saved), dataclasses.asdict(cfg))
+    refused = {k: v for k, v in changes.items() if not resumable(k)}
+    if refused:
+        raise UserError(
+            f"cannot resume {where}: config keys differ from the saved run: {describe(refused)}",
+            "set them as the saved run had them, or give a new run_dir to start a new run",
+        )
+    if ckpt.processes is not None and ckpt.processes != processes:
+        raise UserError(
+            f"cannot resume {where}: it was saved by {ckpt.processes} process(es) and this run "
+            f"has {processes}, which changes every process's share of the data",
+            f"start {ckpt.processes} process(es), or give a new run_dir to start a new run",
+        )
+    if changes:
+        log.info(f"resuming with changed settings: {describe(changes)}")
+
+
+# -- random state ------------------------------------------------------------------------------
+def capture_rng() -> dict:
+    rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
+    if torch.cuda.is_available():
+        rng["cuda"] = torch.cuda.get_rng_state_all()
+    return rng
+
+
+def gather_rng(group: Group) -> list[dict]:
+    """Every process's random state in rank order (a collective under torchrun)."""
+    return all_gather(capture_rng(), group)
+
+
+def restore_rng(ckpt: Checkpoint, group: Group) -> None:
+    """This process's own saved random state. A file that predates per-process state holds
+    rank 0's alone: the other ranks then keep the state they were seeded with."""
+    if group.rank >= len(ckpt.rng):
+        return
+    rng = ckpt.rng[group.rank]
+    torch.set_rng_state(rng["torch"])
+    random.setstate(rng["python"])
+    if torch.cuda.is_available() and rng.get("cuda"):
+        torch.cuda.set_rng_state_all(rng["cuda"])
+    if group.main and len(ckpt.rng) < group.world:
+        log.warning(
+            f"the checkpoint holds the random state of {len(ckpt.rng)} process(es) (written by "
+            f"translator {ckpt.version}); the other processes start theirs from the seed"
+        )

@@ -1,0 +1,38 @@
+"""What a training run knows about itself: the progress that checkpoints carry (and
+resuming restores), and why it stopped."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TrainState:
+    step: int = 0
+    epoch: int = 0
+    batch_in_epoch: int = 0  # next batch of `epoch` to train on
+    best_bleu: float = -1.0
+    best_step: int = 0
+    bad_validations: int = 0
+    elapsed: float = 0.0  # seconds of wall clock spent training so far, across resumes
+    train_seconds: float = 0.0  # the same, without validation time
+    target_tokens: int = 0
+    skipped_steps: int = 0
+    history: list = field(default_factory=list)  # validations
+    losses: list = field(default_factory=list)  # [step, training loss] at each log_every
+    memory: list = field(default_factory=list)  # [step, resident MiB, anonymous MiB] likewise
+
+
+class StopKind(enum.Enum):
+    MAX_STEPS = "max_steps"
+    TIME_BUDGET = "time_budget"
+    EARLY_STOPPING = "early_stopping"
+    INTERRUPTED = "interrupted"  # SIGINT or SIGTERM
+    OTHER_RANK = "other_rank"  # another process under torchrun had a reason
+
+
+@dataclass(frozen=True)
+class Stop:
+    kind: StopKind
+    message: str  # for people: summary.json's stop_reason
