@@ -329,3 +329,17 @@ def test_temp_file_is_created_next_to_the_target(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
     save_checkpoint(tmp_path / "a.pt", {"model": {}})
     assert seen and all(Path(d) == tmp_path for d in seen)
+
+
+def test_saving_holds_no_copy_of_the_checkpoint_in_memory(tmp_path):
+    import tracemalloc
+
+    weights = {"w": torch.ones(4_000_000)}  # 16 MB
+    tracemalloc.start()
+    try:
+        save_checkpoint(tmp_path / "big.pt", {"model": weights})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4_000_000, peak  # a serialised copy would be 16 MB or more
+    assert torch.equal(load_checkpoint(tmp_path / "big.pt")["model"]["w"], weights["w"])

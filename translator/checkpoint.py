@@ -10,7 +10,6 @@ Loading uses `torch.load(weights_only=True)`, which refuses pickled code.
 
 from __future__ import annotations
 
-import io
 import pickle
 import re
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from translator import __version__
 from translator.config import Config, config_from_dict
 from translator.data.tokenizer import Tokenizer, fingerprint
 from translator.errors import UserError
-from translator.fileio import atomic_write_bytes
+from translator.fileio import atomic_open, atomic_write_bytes
 from translator.models.base import Seq2Seq
 from translator.models.family import build_model
 
@@ -33,11 +32,12 @@ FORMAT = 1  # bump when the layout changes in a way old code cannot read
 
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
-    buf = io.BytesIO()
-    torch.save({"format": FORMAT, "version": __version__, **payload}, buf)
+    """Written straight into the temporary file: no copy of the checkpoint is ever held in
+    memory (a run's last.pt with its optimizer state is three times the weights)."""
     path = Path(path)
     try:
-        atomic_write_bytes(path, buf.getvalue())
+        with atomic_open(path, "wb") as f:
+            torch.save({"format": FORMAT, "version": __version__, **payload}, f)
     except OSError as err:
         raise UserError(
             f"cannot write checkpoint {path}: {err.strerror or err}",
