@@ -13,7 +13,8 @@ val and test are Multi30k's), then prints one JSON line with:
 - under torchrun with 2 processes (--torchrun-size), the same for each process.
 Last, a --flat-steps run of the Multi30k Transformer on Multi30k itself reports the
 resident memory at step 200 and at the last step, the peak, and the dev BLEU of each
-validation. Nothing else should run on the machine meanwhile. The corpora are never
+validation (`--sizes --torchrun-sizes` with no sizes: that run alone). Nothing else
+should run on the machine meanwhile. The corpora are never
 committed; delete --work afterwards.
 """
 
@@ -114,7 +115,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default=str(ROOT / "configs/multi30k_transformer.yaml"))
     ap.add_argument("--data", default=str(ROOT / "../shared/data/multi30k"))
-    ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000, 10_000_000])
+    ap.add_argument(
+        "--sizes", type=int, nargs="*", default=[100_000, 1_000_000, 10_000_000],
+        help="corpus sizes to prepare and train on (none: only the Multi30k run)",
+    )  # fmt: skip
     ap.add_argument("--torchrun-sizes", type=int, nargs="*", default=[100_000, 1_000_000])
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=3)
