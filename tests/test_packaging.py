@@ -28,3 +28,12 @@ def test_missing_plot_dependency_names_the_projects_extra(monkeypatch, tmp_path)
     assert 'pip install "translator[plot]"' in message and "matplotlib" in message
     extras = pyproject()["project"]["optional-dependencies"]
     assert any(dep.startswith("matplotlib") for dep in extras["plot"])
+
+
+def test_the_tensorboard_extra_exists_and_make_install_brings_it():
+    extras = pyproject()["project"]["optional-dependencies"]
+    assert any(dep.startswith("tensorboard") for dep in extras["tensorboard"])
+    install = [
+        line for line in (ROOT / "Makefile").read_text().splitlines() if "pip install" in line
+    ]
+    assert any("tensorboard" in line and "-e" in line for line in install), install

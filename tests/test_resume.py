@@ -90,7 +90,14 @@ DDP = tiny_config(
     seed=7,
     data={"demo_train": 200},
     model={"dropout": 0.3},  # each rank's dropout masks come from its own random state
-    train={"batch_tokens": 300, "valid_every": 1000, "save_every": 1000, "log_every": 2},
+    # every rank keeps its own moving average of the weights (translator/ema.py)
+    train={
+        "batch_tokens": 300,
+        "valid_every": 1000,
+        "save_every": 1000,
+        "log_every": 2,
+        "ema_decay": 0.9,
+    },
 )
 
 
@@ -115,6 +122,9 @@ def test_two_processes_resume_exactly_each_with_its_own_random_state(tmp_path):
     assert resumed.progress["step"] == straight.progress["step"] == 8
     for name, weight in straight.model.items():
         assert torch.equal(weight, resumed.model[name]), name
+    assert straight.ema["updates"] == resumed.ema["updates"] == 8
+    for name, weight in straight.ema["weights"].items():
+        assert torch.equal(weight, resumed.ema["weights"][name]), name
     # one process cannot take over the data shares of two
     cfg = config_from_dict({**DDP, "run_dir": str(tmp_path / "halves")})
     message = user_error(Trainer, cfg, resume=True)

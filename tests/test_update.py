@@ -1,5 +1,7 @@
 """translator.update: which weights decay, and fused AdamW where torch has it."""
 
+import math
+
 import pytest
 import torch
 from torch import nn
@@ -66,3 +68,27 @@ def test_fused_adamw_is_asked_of_torch(monkeypatch):
     model = nn.Linear(3, 2)
     updater = updater_for(model)  # builds, unfused, instead of failing
     assert not updater.optimizer.defaults["fused"]
+
+
+@pytest.mark.parametrize("clip", [0.0, 0.5])
+def test_the_read_gradient_norm_is_the_mean_before_clipping(clip):
+    torch.manual_seed(3)
+    model = nn.Linear(4, 3)
+    updater = updater_for(model, clip_norm=clip)
+    updater.scaler.scale(torch.tensor(1.0))  # as a backward would (the scale is 1 in fp32)
+    norms = []
+    for scale in (1.0, 3.0):
+        grads = [torch.randn_like(p) * scale for p in model.parameters()]
+        for p, g in zip(model.parameters(), grads):
+            p.grad = g.clone()
+        norms.append(torch.cat([g.flatten() for g in grads]).norm().item())
+        before = [p.detach().clone() for p in model.parameters()]
+        updater.step(torch.tensor(1.0), lr=0.1)
+        assert not torch.equal(before[0], model.weight)
+        if clip:
+            assert torch.cat([p.grad.flatten() for p in model.parameters()]).norm() <= clip + 1e-5
+        else:  # unclipped gradients are left exactly as they were
+            assert all(torch.equal(p.grad, g) for p, g in zip(model.parameters(), grads))
+    assert updater.read()["grad_norm"] == pytest.approx(sum(norms) / 2, rel=1e-5)
+    updater.step(torch.tensor(float("nan")), lr=0.1)  # a skipped step adds no norm
+    assert math.isnan(updater.read()["grad_norm"])

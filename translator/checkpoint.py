@@ -83,12 +83,14 @@ class Checkpoint:
     """The contents of one checkpoint file, and the one place that knows its layout:
 
         {"format", "version", "config", "tokenizer", "model",
-         "train_state": {"progress", "rng", "rng_other_ranks", "optimizer", "scaler"}}
+         "train_state": {"progress", "rng", "rng_other_ranks", "optimizer", "scaler", "ema"}}
 
     `rng` holds the random state of every training process in rank order; the file keeps
     rank 0's under "rng" (where single-process checkpoints always had it) and the others'
     under "rng_other_ranks". best.pt carries no optimizer and no random state: only last.pt
-    resumes. Files written before the other ranks' state was saved load with `processes`
+    resumes. With `train.ema_decay`, last.pt also holds the moving average of the weights
+    (`ema`: decay, updates, weights) and best.pt holds the averaged weights as its `model`.
+    Files written before the other ranks' state was saved load with `processes`
     None (unknown).
     """
 
@@ -99,6 +101,7 @@ class Checkpoint:
     rng: list[dict] = field(default_factory=list)
     optimizer: dict | None = None
     scaler: dict | None = None
+    ema: dict | None = None  # translator.ema.WeightEMA.state_dict() (last.pt, EMA runs)
     every_rank: bool = True  # `rng` holds every process's state (older files: rank 0's alone)
     version: str = __version__  # of translator that wrote it
 
@@ -116,6 +119,8 @@ class Checkpoint:
         if self.optimizer is not None:
             train_state["optimizer"] = self.optimizer
             train_state["scaler"] = self.scaler
+        if self.ema is not None:
+            train_state["ema"] = self.ema
         return {
             "config": self.config,
             "tokenizer": self.tokenizer,
@@ -138,6 +143,7 @@ class Checkpoint:
             rng=rng,
             optimizer=ts.get("optimizer"),
             scaler=ts.get("scaler"),
+            ema=ts.get("ema"),
             every_rank=isinstance(others, list),
             version=raw.get("version", "?"),
         )

@@ -52,13 +52,17 @@ def train(
     config: ConfigOpt,
     set_: SetOpt = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue from RUN/last.pt")] = False,
+    init_from: Annotated[
+        Path | None,
+        typer.Option("--init-from", help="Fine-tune: start from this checkpoint's weights"),
+    ] = None,
 ):
     """Train a model as the config says; writes RUN/best.pt, RUN/last.pt and RUN/summary.json."""
     from translator.config import load_config
     from translator.train import train as run_training
 
     cfg = load_config(config, set_ or [])
-    summary = run_training(cfg, resume=resume)
+    summary = run_training(cfg, resume=resume, init_from=init_from)
     best = (
         f"best dev BLEU {summary['best_dev_bleu']:.2f} at step {summary['best_step']}"
         if summary["best_step"]
@@ -83,6 +87,22 @@ def prepare(config: ConfigOpt, set_: SetOpt = None):
         f"{m['pairs']:,} training pairs of {m['counts']['read']:,} read, "
         f"{m['seconds']:.1f}s to prepare; in {data.folder}"
     )
+
+
+@app.command()
+def average(
+    run_dir: Annotated[Path | None, typer.Argument(help="A run folder: its step-*.pt")] = None,
+    last: Annotated[int | None, typer.Option("--last", min=1, help="Only the newest N")] = None,
+    checkpoint: Annotated[
+        list[Path] | None, typer.Option("--checkpoint", help="A checkpoint (repeatable)")
+    ] = None,
+    output: Annotated[Path | None, typer.Option("--output", help="Default RUN/average.pt")] = None,
+):
+    """Write a checkpoint whose weights are the mean of a run's step checkpoints (or of the
+    --checkpoint files)."""
+    from translator.averaging import average_command
+
+    typer.echo(average_command(run_dir, last, checkpoint or [], output))
 
 
 def _decode_settings(cfg, beam: int | None, batch_size: int | None):

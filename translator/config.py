@@ -89,6 +89,13 @@ class TrainConfig:
     threads: int = 0  # CPU threads for torch; 0 = all cores
     compile: bool = False  # torch.compile the model for training (the Transformer gains most)
     valid_beam: int = 1  # beam used for dev BLEU during training
+    # Step-numbered checkpoints (RUN/step-NNNNNN.pt, weights only) kept at each save_every for
+    # `translator average`; 0 = none.
+    keep_checkpoints: int = 0
+    # Decay of an exponential moving average of the weights, which validation scores and
+    # best.pt holds; null or 0 = off.
+    ema_decay: float | None = None
+    tensorboard: bool = False  # scalars to RUN/tensorboard/ (the `tensorboard` extra)
 
 
 @dataclass
@@ -243,6 +250,7 @@ def _check(cfg: Config, where: str) -> None:
         "decode.max_len_b",
         "decode.max_len_a",
         "train.threads",
+        "train.keep_checkpoints",
     ]:
         section, name = key.split(".")
         if getattr(getattr(cfg, section), name) < 0:
@@ -253,6 +261,8 @@ def _check(cfg: Config, where: str) -> None:
         raise bad("data.workers", "must not be negative")
     if cfg.train.max_minutes is not None and cfg.train.max_minutes <= 0:
         raise bad("train.max_minutes", "must be greater than 0 (or null for no limit)")
+    if cfg.train.ema_decay is not None and not 0.0 <= cfg.train.ema_decay < 1.0:
+        raise bad("train.ema_decay", "must be in [0, 1) (or null for no moving average)")
     for key in ["train.label_smoothing"]:
         section, name = key.split(".")
         if not 0.0 <= getattr(getattr(cfg, section), name) < 1.0:

@@ -37,6 +37,8 @@ RESUMABLE = (
     "train.save_every",
     "train.log_every",
     "train.valid_beam",
+    "train.keep_checkpoints",
+    "train.tensorboard",
     "train.lr",
     "train.warmup_steps",
     "train.label_smoothing",

@@ -1,12 +1,14 @@
 """The training loop: AdamW, inverse-square-root warmup, label smoothing, clipping,
 accumulation, autocast, validation by dev BLEU, early stopping, a wall-clock
-budget, exact resume, a graceful stop on Ctrl-C or SIGTERM, and data-parallel
-training under torchrun (rank 0 validates, writes and logs; stop decisions are
-shared so that no rank is left waiting).
+budget, exact resume, fine-tuning from a checkpoint, a moving average of the weights,
+step checkpoints for averaging, TensorBoard scalars, a graceful stop on Ctrl-C or SIGTERM,
+and data-parallel training under torchrun (rank 0 validates, writes and logs; stop
+decisions are shared so that no rank is left waiting).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import logging
@@ -19,12 +21,15 @@ from pathlib import Path
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
+from translator.averaging import prune_step_checkpoints, step_path
 from translator.checkpoint import Checkpoint
 from translator.config import Config, save_config
 from translator.data.feed import TrainingData
 from translator.distributed import all_sum, all_sum_, any_rank, close, init_from_env
+from translator.ema import WeightEMA
 from translator.errors import UserError
 from translator.fileio import atomic_write_bytes
+from translator.finetune import initial_checkpoint
 from translator.models.family import build_model
 from translator.objective import inverse_sqrt_lr
 from translator.progress import TrainingBar
@@ -40,7 +45,8 @@ from translator.runtime import (
     set_threads,
     to_device,
 )
-from translator.train_state import Stop, StopKind, TrainState
+from translator.tensorboard_log import TensorBoardLog, check_installed
+from translator.train_state import Stop, StopKind, TrainState, summary
 from translator.update import Updater
 from translator.validation import validate
 
@@ -51,8 +57,13 @@ MAX_BAD_STEPS = 20  # consecutive non-finite losses before giving up
 
 
 class Trainer:
-    def __init__(self, cfg: Config, resume: bool = False):
+    def __init__(self, cfg: Config, resume: bool = False, init_from: str | Path | None = None):
+        """`init_from`: a checkpoint whose weights and tokenizer a new run starts from."""
         self.cfg, tc = cfg, cfg.train
+        if resume and init_from is not None:
+            raise UserError("--init-from starts a new run, --resume continues one: give one")
+        if tc.tensorboard:
+            check_installed()
         self.run_dir = Path(cfg.run_dir)
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -67,11 +78,16 @@ class Trainer:
             logging.getLogger("translator").setLevel(logging.WARNING)
         saved = self._resume_checkpoint() if resume else None
         given = saved.build_tokenizer(str(self.run_dir / "last.pt")) if saved else None
+        start, given = initial_checkpoint(init_from, cfg) if init_from else (None, given)
         self.data = TrainingData(cfg, self.group, given, pin=self.device.type == "cuda")
         self.tokenizer = self.data.tokenizer
         self._build_model()
+        if start:
+            start.load_weights(self.model, str(init_from))
+            log.info(f"starting from the weights of {init_from}")
         self.updater = Updater(self.model, self.net, cfg.train, self.group, self.device, self.dtype)
         self.optimizer = self.updater.optimizer
+        self.ema = WeightEMA(self.model, tc.ema_decay) if tc.ema_decay else None
         self.unsynced_tokens = 0  # this rank's target tokens since the last sync()
         self.state = TrainState()
         self.stop: Stop | None = None
@@ -110,6 +126,8 @@ class Trainer:
         self.optimizer.load_state_dict(saved.optimizer)
         if saved.scaler:
             self.updater.scaler.load_state_dict(saved.scaler)
+        if self.ema:  # ema_decay cannot change on resume: a saved run with it saved its EMA
+            self.ema.load_state_dict(saved.ema, str(self.run_dir / "last.pt"))
         self.state = TrainState(**saved.progress)
         restore_rng(saved, self.group)
         st = self.state
@@ -117,33 +135,41 @@ class Trainer:
 
     # -- checkpoints -------------------------------------------------------------------------
     def save(self, name: str) -> None:
-        """best.pt (rank 0 alone calls it) holds what translating needs; last.pt, written at
-        the same step by every rank, also what resuming needs, every rank's random state too."""
+        """best.pt (rank 0 alone calls it) holds what translating needs (the averaged weights
+        under train.ema_decay); last.pt, written at the same step by every rank, also what
+        resuming needs, every rank's random state and the moving average too; a step
+        checkpoint (`step-N.pt`) the weights as trained, for `translator average`."""
         resumable = name == "last.pt"
         rng = gather_rng(self.group) if resumable else []
         if not self.group.main:
             return
+        best_ema = self.ema is not None and name == "best.pt"
         Checkpoint(
             config=self.cfg.to_dict(),
             tokenizer=self.tokenizer.state(),
-            model=self.model.state_dict(),
+            model=self.ema.weights() if best_ema else self.model.state_dict(),
             progress=asdict(self.state),
             rng=rng,
             optimizer=self.optimizer.state_dict() if resumable else None,
             scaler=self.updater.scaler.state_dict() if resumable else None,
+            ema=self.ema.state_dict() if resumable and self.ema else None,
         ).save(self.run_dir / name)
+
+    def save_step(self) -> None:
+        """The step checkpoint, then (once it is whole) the oldest ones beyond keep_checkpoints."""
+        keep, step = self.cfg.train.keep_checkpoints, self.state.step
+        if keep and self.group.main:
+            self.save(step_path(self.run_dir, step).name)
+            prune_step_checkpoints(self.run_dir, keep, step)
 
     # -- validation --------------------------------------------------------------------------
     def validate(self) -> dict:
-        result = validate(
-            self.model,
-            self.tokenizer,
-            self.cfg,
-            self.data.dev,
-            self.data.dev_batches,
-            self.device,
-            self.dtype,
-        )
+        """The dev set scored with the moving average of the weights when there is one."""
+        data, device, dtype = self.data, self.device, self.dtype
+        with self.ema.applied() if self.ema else contextlib.nullcontext():
+            result = validate(
+                self.model, self.tokenizer, self.cfg, data.dev, data.dev_batches, device, dtype
+            )
         return {"step": self.state.step, **result}
 
     def validate_and_keep_best(self) -> None:
@@ -157,6 +183,7 @@ class Trainer:
         else:
             s.bad_validations += 1
         s.history.append(result)
+        self.board.scalars(s.step, {"dev/loss": result["dev_loss"], "dev/bleu": result["dev_bleu"]})
         say(
             f"validation step {s.step}: dev loss {result['dev_loss']:.3f}, "
             f"dev BLEU {result['dev_bleu']:.2f} ({result['seconds']:.1f}s)"
@@ -186,6 +213,8 @@ class Trainer:
         normaliser = self._all_tokens(local_tokens) / g.world
         loss = all_sum_(self.updater.gradients(micro, normaliser, s.step + 1), g) / g.world
         self.updater.step(loss, inverse_sqrt_lr(s.step + 1, tc.lr, tc.warmup_steps))
+        if self.ema:
+            self.ema.update()
         s.step += 1
         self.unsynced_tokens += local_tokens
         return local_tokens
@@ -251,12 +280,15 @@ class Trainer:
         mem = memory_mb()
         s.memory.append([s.step, mem.get("rss"), mem.get("anon")])
         minutes = {"min": f"{s.elapsed / 60:.1f}/{tc.max_minutes or 0:g}"}
+        rate, lr = stats["tokens"] / max(seconds, 1e-9), self.optimizer.param_groups[0]["lr"]
         bar.set_postfix(
             loss=f"{loss:.3f}",
-            tok_s=f"{stats['tokens'] / max(seconds, 1e-9):,.0f}",
-            lr=f"{self.optimizer.param_groups[0]['lr']:.2e}",
+            tok_s=f"{rate:,.0f}",
+            lr=f"{lr:.2e}",
             **(minutes if tc.max_minutes else {}),
         )
+        scalars = {"loss": loss, "lr": lr, "grad_norm": stats["grad_norm"], "tokens_per_s": rate}
+        self.board.scalars(s.step, {f"train/{k}": v for k, v in scalars.items()})
 
     @property
     def budget(self) -> float:
@@ -274,12 +306,14 @@ class Trainer:
         s = self.state
         self.bar = TrainingBar(self.cfg.train, s.step, s.elapsed, disable=not self.group.main)
         self.last_validated = -1
+        self.board = TensorBoardLog(self.run_dir, self.cfg.train.tensorboard and self.group.main)
         self.startup_seconds = process_seconds()  # from the command's start to the first step
         try:
             self._loop()
             self._finish()
         finally:
             self.bar.close()
+            self.board.close()
             self.data.close()
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
@@ -319,6 +353,7 @@ class Trainer:
         if s.step % tc.save_every == 0:
             self.sync()
             self.save("last.pt")
+            self.save_step()
             synced = True
         return synced
 
@@ -333,31 +368,16 @@ class Trainer:
             self.bar.stopped(s.step)
 
     def _write_summary(self) -> None:
-        s = self.state
-        summary = {
-            "stop_reason": self.stop.message,
-            "steps": s.step,
-            "epochs": s.epoch,
-            "best_dev_bleu": round(s.best_bleu, 2),
-            "best_step": s.best_step,
-            "target_tokens_per_second": round(s.target_tokens / max(s.train_seconds, 1e-9)),
-            "train_minutes": round(s.train_seconds / 60, 2),
-            "wall_minutes": round(s.elapsed / 60, 2),
-            "skipped_steps": s.skipped_steps,
+        run = {
             "parameters": self.model.num_parameters(),
             "device": str(self.device),
             "dtype": str(self.dtype).split(".")[-1],
             "processes": self.group.world,
-            "validations": s.history,
-            "losses": s.losses,
-            "startup_seconds": round(self.startup_seconds, 2),
-            "peak_rss_mb": memory_mb().get("peak"),
-            "memory": s.memory,
         }
+        self.summary = summary(self.state, self.stop, run, self.startup_seconds)
         if self.group.main:
-            text = json.dumps(summary, indent=1) + "\n"
+            text = json.dumps(self.summary, indent=1) + "\n"
             atomic_write_bytes(self.run_dir / "summary.json", text.encode())
-        self.summary = summary
 
     def close(self, finished: bool) -> None:
         """Tear down in order: the DDP wrapper (it holds the process
@@ -370,8 +390,8 @@ class Trainer:
         close(self.group, barrier=finished)
 
 
-def train(cfg: Config, resume: bool = False) -> dict:
-    trainer = Trainer(cfg, resume=resume)
+def train(cfg: Config, resume: bool = False, init_from: str | Path | None = None) -> dict:
+    trainer = Trainer(cfg, resume=resume, init_from=init_from)
     finished = False
     try:
         trainer.run()

@@ -1,10 +1,12 @@
 """What a training run knows about itself: the progress that checkpoints carry (and
-resuming restores), and why it stopped."""
+resuming restores), why it stopped, and the summary.json made of both."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+
+from translator.runtime import memory_mb
 
 
 @dataclass
@@ -36,3 +38,24 @@ class StopKind(enum.Enum):
 class Stop:
     kind: StopKind
     message: str  # for people: summary.json's stop_reason
+
+
+def summary(s: TrainState, stop: Stop, run: dict, startup_seconds: float) -> dict:
+    """summary.json: how the run went (`run`: what it ran on, e.g. device and processes)."""
+    return {
+        "stop_reason": stop.message,
+        "steps": s.step,
+        "epochs": s.epoch,
+        "best_dev_bleu": round(s.best_bleu, 2),
+        "best_step": s.best_step,
+        "target_tokens_per_second": round(s.target_tokens / max(s.train_seconds, 1e-9)),
+        "train_minutes": round(s.train_seconds / 60, 2),
+        "wall_minutes": round(s.elapsed / 60, 2),
+        "skipped_steps": s.skipped_steps,
+        **run,
+        "validations": s.history,
+        "losses": s.losses,
+        "startup_seconds": round(startup_seconds, 2),
+        "peak_rss_mb": memory_mb().get("peak"),
+        "memory": s.memory,
+    }

@@ -11,6 +11,7 @@ instead of stopping at every step to read a number.
 from __future__ import annotations
 
 import contextlib
+import math
 
 import torch
 from torch import nn
@@ -74,6 +75,8 @@ class Updater:
         self.skipped = zero.clone()  # skipped steps since read()
         self.run = zero.clone()  # non-finite losses in a row, now
         self.longest_run = zero.clone()  # the longest such run since read()
+        self.norm_sum = zero.clone()  # summed gradient norms (finite ones) since read()
+        self.norms = zero.clone()  # finite gradient norms since read()
 
     def gradients(self, micro: list, normaliser, step: int) -> torch.Tensor:
         """Backward over the micro-batches; on out-of-memory, again with each batch split in
@@ -119,8 +122,13 @@ class Updater:
             # were clamped): one NaN in the gradients makes the scaler skip the update too.
             grads[0].view(-1)[:1].add_(torch.where(bad, torch.nan, 0.0))
         self.scaler.unscale_(self.optimizer)
-        if self.tc.clip_norm > 0:
-            torch.nn.utils.clip_grad_norm_(self.params, self.tc.clip_norm, foreach=True)
+        # Without clipping the norm is still measured (for the logs): an infinite limit
+        # scales the gradients by exactly 1.
+        limit = self.tc.clip_norm if self.tc.clip_norm > 0 else math.inf
+        norm = torch.nn.utils.clip_grad_norm_(self.params, limit, foreach=True)
+        finite = torch.isfinite(norm) & ~bad
+        self.norm_sum += torch.where(finite, norm.float(), 0.0)
+        self.norms += finite
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self.scaler.step(self.optimizer)
@@ -132,15 +140,24 @@ class Updater:
         torch.maximum(self.longest_run, self.run, out=self.longest_run)
 
     def read(self) -> dict:
-        """Mean loss of the good steps, skipped steps and the longest run of non-finite losses
-        since the last read (a host sync: call it at log intervals)."""
-        stats = torch.stack([self.loss_sum, self.good, self.skipped, self.longest_run]).tolist()
-        loss_sum, good, skipped, longest = stats
-        for t in (self.loss_sum, self.good, self.skipped):
+        """Mean loss and gradient norm (before clipping) of the good steps, skipped steps and
+        the longest run of non-finite losses since the last read (a host sync: call it at log
+        intervals)."""
+        stats = [
+            self.loss_sum,
+            self.good,
+            self.skipped,
+            self.longest_run,
+            self.norm_sum,
+            self.norms,
+        ]
+        loss_sum, good, skipped, longest, norm_sum, norms = torch.stack(stats).tolist()
+        for t in (self.loss_sum, self.good, self.skipped, self.norm_sum, self.norms):
             t.zero_()
         self.longest_run.copy_(self.run)
         return {
             "loss": loss_sum / good if good else float("nan"),
             "skipped": int(skipped),
             "longest_bad_run": int(longest),
+            "grad_norm": norm_sum / norms if norms else float("nan"),
         }

@@ -1,0 +1,83 @@
+"""train --init-from: a new run from a checkpoint's weights and sentencepiece model, on the
+new config's data, with a fresh optimizer, schedule, step and best score."""
+
+import pytest
+import torch
+import yaml
+from util import cli, tiny_config, user_error
+
+from translator.checkpoint import Checkpoint
+from translator.config import config_from_dict
+from translator.data.tokenizer import Tokenizer
+from translator.train import Trainer
+
+PARENT = tiny_config(seed=8, train={"max_steps": 3, "valid_every": 3})
+# Other data (more pairs, another seed) and other tokenizer keys, which are not used.
+CHILD = tiny_config(
+    seed=9,
+    data={"demo_train": 90},
+    tokenizer={"vocab_size": 300},
+    train={"max_steps": 2, "valid_every": 2, "lr": 0.001},
+)
+
+
+def configured(base, run_dir, *overrides):
+    return config_from_dict({**base, "run_dir": str(run_dir)}, overrides=list(overrides))
+
+
+@pytest.fixture(scope="module")
+def parent(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("parent") / "run"
+    Trainer(configured(PARENT, run_dir)).run()
+    return run_dir / "best.pt"
+
+
+def test_a_new_run_starts_from_the_weights_and_the_tokenizer(parent, tmp_path, monkeypatch):
+    def no_training(*args, **kwargs):
+        raise AssertionError("a fine-tuning run must not train a sentencepiece model")
+
+    monkeypatch.setattr(Tokenizer, "train", no_training)
+    saved = Checkpoint.load(parent)
+    trainer = Trainer(configured(CHILD, tmp_path / "child"), init_from=parent)
+    for name, value in trainer.model.state_dict().items():
+        assert torch.equal(value, saved.model[name]), name
+    assert trainer.state.step == 0 and trainer.state.best_bleu < 0 and trainer.state.history == []
+    assert not trainer.optimizer.state  # a fresh optimizer
+    assert 60 < len(trainer.data.batches) <= 90  # the new config's data, not the parent's 60
+    trainer.run()
+    child = Checkpoint.load(tmp_path / "child" / "last.pt")
+    assert child.progress["step"] == 2  # counted from 0, not from the parent's 3
+    assert child.tokenizer["src"] == saved.tokenizer["src"]
+    assert child.tokenizer["tgt"] == saved.tokenizer["tgt"]
+    assert child.tokenizer["sha256"] == saved.tokenizer["sha256"]
+    assert not torch.equal(child.model["src_embed.weight"], saved.model["src_embed.weight"])
+    assert child.config["data"]["demo_train"] == 90 and child.config["train"]["lr"] == 0.001
+
+
+def test_model_keys_that_differ_are_named(parent, tmp_path):
+    cfg = configured(CHILD, tmp_path / "child", "model.d_model=48", "model.dropout=0.2")
+    message = user_error(Trainer, cfg, init_from=parent)
+    assert message.startswith(f"--init-from {parent}: model keys differ")
+    assert "model.d_model (32 -> 48)" in message and "dropout" not in message
+    cfg = configured(CHILD, tmp_path / "child", "model.type=lstm")
+    message = user_error(Trainer, cfg, init_from=parent)
+    assert 'model.type ("transformer" -> "lstm")' in message and "d_model" not in message
+
+
+def test_a_file_that_is_not_a_checkpoint_is_refused(parent, tmp_path):
+    config_file = parent.parent / "config.yaml"
+    message = user_error(Trainer, configured(CHILD, tmp_path / "c"), init_from=config_file)
+    assert message.startswith("--init-from: ") and str(config_file) in message
+    missing = tmp_path / "nothing.pt"
+    message = user_error(Trainer, configured(CHILD, tmp_path / "c"), init_from=missing)
+    assert "not found" in message and str(missing) in message
+
+
+def test_init_from_and_resume_do_not_go_together(parent, tmp_path):
+    message = user_error(Trainer, configured(CHILD, tmp_path / "c"), resume=True, init_from=parent)
+    assert "--init-from" in message and "--resume" in message
+    path = tmp_path / "child.yaml"
+    path.write_text(yaml.safe_dump({**CHILD, "run_dir": str(tmp_path / "c")}))
+    result = cli("train", "--config", str(path), "--init-from", str(parent), "--resume")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0 and "--init-from" in result.stderr

@@ -1,0 +1,128 @@
+"""Checkpoint averaging: the step-numbered checkpoints a run keeps (`train.keep_checkpoints`)
+and `translator average`, which writes the elementwise mean of several checkpoints' weights.
+
+Averaging the last few checkpoints of a run smooths out the noise of the last updates, much
+as the moving average of translator.ema does during training. Only checkpoints of the same
+model can be averaged: the same `model` section, the same `tokenizer` keys and the same
+sentencepiece model bytes; anything else is refused, naming the two files that differ.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from translator.checkpoint import Checkpoint
+from translator.errors import UserError
+
+log = logging.getLogger(__name__)
+
+STEP_NAME = re.compile(r"step-(\d+)\.pt")
+
+
+def step_path(run_dir: Path, step: int) -> Path:
+    return run_dir / f"step-{step:06d}.pt"
+
+
+def step_checkpoints(run_dir: Path) -> list[Path]:
+    """The run's step-numbered checkpoints, oldest first."""
+    found = [(STEP_NAME.fullmatch(p.name), p) for p in Path(run_dir).glob("step-*.pt")]
+    return [p for m, p in sorted((int(m[1]), p) for m, p in found if m)]
+
+
+def prune_step_checkpoints(run_dir: Path, keep: int, step: int) -> None:
+    """Keep the `keep` newest step checkpoints up to `step` (called after the one of `step`
+    is written whole); later-numbered ones belong to an earlier run in the same folder that
+    this one is overwriting, as it overwrites its last.pt and best.pt."""
+    paths = step_checkpoints(run_dir)
+    current = [p for p in paths if int(STEP_NAME.fullmatch(p.name)[1]) <= step]
+    for path in set(paths) - set(current[-keep:]):
+        path.unlink(missing_ok=True)
+
+
+# -- averaging ---------------------------------------------------------------------------------
+def _same_model(first: Checkpoint, first_path: Path, other: Checkpoint, path: Path) -> None:
+    from translator.resume import config_changes, describe
+
+    def keys(ckpt: Checkpoint) -> dict:
+        config = ckpt.config if isinstance(ckpt.config, dict) else {}
+        return {"model": config.get("model"), "tokenizer": config.get("tokenizer")}
+
+    changes = config_changes(keys(first), keys(other))
+    if changes:
+        raise UserError(
+            f"cannot average {first_path} and {path}: their configs differ in {describe(changes)}",
+            "average checkpoints of one run (or of runs with the same model and tokenizer)",
+        )
+    mine, theirs = first.tokenizer, other.tokenizer
+    if (mine["src"], mine.get("tgt")) != (theirs["src"], theirs.get("tgt")):
+        raise UserError(
+            f"cannot average {first_path} and {path}: their sentencepiece models differ",
+            "average checkpoints of one run (or of runs with the same tokenizer)",
+        )
+    if {k: v.shape for k, v in first.model.items()} != {k: v.shape for k, v in other.model.items()}:
+        raise UserError(f"cannot average {first_path} and {path}: their weights differ in shape")
+
+
+def average_checkpoints(paths: list[Path]) -> Checkpoint:
+    """A checkpoint (config and tokenizer of the last file, no training state) whose weights
+    are the elementwise mean of the files' weights, summed in float32 and stored in their
+    own dtype; integer tensors (counters, not weights) are the last file's. One file is held
+    in memory at a time beside the running sum."""
+    if not paths:
+        raise UserError("nothing to average: give at least one checkpoint")
+    first = first_path = total = last = None
+    for path in tqdm(paths, desc="average", unit="checkpoint", disable=len(paths) < 2):
+        last = Checkpoint.load(path)
+        last.build_tokenizer(str(path))  # a tokenizer that fits its fingerprint
+        if not isinstance(last.model, dict):
+            raise UserError(f"{path}: not a translator model checkpoint (it has no weights)")
+        if first is None:
+            first, first_path = last, path
+            total = {k: torch.zeros_like(v, dtype=torch.float32) for k, v in last.model.items()}
+        else:
+            _same_model(first, first_path, last, path)
+        for name, tensor in last.model.items():
+            if tensor.is_floating_point():
+                total[name] += tensor.float()
+    weights = {
+        name: (total[name] / len(paths)).to(t.dtype) if t.is_floating_point() else t
+        for name, t in last.model.items()
+    }
+    return Checkpoint(config=last.config, tokenizer=last.tokenizer, model=weights)
+
+
+def average_command(
+    run_dir: Path | None, last: int | None, checkpoints: list[Path], output: Path | None
+) -> str:
+    """`translator average`: pick the files, average them, write the result; a line to print."""
+    if run_dir is not None and checkpoints:
+        raise UserError("give a run folder or --checkpoint files, not both")
+    if run_dir is None and not checkpoints:
+        raise UserError("give a run folder (its step-*.pt checkpoints) or --checkpoint files")
+    if run_dir is not None:
+        if not run_dir.is_dir():
+            raise UserError(f"run folder not found: {run_dir}")
+        checkpoints = step_checkpoints(run_dir)
+        if not checkpoints:
+            raise UserError(
+                f"{run_dir} holds no step-*.pt checkpoints",
+                "train with train.keep_checkpoints set to how many to keep",
+            )
+        if last is not None and last > len(checkpoints):
+            raise UserError(f"--last {last}: {run_dir} holds {len(checkpoints)} step checkpoints")
+        checkpoints = checkpoints[-last:] if last else checkpoints
+        output = output or run_dir / "average.pt"
+    elif last is not None:
+        raise UserError("--last picks from a run folder's step checkpoints; give the folder")
+    elif output is None:
+        raise UserError("--output F.pt: where to write the average of the --checkpoint files")
+    averaged = average_checkpoints(checkpoints)
+    averaged.save(output)
+    return f"averaged {len(checkpoints)} checkpoint(s) into {output}: " + ", ".join(
+        p.name for p in checkpoints
+    )
