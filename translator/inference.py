@@ -41,10 +41,14 @@ class Translator:
         cfg: Config,
         device: torch.device | None = None,
         dtype: torch.dtype = torch.float32,
+        name: str | None = None,
+        max_source: int | None = None,
     ):
         self.device = device or pick_device("auto")
         self.model = model.to(self.device).eval()
         self.tokenizer, self.cfg, self.dtype = tokenizer, cfg, dtype
+        self.name = name or cfg.model.type  # for messages and picture titles
+        self.max_source = max_source or cfg.model.max_positions  # longer input is cut
 
     @classmethod
     def from_checkpoint(cls, path: str, device: str = "auto") -> Translator:
@@ -70,7 +74,7 @@ class Translator:
         if not todo:
             return results
         ids = self.tokenizer.encode_src([lines[i] for i in todo])
-        limit = self.model_max_source()
+        limit = self.max_source
         for j, s in enumerate(ids):
             if len(s) > limit:  # keep the end token; the rest of the line is dropped
                 log.warning(
@@ -94,15 +98,12 @@ class Translator:
                 ]
         return results
 
-    def model_max_source(self) -> int:
-        return self.cfg.model.max_positions
-
     def attention(self, line: str, tokens: list[int], layer: int = -1):
         """Source pieces, target pieces and the [target, source] attention weights that the
         model gives while it produces `tokens` (then <eos>) for `line`."""
         model = self.model
         if not model.attention_layers:
-            raise UserError(f"model.type {self.cfg.model.type} has no attention weights to draw")
+            raise UserError(f"{self.name} has no attention weights to draw")
         if not -model.attention_layers <= layer < model.attention_layers:
             n = model.attention_layers
             raise UserError(
