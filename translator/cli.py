@@ -199,6 +199,13 @@ def translate(
     text: Annotated[list[str] | None, typer.Argument(help="Sentences; none = read stdin")] = None,
     ensemble: EnsembleOpt = False,
     beam: BeamOpt = None,
+    sampling: Annotated[
+        str | None, typer.Option("--sampling", help="Sample: topk:K or topp:P (no search)")
+    ] = None,
+    temperature: Annotated[
+        float | None, typer.Option("--temperature", help="Sampling temperature (default 1.0)")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the sampling")] = None,
     nbest: Annotated[int, typer.Option("--nbest", min=1, help="Print K lines per input")] = 1,
     batch_size: Annotated[int | None, typer.Option("--batch-size", min=1)] = None,
     device: DeviceOpt = "auto",
@@ -221,8 +228,11 @@ def translate(
 ):
     """Translate sentences given as arguments, standard input, or --input F, line by line."""
     from translator.ensemble import load_translator
+    from translator.sampling import sampling_options
 
+    sampler = sampling_options(sampling, temperature, seed, beam)
     translator = load_translator(checkpoint, ensemble, device)
+    translator.sampling = sampler
     dc = _decode_settings(translator.cfg, beam, batch_size)
     if nbest > dc.beam:
         dc = replace(dc, beam=nbest)

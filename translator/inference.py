@@ -49,6 +49,9 @@ class Translator:
         self.tokenizer, self.cfg, self.dtype = tokenizer, cfg, dtype
         self.name = name or cfg.model.type  # for messages and picture titles
         self.max_source = max_source or cfg.model.max_positions  # longer input is cut
+        # How translate() picks tokens: None searches (greedy or beam, by the beam size),
+        # a translator.sampling.Sampling draws them.
+        self.sampling = None
 
     @classmethod
     def from_checkpoint(cls, path: str, device: str = "auto") -> Translator:
@@ -67,7 +70,7 @@ class Translator:
         A blank line yields an empty translation without running the model.
         """
         dc = decode_cfg or self.cfg.decode
-        if nbest > dc.beam:
+        if nbest > dc.beam and self.sampling is None:
             raise UserError(f"--nbest {nbest} needs a beam of at least {nbest} (beam is {dc.beam})")
         results: list[list[Translation]] = [[Translation("", 0.0)] * nbest for _ in lines]
         todo = [i for i, line in enumerate(lines) if line.strip()]
@@ -90,9 +93,13 @@ class Translator:
         for batch in bar:
             src = pad_ids([ids[j] for j in batch]).to(self.device)
             with torch.inference_mode(), autocast(self.device, self.dtype):
-                hyps = decode(self.model, src, dc, nbest)
+                hyps = decode(self.model, src, dc, nbest, self.sampling)
             for j, sent in zip(batch, hyps):
-                texts = self.tokenizer.decode_tgt([h.tokens for h in sent])
+                # Byte-fallback pieces can spell a line break; an output stays one line.
+                texts = [
+                    " ".join(t.splitlines())
+                    for t in self.tokenizer.decode_tgt([h.tokens for h in sent])
+                ]
                 results[todo[j]] = [
                     Translation(t, h.score, tuple(h.tokens)) for t, h in zip(texts, sent)
                 ]
