@@ -329,6 +329,17 @@ def _plot_attention(translator, text: list[str], dc, path: Path, layer: int) -> 
     typer.echo(f"attention heatmap written to {path}", err=True)
 
 
+@app.command()
+def curves(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders or their summary.json files")],
+    plot: Annotated[Path, typer.Option("--plot", help="The PNG to draw")],
+):
+    """Dev BLEU against wall-clock minutes and training loss against steps, one line per run."""
+    from translator.curves import draw_curves
+
+    typer.echo(draw_curves(runs, plot), err=True)
+
+
 def _click_exceptions():
     """The exceptions module of the click that typer runs on: the `click` package for older
     typer versions, typer's own copy (`typer._click`) for newer ones. typer re-exports
