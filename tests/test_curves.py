@@ -60,3 +60,12 @@ def test_a_missing_or_invalid_summary_is_a_one_line_error_naming_it(tmp_path, co
     message = user_error(draw_curves, [path], tmp_path / "c.png")
     assert str(path) in message and needle in message
     assert not (tmp_path / "c.png").exists()
+
+
+def test_without_matplotlib_curves_name_the_plot_extra(tmp_path, monkeypatch):
+    import sys
+
+    (tmp_path / "s.json").write_text(json.dumps(summary()))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
+    message = user_error(draw_curves, [tmp_path / "s.json"], tmp_path / "c.png")
+    assert 'pip install "translator[plot]"' in message
