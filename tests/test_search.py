@@ -2,29 +2,11 @@ from dataclasses import replace
 
 import pytest
 import torch
+from util import favour_eos, model_and_src, model_score, tiny_model
 
 from translator.config import DecodeConfig
-from translator.models.family import model_config
-from translator.models.transformer import Transformer
 from translator.search import beam_search, greedy_search, length_penalty, max_lengths
 from translator.specials import BOS, EOS, PAD, UNK
-
-
-def model_and_src(seed=0):
-    torch.manual_seed(seed)
-    cfg = model_config(d_model=32, heads=4, enc_layers=1, dec_layers=2, ff_dim=64, dropout=0.0)
-    model = Transformer(cfg, 30, 30, share_src_tgt=True).eval()
-    src = torch.randint(4, 30, (6, 8), generator=torch.Generator().manual_seed(seed))
-    src[2, 3:] = 0
-    src[4, 5:] = 0
-    return model, src
-
-
-def favour_eos(model, bias):
-    """Make <eos> likelier so hypotheses end at different lengths."""
-    with torch.no_grad():
-        model.generator.weight.data = model.generator.weight.data.clone()
-        model.generator.weight.data[EOS] += bias
 
 
 def test_beam_one_equals_greedy():
@@ -86,15 +68,6 @@ def test_greedy_tokens_are_the_teacher_forced_argmax():
             assert expected[len(tokens)] == EOS
 
 
-def model_score(model, src_row, tokens, alpha):
-    """Log-probability of tokens and then <eos> under the full model, length-normalised."""
-    with torch.no_grad():
-        logp = torch.log_softmax(model(src_row, torch.tensor([[BOS] + tokens]))[0], -1)
-    targets = tokens + [EOS]
-    total = sum(float(logp[t, targets[t]]) for t in range(len(targets)))
-    return total / float(length_penalty(torch.tensor(len(targets)), alpha))
-
-
 def test_beam_search_hypothesis_scores_match_the_model():
     """A beam hypothesis's score is its log-probability under the full model, normalised."""
     model, src = model_and_src(4)
@@ -126,27 +99,17 @@ def test_hypotheses_cut_at_the_length_limit_are_scored_with_eos():
     assert cut > src.size(0)  # the check covers cut hypotheses
 
 
-@pytest.mark.parametrize("family", ["transformer", "lstm", "bahdanau", "luong"])
+@pytest.mark.parametrize(
+    "family", ["transformer", "lstm", "bahdanau", "luong", "transformer+luong+lstm"]
+)
 def test_output_does_not_depend_on_batch_size(family):
-    from util import family_config
-
-    from translator.config import DecodeConfig
-    from translator.models.family import build_model
+    """A family, or an ensemble of families (names joined by +)."""
+    from translator.ensemble import Ensemble
 
     torch.manual_seed(7)
-    cfg = family_config(
-        family,
-        d_model=32,
-        heads=4,
-        enc_layers=1,
-        dec_layers=1,
-        ff_dim=64,
-        embed_dim=24,
-        hidden_size=32,
-        dropout=0.0,
-    )
-    model = build_model(cfg, 30, 30, True).eval()
-    favour_eos(model, 0.3)
+    members = [tiny_model(name) for name in family.split("+")]
+    model = members[0] if len(members) == 1 else Ensemble(members)
+    favour_eos(members[0], 0.3)
     g = torch.Generator().manual_seed(3)
     src = torch.randint(4, 30, (7, 9), generator=g)
     for row, length in enumerate([9, 3, 6, 1, 8, 5, 2]):

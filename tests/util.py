@@ -76,3 +76,65 @@ def cli(*args, stdin=None, env_extra=None, timeout=600):
         env=env,
         timeout=timeout,
     )
+
+
+# -- small models for the search tests ---------------------------------------------------------
+
+
+def model_and_src(seed=0):
+    """A small Transformer and a batch of 6 sources of different lengths."""
+    import torch
+
+    from translator.models.family import model_config
+    from translator.models.transformer import Transformer
+
+    torch.manual_seed(seed)
+    cfg = model_config(d_model=32, heads=4, enc_layers=1, dec_layers=2, ff_dim=64, dropout=0.0)
+    model = Transformer(cfg, 30, 30, share_src_tgt=True).eval()
+    src = torch.randint(4, 30, (6, 8), generator=torch.Generator().manual_seed(seed))
+    src[2, 3:] = 0
+    src[4, 5:] = 0
+    return model, src
+
+
+def tiny_model(family: str):
+    """A freshly initialised small model of `family`, vocabulary 30, without dropout."""
+    from translator.models.family import build_model
+
+    cfg = family_config(
+        family,
+        d_model=32,
+        heads=4,
+        enc_layers=1,
+        dec_layers=1,
+        ff_dim=64,
+        embed_dim=24,
+        hidden_size=32,
+        dropout=0.0,
+    )
+    return build_model(cfg, 30, 30, True).eval()
+
+
+def favour_eos(model, bias):
+    """Make <eos> likelier so hypotheses end at different lengths."""
+    import torch
+
+    from translator.specials import EOS
+
+    with torch.no_grad():
+        model.generator.weight.data = model.generator.weight.data.clone()
+        model.generator.weight.data[EOS] += bias
+
+
+def model_score(model, src_row, tokens, alpha):
+    """Log-probability of tokens and then <eos> under the full model, length-normalised."""
+    import torch
+
+    from translator.search import length_penalty
+    from translator.specials import BOS, EOS
+
+    with torch.no_grad():
+        logp = torch.log_softmax(model(src_row, torch.tensor([[BOS] + tokens]))[0], -1)
+    targets = tokens + [EOS]
+    total = sum(float(logp[t, targets[t]]) for t in range(len(targets)))
+    return total / float(length_penalty(torch.tensor(len(targets)), alpha))

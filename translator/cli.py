@@ -27,7 +27,14 @@ SetOpt = Annotated[
     typer.Option("--set", help="Override a config key, e.g. --set train.lr=0.001 (repeatable)"),
 ]
 BeamOpt = Annotated[int | None, typer.Option("--beam", min=1, help="Beam size (default: config)")]
-CkptOpt = Annotated[Path, typer.Option("--checkpoint", help="A checkpoint, e.g. runs/demo/best.pt")]
+CkptOpt = Annotated[
+    list[Path],
+    typer.Option("--checkpoint", help="A checkpoint, e.g. runs/demo/best.pt (repeatable)"),
+]
+EnsembleOpt = Annotated[
+    bool,
+    typer.Option("--ensemble", help="Decode with all --checkpoint models as one (mean log-probs)"),
+]
 DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cpu, cuda or mps")]
 
 
@@ -116,9 +123,8 @@ def _decode_settings(cfg, beam: int | None, batch_size: int | None):
 
 @app.command("eval")
 def evaluate(
-    checkpoint: Annotated[
-        list[Path], typer.Option("--checkpoint", help="A checkpoint (repeatable: one per model)")
-    ],
+    checkpoint: CkptOpt,
+    ensemble: EnsembleOpt = False,
     split: Annotated[str, typer.Option("--split", help="dev or test")] = "test",
     beam: BeamOpt = None,
     src: Annotated[Path | None, typer.Option("--src", help="Score this source file ...")] = None,
@@ -137,7 +143,9 @@ def evaluate(
     batch_size: Annotated[int | None, typer.Option("--batch-size", min=1)] = None,
     device: DeviceOpt = "auto",
 ):
-    """Decode a split (or --src/--ref files) and print sacreBLEU BLEU, chrF and TER."""
+    """Decode a split (or --src/--ref files) and print sacreBLEU BLEU, chrF and TER, for each
+    --checkpoint, or for all of them as one model with --ensemble."""
+    from translator.ensemble import load_translator
     from translator.fileio import atomic_write_bytes
     from translator.plots import plot_by_length
 
@@ -145,20 +153,30 @@ def evaluate(
         raise UserError(f"--split must be dev or test, got '{split}'")
     if (src is None) != (ref is None):
         raise UserError("--src and --ref go together: give both files or neither")
-    if output is not None and len(checkpoint) > 1:
-        raise UserError("--output takes one --checkpoint; give one model at a time")
+    models = [checkpoint] if ensemble else [[path] for path in checkpoint]
+    if output is not None and len(models) > 1:
+        raise UserError("--output takes one --checkpoint (or --ensemble); give one model at a time")
     series = {}
-    for path in checkpoint:
+    for paths in models:
+        path = " + ".join(map(str, paths))
         result, hyps = _evaluate_one(
-            path, split, beam, src, ref, set_, batch_size, device, by_length or plot is not None
+            load_translator(paths, ensemble, device),
+            path,
+            split,
+            beam,
+            src,
+            ref,
+            set_,
+            batch_size,
+            by_length or plot is not None,
         )
-        series[str(path)] = result.get("by_length", [])
+        series[path] = result.get("by_length", [])
         if output is not None:
             atomic_write_bytes(output, "".join(h + "\n" for h in hyps).encode("utf-8"))
         if as_json:
             typer.echo(json.dumps(result, ensure_ascii=False))
             continue
-        if len(checkpoint) > 1:
+        if len(models) > 1:
             typer.echo(f"== {path}")
         typer.echo(f"{result['data']}: {result['n']} sentences, beam {result['beam']}")
         typer.echo(f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  TER {result['ter']:.2f}")
@@ -172,13 +190,11 @@ def evaluate(
         typer.echo(f"plot written to {plot}", err=True)
 
 
-def _evaluate_one(path, split, beam, src, ref, overrides, batch_size, device, with_lengths):
+def _evaluate_one(translator, path, split, beam, src, ref, overrides, batch_size, with_lengths):
     from translator.config import config_from_dict
     from translator.data.corpus import open_source, read_pair_files
     from translator.evaluate import by_length, score
-    from translator.inference import Translator
 
-    translator = Translator.from_checkpoint(str(path), device)
     cfg = translator.cfg
     if overrides:  # --set applies to the data and the decoding settings alike
         cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", overrides)
@@ -191,7 +207,7 @@ def _evaluate_one(path, split, beam, src, ref, overrides, batch_size, device, wi
     dc = _decode_settings(cfg, beam, batch_size)
     sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
     hyps = [r[0].text for r in translator.translate(sources, dc, progress=True)]
-    result = {**score(hyps, refs), "beam": dc.beam, "data": what, "checkpoint": str(path)}
+    result = {**score(hyps, refs), "beam": dc.beam, "data": what, "checkpoint": path}
     if with_lengths:
         result["by_length"] = by_length(sources, hyps, refs)
     return result, hyps
@@ -201,7 +217,15 @@ def _evaluate_one(path, split, beam, src, ref, overrides, batch_size, device, wi
 def translate(
     checkpoint: CkptOpt,
     text: Annotated[list[str] | None, typer.Argument(help="Sentences; none = read stdin")] = None,
+    ensemble: EnsembleOpt = False,
     beam: BeamOpt = None,
+    sampling: Annotated[
+        str | None, typer.Option("--sampling", help="Sample: topk:K or topp:P (no search)")
+    ] = None,
+    temperature: Annotated[
+        float | None, typer.Option("--temperature", help="Sampling temperature (default 1.0)")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the sampling")] = None,
     nbest: Annotated[int, typer.Option("--nbest", min=1, help="Print K lines per input")] = 1,
     batch_size: Annotated[int | None, typer.Option("--batch-size", min=1)] = None,
     device: DeviceOpt = "auto",
@@ -223,9 +247,12 @@ def translate(
     ] = False,
 ):
     """Translate sentences given as arguments, standard input, or --input F, line by line."""
-    from translator.inference import Translator
+    from translator.ensemble import load_translator
+    from translator.sampling import sampling_options
 
-    translator = Translator.from_checkpoint(str(checkpoint), device)
+    sampler = sampling_options(sampling, temperature, seed, beam)
+    translator = load_translator(checkpoint, ensemble, device)
+    translator.sampling = sampler
     dc = _decode_settings(translator.cfg, beam, batch_size)
     if nbest > dc.beam:
         dc = replace(dc, beam=nbest)
@@ -316,10 +343,21 @@ def _plot_attention(translator, text: list[str], dc, path: Path, layer: int) -> 
     best = translator.translate(text, dc)[0][0]
     source, target, weights = translator.attention(text[0], list(best.tokens), layer)
     label = translator.model.attention_label(layer)
-    title = f"{translator.cfg.model.type}: {best.text}" + (f" ({label})" if label else "")
+    title = f"{translator.name}: {best.text}" + (f" ({label})" if label else "")
     plot_attention(source, target, weights, str(path), title)
     typer.echo(best.text)
     typer.echo(f"attention heatmap written to {path}", err=True)
+
+
+@app.command()
+def curves(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders or their summary.json files")],
+    plot: Annotated[Path, typer.Option("--plot", help="The PNG to draw")],
+):
+    """Dev BLEU against wall-clock minutes and training loss against steps, one line per run."""
+    from translator.curves import draw_curves
+
+    typer.echo(draw_curves(runs, plot), err=True)
 
 
 def _click_exceptions():

@@ -41,10 +41,17 @@ class Translator:
         cfg: Config,
         device: torch.device | None = None,
         dtype: torch.dtype = torch.float32,
+        name: str | None = None,
+        max_source: int | None = None,
     ):
         self.device = device or pick_device("auto")
         self.model = model.to(self.device).eval()
         self.tokenizer, self.cfg, self.dtype = tokenizer, cfg, dtype
+        self.name = name or cfg.model.type  # for messages and picture titles
+        self.max_source = max_source or cfg.model.max_positions  # longer input is cut
+        # How translate() picks tokens: None searches (greedy or beam, by the beam size),
+        # a translator.sampling.Sampling draws them.
+        self.sampling = None
 
     @classmethod
     def from_checkpoint(cls, path: str, device: str = "auto") -> Translator:
@@ -63,14 +70,14 @@ class Translator:
         A blank line yields an empty translation without running the model.
         """
         dc = decode_cfg or self.cfg.decode
-        if nbest > dc.beam:
+        if nbest > dc.beam and self.sampling is None:
             raise UserError(f"--nbest {nbest} needs a beam of at least {nbest} (beam is {dc.beam})")
         results: list[list[Translation]] = [[Translation("", 0.0)] * nbest for _ in lines]
         todo = [i for i, line in enumerate(lines) if line.strip()]
         if not todo:
             return results
         ids = self.tokenizer.encode_src([lines[i] for i in todo])
-        limit = self.model_max_source()
+        limit = self.max_source
         for j, s in enumerate(ids):
             if len(s) > limit:  # keep the end token; the rest of the line is dropped
                 log.warning(
@@ -86,23 +93,24 @@ class Translator:
         for batch in bar:
             src = pad_ids([ids[j] for j in batch]).to(self.device)
             with torch.inference_mode(), autocast(self.device, self.dtype):
-                hyps = decode(self.model, src, dc, nbest)
+                hyps = decode(self.model, src, dc, nbest, self.sampling)
             for j, sent in zip(batch, hyps):
-                texts = self.tokenizer.decode_tgt([h.tokens for h in sent])
+                # Byte-fallback pieces can spell a line break; an output stays one line.
+                texts = [
+                    " ".join(t.splitlines())
+                    for t in self.tokenizer.decode_tgt([h.tokens for h in sent])
+                ]
                 results[todo[j]] = [
                     Translation(t, h.score, tuple(h.tokens)) for t, h in zip(texts, sent)
                 ]
         return results
-
-    def model_max_source(self) -> int:
-        return self.cfg.model.max_positions
 
     def attention(self, line: str, tokens: list[int], layer: int = -1):
         """Source pieces, target pieces and the [target, source] attention weights that the
         model gives while it produces `tokens` (then <eos>) for `line`."""
         model = self.model
         if not model.attention_layers:
-            raise UserError(f"model.type {self.cfg.model.type} has no attention weights to draw")
+            raise UserError(f"{self.name} has no attention weights to draw")
         if not -model.attention_layers <= layer < model.attention_layers:
             n = model.attention_layers
             raise UserError(

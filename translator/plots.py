@@ -1,4 +1,5 @@
-"""Pictures: attention heatmaps and BLEU by sentence length (matplotlib, no screen needed)."""
+"""Pictures: attention heatmaps, BLEU by sentence length and training curves (matplotlib,
+no screen needed)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,29 @@ def plot_attention(source: list[str], target: list[str], weights, path: str, tit
     ax.set_xlabel("source")
     ax.set_ylabel("translation")
     ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_curves(series: list[tuple], path: str, estimated_minutes: bool) -> None:
+    """Training runs side by side: (name, minutes, dev BLEU, [(step, loss)]) each; dev BLEU
+    against wall-clock minutes on the left, training loss against steps on the right."""
+    plt = _pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for name, minutes, bleu, losses in series:
+        (line,) = left.plot(minutes, bleu, marker="o", markersize=3, label=name)
+        if losses:
+            right.plot(*zip(*losses), color=line.get_color(), label=name)
+    left.set_xlabel(
+        "wall-clock minutes" + (" (estimated from the rate)" if estimated_minutes else "")
+    )
+    left.set_ylabel("dev BLEU")
+    right.set_xlabel("training step")
+    right.set_ylabel("training loss")
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+    left.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

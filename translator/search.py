@@ -4,18 +4,27 @@ Both are batched over sentences, stop each sentence at its end token or at
 `max_len_a * source_length + max_len_b` tokens (then the end token is forced, and
 scored, so a cut hypothesis competes as if it had ended, as in fairseq), and drop
 finished sentences from the batch so the remaining steps only pay for sentences
-still being decoded.
+still being decoded. Sampling (translator/sampling.py) runs through greedy search's
+loop with another way to pick each token.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 
 from translator.config import DecodeConfig
 from translator.models.base import Seq2Seq
 from translator.specials import BOS, EOS, PAD, UNK
+
+
+class Sampler(Protocol):
+    """How sampling picks tokens (translator/sampling.py): logp [N, V] -> token ids [N]."""
+
+    def choose(self, logp: torch.Tensor) -> torch.Tensor: ...
 
 
 @dataclass
@@ -50,12 +59,11 @@ def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
     return ((5.0 + length.float()) / 6.0) ** alpha
 
 
-@torch.no_grad()
-def greedy_search(
-    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig | None = None
+def _token_by_token(
+    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig, choose: Callable
 ) -> list[list[Hypothesis]]:
-    """The likeliest next token at every step (`dc.beam` is not used)."""
-    dc = dc or DecodeConfig()
+    """One hypothesis per sentence, its next token picked by `choose(logp [N, V]) -> [N]`
+    at every step and scored by its log-probability under the model."""
     n = src.size(0)
     limit = max_lengths(src, dc.max_len_a, dc.max_len_b, model.max_output_len)
     state = model.init_state(model.encode(src))
@@ -66,8 +74,8 @@ def greedy_search(
     for t in range(int(limit.max()) + 1):  # + 1: the <eos> after a full-length output
         logits, state = model.step(prev, state)
         logp = mask_specials(torch.log_softmax(logits.float(), dim=-1), dc.allow_unk)
-        best, prev = force_eos(logp, limit[alive] <= t).max(dim=-1)
-        scores[alive] += best
+        prev = choose(force_eos(logp, limit[alive] <= t))
+        scores[alive] += logp.gather(1, prev[:, None]).squeeze(1)
         done = prev == EOS
         for row, tok in zip(alive.tolist(), prev.tolist()):
             if tok != EOS:
@@ -80,6 +88,30 @@ def greedy_search(
     lengths = torch.tensor([len(t) + 1 for t in tokens], device=src.device)  # with <eos>
     scores = (scores / length_penalty(lengths, dc.len_penalty)).tolist()
     return [[Hypothesis(t, s)] for t, s in zip(tokens, scores)]
+
+
+@torch.no_grad()
+def greedy_search(
+    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig | None = None
+) -> list[list[Hypothesis]]:
+    """The likeliest next token at every step (`dc.beam` is not used)."""
+    return _token_by_token(model, src, dc or DecodeConfig(), lambda logp: logp.argmax(-1))
+
+
+@torch.no_grad()
+def sample_search(
+    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig, sampling: Sampler, nbest: int = 1
+) -> list[list[Hypothesis]]:
+    """`nbest` outputs per sentence, each token drawn by `sampling.choose`, best score first.
+    All rows of the batch draw at once from one random stream, so the output is the same for
+    the same input and batch, and changes with the batch (`dc.beam` is not used)."""
+    n = src.size(0)
+    rows = torch.arange(n, device=src.device).repeat_interleave(nbest)
+    drawn = _token_by_token(model, src[rows], dc, sampling.choose)
+    return [
+        sorted((h[0] for h in drawn[i * nbest : (i + 1) * nbest]), key=lambda h: -h.score)
+        for i in range(n)
+    ]
 
 
 @torch.no_grad()
@@ -143,9 +175,16 @@ def beam_search(
 
 
 def decode(
-    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig, nbest: int = 1
+    model: Seq2Seq,
+    src: torch.Tensor,
+    dc: DecodeConfig,
+    nbest: int = 1,
+    sampling: Sampler | None = None,
 ) -> list[list[Hypothesis]]:
-    """Greedy search for a beam of one (the same output, faster), else beam search."""
+    """Sampling when asked for; else greedy search for a beam of one (the same output,
+    faster), else beam search."""
+    if sampling is not None:
+        return sample_search(model, src, dc, sampling, nbest)
     if dc.beam == 1 and nbest == 1:
         return greedy_search(model, src, dc)
     return beam_search(model, src, dc, nbest)

@@ -1,0 +1,136 @@
+"""--ensemble: several models decoding as one through the shared interface."""
+
+import copy
+import json
+
+import pytest
+import torch
+from util import cli, favour_eos, model_and_src, model_score, tiny_config, tiny_model, user_error
+
+from translator.config import DecodeConfig, config_from_dict
+from translator.ensemble import Ensemble, load_translator
+from translator.search import beam_search, greedy_search
+from translator.train import Trainer
+
+SEARCHES = {
+    "greedy": lambda m, src: greedy_search(m, src, DecodeConfig(max_len_a=1.0, max_len_b=4)),
+    "beam": lambda m, src: beam_search(
+        m, src, DecodeConfig(beam=4, max_len_a=1.0, max_len_b=4, len_penalty=0.6), nbest=3
+    ),
+}
+
+
+def same_output(a, b):
+    assert [[h.tokens for h in hyps] for hyps in a] == [[h.tokens for h in hyps] for hyps in b]
+    for ha, hb in zip(a, b):
+        for x, y in zip(ha, hb):
+            assert abs(x.score - y.score) < 1e-4
+
+
+@pytest.mark.parametrize("search", SEARCHES)
+def test_an_ensemble_of_one_model_or_of_copies_decodes_as_that_model(search):
+    model, src = model_and_src(2)
+    favour_eos(model, 0.4)
+    alone = SEARCHES[search](model, src)
+    assert sum(len(h.tokens) for hyps in alone for h in hyps) > len(alone)
+    same_output(SEARCHES[search](Ensemble([model]), src), alone)
+    same_output(SEARCHES[search](Ensemble([model, copy.deepcopy(model)]), src), alone)
+
+
+def test_a_mixed_ensemble_steps_with_the_mean_log_probability_and_scores_by_it():
+    torch.manual_seed(1)
+    members = [tiny_model("transformer"), tiny_model("luong"), tiny_model("lstm")]
+    favour_eos(members[1], 0.5)
+    ensemble = Ensemble(members)
+    _, src = model_and_src(3)
+    prev = torch.full((src.size(0),), 2)
+    logp, _ = ensemble.step(prev, ensemble.init_state(ensemble.encode(src)))
+    each = [torch.log_softmax(m.step(prev, m.init_state(m.encode(src)))[0], -1) for m in members]
+    mean = torch.stack(each).mean(0)
+    assert torch.allclose(logp, mean - mean.logsumexp(-1, keepdim=True), atol=1e-5)
+    assert not torch.allclose(logp, each[0], atol=1e-3)  # the other members count
+    # Beam search moves every member's state along with the beams: each hypothesis's score is
+    # its teacher-forced log-probability under the ensemble.
+    dc = DecodeConfig(beam=3, max_len_a=1.0, max_len_b=4, len_penalty=0.6)
+    hyps = beam_search(ensemble, src, dc, nbest=3)
+    assert all(len(h) == 3 for h in hyps)
+    for i, sent in enumerate(hyps):
+        for h in sent:
+            assert abs(model_score(ensemble, src[i : i + 1], h.tokens, 0.6) - h.score) < 1e-3
+
+
+def test_ensemble_attention_is_the_mean_of_the_members_with_attention():
+    torch.manual_seed(2)
+    members = [tiny_model("transformer"), tiny_model("lstm"), tiny_model("bahdanau")]
+    ensemble = Ensemble(members)
+    assert ensemble.attention_layers == 1  # the layers every member with attention has
+    _, src = model_and_src(4)
+    prev = torch.full((src.size(0),), 2)
+    ensemble.show_attention(-1)
+    _, state = ensemble.step(prev, ensemble.init_state(ensemble.encode(src)))
+    seen = [state["members"][i]["attention"] for i in (0, 2)]
+    assert torch.allclose(state["attention"], (seen[0] + seen[1]) / 2)
+    assert torch.allclose(state["attention"].sum(-1), torch.ones(src.size(0)), atol=1e-5)
+    ensemble.show_attention(None)
+    assert "attention" not in ensemble.step(prev, ensemble.init_state(ensemble.encode(src)))[1]
+    assert Ensemble([tiny_model("lstm")]).attention_layers == 0
+
+
+# -- checkpoints through the command line ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two families with one tokenizer, and a model with another tokenizer."""
+    root = tmp_path_factory.mktemp("ensemble")
+    out = {}
+    for name, changes in {
+        "transformer": {},
+        "luong": {"model": {"type": "luong", "embed_dim": 16, "hidden_size": 16}},
+        "other": {"tokenizer": {"vocab_size": 450}},
+    }.items():
+        cfg = tiny_config(run_dir=str(root / name), train={"max_steps": 3}, **changes)
+        Trainer(config_from_dict(cfg)).run()
+        out[name] = root / name / "last.pt"
+    return out
+
+
+def test_checkpoints_of_an_ensemble_must_share_tokenizer_and_languages(runs, tmp_path):
+    a, b, other = runs["transformer"], runs["luong"], runs["other"]
+    message = user_error(load_translator, [a, other], True)
+    assert str(a) in message and str(other) in message and "tokenizer" in message
+    message = user_error(load_translator, [a, b], False)
+    assert "--ensemble" in message
+    translator = load_translator([a, b], True)
+    assert translator.name == "ensemble of transformer + luong"
+    # A model of the opposite direction may share a joint vocabulary, not the ensemble.
+    from translator.checkpoint import Checkpoint
+
+    ckpt = Checkpoint.load(b)
+    ckpt.config["data"] = {**ckpt.config["data"], "src_lang": "en", "tgt_lang": "de"}
+    reverse = tmp_path / "reverse.pt"
+    ckpt.save(reverse)
+    message = user_error(load_translator, [a, reverse], True)
+    assert str(reverse) in message and "en->de" in message
+
+
+def test_translate_and_eval_with_an_ensemble(runs, tmp_path):
+    a, b, other = str(runs["transformer"]), str(runs["luong"]), str(runs["other"])
+    both = ["--checkpoint", a, "--checkpoint", b]
+    result = cli("translate", *both, "--ensemble", "--nbest", "2", "Ein Hund läuft.", "Hallo")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["0", "0", "1", "1"]
+    result = cli("translate", *both, "Ein Hund läuft.")
+    assert result.returncode == 2 and "--ensemble" in result.stderr.splitlines()[-1]
+    result = cli("translate", "--checkpoint", a, "--checkpoint", other, "--ensemble", "Hallo")
+    last = result.stderr.strip().splitlines()[-1]
+    assert result.returncode == 2 and a in last and other in last, result.stderr
+    result = cli("eval", *both, "--ensemble", "--beam", "2", "--json")
+    assert result.returncode == 0, result.stderr
+    (row,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert row["checkpoint"] == f"{a} + {b}" and row["n"] == 10 and row["beam"] == 2
+    picture = tmp_path / "attention.png"
+    result = cli("translate", *both, "--ensemble", "--plot-attention", str(picture), "Hallo Welt")
+    assert result.returncode == 0, result.stderr
+    assert picture.read_bytes()[:4] == b"\x89PNG"

@@ -1,0 +1,115 @@
+"""Several trained models decoding as one (`--ensemble`), on the shared interface.
+
+At every step each member gives its log-probabilities (log-softmax of its logits) and the
+ensemble takes their mean: the log of the geometric mean of the members' distributions, a
+product of experts that ranks a token low when any member finds it unlikely. The mean is
+renormalised (another log-softmax), so a step returns log-probabilities and the searches'
+own log-softmax leaves them as they are: an ensemble of one model, or of copies of it,
+decodes exactly as that model. (fairseq averages the probabilities instead, a mixture that
+a single confident member can carry.)
+
+The ensemble is a Seq2Seq whose state holds one state per member, so greedy search, beam
+search and sampling run unchanged, and any families mix: they only have to share the
+tokenizer, which `load_translator` checks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from translator.checkpoint import load_checkpoint
+from translator.errors import UserError
+from translator.inference import Translator, build_from_checkpoint
+from translator.models.base import Seq2Seq, State, select_rows
+from translator.runtime import pick_device
+
+
+class Ensemble(Seq2Seq):
+    """The mean log-probability of its members. Attention (for --plot-attention) is the mean
+    of the members that have attention; `show_attention(layer)` passes `layer` to each of
+    them, so the ensemble offers the layers that all of them have (-1: each one's last)."""
+
+    def __init__(self, members: list[Seq2Seq]):
+        super().__init__()
+        self.members = nn.ModuleList(members)
+        lengths = [m.max_output_len for m in members if m.max_output_len is not None]
+        self.max_output_len = min(lengths) if lengths else None
+        self.seeing = [i for i, m in enumerate(members) if m.attention_layers]
+        self.attention_layers = min((members[i].attention_layers for i in self.seeing), default=0)
+
+    def show_attention(self, layer: int | None) -> None:
+        super().show_attention(layer)
+        for i in self.seeing:
+            self.members[i].show_attention(layer)
+
+    def attention_label(self, layer: int) -> str:
+        return f"mean of {len(self.seeing)} of {len(self.members)} models with attention"
+
+    def encode(self, src: torch.Tensor) -> State:
+        return [m.encode(src) for m in self.members]
+
+    def init_state(self, memory: State) -> State:
+        return {"members": [m.init_state(x) for m, x in zip(self.members, memory)]}
+
+    def step(self, prev_tokens, state):
+        logps, states = [], []
+        for member, own in zip(self.members, state["members"]):
+            logits, own = member.step(prev_tokens, own)
+            logps.append(torch.log_softmax(logits.float(), dim=-1))
+            states.append(own)
+        new = {"members": states}
+        if self.attention_layer is not None:
+            new["attention"] = torch.stack([states[i]["attention"] for i in self.seeing]).mean(0)
+        return torch.log_softmax(torch.stack(logps).mean(0), dim=-1), new
+
+    def reorder_state(self, state, indices, same_sentences: bool = False):
+        new = {
+            "members": [
+                m.reorder_state(s, indices, same_sentences)
+                for m, s in zip(self.members, state["members"])
+            ]
+        }
+        if "attention" in state:
+            new["attention"] = select_rows(state["attention"], indices)
+        return new
+
+    def forward(self, src, tgt_in):
+        """Teacher-forced log-probabilities [B, T, V], as the steps give them."""
+        logps = [torch.log_softmax(m(src, tgt_in).float(), dim=-1) for m in self.members]
+        return torch.log_softmax(torch.stack(logps).mean(0), dim=-1)
+
+
+def load_translator(paths: list[Path], ensemble: bool, device: str = "auto") -> Translator:
+    """One checkpoint's Translator, or with `ensemble` the Translator of all of them as one
+    model: decoding settings and languages from the first, the shortest length limit of all."""
+    if not ensemble:
+        if len(paths) > 1:
+            raise UserError(
+                f"{len(paths)} --checkpoint options: add --ensemble to decode with all of "
+                "them as one model, or give one"
+            )
+        return Translator.from_checkpoint(str(paths[0]), device)
+    built = [build_from_checkpoint(load_checkpoint(p), str(p)) for p in paths]
+    (cfg, tokenizer, _), first = built[0], paths[0]
+    for path, (other_cfg, other_tok, _) in zip(paths[1:], built[1:]):
+        if other_tok.fingerprint() != tokenizer.fingerprint():
+            raise UserError(
+                f"--ensemble: {path} and {first} have different tokenizers; the models of an "
+                "ensemble must be trained with the same sentencepiece model"
+            )
+        # A joint vocabulary can be shared by a model of the opposite direction.
+        pair = f"{cfg.data.src_lang}->{cfg.data.tgt_lang}"
+        other = f"{other_cfg.data.src_lang}->{other_cfg.data.tgt_lang}"
+        if pair != other:
+            raise UserError(f"--ensemble: {path} translates {other} but {first} translates {pair}")
+    return Translator(
+        Ensemble([model for _, _, model in built]),
+        tokenizer,
+        cfg,
+        pick_device(device),
+        name="ensemble of " + " + ".join(c.model.type for c, _, _ in built),
+        max_source=min(c.model.max_positions for c, _, _ in built),
+    )
