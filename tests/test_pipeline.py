@@ -34,6 +34,8 @@ def test_train_writes_checkpoints_config_and_summary(trained):
     assert summary["steps"] == 30
     assert "max_steps=30 reached" in summary["stop_reason"]
     assert summary["target_tokens_per_second"] > 0
+    minutes = [v["minutes"] for v in summary["validations"]]  # what `translator curves` draws
+    assert minutes == sorted(minutes) and 0 < minutes[-1] <= summary["wall_minutes"] + 0.01
     assert "dev BLEU" in result.stderr and "padding" in result.stderr
     saved = yaml.safe_load((run / "config.yaml").read_text())
     assert saved["train"]["max_steps"] == 30  # the resolved config, --set included

@@ -182,7 +182,8 @@ class Trainer:
             s.best_bleu, s.best_step, s.bad_validations = result["dev_bleu"], s.step, 0
         else:
             s.bad_validations += 1
-        s.history.append(result)
+        # wall-clock minutes since the start, this validation included (for `translator curves`)
+        s.history.append({**result, "minutes": round((s.elapsed + result["seconds"]) / 60, 3)})
         self.board.scalars(s.step, {"dev/loss": result["dev_loss"], "dev/bleu": result["dev_bleu"]})
         say(
             f"validation step {s.step}: dev loss {result['dev_loss']:.3f}, "
