@@ -29,6 +29,9 @@ SetOpt = Annotated[
 BeamOpt = Annotated[int | None, typer.Option("--beam", min=1, help="Beam size (default: config)")]
 CkptOpt = Annotated[Path, typer.Option("--checkpoint", help="A checkpoint, e.g. runs/demo/best.pt")]
 DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cpu, cuda or mps")]
+QuantizeOpt = Annotated[
+    str | None, typer.Option("--quantize", help="int8: PyTorch dynamic quantization (CPU)")
+]
 
 
 class TqdmHandler(logging.Handler):
@@ -136,6 +139,7 @@ def evaluate(
     set_: SetOpt = None,
     batch_size: Annotated[int | None, typer.Option("--batch-size", min=1)] = None,
     device: DeviceOpt = "auto",
+    quantize: QuantizeOpt = None,
 ):
     """Decode a split (or --src/--ref files) and print sacreBLEU BLEU, chrF and TER."""
     from translator.fileio import atomic_write_bytes
@@ -150,7 +154,16 @@ def evaluate(
     series = {}
     for path in checkpoint:
         result, hyps = _evaluate_one(
-            path, split, beam, src, ref, set_, batch_size, device, by_length or plot is not None
+            path,
+            split,
+            beam,
+            src,
+            ref,
+            set_,
+            batch_size,
+            device,
+            by_length or plot is not None,
+            quantize,
         )
         series[str(path)] = result.get("by_length", [])
         if output is not None:
@@ -172,13 +185,15 @@ def evaluate(
         typer.echo(f"plot written to {plot}", err=True)
 
 
-def _evaluate_one(path, split, beam, src, ref, overrides, batch_size, device, with_lengths):
+def _evaluate_one(
+    path, split, beam, src, ref, overrides, batch_size, device, with_lengths, quantize=None
+):
     from translator.config import config_from_dict
     from translator.data.corpus import open_source, read_pair_files
+    from translator.engines import open_translator
     from translator.evaluate import by_length, score
-    from translator.inference import Translator
 
-    translator = Translator.from_checkpoint(str(path), device)
+    translator = open_translator(path, device, quantize)
     cfg = translator.cfg
     if overrides:  # --set applies to the data and the decoding settings alike
         cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", overrides)
@@ -221,11 +236,13 @@ def translate(
     interactive: Annotated[
         bool, typer.Option("--interactive", help="A prompt loop for typing sentences")
     ] = False,
+    quantize: QuantizeOpt = None,
 ):
-    """Translate sentences given as arguments, standard input, or --input F, line by line."""
-    from translator.inference import Translator
+    """Translate sentences given as arguments, standard input, or --input F, line by line.
+    --checkpoint takes a checkpoint file or a folder written by `translator export`."""
+    from translator.engines import open_translator
 
-    translator = Translator.from_checkpoint(str(checkpoint), device)
+    translator = open_translator(checkpoint, device, quantize)
     dc = _decode_settings(translator.cfg, beam, batch_size)
     if nbest > dc.beam:
         dc = replace(dc, beam=nbest)
@@ -246,6 +263,22 @@ def translate(
         _write_translations(translator, _chunks(sys.stdin, chunk), sys.stdout, dc, nbest)
         return
     _translate_file(translator, input_file, output_file, dc, nbest)
+
+
+@app.command()
+def export(
+    checkpoint: CkptOpt,
+    output: Annotated[Path, typer.Option("--output", help="The folder to write")],
+    format_: Annotated[str, typer.Option("--format", help="ctranslate2")] = "ctranslate2",
+    quantization: Annotated[
+        str, typer.Option("--quantization", help="float32, int8 or int8_float32")
+    ] = "float32",
+):
+    """Write a Transformer checkpoint as a CTranslate2 model folder that translate and eval
+    take as --checkpoint."""
+    from translator.export import describe, export_checkpoint
+
+    typer.echo(describe(*export_checkpoint(checkpoint, format_, quantization, output)))
 
 
 def _chunks(stream, size: int):
