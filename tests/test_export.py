@@ -226,6 +226,16 @@ def test_translate_and_eval_take_the_folder_like_a_checkpoint(demo, tmp_path):
     assert json.loads(scores.stdout)["n"] == 100
 
 
+def test_eval_and_translate_quantize_on_request(demo):
+    root, ckpt, pytorch, sources, _ = demo
+    result = cli("eval", "--checkpoint", str(ckpt), "--quantize", "int8", "--json", "--beam", "1")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["n"] == 100
+    out = cli("translate", "--checkpoint", str(ckpt), "--quantize", "int8", sources[0], "")
+    assert out.returncode == 0, out.stderr
+    assert len(out.stdout.splitlines()) == 2 and out.stdout.splitlines()[0]
+
+
 def assert_one_line_error(result, *needles):
     assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
     assert "Traceback" not in result.stderr, result.stderr

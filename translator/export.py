@@ -59,7 +59,7 @@ def _check_output(output: Path) -> None:
         )
 
 
-def _spec(ct2, model, tokenizer, fmt: str):
+def _spec(model, tokenizer, fmt: str):
     """The model's spec with both vocabularies and the special tokens registered."""
     spec = model.export_spec(fmt)
     for side, register in (
@@ -77,7 +77,7 @@ def _spec(ct2, model, tokenizer, fmt: str):
 def _convert(ct2, model, tokenizer, fmt: str, quantization: str, folder: Path) -> None:
     class FromCheckpoint(ct2.converters.Converter):
         def _load(self):
-            return _spec(ct2, model, tokenizer, fmt)
+            return _spec(model, tokenizer, fmt)
 
     FromCheckpoint().convert(str(folder), quantization=quantization, force=True)
 
