@@ -4,30 +4,63 @@
         --set data.dir=../shared/data/multi30k
 
 For a Transformer it also decodes without the key/value cache and reports the
-speed-up and whether both outputs are identical. All runs of one call share the
-machine's state, so their ratios are meaningful; absolute figures vary with load.
+speed-up and whether both outputs are identical. `--engine` picks what decodes (repeat
+it; default all): `pytorch` (float32, the checkpoint as trained), `pytorch-int8`
+(--quantize int8: dynamic quantization, every family), `ct2-float32` and `ct2-int8`
+(the checkpoint exported to CTranslate2 in a temporary folder, for the families that
+export). Every row has sentences/s, target tokens/s, BLEU and the model's size on disk
+(`model_bytes`: the weights as torch.save writes them, or CTranslate2's model.bin);
+rows of other engines say which share of outputs is identical to `pytorch`'s. All runs
+of one call share the machine's state, so their ratios are meaningful; absolute figures
+vary with load.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
 from dataclasses import replace
+from pathlib import Path
 
 from translator.config import config_from_dict
 from translator.data.corpus import load_split
+from translator.engines import open_translator
 from translator.evaluate import bleu
-from translator.inference import Translator
+from translator.quantize import weights_bytes
 from translator.runtime import set_threads
 
+ENGINES = ("pytorch", "pytorch-int8", "ct2-float32", "ct2-int8")
 
-def timed(translator: Translator, sources: list[str], dc) -> tuple[list[str], float, int]:
+
+def timed(translator, sources: list[str], dc) -> tuple[list[str], float, int]:
     start = time.perf_counter()
     results = translator.translate(sources, dc)
     seconds = time.perf_counter() - start
     tokens = sum(len(r[0].tokens) + 1 for r in results)  # with <eos>
     return [r[0].text for r in results], seconds, tokens
+
+
+def engines(path: str, wanted: list[str], folder: Path):
+    """(engine name, translator, model bytes) for each wanted engine this checkpoint has."""
+    for name in wanted:
+        if name == "pytorch":
+            translator = open_translator(path, "auto")
+            yield name, translator, weights_bytes(translator.model)
+        elif name == "pytorch-int8":
+            translator = open_translator(path, "cpu", "int8")
+            yield name, translator, weights_bytes(translator.model)
+        else:
+            from translator.export import export_checkpoint
+
+            scheme = name.split("-", 1)[1]
+            probe = open_translator(path, "cpu")
+            if "ctranslate2" not in probe.model.export_formats:
+                print(f"# {path}: {probe.cfg.model.type} does not export; no {name} rows")
+                continue
+            _, out = export_checkpoint(Path(path), "ctranslate2", scheme, folder / scheme)
+            yield name, open_translator(out), (out / "model.bin").stat().st_size
 
 
 def main() -> None:
@@ -36,30 +69,39 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], dest="overrides")
     ap.add_argument("--split", default="test", choices=["dev", "test"])
     ap.add_argument("--beam", action="append", type=int, help="beam sizes (default 1 and 5)")
+    ap.add_argument("--engine", action="append", choices=ENGINES, help="default: all four")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--limit", type=int, default=0, help="first N sentences only")
     ap.add_argument("--threads", type=int, default=0)
     args = ap.parse_args()
     set_threads(args.threads)
     for path in args.checkpoint:
-        translator = Translator.from_checkpoint(path, "auto")
+        with tempfile.TemporaryDirectory(prefix="bench-export-") as folder:
+            bench_checkpoint(path, args, Path(folder))
+
+
+def bench_checkpoint(path: str, args, folder: Path) -> None:
+    reference: dict[int, list[str]] = {}  # beam -> the float32 PyTorch output
+    for engine, translator, size in engines(path, args.engine or list(ENGINES), folder):
         cfg = config_from_dict(translator.cfg.to_dict(), path, args.overrides)
         pairs = load_split(cfg.data, args.split, cfg.seed)
         if args.limit:
             pairs = pairs[: args.limit]
         sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
-        model = translator.model
-        caches = [True, False] if model.uncached_step else [True]
+        model = translator.model if engine.startswith("pytorch") else None
+        caches = [True, False] if engine == "pytorch" and model.uncached_step else [True]
         for beam in args.beam or [1, 5]:
             dc = replace(cfg.decode, beam=beam, batch_size=args.batch_size)
             outputs = {}
             for cache in caches:
-                model.use_cache = cache
+                if model is not None:
+                    model.use_cache = cache
                 hyps, seconds, tokens = timed(translator, sources, dc)
                 outputs[cache] = (hyps, seconds)
                 row = {
                     "checkpoint": path,
                     "family": cfg.model.type,
+                    "engine": engine,
                     "beam": beam,
                     "cache": cache,
                     "batch_size": args.batch_size,
@@ -68,12 +110,19 @@ def main() -> None:
                     "target_tokens_per_s": round(tokens / seconds),
                     "seconds": round(seconds, 2),
                     "bleu": round(bleu(hyps, refs), 2),
+                    "model_bytes": size,
                 }
                 if not cache:
                     row["cache_speedup"] = round(seconds / outputs[True][1], 2)
                     row["identical_to_cached"] = hyps == outputs[True][0]
+                if engine == "pytorch":
+                    reference.setdefault(beam, hyps)
+                elif beam in reference:
+                    same = sum(a == b for a, b in zip(hyps, reference[beam]))
+                    row["identical_to_pytorch"] = round(same / len(hyps), 4)
                 print(json.dumps(row), flush=True)
-            model.use_cache = True
+            if model is not None:
+                model.use_cache = True
 
 
 if __name__ == "__main__":

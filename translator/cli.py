@@ -36,6 +36,9 @@ EnsembleOpt = Annotated[
     typer.Option("--ensemble", help="Decode with all --checkpoint models as one (mean log-probs)"),
 ]
 DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cpu, cuda or mps")]
+QuantizeOpt = Annotated[
+    str | None, typer.Option("--quantize", help="int8: PyTorch dynamic quantization (CPU)")
+]
 
 
 class TqdmHandler(logging.Handler):
@@ -142,6 +145,7 @@ def evaluate(
     set_: SetOpt = None,
     batch_size: Annotated[int | None, typer.Option("--batch-size", min=1)] = None,
     device: DeviceOpt = "auto",
+    quantize: QuantizeOpt = None,
 ):
     """Decode a split (or --src/--ref files) and print sacreBLEU BLEU, chrF and TER, for each
     --checkpoint, or for all of them as one model with --ensemble."""
@@ -160,7 +164,7 @@ def evaluate(
     for paths in models:
         path = " + ".join(map(str, paths))
         result, hyps = _evaluate_one(
-            load_translator(paths, ensemble, device),
+            load_translator(paths, ensemble, device, quantize),
             path,
             split,
             beam,
@@ -245,108 +249,61 @@ def translate(
     interactive: Annotated[
         bool, typer.Option("--interactive", help="A prompt loop for typing sentences")
     ] = False,
+    quantize: QuantizeOpt = None,
 ):
-    """Translate sentences given as arguments, standard input, or --input F, line by line."""
+    """Translate sentences given as arguments, standard input, or --input F, line by line.
+    --checkpoint takes a checkpoint file or a folder written by `translator export`."""
     from translator.ensemble import load_translator
     from translator.sampling import sampling_options
+    from translator.translate_io import (
+        chunks,
+        draw_attention,
+        interactive_loop,
+        translate_file,
+        write_translations,
+    )
 
     sampler = sampling_options(sampling, temperature, seed, beam)
-    translator = load_translator(checkpoint, ensemble, device)
+    if sampler is not None and checkpoint[0].is_dir():
+        raise UserError(f"--sampling: {checkpoint[0]} is an exported model, which only searches")
+    translator = load_translator(checkpoint, ensemble, device, quantize)
     translator.sampling = sampler
     dc = _decode_settings(translator.cfg, beam, batch_size)
     if nbest > dc.beam:
         dc = replace(dc, beam=nbest)
     if plot_attention is not None:
-        _plot_attention(translator, text or [], dc, plot_attention, layer)
+        draw_attention(translator, text or [], dc, plot_attention, layer)
         return
     if output_file is not None and input_file is None:
         raise UserError("--output needs --input F (arguments and stdin go to standard output)")
 
     if interactive:
-        _interactive(translator, dc)
+        interactive_loop(translator, dc)
         return
     if text:
-        _write_translations(translator, [list(text)], sys.stdout, dc, nbest)
+        write_translations(translator, [list(text)], sys.stdout, dc, nbest)
         return
     if input_file is None:  # stdin: a person typing gets each line back at once
         chunk = 1 if sys.stdin.isatty() else dc.batch_size
-        _write_translations(translator, _chunks(sys.stdin, chunk), sys.stdout, dc, nbest)
+        write_translations(translator, chunks(sys.stdin, chunk), sys.stdout, dc, nbest)
         return
-    _translate_file(translator, input_file, output_file, dc, nbest)
+    translate_file(translator, input_file, output_file, dc, nbest)
 
 
-def _chunks(stream, size: int):
-    """Lists of up to `size` lines (newline removed) from a text stream, lazily."""
-    buf: list[str] = []
-    for line in stream:
-        buf.append(line.rstrip("\n").rstrip("\r"))
-        if len(buf) >= size:
-            yield buf
-            buf = []
-    if buf:
-        yield buf
+@app.command()
+def export(
+    checkpoint: CkptOpt,
+    output: Annotated[Path, typer.Option("--output", help="The folder to write")],
+    format_: Annotated[str, typer.Option("--format", help="ctranslate2")] = "ctranslate2",
+    quantization: Annotated[
+        str, typer.Option("--quantization", help="float32, int8 or int8_float32")
+    ] = "float32",
+):
+    """Write a Transformer checkpoint as a CTranslate2 model folder that translate and eval
+    take as --checkpoint."""
+    from translator.export import describe, export_checkpoint
 
-
-def _write_translations(translator, chunks, out, dc, nbest: int, bar=None) -> None:
-    """Translate chunk by chunk; one line per input line (nbest: K lines, index TAB score TAB
-    text), flushed after each chunk so output starts before the input ends."""
-    index = 0
-    for lines in chunks:
-        for hyps in translator.translate(lines, dc, nbest=nbest):
-            if nbest == 1:
-                out.write(hyps[0].text + "\n")
-            else:
-                out.writelines(f"{index}\t{h.score:.4f}\t{h.text}\n" for h in hyps)
-            index += 1
-        out.flush()
-        if bar is not None:
-            bar.update(len(lines))
-
-
-def _translate_file(translator, input_file: Path, output_file: Path | None, dc, nbest) -> None:
-    from translator.data.corpus import read_lines
-    from translator.fileio import atomic_open
-
-    lines = read_lines(input_file)
-    chunks = [lines[i : i + 4096] for i in range(0, len(lines), 4096)]
-    bar = tqdm(total=len(lines), desc="translate", unit="line", file=sys.stderr)
-    try:
-        if output_file is None:
-            _write_translations(translator, chunks, sys.stdout, dc, nbest, bar)
-            return
-        # Never a half-written output file: it appears, by rename, when all is translated.
-        with atomic_open(output_file, "w", encoding="utf-8") as out:
-            _write_translations(translator, chunks, out, dc, nbest, bar)
-    finally:
-        bar.close()
-
-
-def _interactive(translator, dc) -> None:
-    """A prompt loop for a person: one sentence in, its translation out, until Ctrl-D."""
-    src, tgt = translator.cfg.data.src_lang, translator.cfg.data.tgt_lang
-    print(f"translating {src} -> {tgt}; an empty line or Ctrl-D ends", file=sys.stderr)
-    while True:
-        try:
-            line = input(f"{src}> ")
-        except EOFError:
-            break
-        if not line.strip():
-            break
-        print(f"{tgt}> {translator.translate([line], dc)[0][0].text}", flush=True)
-
-
-def _plot_attention(translator, text: list[str], dc, path: Path, layer: int) -> None:
-    from translator.plots import plot_attention
-
-    if len(text) != 1:
-        raise UserError("--plot-attention draws one sentence: give exactly one text argument")
-    best = translator.translate(text, dc)[0][0]
-    source, target, weights = translator.attention(text[0], list(best.tokens), layer)
-    label = translator.model.attention_label(layer)
-    title = f"{translator.name}: {best.text}" + (f" ({label})" if label else "")
-    plot_attention(source, target, weights, str(path), title)
-    typer.echo(best.text)
-    typer.echo(f"attention heatmap written to {path}", err=True)
+    typer.echo(describe(*export_checkpoint(checkpoint, format_, quantization, output)))
 
 
 @app.command()

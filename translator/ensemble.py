@@ -82,16 +82,27 @@ class Ensemble(Seq2Seq):
         return torch.log_softmax(torch.stack(logps).mean(0), dim=-1)
 
 
-def load_translator(paths: list[Path], ensemble: bool, device: str = "auto") -> Translator:
-    """One checkpoint's Translator, or with `ensemble` the Translator of all of them as one
-    model: decoding settings and languages from the first, the shortest length limit of all."""
+def load_translator(
+    paths: list[Path], ensemble: bool, device: str = "auto", quantize: str | None = None
+):
+    """One model's translator (a checkpoint file, or a folder from `translator export`), or
+    with `ensemble` the Translator of all the checkpoints as one model: decoding settings and
+    languages from the first, the shortest length limit of all. `quantize`: int8 on the CPU."""
+    from translator.engines import check_quantize, open_translator, quantize_translator
+
     if not ensemble:
         if len(paths) > 1:
             raise UserError(
                 f"{len(paths)} --checkpoint options: add --ensemble to decode with all of "
                 "them as one model, or give one"
             )
-        return Translator.from_checkpoint(str(paths[0]), device)
+        return open_translator(paths[0], device, quantize)
+    for path in paths:
+        if Path(path).is_dir():
+            raise UserError(f"--ensemble: {path} is an exported folder; ensembles take checkpoints")
+    if quantize is not None:
+        check_quantize(quantize, device)
+        device = "cpu"
     built = [build_from_checkpoint(load_checkpoint(p), str(p)) for p in paths]
     (cfg, tokenizer, _), first = built[0], paths[0]
     for path, (other_cfg, other_tok, _) in zip(paths[1:], built[1:]):
@@ -105,7 +116,7 @@ def load_translator(paths: list[Path], ensemble: bool, device: str = "auto") -> 
         other = f"{other_cfg.data.src_lang}->{other_cfg.data.tgt_lang}"
         if pair != other:
             raise UserError(f"--ensemble: {path} translates {other} but {first} translates {pair}")
-    return Translator(
+    translator = Translator(
         Ensemble([model for _, _, model in built]),
         tokenizer,
         cfg,
@@ -113,3 +124,4 @@ def load_translator(paths: list[Path], ensemble: bool, device: str = "auto") -> 
         name="ensemble of " + " + ".join(c.model.type for c, _, _ in built),
         max_source=min(c.model.max_positions for c, _, _ in built),
     )
+    return translator if quantize is None else quantize_translator(translator, quantize)

@@ -52,6 +52,8 @@ class Seq2Seq(nn.Module):
     attention_layer: int | None = None  # the one shown, see show_attention
     uncached_step: bool = False  # the family has a step without its cache (use_cache=False)
     use_cache: bool = True
+    # Formats `translator export` can write the family in; export_spec(fmt) builds them.
+    export_formats: tuple[str, ...] = ()
 
     def show_attention(self, layer: int | None) -> None:
         """From the next step on, put decoder `layer`'s attention weights [N, S] (mean of
@@ -87,6 +89,12 @@ class Seq2Seq(nn.Module):
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
+
+    def export_spec(self, fmt: str) -> Any:
+        """The weights and shape of the model in the terms of another engine: for
+        "ctranslate2", a filled `ctranslate2.specs.TransformerSpec` (vocabularies not yet
+        registered). Only for the formats the family lists in `export_formats`."""
+        raise NotImplementedError(f"{type(self).__name__} does not export to {fmt}")
 
     def flops_per_token(self) -> tuple[int, int] | None:
         """(FLOPs per source token, per target token) of a training step, for utilisation

@@ -88,6 +88,11 @@ def all_keys() -> dict[str, list[str]]:
     return out
 
 
+def exporting(fmt: str) -> tuple[str, ...]:
+    """The families whose models `translator export` can write in format `fmt`."""
+    return tuple(n for n in names() if fmt in family(n).model.export_formats)
+
+
 def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int, joint_vocab: bool):
     """The model of the family cfg.type, freshly initialised."""
     return family(cfg.type).model(cfg, src_vocab, tgt_vocab, share_src_tgt=joint_vocab)

@@ -159,11 +159,12 @@ class DecoderLayer(nn.Module):
 class Transformer(Seq2Seq):
     source_keys = ("cross", "src_mask")
     uncached_step = True
+    export_formats = ("ctranslate2",)
 
     def __init__(self, cfg, src_vocab: int, tgt_vocab: int, share_src_tgt: bool = False):
         super().__init__()
         d = cfg.d_model
-        self.d_model = d
+        self.d_model, self.heads, self.pre_norm = d, cfg.heads, cfg.pre_norm
         self.tgt_embed = nn.Embedding(tgt_vocab, d, padding_idx=self.pad_id)
         share = share_src_tgt and cfg.tie_embeddings and src_vocab == tgt_vocab
         self.src_embed = (
@@ -255,6 +256,13 @@ class Transformer(Seq2Seq):
             return state
         weights = self.decoder[self.attention_layer].cross_attn.last_weights
         return {**state, "attention": weights[:, -1]}
+
+    def export_spec(self, fmt: str):
+        if fmt not in self.export_formats:
+            return super().export_spec(fmt)
+        from translator.models.transformer_ct2 import transformer_spec
+
+        return transformer_spec(self)
 
     def flops_per_token(self) -> tuple[int, int]:
         """6 x parameters (forward and backward matrix products) per token on each side;

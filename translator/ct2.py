@@ -1,0 +1,247 @@
+"""An exported folder (translator/export.py) translated by `ctranslate2.Translator`.
+
+`ExportedTranslator` has the `translate(lines, decode_cfg, nbest, progress)` of
+inference.Translator and returns the same `Translation` objects, so `translate` and
+`eval` only differ in how they open the model (translator/engines.py).
+
+How our decoding settings map onto CTranslate2's:
+
+- Length cap: ours is `max_len_a * source_length + max_len_b` tokens per sentence, then
+  <eos>; CTranslate2 takes one `max_decoding_length` per call. Each batch (sorted by
+  length, so its limits are close) runs with its largest limit; outputs longer than their
+  own limit are cut to it (for greedy search exactly our output), and with a beam the few
+  sentences whose hypotheses reached a lower limit are searched again with their own.
+  A hypothesis that stops at its limit is scored, as in our search, with the <eos> that
+  ends it (`score_batch`).
+- Length penalty: ours is GNMT's ((5 + length) / 6) ** alpha, CTranslate2's
+  length ** alpha. Both stop a sentence once `beam` hypotheses have ended, as ours does,
+  so they find the same hypotheses; CTranslate2 returns them all (num_hypotheses =
+  beam) with scores from which we take back the log-probability, divide it by our
+  penalty and rank again. With alpha 0, CTranslate2 would stop as soon as its best
+  beam ends; a penalty of 1e-6 keeps its stopping rule ours while changing no ranking.
+- <pad> and <bos> are never output, <unk> only with decode.allow_unk, an empty output
+  is allowed (min_decoding_length 0), as in our search. One difference remains:
+  CTranslate2 removes the banned tokens before its softmax, ours after, so its
+  log-probabilities are renormalized over the allowed tokens: the scores shown are a
+  little higher (by up to 0.02 on the test model) and, rarely, a beam ranking changes.
+  Greedy outputs are the same.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from translator.config import Config, DecodeConfig, config_from_dict
+from translator.data.tokenizer import Tokenizer, fingerprint
+from translator.errors import UserError, optional_import
+from translator.export import FORMAT_VERSION, MANIFEST, MANIFEST_FORMAT
+from translator.inference import Translation
+from translator.specials import BOS, EOS, PAD
+
+log = logging.getLogger(__name__)
+
+HINT = "write it again with `translator export --checkpoint C --format ctranslate2 --output DIR`"
+
+
+def read_manifest(folder: Path) -> dict:
+    """The manifest of an exported folder, after checking that the folder is whole."""
+    path = folder / MANIFEST
+    if not path.is_file():
+        raise UserError(
+            f"{folder}: not an exported model ({MANIFEST} is missing)",
+            "give a checkpoint file such as RUN/best.pt, or a folder `translator export` wrote",
+        )
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        files = manifest["files"]
+        kind, version = manifest["format"], manifest["format_version"]
+        assert isinstance(files, dict) and isinstance(manifest["config"], dict)
+    except (ValueError, KeyError, TypeError, AssertionError, UnicodeDecodeError):
+        raise UserError(f"{path}: not a readable export manifest (corrupt)", HINT) from None
+    if kind != MANIFEST_FORMAT or version != FORMAT_VERSION:
+        raise UserError(
+            f"{path}: export format {kind} {version} cannot be read by this translator, "
+            f"which reads {MANIFEST_FORMAT} {FORMAT_VERSION}",
+            HINT,
+        )
+    for name, size in files.items():
+        file = folder / name
+        if not file.is_file():
+            raise UserError(f"{folder}: the export is incomplete ({name} is missing)", HINT)
+        if file.stat().st_size != size:
+            raise UserError(
+                f"{folder}: {name} has {file.stat().st_size} bytes, the manifest says "
+                f"{size} (truncated or replaced)",
+                HINT,
+            )
+    return manifest
+
+
+def _tokenizer(folder: Path, manifest: dict) -> Tokenizer:
+    meta = manifest.get("tokenizer") or {}
+    try:
+        src = (folder / meta["source"]).read_bytes()
+        tgt = (folder / meta["target"]).read_bytes() if meta.get("target") else None
+    except (KeyError, TypeError, OSError):
+        raise UserError(f"{folder}: the export's sentencepiece model is missing", HINT) from None
+    if fingerprint(src, tgt) != meta.get("sha256"):
+        raise UserError(
+            f"{folder}: the sentencepiece model is not the one the model was exported with "
+            "(fingerprint mismatch)",
+            HINT,
+        )
+    try:
+        return Tokenizer(src, tgt)
+    except UserError as err:
+        raise UserError(f"{folder}: {err.message}") from None
+
+
+def _device(ct2, name: str) -> str:
+    if name in ("auto", "cpu"):
+        return "cpu"
+    if name.startswith("cuda") and ct2.get_cuda_device_count() > 0:
+        return "cuda"
+    raise UserError(f"--device {name}: an exported model runs on cpu (or cuda where present)")
+
+
+class ExportedTranslator:
+    """Strings in, strings out, through CTranslate2."""
+
+    def __init__(self, folder: str | Path, device: str = "auto"):
+        self.folder = folder = Path(folder)
+        manifest = read_manifest(folder)
+        ct2 = optional_import("ctranslate2", "ctranslate2", "exported models")
+        self.cfg: Config = config_from_dict(manifest["config"], f"{folder / MANIFEST} (config)")
+        self.tokenizer = _tokenizer(folder, manifest)
+        self.quantization = manifest.get("quantization", "float32")
+        self.manifest = manifest
+        try:
+            self.engine = ct2.Translator(
+                str(folder),
+                device=_device(ct2, device),
+                compute_type=self.quantization,
+                inter_threads=1,  # one batch at a time, all cores on it
+                intra_threads=torch.get_num_threads(),
+            )
+        except (RuntimeError, ValueError, OSError) as err:
+            reason = " ".join(str(err).split())[:160]
+            raise UserError(
+                f"{folder}: CTranslate2 cannot load the model ({reason})", HINT
+            ) from None
+        src, tgt = self.tokenizer.src, self.tokenizer.tgt
+        self._src_pieces = [src.id_to_piece(i) for i in range(src.get_piece_size())]
+        self._tgt_ids = {tgt.id_to_piece(i): i for i in range(tgt.get_piece_size())}
+        self._banned = [[tgt.id_to_piece(PAD)], [tgt.id_to_piece(BOS)]]
+        self._eos = tgt.id_to_piece(EOS)
+
+    def model_max_source(self) -> int:
+        return self.cfg.model.max_positions
+
+    def attention(self, line: str, tokens: list[int], layer: int = -1):
+        raise UserError(
+            f"--plot-attention needs the PyTorch checkpoint: the exported model in "
+            f"{self.folder} gives no attention weights"
+        )
+
+    def _limit(self, n: int, dc: DecodeConfig) -> int:
+        """Our search's output limit for a source of n subwords (search.max_lengths)."""
+        return max(1, min(int(dc.max_len_a * n + dc.max_len_b), self.cfg.model.max_positions - 1))
+
+    def translate(
+        self,
+        lines: list[str],
+        decode_cfg: DecodeConfig | None = None,
+        nbest: int = 1,
+        progress: bool = False,
+    ) -> list[list[Translation]]:
+        """As inference.Translator.translate: length-sorted batches, input order back."""
+        dc = decode_cfg or self.cfg.decode
+        if nbest > dc.beam:
+            raise UserError(f"--nbest {nbest} needs a beam of at least {nbest} (beam is {dc.beam})")
+        results: list[list[Translation]] = [[Translation("", 0.0)] * nbest for _ in lines]
+        todo = [i for i, line in enumerate(lines) if line.strip()]
+        if not todo:
+            return results
+        ids = self.tokenizer.encode_src([lines[i] for i in todo])
+        limit = self.model_max_source()
+        for j, s in enumerate(ids):
+            if len(s) > limit:  # keep the end token; the rest of the line is dropped
+                log.warning(
+                    "line %d: %d subwords, cut to the model's limit of %d",
+                    todo[j] + 1,
+                    len(s),
+                    limit,
+                )
+                ids[j] = s[: limit - 1] + s[-1:]
+        order = sorted(range(len(todo)), key=lambda j: len(ids[j]))
+        batches = [order[i : i + dc.batch_size] for i in range(0, len(order), dc.batch_size)]
+        bar = tqdm(batches, desc="translate", unit="batch", disable=not progress, leave=False)
+        for batch in bar:
+            for j, hyps in zip(batch, self._batch([ids[j] for j in batch], dc, nbest)):
+                results[todo[j]] = hyps
+        return results
+
+    def _search(self, sources: list[list[str]], length: int, dc: DecodeConfig) -> list:
+        """Per sentence: [pieces without <eos>, log-probability, ended] of each hypothesis."""
+        alpha = dc.len_penalty if dc.len_penalty != 0 else 1e-6
+        outputs = self.engine.translate_batch(
+            sources,
+            beam_size=dc.beam,
+            num_hypotheses=dc.beam,
+            length_penalty=alpha,
+            disable_unk=not dc.allow_unk,
+            suppress_sequences=self._banned,
+            max_input_length=0,
+            max_decoding_length=length,
+            min_decoding_length=0,
+            return_scores=True,
+            return_end_token=True,
+        )
+        found = []
+        for out in outputs:
+            hyps = []
+            for pieces, score in zip(out.hypotheses, out.scores):
+                logprob = score * max(len(pieces), 1) ** alpha  # CTranslate2's penalty undone
+                ended = bool(pieces) and pieces[-1] == self._eos
+                hyps.append([pieces[:-1] if ended else pieces, logprob, ended])
+            found.append(hyps)
+        return found
+
+    def _batch(self, ids: list[list[int]], dc: DecodeConfig, nbest: int):
+        caps = [self._limit(len(s), dc) for s in ids]
+        sources = [[self._src_pieces[i] for i in s] for s in ids]
+        found = self._search(sources, max(caps), dc)
+        if dc.beam > 1:  # beams that reached a limit below the batch's: again with their own
+            again: dict[int, list[int]] = {}
+            for n, hyps in enumerate(found):
+                if caps[n] < max(caps) and any(len(h[0]) >= caps[n] for h in hyps):
+                    again.setdefault(caps[n], []).append(n)
+            for cap, rows in again.items():
+                for n, hyps in zip(rows, self._search([sources[n] for n in rows], cap, dc)):
+                    found[n] = hyps
+        cut = []  # hypotheses at their limit: our search ends them with a forced <eos>
+        for n, hyps in enumerate(found):
+            for hyp in hyps:
+                if not hyp[2] or len(hyp[0]) > caps[n]:
+                    hyp[0] = hyp[0][: caps[n]]
+                    cut.append((n, hyp))
+        if cut:
+            scored = self.engine.score_batch(
+                [sources[n] for n, _ in cut], [h[0] for _, h in cut], max_input_length=0
+            )
+            for (_, hyp), result in zip(cut, scored):
+                hyp[1] = sum(result.log_probs)  # the <eos> included
+        for hyps in found:
+            best: dict[tuple, float] = {}
+            for body, logprob, _ in hyps:
+                tokens = tuple(self._tgt_ids[p] for p in body)
+                score = logprob / ((5.0 + len(tokens) + 1) / 6.0) ** dc.len_penalty
+                best[tokens] = max(score, best.get(tokens, float("-inf")))
+            ranked = sorted(best.items(), key=lambda kv: -kv[1])[:nbest]
+            texts = self.tokenizer.decode_tgt([list(t) for t, _ in ranked])
+            yield [Translation(text, s, t) for text, (t, s) in zip(texts, ranked)]

@@ -1,0 +1,163 @@
+"""`translator export`: a checkpoint as a folder that CTranslate2 runs on its own.
+
+    FOLDER/
+      model.bin, config.json,        written by CTranslate2's converter API from the spec
+      *_vocabulary.json                the model family fills (models/*: export_spec)
+      source.model [target.model]    the sentencepiece model(s) of the checkpoint
+      manifest.json                  format version, source checkpoint, config, decoding
+                                     settings, tokenizer fingerprint, every file's size
+
+The folder is built beside its final place and renamed into it once whole, so an
+interrupted export leaves no folder that `translate --checkpoint FOLDER` would trust;
+an older export in the same place is replaced only then. translator/ct2.py reads it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
+
+from translator import __version__
+from translator.checkpoint import Checkpoint
+from translator.errors import UserError, optional_import
+from translator.fileio import atomic_write_bytes
+from translator.models.family import exporting
+from translator.specials import BOS, EOS, UNK
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("ctranslate2",)
+QUANTIZATIONS = ("float32", "int8", "int8_float32")
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "translator-ctranslate2"
+FORMAT_VERSION = 1  # bump when the folder's layout changes in a way old code cannot read
+SOURCE_SPM, TARGET_SPM = "source.model", "target.model"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_output(output: Path) -> None:
+    """Refuse to replace anything but an earlier export (or an empty folder)."""
+    if output.is_file() or (output.exists() and not output.is_dir()):
+        raise UserError(f"--output {output} is a file; give a folder to write the export to")
+    if output.is_dir() and any(output.iterdir()) and not (output / MANIFEST).is_file():
+        raise UserError(
+            f"--output {output} is a folder that holds no exported model ({MANIFEST} is "
+            "missing); refusing to replace it",
+            "give a new folder, or an earlier export to replace",
+        )
+
+
+def _spec(model, tokenizer, fmt: str):
+    """The model's spec with both vocabularies and the special tokens registered."""
+    spec = model.export_spec(fmt)
+    for side, register in (
+        (tokenizer.src, spec.register_source_vocabulary),
+        (tokenizer.tgt, spec.register_target_vocabulary),
+    ):
+        register([side.id_to_piece(i) for i in range(side.get_piece_size())])
+    pieces = tokenizer.tgt.id_to_piece
+    spec.config.unk_token, spec.config.bos_token = pieces(UNK), pieces(BOS)
+    spec.config.eos_token, spec.config.decoder_start_token = pieces(EOS), pieces(BOS)
+    spec.config.add_source_bos = spec.config.add_source_eos = False  # the <eos> is ours
+    return spec
+
+
+def _convert(ct2, model, tokenizer, fmt: str, quantization: str, folder: Path) -> None:
+    class FromCheckpoint(ct2.converters.Converter):
+        def _load(self):
+            return _spec(model, tokenizer, fmt)
+
+    FromCheckpoint().convert(str(folder), quantization=quantization, force=True)
+
+
+def _fsync_tree(folder: Path) -> None:
+    for path in folder.iterdir():
+        with open(path, "rb") as f:
+            os.fsync(f.fileno())
+
+
+def export_checkpoint(
+    checkpoint: Path, fmt: str, quantization: str, output: Path
+) -> tuple[dict, Path]:
+    """Write checkpoint's model as an exported folder at `output`: (manifest, folder)."""
+    checkpoint, output = Path(checkpoint), Path(output)
+    if fmt not in FORMATS:
+        raise UserError(f"--format {fmt}: the formats are {', '.join(FORMATS)}")
+    if quantization not in QUANTIZATIONS:
+        raise UserError(f"--quantization {quantization}: choose one of {', '.join(QUANTIZATIONS)}")
+    _check_output(output)
+    cfg, tokenizer, model = Checkpoint.load(checkpoint).build(str(checkpoint))
+    if fmt not in model.export_formats:
+        raise UserError(
+            f"{checkpoint}: model.type {cfg.model.type} cannot be exported to {fmt}; "
+            f"only {', '.join(exporting(fmt))} checkpoints can"
+        )
+    ct2 = optional_import("ctranslate2", "ctranslate2", "exports to CTranslate2")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    for old in output.parent.glob(f".{output.name}.tmp-*"):  # left by a killed export
+        shutil.rmtree(old, ignore_errors=True)
+    tmp = output.parent / f".{output.name}.tmp-{os.getpid()}"
+    try:
+        _convert(ct2, model.eval(), tokenizer, fmt, quantization, tmp)
+        (tmp / SOURCE_SPM).write_bytes(tokenizer.src_bytes)
+        if not tokenizer.joint:
+            (tmp / TARGET_SPM).write_bytes(tokenizer.tgt_bytes)
+        _fsync_tree(tmp)
+        manifest = {
+            "format": MANIFEST_FORMAT,
+            "format_version": FORMAT_VERSION,
+            "translator_version": __version__,
+            "ctranslate2_version": ct2.__version__,
+            "quantization": quantization,
+            "source_checkpoint": {
+                "path": str(checkpoint.resolve()),
+                "bytes": checkpoint.stat().st_size,
+                "sha256": _sha256(checkpoint),
+            },
+            "tokenizer": {
+                "sha256": tokenizer.fingerprint(),
+                "joint": tokenizer.joint,
+                "source": SOURCE_SPM,
+                "target": None if tokenizer.joint else TARGET_SPM,
+            },
+            "config": cfg.to_dict(),
+            "decode": dataclasses.asdict(cfg.decode),
+            "files": {p.name: p.stat().st_size for p in sorted(tmp.iterdir())},
+        }
+        atomic_write_bytes(tmp / MANIFEST, json.dumps(manifest, indent=1).encode("utf-8"))
+        if output.exists():
+            stale = output.parent / f".{output.name}.tmp-old-{os.getpid()}"
+            os.replace(output, stale)
+            shutil.rmtree(stale, ignore_errors=True)
+        os.replace(tmp, output)
+    except OSError as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise UserError(
+            f"cannot write the export to {output}: {err.strerror or err}",
+            "check free disk space and that the folder is writable",
+        ) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest, output
+
+
+def describe(manifest: dict, folder: Path) -> str:
+    """One line for the command to print."""
+    size = sum(manifest["files"].values())
+    return (
+        f"{manifest['config']['model']['type']} model exported to {folder} "
+        f"(CTranslate2, {manifest['quantization']}, {size / 1e6:.1f} MB)"
+    )

@@ -1,0 +1,95 @@
+"""The Transformer (models/transformer.py) as a CTranslate2 model specification.
+
+CTranslate2's converter API (`ctranslate2.converters.Converter`) saves any filled
+`ctranslate2.specs.TransformerSpec`; this module fills one from our modules, so the
+export is CTranslate2's own format, written by CTranslate2's own code. What the two
+models have in common, and where ours is named differently:
+
+    ours                                        the spec
+    src_embed / tgt_embed (x sqrt(d_model))     encoder.embeddings[0] / decoder.embeddings,
+                                                scale_embeddings (sqrt of the depth)
+    pe: sinusoids, sin on even and cos on       position_encodings.encodings: our table itself,
+      odd dimensions, positions from 0            so no convention has to match
+    Attention.qkv: one Linear, rows [q; k; v]   self_attention.linear[0] (fused the same way)
+    Attention.q, Attention.kv ([k; v]), out     attention.linear[0], [1], [2]
+    Sublayer.norm, before (pre-norm) or after   layer_norm of that sublayer; spec.pre_norm
+      the residual (post-norm)
+    enc_norm / dec_norm (pre-norm only)         encoder.layer_norm / decoder.layer_norm
+    FeedForward: Linear, ReLU, Linear           ffn.linear_0, Activation.RELU, ffn.linear_1
+    generator (no bias; tied or not)            decoder.projection (identical arrays are
+                                                stored once by CTranslate2)
+    nn.LayerNorm eps                            config.layer_norm_epsilon
+
+Scaled dot-product attention (1/sqrt(d_head) on the queries) and the key padding mask
+are CTranslate2's defaults, as ours.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from torch import nn
+
+
+def _array(t) -> np.ndarray:
+    return t.detach().float().cpu().numpy().copy()
+
+
+def _linear(spec, module: nn.Linear) -> None:
+    spec.weight = _array(module.weight)
+    if module.bias is not None:
+        spec.bias = _array(module.bias)
+
+
+def _norm(spec, module: nn.LayerNorm) -> None:
+    spec.gamma, spec.beta = _array(module.weight), _array(module.bias)
+
+
+def transformer_spec(model):
+    """A filled `ctranslate2.specs.TransformerSpec` (vocabularies are the caller's)."""
+    from ctranslate2.specs import common_spec
+    from ctranslate2.specs.transformer_spec import TransformerSpec
+
+    spec = TransformerSpec.from_config(
+        (len(model.encoder), len(model.decoder)),
+        model.heads,
+        pre_norm=model.pre_norm,
+        activation=common_spec.Activation.RELU,
+    )
+    norms = [m for m in model.modules() if isinstance(m, nn.LayerNorm)]
+    spec.config.layer_norm_epsilon = float(norms[0].eps) if norms else 1e-5
+    enc, dec = spec.encoder, spec.decoder
+    pe = _array(model.pe)
+    enc.embeddings[0].weight = _array(model.src_embed.weight)
+    dec.embeddings.weight = _array(model.tgt_embed.weight)
+    enc.scale_embeddings = dec.scale_embeddings = True  # x sqrt(d_model), as ours
+    enc.position_encodings.encodings = pe
+    dec.position_encodings.encodings = pe
+    for layer_spec, layer in zip(enc.layer, model.encoder):
+        att = layer_spec.self_attention
+        _linear(att.linear[0], layer.attn.qkv)
+        _linear(att.linear[1], layer.attn.out)
+        _norm(att.layer_norm, layer.sub1.norm)
+        _feed_forward(layer_spec.ffn, layer.ff, layer.sub2.norm)
+    for layer_spec, layer in zip(dec.layer, model.decoder):
+        att = layer_spec.self_attention
+        _linear(att.linear[0], layer.self_attn.qkv)
+        _linear(att.linear[1], layer.self_attn.out)
+        _norm(att.layer_norm, layer.subs[0].norm)
+        cross = layer_spec.attention
+        _linear(cross.linear[0], layer.cross_attn.q)
+        _linear(cross.linear[1], layer.cross_attn.kv)
+        _linear(cross.linear[2], layer.cross_attn.out)
+        _norm(cross.layer_norm, layer.subs[1].norm)
+        _feed_forward(layer_spec.ffn, layer.ff, layer.subs[2].norm)
+    if model.pre_norm:
+        _norm(enc.layer_norm, model.enc_norm)
+        _norm(dec.layer_norm, model.dec_norm)
+    _linear(dec.projection, model.generator)
+    return spec
+
+
+def _feed_forward(spec, ff: nn.Sequential, norm: nn.LayerNorm) -> None:
+    first, second = (m for m in ff if isinstance(m, nn.Linear))
+    _linear(spec.linear_0, first)
+    _linear(spec.linear_1, second)
+    _norm(spec.layer_norm, norm)

@@ -1,0 +1,86 @@
+"""How `translator translate` reads and writes text: lazy chunks of a stream, files written
+whole, the prompt loop, and the attention picture of one sentence."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from tqdm import tqdm
+
+from translator.errors import UserError
+
+
+def chunks(stream, size: int):
+    """Lists of up to `size` lines (newline removed) from a text stream, lazily."""
+    buf: list[str] = []
+    for line in stream:
+        buf.append(line.rstrip("\n").rstrip("\r"))
+        if len(buf) >= size:
+            yield buf
+            buf = []
+    if buf:
+        yield buf
+
+
+def write_translations(translator, chunks, out, dc, nbest: int, bar=None) -> None:
+    """Translate chunk by chunk; one line per input line (nbest: K lines, index TAB score TAB
+    text), flushed after each chunk so output starts before the input ends."""
+    index = 0
+    for lines in chunks:
+        for hyps in translator.translate(lines, dc, nbest=nbest):
+            if nbest == 1:
+                out.write(hyps[0].text + "\n")
+            else:
+                out.writelines(f"{index}\t{h.score:.4f}\t{h.text}\n" for h in hyps)
+            index += 1
+        out.flush()
+        if bar is not None:
+            bar.update(len(lines))
+
+
+def translate_file(translator, input_file: Path, output_file: Path | None, dc, nbest) -> None:
+    from translator.data.corpus import read_lines
+    from translator.fileio import atomic_open
+
+    lines = read_lines(input_file)
+    chunks = [lines[i : i + 4096] for i in range(0, len(lines), 4096)]
+    bar = tqdm(total=len(lines), desc="translate", unit="line", file=sys.stderr)
+    try:
+        if output_file is None:
+            write_translations(translator, chunks, sys.stdout, dc, nbest, bar)
+            return
+        # Never a half-written output file: it appears, by rename, when all is translated.
+        with atomic_open(output_file, "w", encoding="utf-8") as out:
+            write_translations(translator, chunks, out, dc, nbest, bar)
+    finally:
+        bar.close()
+
+
+def interactive_loop(translator, dc) -> None:
+    """A prompt loop for a person: one sentence in, its translation out, until Ctrl-D."""
+    src, tgt = translator.cfg.data.src_lang, translator.cfg.data.tgt_lang
+    print(f"translating {src} -> {tgt}; an empty line or Ctrl-D ends", file=sys.stderr)
+    while True:
+        try:
+            line = input(f"{src}> ")
+        except EOFError:
+            break
+        if not line.strip():
+            break
+        print(f"{tgt}> {translator.translate([line], dc)[0][0].text}", flush=True)
+
+
+def draw_attention(translator, text: list[str], dc, path: Path, layer: int) -> None:
+    from translator.plots import plot_attention
+
+    if len(text) != 1:
+        raise UserError("--plot-attention draws one sentence: give exactly one text argument")
+    best = translator.translate(text, dc)[0][0]
+    source, target, weights = translator.attention(text[0], list(best.tokens), layer)
+    label = translator.model.attention_label(layer)
+    title = f"{translator.name}: {best.text}" + (f" ({label})" if label else "")
+    plot_attention(source, target, weights, str(path), title)
+    typer.echo(best.text)
+    typer.echo(f"attention heatmap written to {path}", err=True)
