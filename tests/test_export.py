@@ -228,6 +228,9 @@ def test_translate_and_eval_take_the_folder_like_a_checkpoint(demo, tmp_path):
 
 def test_eval_and_translate_quantize_on_request(demo):
     root, ckpt, pytorch, sources, _ = demo
+    both = cli("translate", "--checkpoint", str(ckpt), "--checkpoint", str(ckpt), "--ensemble",
+               "--quantize", "int8", "Ein Hund läuft.")  # fmt: skip
+    assert both.returncode == 0 and len(both.stdout.splitlines()) == 1, both.stderr
     result = cli("eval", "--checkpoint", str(ckpt), "--quantize", "int8", "--json", "--beam", "1")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["n"] == 100
@@ -325,6 +328,12 @@ def test_option_mistakes_are_one_line_errors(demo, tmp_path):
     busy = cli("export", "--checkpoint", str(ckpt), "--output", str(tmp_path / "busy"))
     assert_one_line_error(busy, "holds no exported model")
     assert (tmp_path / "busy" / "notes.txt").read_text() == "mine"
+    sample = cli("translate", "--checkpoint", str(folder), "--sampling", "topk:5", "Ein Hund.")
+    assert_one_line_error(sample, "--sampling", "exported model")
+    ens = cli(
+        "translate", "--checkpoint", str(ckpt), "--checkpoint", str(folder), "--ensemble", "Ein Hund."
+    )  # fmt: skip
+    assert_one_line_error(ens, "--ensemble", "exported folder")
 
 
 @needs_ct2

@@ -292,7 +292,7 @@ def translate(
 
 @app.command()
 def export(
-    checkpoint: CkptOpt,
+    checkpoint: Annotated[Path, typer.Option("--checkpoint", help="The checkpoint to export")],
     output: Annotated[Path, typer.Option("--output", help="The folder to write")],
     format_: Annotated[str, typer.Option("--format", help="ctranslate2")] = "ctranslate2",
     quantization: Annotated[
