@@ -36,3 +36,16 @@ def test_atomic_open_keeps_the_old_file_when_the_block_fails(tmp_path):
         raise KeyboardInterrupt
     assert path.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
+def test_replace_folder_puts_the_new_folder_in_place_and_leaves_nothing_else(tmp_path):
+    from translator.fileio import replace_folder
+
+    target = tmp_path / "data"
+    for version in ("old", "new"):
+        tmp = tmp_path / f".data.tmp-{version}"
+        tmp.mkdir()
+        (tmp / "f.txt").write_text(version)
+        replace_folder(tmp, target)
+        assert (target / "f.txt").read_text() == version
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]

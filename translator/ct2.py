@@ -34,13 +34,12 @@ import logging
 from pathlib import Path
 
 import torch
-from tqdm import tqdm
 
 from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.tokenizer import Tokenizer, fingerprint
 from translator.errors import UserError, optional_import
 from translator.export import FORMAT_VERSION, MANIFEST, MANIFEST_FORMAT
-from translator.inference import Translation
+from translator.inference import Translation, in_batches
 from translator.specials import BOS, EOS, PAD
 
 log = logging.getLogger(__name__)
@@ -163,28 +162,8 @@ class ExportedTranslator:
         dc = decode_cfg or self.cfg.decode
         if nbest > dc.beam:
             raise UserError(f"--nbest {nbest} needs a beam of at least {nbest} (beam is {dc.beam})")
-        results: list[list[Translation]] = [[Translation("", 0.0)] * nbest for _ in lines]
-        todo = [i for i, line in enumerate(lines) if line.strip()]
-        if not todo:
-            return results
-        ids = self.tokenizer.encode_src([lines[i] for i in todo])
         limit = self.model_max_source()
-        for j, s in enumerate(ids):
-            if len(s) > limit:  # keep the end token; the rest of the line is dropped
-                log.warning(
-                    "line %d: %d subwords, cut to the model's limit of %d",
-                    todo[j] + 1,
-                    len(s),
-                    limit,
-                )
-                ids[j] = s[: limit - 1] + s[-1:]
-        order = sorted(range(len(todo)), key=lambda j: len(ids[j]))
-        batches = [order[i : i + dc.batch_size] for i in range(0, len(order), dc.batch_size)]
-        bar = tqdm(batches, desc="translate", unit="batch", disable=not progress, leave=False)
-        for batch in bar:
-            for j, hyps in zip(batch, self._batch([ids[j] for j in batch], dc, nbest)):
-                results[todo[j]] = hyps
-        return results
+        return in_batches(self.tokenizer, lines, limit, dc, nbest, progress, self._batch)
 
     def _search(self, sources: list[list[str]], length: int, dc: DecodeConfig) -> list:
         """Per sentence: [pieces without <eos>, log-probability, ended] of each hypothesis."""

@@ -25,7 +25,7 @@ from pathlib import Path
 from translator import __version__
 from translator.checkpoint import Checkpoint
 from translator.errors import UserError, optional_import
-from translator.fileio import atomic_write_bytes
+from translator.fileio import atomic_write_bytes, replace_folder
 from translator.models.family import exporting
 from translator.specials import BOS, EOS, UNK
 
@@ -137,11 +137,7 @@ def export_checkpoint(
             "files": {p.name: p.stat().st_size for p in sorted(tmp.iterdir())},
         }
         atomic_write_bytes(tmp / MANIFEST, json.dumps(manifest, indent=1).encode("utf-8"))
-        if output.exists():
-            stale = output.parent / f".{output.name}.tmp-old-{os.getpid()}"
-            os.replace(output, stale)
-            shutil.rmtree(stale, ignore_errors=True)
-        os.replace(tmp, output)
+        replace_folder(tmp, output)
     except OSError as err:
         shutil.rmtree(tmp, ignore_errors=True)
         raise UserError(

@@ -33,6 +33,30 @@ def build_from_checkpoint(ckpt: dict, where: str) -> tuple[Config, Tokenizer, Se
     return Checkpoint.from_payload(ckpt).build(where)
 
 
+def in_batches(tokenizer, lines, limit: int, dc, nbest: int, progress: bool, run_batch):
+    """Translate `lines` in length-sorted batches of dc.batch_size with `run_batch(ids, dc,
+    nbest)`; results come back in input order. A blank line yields an empty translation
+    without running the model; a source longer than `limit` subwords is cut (with a warning)."""
+    results: list[list[Translation]] = [[Translation("", 0.0)] * nbest for _ in lines]
+    todo = [i for i, line in enumerate(lines) if line.strip()]
+    if not todo:
+        return results
+    ids = tokenizer.encode_src([lines[i] for i in todo])
+    for j, s in enumerate(ids):
+        if len(s) > limit:  # keep the end token; the rest of the line is dropped
+            log.warning(
+                "line %d: %d subwords, cut to the model's limit of %d", todo[j] + 1, len(s), limit
+            )
+            ids[j] = s[: limit - 1] + s[-1:]
+    order = sorted(range(len(todo)), key=lambda j: len(ids[j]))
+    batches = [order[i : i + dc.batch_size] for i in range(0, len(order), dc.batch_size)]
+    bar = tqdm(batches, desc="translate", unit="batch", disable=not progress, leave=False)
+    for batch in bar:
+        for j, hyps in zip(batch, run_batch([ids[j] for j in batch], dc, nbest)):
+            results[todo[j]] = hyps
+    return results
+
+
 class Translator:
     def __init__(
         self,
@@ -72,38 +96,21 @@ class Translator:
         dc = decode_cfg or self.cfg.decode
         if nbest > dc.beam and self.sampling is None:
             raise UserError(f"--nbest {nbest} needs a beam of at least {nbest} (beam is {dc.beam})")
-        results: list[list[Translation]] = [[Translation("", 0.0)] * nbest for _ in lines]
-        todo = [i for i, line in enumerate(lines) if line.strip()]
-        if not todo:
-            return results
-        ids = self.tokenizer.encode_src([lines[i] for i in todo])
-        limit = self.max_source
-        for j, s in enumerate(ids):
-            if len(s) > limit:  # keep the end token; the rest of the line is dropped
-                log.warning(
-                    "line %d: %d subwords, cut to the model's limit of %d",
-                    todo[j] + 1,
-                    len(s),
-                    limit,
-                )
-                ids[j] = s[: limit - 1] + s[-1:]
-        order = sorted(range(len(todo)), key=lambda j: len(ids[j]))
-        batches = [order[i : i + dc.batch_size] for i in range(0, len(order), dc.batch_size)]
-        bar = tqdm(batches, desc="translate", unit="batch", disable=not progress, leave=False)
-        for batch in bar:
-            src = pad_ids([ids[j] for j in batch]).to(self.device)
-            with torch.inference_mode(), autocast(self.device, self.dtype):
-                hyps = decode(self.model, src, dc, nbest, self.sampling)
-            for j, sent in zip(batch, hyps):
-                # Byte-fallback pieces can spell a line break; an output stays one line.
-                texts = [
-                    " ".join(t.splitlines())
-                    for t in self.tokenizer.decode_tgt([h.tokens for h in sent])
-                ]
-                results[todo[j]] = [
-                    Translation(t, h.score, tuple(h.tokens)) for t, h in zip(texts, sent)
-                ]
-        return results
+        return in_batches(self.tokenizer, lines, self.max_source, dc, nbest, progress, self._batch)
+
+    def _batch(self, ids: list[list[int]], dc: DecodeConfig, nbest: int) -> list[list[Translation]]:
+        src = pad_ids(ids).to(self.device)
+        with torch.inference_mode(), autocast(self.device, self.dtype):
+            hyps = decode(self.model, src, dc, nbest, self.sampling)
+        out = []
+        for sent in hyps:
+            # Byte-fallback pieces can spell a line break; an output stays one line.
+            texts = [
+                " ".join(t.splitlines())
+                for t in self.tokenizer.decode_tgt([h.tokens for h in sent])
+            ]
+            out.append([Translation(t, h.score, tuple(h.tokens)) for t, h in zip(texts, sent)])
+        return out
 
     def attention(self, line: str, tokens: list[int], layer: int = -1):
         """Source pieces, target pieces and the [target, source] attention weights that the

@@ -39,7 +39,7 @@ from translator.data.corpus import Pair, Source, clean_pairs, empty_after_cleani
 from translator.data.encode import Chunk, Rules, encode_chunk, init_worker
 from translator.data.tokenizer import Tokenizer, cache_dir
 from translator.errors import UserError
-from translator.fileio import atomic_write_bytes
+from translator.fileio import atomic_write_bytes, replace_folder
 
 log = logging.getLogger(__name__)
 
@@ -350,11 +350,7 @@ def prepare(cfg: Config, tokenizer: Tokenizer | None = None) -> Prepared:
         try:
             tmp.mkdir()
             _build(cfg, source, tmp, identity, tokenizer)
-            if folder.exists():
-                stale = folder.parent / f".{folder.name}.tmp-old-{os.getpid()}"
-                os.replace(folder, stale)
-                shutil.rmtree(stale, ignore_errors=True)
-            os.replace(tmp, folder)
+            replace_folder(tmp, folder)
         except OSError as err:
             shutil.rmtree(tmp, ignore_errors=True)
             if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EROFS):
