@@ -133,6 +133,15 @@ def test_decode_ignores_special_ids_and_padding(tok):
     assert tok.decode_tgt([seq[1:-1] for seq in ids]) == TARGETS[:3]  # unframed ids too
 
 
+def test_a_decoded_line_break_becomes_a_space(tok):
+    newline = tok.tgt.piece_to_id("<0x0A>")  # a byte-fallback piece
+    assert newline > 3 and tok.tgt.id_to_piece(newline) == "<0x0A>"
+    ids = tok.encode_tgt(TARGETS[:2])
+    joined = [ids[0][1:-1] + [newline] + ids[1][1:-1]]
+    (text,) = tok.decode_tgt(joined)
+    assert "\n" not in text and text.split() == (TARGETS[0] + " " + TARGETS[1]).split()
+
+
 # -- byte fallback ----------------------------------------------------------------------------
 
 

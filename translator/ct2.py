@@ -36,10 +36,12 @@ from pathlib import Path
 import torch
 
 from translator.config import Config, DecodeConfig, config_from_dict
+from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer, fingerprint
 from translator.errors import UserError, optional_import
 from translator.export import FORMAT_VERSION, MANIFEST, MANIFEST_FORMAT
 from translator.inference import Translation, in_batches
+from translator.search import length_penalty, max_lengths
 from translator.specials import BOS, EOS, PAD
 
 log = logging.getLogger(__name__)
@@ -147,10 +149,6 @@ class ExportedTranslator:
             f"{self.folder} gives no attention weights"
         )
 
-    def _limit(self, n: int, dc: DecodeConfig) -> int:
-        """Our search's output limit for a source of n subwords (search.max_lengths)."""
-        return max(1, min(int(dc.max_len_a * n + dc.max_len_b), self.cfg.model.max_positions - 1))
-
     def translate(
         self,
         lines: list[str],
@@ -192,7 +190,9 @@ class ExportedTranslator:
         return found
 
     def _batch(self, ids: list[list[int]], dc: DecodeConfig, nbest: int):
-        caps = [self._limit(len(s), dc) for s in ids]
+        # our search's output limit of each sentence
+        steps = self.cfg.model.max_positions
+        caps = max_lengths(pad_ids(ids), dc.max_len_a, dc.max_len_b, steps).tolist()
         sources = [[self._src_pieces[i] for i in s] for s in ids]
         found = self._search(sources, max(caps), dc)
         if dc.beam > 1:  # beams that reached a limit below the batch's: again with their own
@@ -219,7 +219,7 @@ class ExportedTranslator:
             best: dict[tuple, float] = {}
             for body, logprob, _ in hyps:
                 tokens = tuple(self._tgt_ids[p] for p in body)
-                score = logprob / ((5.0 + len(tokens) + 1) / 6.0) ** dc.len_penalty
+                score = logprob / length_penalty(len(tokens) + 1, dc.len_penalty)  # with <eos>
                 best[tokens] = max(score, best.get(tokens, float("-inf")))
             ranked = sorted(best.items(), key=lambda kv: -kv[1])[:nbest]
             texts = self.tokenizer.decode_tgt([list(t) for t, _ in ranked])

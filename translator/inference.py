@@ -104,11 +104,7 @@ class Translator:
             hyps = decode(self.model, src, dc, nbest, self.sampling)
         out = []
         for sent in hyps:
-            # Byte-fallback pieces can spell a line break; an output stays one line.
-            texts = [
-                " ".join(t.splitlines())
-                for t in self.tokenizer.decode_tgt([h.tokens for h in sent])
-            ]
+            texts = self.tokenizer.decode_tgt([h.tokens for h in sent])
             out.append([Translation(t, h.score, tuple(h.tokens)) for t, h in zip(texts, sent)])
         return out
 

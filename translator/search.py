@@ -54,9 +54,9 @@ def force_eos(logp: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     return logp.masked_fill_(rows[:, None] & others, float("-inf"))
 
 
-def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
-    """GNMT's ((5 + |Y|) / 6) ** alpha (Wu et al. 2016)."""
-    return ((5.0 + length.float()) / 6.0) ** alpha
+def length_penalty(length, alpha: float):
+    """GNMT's ((5 + |Y|) / 6) ** alpha (Wu et al. 2016), of a tensor of lengths or one."""
+    return ((5.0 + length) / 6.0) ** alpha
 
 
 def _token_by_token(

@@ -126,7 +126,10 @@ class Tokenizer:
         return [[BOS] + ids + [EOS] for ids in self.tgt.encode(lines, out_type=int)]
 
     def decode_tgt(self, ids: list[list[int]]) -> list[str]:
-        return self.tgt.decode([[i for i in seq if i > EOS] for seq in ids])
+        """Texts of target ids (specials dropped). Byte-fallback pieces can spell a line
+        break; a translation stays one line, so line breaks become spaces."""
+        texts = self.tgt.decode([[i for i in seq if i > EOS] for seq in ids])
+        return [" ".join(t.splitlines()) for t in texts]
 
     def state(self) -> dict:
         return {"src": self.src_bytes, "tgt": self.tgt_bytes, "sha256": self.fingerprint()}
