@@ -10,7 +10,8 @@ from translator import train as train_mod
 from translator import update as update_mod
 from translator.config import config_from_dict
 from translator.errors import UserError
-from translator.train import Trainer, inverse_sqrt_lr
+from translator.objective import inverse_sqrt_lr
+from translator.train import Trainer
 
 TINY = tiny_config(seed=5, train={"max_steps": 4, "batch_tokens": 600, "warmup_steps": 2})
 

@@ -22,6 +22,7 @@ import yaml
 from translator.errors import UserError
 from translator.models import family as families
 from translator.models.family import ModelConfig
+from translator.objective import SCHEDULES
 
 log = logging.getLogger(__name__)
 # PyYAML follows YAML 1.1, which reads 1e-3 and 1.0e3 as strings; accept them as numbers.
@@ -76,6 +77,9 @@ class TrainConfig:
     accumulate: int = 1  # batches per optimizer step
     lr: float = 5e-4
     warmup_steps: int = 4000
+    # inverse_sqrt (decays forever) | linear | cosine (both reach zero at the run's end: at
+    # max_steps, or where the wall-clock budget is expected to run out at the pace so far)
+    lr_schedule: str = "inverse_sqrt"
     betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
     weight_decay: float = 0.0
     label_smoothing: float = 0.1
@@ -273,6 +277,8 @@ def _check(cfg: Config, where: str) -> None:
         "cuda:"
     ):
         raise bad("train.device", "must be auto, cpu, cuda, cuda:N or mps")
+    if cfg.train.lr_schedule not in SCHEDULES:
+        raise bad("train.lr_schedule", f"must be one of {', '.join(SCHEDULES)}")
     if cfg.train.dtype not in ("auto", "fp32", "bf16", "fp16"):
         raise bad("train.dtype", "must be auto, fp32, bf16 or fp16")
     if len(cfg.train.betas) != 2 or not all(0 <= b < 1 for b in cfg.train.betas):

@@ -31,6 +31,38 @@ def inverse_sqrt_lr(step: int, lr: float, warmup: int) -> float:
     return lr * min(step / warmup, math.sqrt(warmup / step))
 
 
+SCHEDULES = ("inverse_sqrt", "linear", "cosine")
+
+
+def learning_rate(schedule: str, step: int, lr: float, warmup: int, planned_steps: float) -> float:
+    """The learning rate at `step`: linear warmup to `lr` over `warmup` steps, then
+    - inverse_sqrt: 1/sqrt(step) decay, which never ends (Vaswani et al. 2017);
+    - linear or cosine: decay to zero at `planned_steps`, the run's expected length
+      (train.max_steps, or the steps the wall-clock budget is expected to hold). Under a
+      budget, annealing to its end is what short runs gain most from (Li et al. 2020,
+      "Budgeted training")."""
+    if schedule == "inverse_sqrt":
+        return inverse_sqrt_lr(step, lr, warmup)
+    step = max(step, 1)
+    if step < warmup:
+        return lr * step / warmup
+    # 1 at warmup's end, falling to 1/(span + 1) at the planned last step (which still learns)
+    span = max(planned_steps - warmup, 0.0)
+    left = min(max((planned_steps + 1 - step) / (span + 1), 0.0), 1.0)
+    if schedule == "linear":
+        return lr * left
+    return lr * 0.5 * (1.0 - math.cos(math.pi * left))
+
+
+def planned_steps(step: int, elapsed: float, budget: float, max_steps: int) -> float:
+    """The steps a run will make: max_steps, or fewer when the wall-clock budget (seconds)
+    is expected to run out first at the pace so far (`step` steps in `elapsed` seconds,
+    validation included)."""
+    if step <= 0 or elapsed <= 0 or not math.isfinite(budget):
+        return float(max_steps)
+    return min(float(max_steps), step * budget / elapsed)
+
+
 def is_oom(err: BaseException) -> bool:
     """A CUDA or CPU allocator failure, as opposed to any other RuntimeError."""
     if isinstance(err, torch.OutOfMemoryError):

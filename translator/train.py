@@ -31,7 +31,7 @@ from translator.errors import UserError
 from translator.fileio import atomic_write_bytes
 from translator.finetune import initial_checkpoint
 from translator.models.family import build_model
-from translator.objective import inverse_sqrt_lr
+from translator.objective import learning_rate, planned_steps
 from translator.progress import TrainingBar
 from translator.resume import check_resumable, gather_rng, restore_rng
 from translator.runtime import (
@@ -213,7 +213,9 @@ class Trainer:
         # loss a sum over all ranks' tokens, normalised by all of them.
         normaliser = self._all_tokens(local_tokens) / g.world
         loss = all_sum_(self.updater.gradients(micro, normaliser, s.step + 1), g) / g.world
-        self.updater.step(loss, inverse_sqrt_lr(s.step + 1, tc.lr, tc.warmup_steps))
+        planned = s.planned_steps or tc.max_steps
+        lr = learning_rate(tc.lr_schedule, s.step + 1, tc.lr, tc.warmup_steps, planned)
+        self.updater.step(loss, lr)
         if self.ema:
             self.ema.update()
         s.step += 1
@@ -275,6 +277,7 @@ class Trainer:
     def _log(self, bar: TrainingBar, seconds: float) -> None:
         s, tc = self.state, self.cfg.train
         stats = self.sync()
+        self._plan()
         loss = stats["loss"]
         s.losses.append([s.step, round(loss, 4) if math.isfinite(loss) else None])
         release_free_memory()
@@ -290,6 +293,17 @@ class Trainer:
         )
         scalars = {"loss": loss, "lr": lr, "grad_norm": stats["grad_norm"], "tokens_per_s": rate}
         self.board.scalars(s.step, {f"train/{k}": v for k, v in scalars.items()})
+
+    def _plan(self) -> None:
+        """Re-estimate the run's length in steps from the pace so far. Every rank calls this
+        at the same steps and uses the ranks' mean clock, so all of them keep one schedule."""
+        s, tc = self.state, self.cfg.train
+        if tc.lr_schedule == "inverse_sqrt" or not math.isfinite(self.budget):
+            return
+        elapsed = s.elapsed
+        if self.group.active:
+            elapsed = all_sum(elapsed, self.group, self.device) / self.group.world
+        s.planned_steps = planned_steps(s.step, elapsed, self.budget, tc.max_steps)
 
     @property
     def budget(self) -> float:

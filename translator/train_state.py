@@ -24,6 +24,9 @@ class TrainState:
     history: list = field(default_factory=list)  # validations
     losses: list = field(default_factory=list)  # [step, training loss] at each log_every
     memory: list = field(default_factory=list)  # [step, resident MiB, anonymous MiB] likewise
+    # the run's expected length in steps, re-estimated at each log step under a time budget
+    # (the linear and cosine schedules decay to zero there); 0 = train.max_steps
+    planned_steps: float = 0.0
 
 
 class StopKind(enum.Enum):
