@@ -1,0 +1,117 @@
+"""A recipe search on the dev set: every combination of the given settings trains under
+the same budget, and the runs are ranked by their best dev BLEU. The test set is never
+scored here, so nothing it holds can steer a choice.
+
+    python scripts/sweep.py --config configs/multi30k_transformer.yaml \\
+        --set data.dir=../shared/data/multi30k --minutes 5 \\
+        --grid train.lr_schedule=inverse_sqrt,linear --grid train.lr=0.001,0.002
+
+Each run is its own `translator train` process (run folders under --runs, named after
+their settings); one JSON line per run goes to --out, and a table of the combinations,
+best first, to the terminal. A run whose summary.json already exists is read, not
+trained again, so an interrupted sweep continues where it stopped. A budget in steps
+(--steps) makes the ranking independent of the machine's load; a budget in minutes is
+what a user's run gets, and needs an otherwise idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from statistics import mean
+
+
+def grid_points(grids: list[str]) -> list[dict[str, str]]:
+    """["a=1,2", "b=x"] -> [{"a": "1", "b": "x"}, {"a": "2", "b": "x"}]."""
+    axes = []
+    for grid in grids:
+        key, sep, values = grid.partition("=")
+        if not sep or not values:
+            raise SystemExit(f"--grid {grid!r}: expected KEY=V1,V2,...")
+        axes.append([(key.strip(), v.strip()) for v in values.split(",")])
+    return [dict(point) for point in itertools.product(*axes)]
+
+
+def run_name(point: dict[str, str], seed: int) -> str:
+    parts = [f"{k.split('.')[-1]}={v}" for k, v in point.items()] + [f"seed={seed}"]
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", ",".join(parts))
+
+
+def train(args, point: dict[str, str], seed: int) -> dict:
+    run_dir = Path(args.runs) / run_name(point, seed)
+    summary = run_dir / "summary.json"
+    if not summary.exists():
+        budget = (
+            ["train.max_minutes=null", f"train.max_steps={args.steps}"]
+            if args.steps
+            else [f"train.max_minutes={args.minutes}"]
+        )
+        sets = [*args.set, *budget, f"seed={seed}", f"run_dir={run_dir}"]
+        sets += [f"{k}={v}" for k, v in point.items()]
+        command = [sys.executable, "-m", "translator", "train", "--config", args.config]
+        for s in sets:
+            command += ["--set", s]
+        print("$ " + " ".join(command[1:]), flush=True)
+        if subprocess.run(command).returncode != 0:
+            raise SystemExit(f"{run_dir}: training failed; see its output above")
+    result = json.loads(summary.read_text())
+    return {
+        "settings": point,
+        "seed": seed,
+        "run_dir": str(run_dir),
+        "dev_bleu": result["best_dev_bleu"],
+        "best_step": result["best_step"],
+        "steps": result["steps"],
+        "target_tokens_per_second": result["target_tokens_per_second"],
+    }
+
+
+def table(rows: list[dict]) -> str:
+    """One line per combination, its mean dev BLEU over seeds, best first."""
+    groups: dict[str, list[dict]] = {}
+    for row in rows:
+        groups.setdefault(json.dumps(row["settings"], sort_keys=True), []).append(row)
+    ranked = sorted(groups.values(), key=lambda g: -mean(r["dev_bleu"] for r in g))
+    lines = ["| settings | dev BLEU (per seed) | mean | steps |", "| --- | --- | ---: | ---: |"]
+    for group in ranked:
+        settings = ", ".join(f"{k}={v}" for k, v in group[0]["settings"].items()) or "(config)"
+        scores = " / ".join(f"{r['dev_bleu']:.2f}" for r in group)
+        steps = round(mean(r["steps"] for r in group))
+        lines.append(
+            f"| {settings} | {scores} | {mean(r['dev_bleu'] for r in group):.2f} | {steps} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--set", action="append", default=[], help="KEY=VALUE for every run")
+    ap.add_argument("--grid", action="append", default=[], help="KEY=V1,V2,... to search")
+    ap.add_argument("--seeds", default="1", help="comma-separated seeds per combination")
+    budget = ap.add_mutually_exclusive_group(required=True)
+    budget.add_argument("--minutes", type=float, help="wall-clock budget per run")
+    budget.add_argument("--steps", type=int, help="optimizer steps per run")
+    ap.add_argument("--runs", default="runs/sweep", help="folder of the run folders")
+    ap.add_argument("--out", default="results/sweep.jsonl", help="JSON lines appended here")
+    args = ap.parse_args(argv)
+
+    seeds = [int(s) for s in args.seeds.split(",")]
+    rows = []
+    for point in grid_points(args.grid):
+        for seed in seeds:
+            row = train(args, point, seed)
+            rows.append(row)
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            with open(args.out, "a") as f:
+                f.write(json.dumps({"config": args.config, "sets": args.set, **row}) + "\n")
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
