@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 DATA ?= ../shared/data/multi30k
 
-.PHONY: install demo test test-slow lint format bench-train bench-decode bench-data clean
+.PHONY: install demo test test-slow lint format bench-train bench-decode bench-serve bench-data clean
 
 $(BIN)/translator: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,12 @@ bench-train: install
 bench-decode: install
 	$(BIN)/python scripts/bench_decode.py --set data.dir=$(DATA) \
 		$(foreach f,transformer lstm bahdanau luong,$(if $(wildcard runs/multi30k_$(f)/best.pt),--checkpoint runs/multi30k_$(f)/best.pt))
+
+# The server under 1, 8 and 64 concurrent clients beside `translate --input`, on the
+# Multi30k test source; an idle machine gives meaningful figures.
+bench-serve: install
+	$(BIN)/python scripts/bench_serve.py --checkpoint runs/multi30k_transformer/best.pt \
+		--source $(DATA)/test_2016_flickr.de.gz
 
 # Corpora of 100k, 1M and 10M pairs under /tmp (about 2 GB, never committed), then
 # preparation, training start-up, speed and memory at each size, and a 2,000-step
