@@ -254,9 +254,9 @@ def test_limits_and_bad_input_get_one_line_json_errors(server):
 
 
 def test_full_queue_and_timeout(transformer, tmp_path):
-    # A request waits 400 ms for others to join it but may wait only 200 ms for its answer:
+    # A request waits 1 s for others to join it but may wait only 200 ms for its answer:
     # a lone request times out (503), and while three are waiting a fourth is turned away.
-    options = ["--batch-wait-ms", "400", "--timeout", "0.2", "--max-queue", "3"]
+    options = ["--batch-wait-ms", "1000", "--timeout", "0.2", "--max-queue", "3"]
     srv = Server(transformer[0], tmp_path / "log", *options)
     try:
         url = srv.url + "/translate"
@@ -298,10 +298,28 @@ def test_sigterm_answers_the_requests_in_flight(lstm, tmp_path):
         srv.stop()
 
 
-def test_serve_user_errors(tmp_path):
+def test_an_exported_model_serves_without_attention(server, transformer, tmp_path):
+    pytest.importorskip("ctranslate2", reason="the `ctranslate2` extra is not installed")
+    result = cli("export", "--checkpoint", transformer[0], "--output", str(tmp_path / "ct2"))
+    assert result.returncode == 0, result.stderr
+    srv = Server(str(tmp_path / "ct2"), tmp_path / "log")
+    try:
+        assert get(srv.url + "/health")[1]["engine"] == "ctranslate2"
+        status, body, raw = post(srv.url + "/translate", {"texts": SENTENCES, "beam": 1})
+        want = post(server.url + "/translate", {"texts": SENTENCES, "beam": 1})[1]
+        assert status == 200 and body["translations"] == want["translations"], raw  # greedy
+        assert_error(post(srv.url + "/attention", {"text": "Hund"}), 400, "exported")
+    finally:
+        srv.stop()
+
+
+def test_serve_user_errors(server, transformer, tmp_path):
     result = cli("serve", "--checkpoint", str(tmp_path / "none.pt"))
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "none.pt" in result.stderr
+    result = cli("serve", "--checkpoint", transformer[0], "--port", str(server.port))  # taken
+    last = result.stderr.strip().splitlines()[-1]
+    assert result.returncode == 2 and last.startswith("error: could not serve on"), result.stderr
     (tmp_path / "fastapi.py").write_text("raise ImportError('no fastapi here')\n")
     path = f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
     result = cli("serve", "--checkpoint", "x.pt", env_extra={"PYTHONPATH": path})

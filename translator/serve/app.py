@@ -155,11 +155,13 @@ def create_app(translator, path: str, limits: Limits) -> FastAPI:
         """One sentence's translation, its source and target pieces, and the attention
         weights [target piece][source piece] the model gives while producing it."""
         if not info["attention"]:
-            what = "an exported (CTranslate2) model" if info["engine"] != "pytorch" else None
-            raise LimitError(
-                400,
-                f"this model ({what or info['family']}) has no attention weights to show",
+            what = (
+                "an exported (CTranslate2) model has no attention weights to show; serve the "
+                "checkpoint file to see them"
+                if info["engine"] != "pytorch"
+                else f"the {info['family']} model has no attention weights to show"
             )
+            raise LimitError(400, what)
         check_texts([req.text])
         layers = translator.model.attention_layers
         if not -layers <= req.layer < layers:

@@ -59,11 +59,14 @@ def serve(
     logging.getLogger("translator").info(
         "serving %s on http://%s:%d/ (Ctrl-C ends)", checkpoint, host, port
     )
-    server.run()
-    if not server.started:  # e.g. the port is taken: uvicorn has logged why
+    try:
+        server.run()
+    except SystemExit:  # uvicorn's way to fail at start-up, e.g. the port is taken
+        pass
+    if not server.started:  # uvicorn has logged why
         from translator.errors import UserError
 
-        raise UserError(f"could not serve on {host}:{port} (see the message above)")
+        raise UserError(f"could not serve on {host}:{port} (see the messages above)")
 
 
 def _server_class(uvicorn):
