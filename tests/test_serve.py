@@ -86,6 +86,7 @@ class Server:
                     return
             except OSError:
                 time.sleep(0.05)  # not listening yet
+        self.stop()
         raise AssertionError(f"server not up in 60 s: {self.log()}")
 
     def log(self) -> str:
@@ -193,11 +194,17 @@ def test_the_cli_gives_the_same_translations(server, transformer):
 
 def test_64_concurrent_clients_get_their_own_answers(server, transformer):
     texts = [f"{SENTENCES[i % 8]} {'Ein Hund.' * (i % 3)}".strip() for i in range(64)]
-    want = [r[0].text for r in expected(transformer[1], texts, 2)]
+    by_beam = {beam: [r[0].text for r in expected(transformer[1], texts, beam)] for beam in (1, 2)}
+    want = [by_beam[1 + i % 2][i] for i in range(64)]  # two beams: two searches per batch
+
+    def ask(i):
+        return post(server.url + "/translate", {"text": texts[i], "beam": 1 + i % 2})
+
     before = get(server.url + "/health")[1]
-    answers = concurrently(64, lambda i: post(server.url + "/translate", {"text": texts[i]}))
+    answers = concurrently(64, ask)
     assert [a[0] for a in answers] == [200] * 64
     assert [a[1]["translations"] for a in answers] == [[w] for w in want]
+    assert [a[1]["beam"] for a in answers] == [1 + i % 2 for i in range(64)]
     after = get(server.url + "/health")[1]
     assert after["sentences"] - before["sentences"] == 64
     assert after["batches"] - before["batches"] < 64  # requests were decoded together

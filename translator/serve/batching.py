@@ -117,7 +117,7 @@ class Batcher:
         cfg = self.translator.cfg.decode
         for (beam, nbest), group in groups.items():
             lines = [text for job in group for text in job.texts]
-            dc = replace(cfg, beam=beam, batch_size=max(len(lines), 1))
+            dc = replace(cfg, beam=beam, batch_size=self.limits.batch_size)
             try:
                 results = self.translator.translate(lines, dc, nbest=nbest)
             except Exception as err:  # a bug, not the client's fault: logged, answered 500

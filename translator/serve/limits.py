@@ -14,7 +14,7 @@ class Limits:
     max_queue: int = 256  # requests waiting or being decoded; one more gets 429
     timeout: float = 30.0  # seconds a request may wait for its answer (503)
     max_beam: int = 16  # largest beam (or n-best) a request may ask for (422)
-    batch_size: int = 64  # sentences decoded together at most (a bigger request goes alone)
+    batch_size: int = 64  # sentences decoded together at most (a bigger request: in such batches)
     batch_wait_ms: float = 5.0  # how long the first request waits for others to join it
 
 
