@@ -5,13 +5,13 @@ BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 DATA ?= ../shared/data/multi30k
 
-.PHONY: install demo test test-slow lint format bench-train bench-decode bench-data sweep clean
+.PHONY: install demo test test-slow lint format bench-train bench-decode bench-serve bench-data sweep clean
 
 $(BIN)/translator: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "$(TORCH)"
-	$(BIN)/pip install -q -e ".[dev,plot,tensorboard,ctranslate2]"
+	$(BIN)/pip install -q -e ".[dev,plot,tensorboard,ctranslate2,serve]"
 	touch $@
 
 install: $(BIN)/translator
@@ -48,6 +48,12 @@ bench-train: install
 bench-decode: install
 	$(BIN)/python scripts/bench_decode.py --set data.dir=$(DATA) \
 		$(foreach f,transformer lstm bahdanau luong,$(if $(wildcard runs/multi30k_$(f)/best.pt),--checkpoint runs/multi30k_$(f)/best.pt))
+
+# The server under 1, 8 and 64 concurrent clients beside `translate --input`, on the
+# Multi30k test source; an idle machine gives meaningful figures.
+bench-serve: install
+	$(BIN)/python scripts/bench_serve.py --checkpoint runs/multi30k_transformer/best.pt \
+		--source $(DATA)/test_2016_flickr.de.gz
 
 # Corpora of 100k, 1M and 10M pairs under /tmp (about 2 GB, never committed), then
 # preparation, training start-up, speed and memory at each size, and a 2,000-step

@@ -37,3 +37,12 @@ def test_the_tensorboard_extra_exists_and_make_install_brings_it():
         line for line in (ROOT / "Makefile").read_text().splitlines() if "pip install" in line
     ]
     assert any("tensorboard" in line and "-e" in line for line in install), install
+
+
+def test_the_serve_extra_exists_and_make_install_brings_it():
+    extras = pyproject()["project"]["optional-dependencies"]
+    assert {dep.split(">")[0] for dep in extras["serve"]} >= {"fastapi", "uvicorn"}
+    install = [
+        line for line in (ROOT / "Makefile").read_text().splitlines() if "pip install" in line
+    ]
+    assert any("serve" in line and "-e" in line for line in install), install

@@ -13,6 +13,7 @@ import typer
 from tqdm import tqdm
 
 from translator.errors import UserError, one_line
+from translator.serve.command import serve
 
 app = typer.Typer(
     add_completion=False,
@@ -315,6 +316,9 @@ def curves(
     from translator.curves import draw_curves
 
     typer.echo(draw_curves(runs, plot), err=True)
+
+
+app.command()(serve)  # translator/serve/command.py
 
 
 def _click_exceptions():

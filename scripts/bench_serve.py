@@ -1,0 +1,161 @@
+"""Serving speed: requests/s, sentences/s and p50/p99 latency of `translator serve` under 1,
+8 and 64 concurrent clients, beside `translate --input`'s sentences/s on the same sentences.
+
+    python scripts/bench_serve.py --checkpoint runs/multi30k_transformer/best.pt \
+        --source ../shared/data/multi30k/test_2016_flickr.de.gz
+
+First the sentences are translated in this process the way `translate --input` does it
+(one call over the whole list, batches of decode.batch_size): the reference rate and the
+reference outputs. Then the server runs as a subprocess on a free loopback port, and for
+each client count the same sentences are sent one per request (`--requests` of them, cycled
+through the file), each client sending its next request as soon as the last is answered.
+Every row says which share of answers is identical to the reference output. One JSON line
+per row on stdout, also appended to --output. Both sides use the same thread count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import replace
+from pathlib import Path
+
+from translator.data.corpus import read_lines
+from translator.engines import open_translator
+from translator.runtime import set_threads
+
+
+def post(url: str, obj: dict) -> dict:
+    req = urllib.request.Request(url, json.dumps(obj).encode(), method="POST")
+    req.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(req, timeout=600) as res:
+        return json.loads(res.read())
+
+
+def start_server(args, port: int) -> subprocess.Popen:
+    env = {**os.environ, **({"OMP_NUM_THREADS": str(args.threads)} if args.threads else {})}
+    command = [sys.executable, "-m", "translator", "serve", "--checkpoint", args.checkpoint]
+    command += ["--port", str(port), "--device", args.device, "--max-queue", "100000"]
+    command += ["--batch-size", str(args.batch_size), "--batch-wait-ms", str(args.batch_wait_ms)]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            sys.exit(f"the server exited: {proc.stderr.read().decode(errors='replace')}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5):
+                return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    sys.exit("the server did not answer /health within 120 s")
+
+
+def load(url: str, sentences: list[str], clients: int, beam: int):
+    """(seconds, latencies, answers) of sending every sentence once from `clients` threads."""
+    answers: list[str | None] = [None] * len(sentences)
+    latencies: list[float] = []
+    lock, cursor = threading.Lock(), iter(range(len(sentences)))
+
+    def client():
+        while True:
+            with lock:
+                i = next(cursor, None)
+            if i is None:
+                return
+            start = time.perf_counter()
+            answers[i] = post(url, {"text": sentences[i], "beam": beam})["translations"][0]
+            with lock:
+                latencies.append(time.perf_counter() - start)
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - start, latencies, answers
+
+
+def percentile(values: list[float], q: float) -> float:
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+        if len(values) > 1
+        else values[0]
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--checkpoint", required=True)
+    ap.add_argument("--source", default="../shared/data/multi30k/test_2016_flickr.de.gz")
+    ap.add_argument("--requests", type=int, default=1000, help="requests per client count")
+    ap.add_argument("--clients", type=int, action="append", help="default 1, 8 and 64")
+    ap.add_argument("--beam", type=int, help="default: the model's")
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--batch-wait-ms", type=float, default=5.0)
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--output", default="results/bench_serve.jsonl")
+    args = ap.parse_args()
+    set_threads(args.threads)
+
+    lines = [line for line in read_lines(args.source) if line.strip()]
+    sentences = [lines[i % len(lines)] for i in range(args.requests)]
+    translator = open_translator(args.checkpoint, args.device)
+    beam = args.beam or translator.cfg.decode.beam
+    dc = replace(translator.cfg.decode, beam=beam, batch_size=args.batch_size)
+    start = time.perf_counter()
+    reference = [r[0].text for r in translator.translate(sentences, dc)]
+    offline = len(sentences) / (time.perf_counter() - start)
+    del translator
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = start_server(args, port)
+    rows = []
+    try:
+        url = f"http://127.0.0.1:{port}/translate"
+        post(url, {"text": sentences[0], "beam": beam})  # warm-up
+        for clients in args.clients or [1, 8, 64]:
+            seconds, latencies, answers = load(url, sentences, clients, beam)
+            same = sum(a == b for a, b in zip(answers, reference)) / len(sentences)
+            rows.append(
+                {
+                    "checkpoint": args.checkpoint,
+                    "source": args.source,
+                    "beam": beam,
+                    "clients": clients,
+                    "requests": len(sentences),
+                    "requests_per_s": round(len(sentences) / seconds, 1),
+                    "sentences_per_s": round(len(sentences) / seconds, 1),
+                    "translate_input_sentences_per_s": round(offline, 1),
+                    "p50_ms": round(1000 * percentile(latencies, 50), 1),
+                    "p99_ms": round(1000 * percentile(latencies, 99), 1),
+                    "identical_to_translate": round(same, 4),
+                    "batch_size": args.batch_size,
+                    "batch_wait_ms": args.batch_wait_ms,
+                    "threads": args.threads or os.cpu_count(),
+                }
+            )
+            print(json.dumps(rows[-1]), flush=True)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    with open(args.output, "a", encoding="utf-8") as out:
+        out.writelines(json.dumps(row) + "\n" for row in rows)
+
+
+if __name__ == "__main__":
+    main()

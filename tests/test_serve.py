@@ -1,0 +1,355 @@
+"""`translator serve` over real HTTP: a uvicorn subprocess on a free loopback port, answers
+equal to the translator's own, 64 concurrent clients, every limit answered with one-line
+JSON, SIGTERM that loses no request, and the page rendered by a headless Chromium."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import replace
+
+import pytest
+from util import cli, tiny_config
+
+from translator.config import config_from_dict
+from translator.inference import Translator
+from translator.train import Trainer
+
+pytest.importorskip("fastapi", reason="the `serve` extra (fastapi) is not installed")
+pytest.importorskip("uvicorn", reason="the `serve` extra (uvicorn) is not installed")
+
+SENTENCES = [
+    "Ein Hund läuft.",
+    "Die alte Frau liest ein Buch.",
+    "Am dritten März schläft der Mann.",
+    "Zwei Katzen spielen im Garten.",
+    "Das Kind trinkt Wasser.",
+    "",
+    "Drei kleine Hunde laufen schnell über die Straße.",
+    "Ein Mann",
+]
+
+
+def train(root, **model) -> str:
+    cfg = tiny_config(
+        run_dir=str(root),
+        seed=5,
+        data={"demo_train": 400},
+        model={"d_model": 48, "ff_dim": 96, **model},
+        train={"max_steps": 80, "batch_tokens": 1000, "lr": 0.005, "warmup_steps": 20},
+        decode={"beam": 2, "max_len_a": 1.5, "max_len_b": 5},
+    )
+    Trainer(config_from_dict(cfg)).run()
+    return str(root / "best.pt")
+
+
+@pytest.fixture(scope="module")
+def transformer(tmp_path_factory):
+    path = train(tmp_path_factory.mktemp("serve") / "run")
+    return path, Translator.from_checkpoint(path, "cpu")
+
+
+@pytest.fixture(scope="module")
+def lstm(tmp_path_factory):
+    path = train(tmp_path_factory.mktemp("serve-lstm") / "run", type="lstm", hidden_size=32)
+    return path, Translator.from_checkpoint(path, "cpu")
+
+
+class Server:
+    """`python -m translator serve` on a free loopback port, ready once /health answers."""
+
+    def __init__(self, checkpoint: str, log_path, *options: str):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_path
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+        args = ["serve", "--checkpoint", checkpoint, "--port", str(self.port), *options]
+        with open(log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "translator", *args], stdout=log, stderr=log, env=env
+            )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, f"server exited: {self.log()}"
+            try:
+                if get(self.url + "/health")[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.05)  # not listening yet
+        self.stop()
+        raise AssertionError(f"server not up in 60 s: {self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def server(transformer, tmp_path_factory):
+    log = tmp_path_factory.mktemp("serve-log") / "server.log"
+    limits = ["--max-body", "3000", "--max-texts", "8", "--max-chars", "200", "--max-beam", "4"]
+    srv = Server(transformer[0], log, *limits)
+    yield srv
+    srv.stop()
+
+
+def request(method: str, url: str, body: bytes | None = None, content_type="application/json"):
+    """(status, parsed JSON or text, raw body) of one HTTP request; errors are answers too."""
+    req = urllib.request.Request(url, data=body, method=method)
+    if body is not None:
+        req.add_header("Content-Type", content_type)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as res:
+            status, raw, kind = res.status, res.read(), res.headers.get("content-type", "")
+    except urllib.error.HTTPError as err:
+        status, raw, kind = err.code, err.read(), err.headers.get("content-type", "")
+    return status, json.loads(raw) if "json" in kind else raw.decode(), raw
+
+
+def get(url: str):
+    return request("GET", url)
+
+
+def post(url: str, obj):
+    return request("POST", url, json.dumps(obj).encode())
+
+
+def expected(translator, texts, beam, nbest=1):
+    dc = replace(translator.cfg.decode, beam=beam)
+    return translator.translate(texts, dc, nbest=nbest)
+
+
+def assert_error(answer, status: int, *words: str):
+    code, body, raw = answer
+    assert code == status, (code, raw)
+    assert isinstance(body, dict) and set(body) == {"error"}, raw
+    assert b"\n" not in raw.strip() and "Traceback" not in body["error"], raw
+    for word in words:
+        assert word in body["error"], (word, body)
+
+
+def wait_until(srv: Server, ready) -> None:
+    """Poll /health until ready(its JSON) holds (at most 30 s)."""
+    deadline = time.monotonic() + 30
+    while not ready(get(srv.url + "/health")[1]):
+        assert time.monotonic() < deadline, "the server never reached the awaited state"
+
+
+def concurrently(n: int, work) -> list:
+    """work(i) for i in range(n), each on its own thread, all released at once."""
+    barrier, out = threading.Barrier(n), [None] * n
+
+    def run(i):
+        barrier.wait()
+        out[i] = work(i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return out
+
+
+def test_answers_equal_the_translators_own(server, transformer):
+    _, translator = transformer
+    for beam in (1, 2):
+        want = expected(translator, SENTENCES, beam)
+        status, body, raw = post(server.url + "/translate", {"texts": SENTENCES, "beam": beam})
+        assert status == 200, raw
+        assert body["beam"] == beam
+        assert body["translations"] == [r[0].text for r in want]
+        assert len(set(body["translations"])) > 3  # not a constant output
+        for text, r in zip(SENTENCES[:3], want):
+            status, one, _ = post(server.url + "/translate", {"text": text, "beam": beam})
+            assert status == 200 and one["translations"] == [r[0].text]
+    status, body, _ = post(server.url + "/translate", {"texts": SENTENCES, "nbest": 3})
+    want = expected(translator, SENTENCES, 3, nbest=3)
+    assert status == 200 and body["beam"] == 3  # the beam grows to the n-best, as in the CLI
+    for got, hyps in zip(body["nbest"], want):
+        assert [g["text"] for g in got] == [h.text for h in hyps]
+        assert [g["score"] for g in got] == pytest.approx([h.score for h in hyps], abs=1e-3)
+
+
+def test_the_cli_gives_the_same_translations(server, transformer):
+    result = cli("translate", "--checkpoint", transformer[0], "--beam", "2", *SENTENCES[:4])
+    assert result.returncode == 0, result.stderr
+    _, body, _ = post(server.url + "/translate", {"texts": SENTENCES[:4], "beam": 2})
+    assert body["translations"] == result.stdout.split("\n")[:-1]
+
+
+def test_64_concurrent_clients_get_their_own_answers(server, transformer):
+    texts = [f"{SENTENCES[i % 8]} {'Ein Hund.' * (i % 3)}".strip() for i in range(64)]
+    by_beam = {beam: [r[0].text for r in expected(transformer[1], texts, beam)] for beam in (1, 2)}
+    want = [by_beam[1 + i % 2][i] for i in range(64)]  # two beams: two searches per batch
+
+    def ask(i):
+        return post(server.url + "/translate", {"text": texts[i], "beam": 1 + i % 2})
+
+    before = get(server.url + "/health")[1]
+    answers = concurrently(64, ask)
+    assert [a[0] for a in answers] == [200] * 64
+    assert [a[1]["translations"] for a in answers] == [[w] for w in want]
+    assert [a[1]["beam"] for a in answers] == [1 + i % 2 for i in range(64)]
+    after = get(server.url + "/health")[1]
+    assert after["sentences"] - before["sentences"] == 64
+    assert after["batches"] - before["batches"] < 64  # requests were decoded together
+    assert after["queued"] == 0
+
+
+def test_attention(server, transformer):
+    _, translator = transformer
+    status, body, raw = post(server.url + "/attention", {"text": SENTENCES[1], "beam": 2})
+    assert status == 200, raw
+    best = expected(translator, SENTENCES[1:2], 2)[0][0]
+    assert body["translation"] == best.text
+    assert body["source"][-1] == "</s>" and body["target"][-1] == "</s>"
+    assert len(body["target"]) == len(best.tokens) + 1
+    assert len(body["attention"]) == len(body["target"])
+    for row in body["attention"]:
+        assert len(row) == len(body["source"]) and sum(row) == pytest.approx(1, abs=0.01)
+    assert_error(post(server.url + "/attention", {"text": "Hund", "layer": 7}), 422, "layer 7")
+    assert_error(post(server.url + "/attention", {"text": "  "}), 422, "empty")
+
+
+def test_health_and_page(server):
+    status, body, _ = get(server.url + "/health")
+    assert status == 200
+    assert body["family"] == "transformer" and body["parameters"] > 1000
+    assert body["device"] == "cpu" and body["attention"] is True
+    status, page, _ = get(server.url + "/")
+    assert status == 200 and 'id="heatmap"' in page
+    assert "http://" not in page and "https://" not in page  # nothing fetched from elsewhere
+    assert get(server.url + "/openapi.json")[1]["paths"].keys() >= {"/translate", "/attention"}
+
+
+def test_limits_and_bad_input_get_one_line_json_errors(server):
+    url = server.url + "/translate"
+    assert_error(post(url, {"text": "x" * 4000}), 413, "3000 bytes")
+    assert_error(post(url, {"texts": ["Hund"] * 9}), 413, "9 texts", "8")
+    assert_error(post(url, {"texts": ["Hund", "x" * 201]}), 413, "text 1", "201")
+    assert_error(request("POST", url, b'{"text": "Hund'), 400, "not valid JSON")
+    assert_error(request("POST", url, b'{"text": "Hund"}', "text/plain"), 400, "Content-Type")
+    assert_error(post(url, ["Hund"]), 422)
+    assert_error(post(url, {"text": 5}), 422, "text")
+    assert_error(post(url, {"texts": "Hund"}), 422, "texts")
+    assert_error(post(url, {"texts": ["Hund", 3]}), 422, "texts.1")
+    assert_error(post(url, {"text": "Hund", "beam": "2"}), 422, "beam")
+    assert_error(post(url, {"text": "Hund", "beam": 0}), 422, "beam")
+    assert_error(post(url, {"text": "Hund", "beam": 5}), 422, "limit of 4")
+    assert_error(post(url, {"text": "Hund", "beam": 1, "nbest": 2}), 422, "nbest 2")
+    assert_error(post(url, {"text": "Hund", "texts": ["Hund"]}), 422, "either")
+    assert_error(post(url, {}), 422, "either")
+    assert_error(post(url, {"text": "Hund", "color": 1}), 422, "color")
+    assert_error(get(server.url + "/nowhere"), 404)
+    assert post(url, {"text": "Hund"})[0] == 200  # and the server keeps serving
+    assert "Traceback" not in server.log()
+
+
+def test_full_queue_and_timeout(transformer, tmp_path):
+    # A request waits 1 s for others to join it but may wait only 200 ms for its answer:
+    # a lone request times out (503), and while three are waiting a fourth is turned away.
+    options = ["--batch-wait-ms", "1000", "--timeout", "0.2", "--max-queue", "3"]
+    srv = Server(transformer[0], tmp_path / "log", *options)
+    try:
+        url = srv.url + "/translate"
+        assert_error(post(url, {"text": "Hund"}), 503, "0.2 s")
+        wait_until(srv, lambda health: health["queued"] == 0)
+        answers = concurrently(8, lambda i: post(url, {"text": SENTENCES[i]}))
+        codes = sorted(a[0] for a in answers)
+        assert codes.count(503) == 3 and codes.count(429) == 5, codes
+        for answer in answers:
+            assert_error(answer, answer[0], "queue is full" if answer[0] == 429 else "0.2 s")
+        assert get(srv.url + "/health")[0] == 200
+    finally:
+        srv.stop()
+
+
+def test_sigterm_answers_the_requests_in_flight(lstm, tmp_path):
+    path, translator = lstm
+    srv = Server(path, tmp_path / "log", "--batch-wait-ms", "1500")
+    try:
+        # The LSTM has no attention: a clear error, not a crash.
+        assert_error(post(srv.url + "/attention", {"text": "Hund"}), 400, "no attention")
+        want = [r[0].text for r in expected(translator, SENTENCES, 2)]
+        answers = [None] * len(SENTENCES)
+
+        def ask(i):
+            answers[i] = post(srv.url + "/translate", {"text": SENTENCES[i]})
+
+        threads = [threading.Thread(target=ask, args=(i,)) for i in range(len(SENTENCES))]
+        for t in threads:
+            t.start()
+        wait_until(srv, lambda health: health["queued"] == len(SENTENCES))  # all in flight
+        srv.proc.send_signal(signal.SIGTERM)
+        for t in threads:
+            t.join(timeout=60)
+        assert [a[0] for a in answers] == [200] * len(SENTENCES)
+        assert [a[1]["translations"][0] for a in answers] == want
+        assert srv.proc.wait(timeout=30) == 0, srv.log()
+    finally:
+        srv.stop()
+
+
+def test_an_exported_model_serves_without_attention(server, transformer, tmp_path):
+    pytest.importorskip("ctranslate2", reason="the `ctranslate2` extra is not installed")
+    result = cli("export", "--checkpoint", transformer[0], "--output", str(tmp_path / "ct2"))
+    assert result.returncode == 0, result.stderr
+    srv = Server(str(tmp_path / "ct2"), tmp_path / "log")
+    try:
+        assert get(srv.url + "/health")[1]["engine"] == "ctranslate2"
+        status, body, raw = post(srv.url + "/translate", {"texts": SENTENCES, "beam": 1})
+        want = post(server.url + "/translate", {"texts": SENTENCES, "beam": 1})[1]
+        assert status == 200 and body["translations"] == want["translations"], raw  # greedy
+        assert_error(post(srv.url + "/attention", {"text": "Hund"}), 400, "exported")
+    finally:
+        srv.stop()
+
+
+def test_serve_user_errors(server, transformer, tmp_path):
+    result = cli("serve", "--checkpoint", str(tmp_path / "none.pt"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "none.pt" in result.stderr
+    result = cli("serve", "--checkpoint", transformer[0], "--port", str(server.port))  # taken
+    last = result.stderr.strip().splitlines()[-1]
+    assert result.returncode == 2 and last.startswith("error: could not serve on"), result.stderr
+    (tmp_path / "fastapi.py").write_text("raise ImportError('no fastapi here')\n")
+    path = f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    result = cli("serve", "--checkpoint", "x.pt", env_extra={"PYTHONPATH": path})
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert 'pip install "translator[serve]"' in result.stderr
+
+
+def test_the_page_in_headless_chromium(server, tmp_path):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed (apt-get install chromium): page not rendered")
+    query = urllib.parse.urlencode({"text": SENTENCES[1], "beam": 2})
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000"]
+    result = subprocess.run(
+        [browser, *flags, f"--user-data-dir={tmp_path}", "--dump-dom", f"{server.url}/?{query}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    dom = result.stdout
+    _, body, _ = post(server.url + "/translate", {"text": SENTENCES[1], "beam": 2, "nbest": 2})
+    assert f'<div id="translation">{body["translations"][0]}</div>' in dom, dom[-2000:]
+    assert dom.count("<li>") == 2 and 'class="score"' in dom  # the n-best list
+    heat = dom[dom.index('id="heatmap"') :]
+    assert heat.count("<td ") >= 2 and "rgba(var(--accent)" in heat  # the heatmap's cells
+    assert "▁Frau" in heat

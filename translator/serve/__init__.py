@@ -1,0 +1,9 @@
+"""`translator serve`: an HTTP translation service (FastAPI + uvicorn, the `serve` extra)
+that decodes concurrent requests together, and one static page that draws the attention.
+
+    command.py   the typer command (registered by cli.py); imports nothing heavy
+    limits.py    the limits a request must keep, and their defaults
+    batching.py  the queue and the one decoding thread
+    app.py       the FastAPI app: routes, errors as one-line JSON, the body-size guard
+    static/      index.html, the page served at /
+"""

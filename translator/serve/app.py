@@ -1,0 +1,250 @@
+"""The FastAPI app: /translate, /attention, /health and the page at /.
+
+Every error reaches the client as one line of JSON, {"error": "..."}, with a 4xx status
+for the client's mistakes and limits, 503 when the server is too busy, and 500 (the
+traceback goes to the server's log only) for a bug.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from contextlib import asynccontextmanager
+from importlib import resources
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from starlette.exceptions import HTTPException
+
+from translator.errors import UserError, one_line
+from translator.serve.batching import Batcher
+from translator.serve.limits import LimitError, Limits
+
+log = logging.getLogger(__name__)
+
+
+class TranslateRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: StrictStr | None = Field(None, description="One sentence (or give `texts`)")
+    texts: list[StrictStr] | None = Field(None, description="Several sentences")
+    beam: StrictInt | None = Field(None, ge=1, description="Beam size (default: the model's)")
+    nbest: StrictInt = Field(1, ge=1, description="Hypotheses per sentence, with scores")
+
+
+class AttentionRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: StrictStr = Field(description="One sentence")
+    beam: StrictInt | None = Field(None, ge=1, description="Beam size (default: the model's)")
+    layer: StrictInt = Field(-1, description="Transformer decoder layer (-1: the last)")
+
+
+def error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": one_line(message)}, status_code=status)
+
+
+def _validation_message(request: Request, err: RequestValidationError) -> tuple[int, str]:
+    """(400 for a body that is not JSON, 422 otherwise, the first problem in one line)."""
+    problems = err.errors()
+    first = problems[0] if problems else {}
+    if first.get("type") == "json_invalid":
+        return 400, "the body is not valid JSON"
+    kind = request.headers.get("content-type", "application/json")
+    if first.get("loc") == ("body",) and "json" not in kind:
+        return 400, f"send a JSON object with Content-Type: application/json, not {kind}"
+    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
+    return 422, f"{where}: {first.get('msg', 'invalid request')}"
+
+
+def describe(translator, path: str) -> dict:
+    model = getattr(translator, "model", None)
+    cfg = translator.cfg
+    return {
+        "model": path,
+        "family": cfg.model.type,
+        "engine": "pytorch" if model is not None else "ctranslate2",
+        "parameters": model.num_parameters() if model is not None else None,
+        "device": str(getattr(translator, "device", None) or "cpu"),
+        "languages": [cfg.data.src_lang, cfg.data.tgt_lang],
+        "beam": cfg.decode.beam,
+        "attention": bool(model is not None and model.attention_layers),
+    }
+
+
+def create_app(translator, path: str, limits: Limits) -> FastAPI:
+    batcher = Batcher(translator, limits)
+    info = describe(translator, path)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        batcher.start()
+        yield
+        batcher.stop()  # uvicorn calls this once the requests in flight are answered
+
+    app = FastAPI(
+        title="translator",
+        summary=f"{info['family']} {info['languages'][0]} -> {info['languages'][1]}",
+        lifespan=lifespan,
+    )
+    app.state.batcher = batcher
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, err: RequestValidationError):
+        return error(*_validation_message(request, err))
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, err: HTTPException):  # 404, 405: FastAPI's own
+        return error(err.status_code, str(err.detail))
+
+    @app.exception_handler(LimitError)
+    async def _limit(request: Request, err: LimitError):
+        return error(err.status, err.message)
+
+    @app.exception_handler(UserError)
+    async def _user(request: Request, err: UserError):
+        return error(400, err.message)
+
+    @app.exception_handler(Exception)
+    async def _bug(request: Request, err: Exception):
+        log.error("request to %s failed", request.url.path, exc_info=err)
+        return error(500, "internal error while translating (see the server's log)")
+
+    def beam_of(beam: int | None, nbest: int) -> int:
+        if beam is None:
+            beam = max(info["beam"], nbest)
+        elif nbest > beam:
+            raise LimitError(422, f"nbest {nbest} needs a beam of at least {nbest}")
+        if beam > limits.max_beam:
+            raise LimitError(422, f"beam {beam} is over this server's limit of {limits.max_beam}")
+        return beam
+
+    def check_texts(texts: list[str]) -> None:
+        if len(texts) > limits.max_texts:
+            raise LimitError(
+                413, f"{len(texts)} texts in one request; the limit is {limits.max_texts}"
+            )
+        for i, text in enumerate(texts):
+            if len(text) > limits.max_chars:
+                raise LimitError(
+                    413, f"text {i} has {len(text)} characters; the limit is {limits.max_chars}"
+                )
+
+    @app.post("/translate")
+    async def translate(req: TranslateRequest) -> dict:
+        """Translate `text` or `texts`; `nbest` > 1 adds that many hypotheses with scores."""
+        if (req.text is None) == (req.texts is None):
+            raise LimitError(422, 'give either "text" (a string) or "texts" (a list of strings)')
+        texts = [req.text] if req.text is not None else req.texts
+        check_texts(texts)
+        beam = beam_of(req.beam, req.nbest)
+        results = await batcher.translate(texts, beam, req.nbest) if texts else []
+        answer: dict = {
+            "beam": beam,
+            "translations": [hyps[0].text for hyps in results],
+            "scores": [round(hyps[0].score, 4) for hyps in results],
+        }
+        if req.nbest > 1:
+            answer["nbest"] = [
+                [{"text": h.text, "score": round(h.score, 4)} for h in hyps] for hyps in results
+            ]
+        return answer
+
+    @app.post("/attention")
+    async def attention(req: AttentionRequest) -> dict:
+        """One sentence's translation, its source and target pieces, and the attention
+        weights [target piece][source piece] the model gives while producing it."""
+        if not info["attention"]:
+            what = (
+                "an exported (CTranslate2) model has no attention weights to show; serve the "
+                "checkpoint file to see them"
+                if info["engine"] != "pytorch"
+                else f"the {info['family']} model has no attention weights to show"
+            )
+            raise LimitError(400, what)
+        check_texts([req.text])
+        layers = translator.model.attention_layers
+        if not -layers <= req.layer < layers:
+            raise LimitError(
+                422, f"layer {req.layer}: the model has {layers} (0..{layers - 1}, or -1)"
+            )
+        if not req.text.strip():
+            raise LimitError(422, "text: an empty sentence has no attention to show")
+        beam = beam_of(req.beam, 1)
+        best = (await batcher.translate([req.text], beam, 1))[0][0]
+
+        def weights():
+            return translator.attention(req.text, list(best.tokens), req.layer)
+
+        source, target, matrix = await batcher.call(weights)
+        return {
+            "translation": best.text,
+            "score": round(best.score, 4),
+            "beam": beam,
+            "source": source,
+            "target": target,
+            "attention": [[round(float(w), 4) for w in row] for row in matrix],
+            "label": translator.model.attention_label(req.layer),
+        }
+
+    @app.get("/health")
+    async def health() -> dict:
+        """The model being served, and the queue."""
+        return {
+            "status": "ok",
+            **info,
+            "queued": batcher.pending,
+            "batches": batcher.batches,
+            "sentences": batcher.sentences,
+        }
+
+    page = resources.files("translator.serve").joinpath("static/index.html").read_text("utf-8")
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def index() -> str:
+        return page
+
+    return BodyLimit(app, limits.max_body)
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over `limit` bytes is answered 413 before the app
+    reads it, whether the client declared its length or streams it in chunks."""
+
+    def __init__(self, app, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.limit:
+            return await self._reject(send)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return await self.app(scope, receive, send)  # a disconnect: let the app see it
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.limit:
+                return await self._reject(send)
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return await self.app(scope, replay, send)
+
+    async def _reject(self, send) -> None:
+        body = json.dumps(
+            {"error": f"the request body is over this server's limit of {self.limit} bytes"}
+        ).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": body})

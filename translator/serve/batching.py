@@ -1,0 +1,165 @@
+"""Requests queued and decoded together by one worker thread.
+
+The event loop only queues work and awaits answers; all torch work runs in the worker,
+one batch at a time, so the loop stays free to accept requests while a batch decodes.
+The worker takes the first waiting request, lets others join it for `batch_wait_ms` or
+until `batch_size` sentences are gathered, then makes one `translate` call per (beam,
+n-best) among them and hands each request exactly its own slice of the results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from translator.serve.limits import LimitError, Limits
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class Job:
+    texts: list[str] = field(default_factory=list)
+    key: tuple[int, int] = (1, 1)  # (beam, nbest): jobs with equal keys share a search
+    fn: Callable[[], Any] | None = None  # other work (the attention of one sentence)
+    loop: asyncio.AbstractEventLoop | None = None
+    future: asyncio.Future | None = None
+    abandoned: bool = False  # its client timed out or left: nothing to decode for it
+
+
+class Batcher:
+    def __init__(self, translator, limits: Limits):
+        self.translator, self.limits = translator, limits
+        self._jobs: queue.Queue[Job | None] = queue.Queue()
+        self._lock = threading.Lock()
+        self.pending = 0  # requests accepted and not yet answered
+        self.batches = 0  # translate calls made, and the sentences they decoded
+        self.sentences = 0
+        self._thread = threading.Thread(target=self._run, name="translator-decoder", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Decode what is queued, then end the worker."""
+        self._jobs.put(None)
+        self._thread.join()
+
+    async def translate(self, texts: list[str], beam: int, nbest: int):
+        """One list of Translation (n-best) per text, in order."""
+        return await self._submit(Job(texts=texts, key=(beam, nbest)))
+
+    async def call(self, fn: Callable[[], Any]):
+        """fn() run on the worker thread, between batches."""
+        return await self._submit(Job(fn=fn))
+
+    async def _submit(self, job: Job):
+        job.loop = asyncio.get_running_loop()
+        job.future = job.loop.create_future()
+        with self._lock:
+            if self.pending >= self.limits.max_queue:
+                raise LimitError(
+                    429, f"the queue is full ({self.limits.max_queue} requests); try again soon"
+                )
+            self.pending += 1
+        self._jobs.put(job)
+        try:
+            return await asyncio.wait_for(asyncio.shield(job.future), self.limits.timeout)
+        except asyncio.TimeoutError:
+            job.abandoned = True
+            raise LimitError(
+                503, f"no answer within {self.limits.timeout:g} s (the server is busy)"
+            ) from None
+        except asyncio.CancelledError:
+            job.abandoned = True
+            raise
+
+    # -- the worker thread -------------------------------------------------------------------
+
+    def _run(self) -> None:
+        stopping = False
+        while not stopping:
+            first = self._jobs.get()
+            if first is None:
+                return
+            jobs, calls = [], []
+            (calls if first.fn else jobs).append(first)
+            deadline = time.monotonic() + self.limits.batch_wait_ms / 1000
+            size = len(first.texts)
+            while first.fn is None and size < self.limits.batch_size:
+                left = deadline - time.monotonic()
+                try:
+                    job = self._jobs.get(timeout=left) if left > 0 else self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if job is None:  # stop: what was gathered is still answered
+                    stopping = True
+                    break
+                (calls if job.fn else jobs).append(job)
+                size += len(job.texts)
+            self._decode(jobs)
+            for job in calls:
+                self._answer(job, job.fn)
+
+    def _decode(self, jobs: list[Job]) -> None:
+        groups: dict[tuple[int, int], list[Job]] = {}
+        for job in jobs:
+            if job.abandoned:
+                self._finish(job, None, None)
+            else:
+                groups.setdefault(job.key, []).append(job)
+        cfg = self.translator.cfg.decode
+        for (beam, nbest), group in groups.items():
+            lines = [text for job in group for text in job.texts]
+            dc = replace(cfg, beam=beam, batch_size=self.limits.batch_size)
+            try:
+                results = self.translator.translate(lines, dc, nbest=nbest)
+            except Exception as err:  # a bug, not the client's fault: logged, answered 500
+                log.exception("decoding a batch of %d sentences failed", len(lines))
+                for job in group:
+                    self._finish(job, None, err)
+                continue
+            self.batches += 1
+            self.sentences += len(lines)
+            start = 0
+            for job in group:
+                self._finish(job, results[start : start + len(job.texts)], None)
+                start += len(job.texts)
+
+    def _answer(self, job: Job, fn: Callable[[], Any]) -> None:
+        if job.abandoned:
+            self._finish(job, None, None)
+            return
+        try:
+            result = fn()
+        except Exception as err:  # a UserError is the client's (400); the rest is logged
+            if type(err).__name__ != "UserError":
+                log.exception("a request to the decoding thread failed")
+            self._finish(job, None, err)
+            return
+        self._finish(job, result, None)
+
+    def _finish(self, job: Job, result, error: BaseException | None) -> None:
+        with self._lock:
+            self.pending -= 1
+        if job.abandoned:
+            return
+
+        def settle() -> None:
+            if job.future.done():
+                return
+            if error is None:
+                job.future.set_result(result)
+            else:
+                job.future.set_exception(error)
+
+        try:
+            job.loop.call_soon_threadsafe(settle)
+        except RuntimeError:  # the loop is closed: nobody is waiting any more
+            pass

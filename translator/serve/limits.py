@@ -1,0 +1,26 @@
+"""What one request may ask of the server, and how long it may wait. Every breach is
+answered with a one-line JSON error (413, 429 or 503), never by dropping the connection."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_body: int = 1_000_000  # bytes of one request body (413)
+    max_texts: int = 256  # sentences in one request (413)
+    max_chars: int = 2_000  # characters of one sentence (413)
+    max_queue: int = 256  # requests waiting or being decoded; one more gets 429
+    timeout: float = 30.0  # seconds a request may wait for its answer (503)
+    max_beam: int = 16  # largest beam (or n-best) a request may ask for (422)
+    batch_size: int = 64  # sentences decoded together at most (a bigger request: in such batches)
+    batch_wait_ms: float = 5.0  # how long the first request waits for others to join it
+
+
+class LimitError(Exception):
+    """A request over a limit; `status` is the HTTP status it is answered with."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
