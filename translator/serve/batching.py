@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from translator.errors import UserError
 from translator.serve.limits import LimitError, Limits
 
 log = logging.getLogger(__name__)
@@ -139,7 +140,7 @@ class Batcher:
         try:
             result = fn()
         except Exception as err:  # a UserError is the client's (400); the rest is logged
-            if type(err).__name__ != "UserError":
+            if not isinstance(err, UserError):
                 log.exception("a request to the decoding thread failed")
             self._finish(job, None, err)
             return
