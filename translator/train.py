@@ -45,7 +45,6 @@ from translator.runtime import (
     set_threads,
     to_device,
 )
-from translator.specials import EOS
 from translator.tensorboard_log import TensorBoardLog, check_installed
 from translator.train_state import Stop, StopKind, TrainState, summary
 from translator.update import Updater
@@ -325,7 +324,6 @@ class Trainer:
         self.board = TensorBoardLog(self.run_dir, self.cfg.train.tensorboard and self.group.main)
         self.startup_seconds = process_seconds()  # from the command's start to the first step
         try:
-            self.updater.warm_up(self.data.batches.costliest(EOS))
             self._loop()
             self._finish()
         finally:

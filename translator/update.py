@@ -112,30 +112,6 @@ class Updater:
             "lower train.batch_tokens and raise train.accumulate to keep the effective batch",
         )
 
-    def warm_up(self, batch) -> None:
-        """A forward and backward pass of `batch` (the costliest one the data can make) that
-        changes nothing: no update, no gradients kept, the random state as it was. A batch
-        that does not fit fails now rather than hours in, and the allocator takes the memory
-        of the largest shapes at once instead of growing into it over the first epochs."""
-        devices = [self.device] if self.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices):
-            try:
-                batch = batch.to(self.device)
-                with autocast(self.device, self.dtype):
-                    loss = sequence_loss(self.net, batch, self.tc.label_smoothing)
-                (loss / batch.n_tokens).backward()
-            except RuntimeError as err:
-                if not is_oom(err):
-                    raise
-                raise UserError(
-                    f"out of memory on the longest pairs (train.batch_tokens="
-                    f"{self.tc.batch_tokens})",
-                    "lower train.batch_tokens and raise train.accumulate to keep the "
-                    "effective batch, or lower model.max_positions",
-                ) from None
-            finally:
-                self.optimizer.zero_grad(set_to_none=True)
-
     def step(self, loss: torch.Tensor, lr: float) -> None:
         """Clip and apply the accumulated gradients, unless `loss` (the step's per-token loss,
         a 0-d device tensor) is not finite; then the weights and the optimizer state stay."""

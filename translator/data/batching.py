@@ -221,16 +221,6 @@ class TokenBatches:
     def collate(self, indices) -> Batch:
         return self.ids.collate(indices)
 
-    def costliest(self, token: int) -> Batch:
-        """A stand-in for the batch that needs the most memory: as many rows as the budget
-        holds of the longest pair, both sides that long, every position `token`. (Attention
-        grows with the square of the length; everything else with rows x length, which no
-        batch lets exceed the budget.)"""
-        longest = int(self.cost.max()) if len(self.cost) else 1
-        rows = max(1, self.batch_tokens // longest)
-        ids = torch.full((rows, longest), token, dtype=torch.long)
-        return Batch(ids, ids.clone(), ids.clone(), rows * longest)
-
     def padding_share(self, batches) -> float:
         """Fraction of padded source+target cells that are padding."""
         real = padded = 0
