@@ -46,6 +46,7 @@ def start_server(args, port: int) -> subprocess.Popen:
     command = [sys.executable, "-m", "translator", "serve", "--checkpoint", args.checkpoint]
     command += ["--port", str(port), "--device", args.device, "--max-queue", "100000"]
     command += ["--batch-size", str(args.batch_size), "--batch-wait-ms", str(args.batch_wait_ms)]
+    command += ["--batch-gap-ms", str(args.batch_gap_ms)]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -102,7 +103,8 @@ def main() -> None:
     ap.add_argument("--clients", type=int, action="append", help="default 1, 8 and 64")
     ap.add_argument("--beam", type=int, help="default: the model's")
     ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--batch-wait-ms", type=float, default=5.0)
+    ap.add_argument("--batch-wait-ms", type=float, default=50.0)
+    ap.add_argument("--batch-gap-ms", type=float, default=3.0)
     ap.add_argument("--device", default="auto")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--output", default="results/bench_serve.jsonl")
@@ -145,6 +147,7 @@ def main() -> None:
                     "identical_to_translate": round(same, 4),
                     "batch_size": args.batch_size,
                     "batch_wait_ms": args.batch_wait_ms,
+                    "batch_gap_ms": args.batch_gap_ms,
                     "threads": args.threads or os.cpu_count(),
                 }
             )

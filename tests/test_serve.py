@@ -263,7 +263,16 @@ def test_limits_and_bad_input_get_one_line_json_errors(server):
 def test_full_queue_and_timeout(transformer, tmp_path):
     # A request waits 1 s for others to join it but may wait only 200 ms for its answer:
     # a lone request times out (503), and while three are waiting a fourth is turned away.
-    options = ["--batch-wait-ms", "1000", "--timeout", "0.2", "--max-queue", "3"]
+    options = [
+        "--batch-wait-ms",
+        "1000",
+        "--batch-gap-ms",
+        "1000",
+        "--timeout",
+        "0.2",
+        "--max-queue",
+        "3",
+    ]
     srv = Server(transformer[0], tmp_path / "log", *options)
     try:
         url = srv.url + "/translate"
@@ -281,7 +290,7 @@ def test_full_queue_and_timeout(transformer, tmp_path):
 
 def test_sigterm_answers_the_requests_in_flight(lstm, tmp_path):
     path, translator = lstm
-    srv = Server(path, tmp_path / "log", "--batch-wait-ms", "1500")
+    srv = Server(path, tmp_path / "log", "--batch-wait-ms", "1500", "--batch-gap-ms", "1500")
     try:
         # The LSTM has no attention: a clear error, not a crash.
         assert_error(post(srv.url + "/attention", {"text": "Hund"}), 400, "no attention")

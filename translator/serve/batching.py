@@ -2,7 +2,8 @@
 
 The event loop only queues work and awaits answers; all torch work runs in the worker,
 one batch at a time, so the loop stays free to accept requests while a batch decodes.
-The worker takes the first waiting request, lets others join it for `batch_wait_ms` or
+The worker takes the first waiting request, lets others join it for `batch_wait_ms` (or
+until none has come for `batch_gap_ms`) or
 until `batch_size` sentences are gathered, then makes one `translate` call per (beam,
 n-best) among them and hands each request exactly its own slice of the results.
 """
@@ -91,10 +92,14 @@ class Batcher:
                 return
             jobs, calls = [], []
             (calls if first.fn else jobs).append(first)
-            deadline = time.monotonic() + self.limits.batch_wait_ms / 1000
+            # Others may join until the deadline, or until none has come for a gap: many
+            # clients fill a batch, a lone one is not kept waiting.
+            last = time.monotonic()
+            deadline = last + self.limits.batch_wait_ms / 1000
+            gap = self.limits.batch_gap_ms / 1000
             size = len(first.texts)
             while first.fn is None and size < self.limits.batch_size:
-                left = deadline - time.monotonic()
+                left = min(deadline, last + gap) - time.monotonic()
                 try:
                     job = self._jobs.get(timeout=left) if left > 0 else self._jobs.get_nowait()
                 except queue.Empty:
@@ -104,6 +109,7 @@ class Batcher:
                     break
                 (calls if job.fn else jobs).append(job)
                 size += len(job.texts)
+                last = time.monotonic()
             self._decode(jobs)
             for job in calls:
                 self._answer(job, job.fn)

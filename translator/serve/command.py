@@ -38,6 +38,9 @@ def serve(
     batch_wait_ms: Annotated[
         float, typer.Option(min=0, help="Milliseconds a request waits for others to join it")
     ] = D.batch_wait_ms,
+    batch_gap_ms: Annotated[
+        float, typer.Option(min=0, help="... stopping once none has come for this long")
+    ] = D.batch_gap_ms,
 ):
     """Serve translations over HTTP (POST /translate, POST /attention, GET /health) and a
     page at / that shows them with the attention; concurrent requests are decoded together."""
@@ -50,7 +53,15 @@ def serve(
     from translator.serve.app import create_app
 
     limits = Limits(
-        max_body, max_texts, max_chars, max_queue, timeout, max_beam, batch_size, batch_wait_ms
+        max_body,
+        max_texts,
+        max_chars,
+        max_queue,
+        timeout,
+        max_beam,
+        batch_size,
+        batch_wait_ms,
+        batch_gap_ms,
     )
     translator = open_translator(checkpoint, device)
     app = create_app(translator, str(checkpoint), limits)

@@ -15,7 +15,8 @@ class Limits:
     timeout: float = 30.0  # seconds a request may wait for its answer (503)
     max_beam: int = 16  # largest beam (or n-best) a request may ask for (422)
     batch_size: int = 64  # sentences decoded together at most (a bigger request: in such batches)
-    batch_wait_ms: float = 5.0  # how long the first request waits for others to join it
+    batch_wait_ms: float = 50.0  # how long the first request waits at most for others to join it
+    batch_gap_ms: float = 3.0  # ... and it stops waiting once none has come for this long
 
 
 class LimitError(Exception):
