@@ -47,8 +47,7 @@ def serve(
     from translator.engines import open_translator
     from translator.errors import optional_import
 
-    for module in ("fastapi", "uvicorn"):
-        optional_import(module, "serve", "translator serve and its page")
+    optional_import("fastapi", "serve", "translator serve and its page")
     uvicorn = optional_import("uvicorn", "serve", "translator serve and its page")
     from translator.serve.app import create_app
 
