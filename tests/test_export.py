@@ -19,7 +19,7 @@ from translator.data.tokenizer import Tokenizer
 from translator.engines import open_translator
 from translator.evaluate import bleu
 from translator.export import export_checkpoint
-from translator.inference import Translator
+from translator.inference import Translation, Translator, in_batches
 from translator.models.family import build_model
 from translator.quantize import QUANTIZED_TYPES
 from translator.train import Trainer
@@ -107,6 +107,45 @@ def test_nbest_lists_agree_and_come_best_first(demo):
     assert all([t.score for t in h] == sorted((t.score for t in h), reverse=True) for h in theirs)
     same = sum([t.tokens for t in x] == [t.tokens for t in y] for x, y in zip(ours, theirs))
     assert same >= 0.9 * len(ours)
+
+
+@needs_ct2
+def test_batches_decoded_side_by_side_give_the_same_output_in_order(demo):
+    """An exported model on a CPU runs one batch per core at once; the result must not
+    depend on how many run together, and each line keeps its own translation."""
+    root, ckpt, pytorch, sources, _ = demo
+    _, folder = export_checkpoint(ckpt, "ctranslate2", "float32", root / "workers")
+    exported = ExportedTranslator(folder)
+    dc = replace(pytorch.cfg.decode, beam=3, batch_size=8)
+    found = {}
+    for workers in (1, 3):
+        exported.workers = workers
+        found[workers] = [[(t.text, t.tokens) for t in h] for h in exported.translate(sources, dc)]
+    assert found[3] == found[1]
+    single = [exported.translate([line], dc)[0][0].text for line in sources[:5]]
+    assert [h[0][0] for h in found[3][:5]] == single
+
+
+def test_input_smaller_than_the_workers_batches_is_split_between_them():
+    """Fewer lines than `workers` batches: one batch per worker, answers in input order."""
+
+    class Words:
+        def encode_src(self, lines):
+            return [[len(w) for w in line.split()] for line in lines]
+
+    seen: list[int] = []
+
+    def run_batch(ids, dc, nbest):
+        seen.append(len(ids))
+        return [[Translation(str(sum(s)), 0.0)] for s in ids]
+
+    lines = ["a bb", "", "ccc", "dddd e", "ff ggg hhhh", "i"]
+    dc = replace(config_from_dict(tiny_config()).decode, batch_size=64)
+    for workers, sizes in ((1, [5]), (2, [3, 2]), (8, [1] * 5)):
+        seen.clear()
+        out = in_batches(Words(), lines, 100, dc, 1, False, run_batch, workers)
+        assert [h[0].text for h in out] == ["3", "", "3", "5", "9", "1"]
+        assert sorted(seen, reverse=True) == sizes
 
 
 @needs_ct2

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import torch
@@ -33,10 +35,15 @@ def build_from_checkpoint(ckpt: dict, where: str) -> tuple[Config, Tokenizer, Se
     return Checkpoint.from_payload(ckpt).build(where)
 
 
-def in_batches(tokenizer, lines, limit: int, dc, nbest: int, progress: bool, run_batch):
+def in_batches(
+    tokenizer, lines, limit: int, dc, nbest: int, progress: bool, run_batch, workers: int = 1
+):
     """Translate `lines` in length-sorted batches of dc.batch_size with `run_batch(ids, dc,
     nbest)`; results come back in input order. A blank line yields an empty translation
-    without running the model; a source longer than `limit` subwords is cut (with a warning)."""
+    without running the model; a source longer than `limit` subwords is cut (with a warning).
+    With `workers` > 1, that many batches run at once on threads (for an engine that releases
+    the GIL, such as CTranslate2), and input that would make fewer batches is split so that
+    every worker gets one."""
     results: list[list[Translation]] = [[Translation("", 0.0)] * nbest for _ in lines]
     todo = [i for i, line in enumerate(lines) if line.strip()]
     if not todo:
@@ -49,11 +56,28 @@ def in_batches(tokenizer, lines, limit: int, dc, nbest: int, progress: bool, run
             )
             ids[j] = s[: limit - 1] + s[-1:]
     order = sorted(range(len(todo)), key=lambda j: len(ids[j]))
-    batches = [order[i : i + dc.batch_size] for i in range(0, len(order), dc.batch_size)]
-    bar = tqdm(batches, desc="translate", unit="batch", disable=not progress, leave=False)
-    for batch in bar:
-        for j, hyps in zip(batch, run_batch([ids[j] for j in batch], dc, nbest)):
-            results[todo[j]] = hyps
+    size = dc.batch_size
+    if workers > 1 and len(order) < workers * size:
+        size = max(1, -(-len(order) // workers))
+    batches = [order[i : i + size] for i in range(0, len(order), size)]
+    bar = tqdm(
+        total=len(batches), desc="translate", unit="batch", disable=not progress, leave=False
+    )
+
+    def run(batch: list[int]) -> list[list[Translation]]:
+        return list(run_batch([ids[j] for j in batch], dc, nbest))
+
+    with contextlib.ExitStack() as stack:
+        if workers > 1 and len(batches) > 1:
+            pool = stack.enter_context(ThreadPoolExecutor(workers, "translate"))
+            done = pool.map(run, batches)
+        else:
+            done = map(run, batches)
+        for batch, found in zip(batches, done):
+            for j, hyps in zip(batch, found):
+                results[todo[j]] = hyps
+            bar.update()
+    bar.close()
     return results
 
 
