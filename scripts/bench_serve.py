@@ -5,10 +5,12 @@
         --source ../shared/data/multi30k/test_2016_flickr.de.gz
 
 First the sentences are translated in this process the way `translate --input` does it
-(one call over the whole list, batches of decode.batch_size): the reference rate and the
-reference outputs. Then the server runs as a subprocess on a free loopback port, and for
+(one call over the whole list, batches of decode.batch_size): the reference outputs and
+rate; the rate is timed again after the server rows (the machine's pace drifts), and each
+row's `share_of_translate_input` is its sentences/s over the mean of both. Then the server runs as a subprocess on a free loopback port, and for
 each client count the same sentences are sent one per request (`--requests` of them, cycled
-through the file), each client sending its next request as soon as the last is answered.
+through the file), each client sending its next request on its own kept-alive connection as soon as the
+last is answered. `mean_batch` is the sentences per batch the server decoded (/health).
 Every row says which share of answers is identical to the reference output. One JSON line
 per row on stdout, also appended to --output. Both sides use the same thread count.
 """
@@ -16,6 +18,7 @@ per row on stdout, also appended to --output. Both sides use the same thread cou
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import signal
@@ -25,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 from dataclasses import replace
 from pathlib import Path
@@ -38,6 +42,11 @@ def post(url: str, obj: dict) -> dict:
     req = urllib.request.Request(url, json.dumps(obj).encode(), method="POST")
     req.add_header("Content-Type", "application/json")
     with urllib.request.urlopen(req, timeout=600) as res:
+        return json.loads(res.read())
+
+
+def get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=60) as res:
         return json.loads(res.read())
 
 
@@ -67,14 +76,26 @@ def load(url: str, sentences: list[str], clients: int, beam: int):
     latencies: list[float] = []
     lock, cursor = threading.Lock(), iter(range(len(sentences)))
 
+    parts = urllib.parse.urlsplit(url)
+
     def client():
+        # one kept-alive connection per client, as an HTTP client library's session does
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=600)
+        headers = {"Content-Type": "application/json"}
         while True:
             with lock:
                 i = next(cursor, None)
             if i is None:
+                conn.close()
                 return
             start = time.perf_counter()
-            answers[i] = post(url, {"text": sentences[i], "beam": beam})["translations"][0]
+            body = json.dumps({"text": sentences[i], "beam": beam})
+            conn.request("POST", parts.path, body, headers)
+            res = conn.getresponse()
+            answer = json.loads(res.read())
+            if res.status != 200:
+                raise RuntimeError(f"HTTP {res.status}: {answer}")
+            answers[i] = answer["translations"][0]
             with lock:
                 latencies.append(time.perf_counter() - start)
 
@@ -116,10 +137,13 @@ def main() -> None:
     translator = open_translator(args.checkpoint, args.device)
     beam = args.beam or translator.cfg.decode.beam
     dc = replace(translator.cfg.decode, beam=beam, batch_size=args.batch_size)
-    start = time.perf_counter()
-    reference = [r[0].text for r in translator.translate(sentences, dc)]
-    offline = len(sentences) / (time.perf_counter() - start)
-    del translator
+
+    def offline() -> tuple[list[str], float]:
+        start = time.perf_counter()
+        texts = [r[0].text for r in translator.translate(sentences, dc)]
+        return texts, len(sentences) / (time.perf_counter() - start)
+
+    reference, offline_before = offline()
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -129,8 +153,12 @@ def main() -> None:
     try:
         url = f"http://127.0.0.1:{port}/translate"
         post(url, {"text": sentences[0], "beam": beam})  # warm-up
+        health = f"http://127.0.0.1:{port}/health"
         for clients in args.clients or [1, 8, 64]:
+            before = get(health)
             seconds, latencies, answers = load(url, sentences, clients, beam)
+            after = get(health)
+            batches = after["batches"] - before["batches"]
             same = sum(a == b for a, b in zip(answers, reference)) / len(sentences)
             rows.append(
                 {
@@ -141,20 +169,28 @@ def main() -> None:
                     "requests": len(sentences),
                     "requests_per_s": round(len(sentences) / seconds, 1),
                     "sentences_per_s": round(len(sentences) / seconds, 1),
-                    "translate_input_sentences_per_s": round(offline, 1),
                     "p50_ms": round(1000 * percentile(latencies, 50), 1),
                     "p99_ms": round(1000 * percentile(latencies, 99), 1),
                     "identical_to_translate": round(same, 4),
+                    "mean_batch": round((after["sentences"] - before["sentences"]) / batches, 1),
                     "batch_size": args.batch_size,
                     "batch_wait_ms": args.batch_wait_ms,
                     "batch_gap_ms": args.batch_gap_ms,
                     "threads": args.threads or os.cpu_count(),
                 }
             )
-            print(json.dumps(rows[-1]), flush=True)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
+    # the machine's pace drifts: translate --input is timed before and after the server
+    # rows, and each row is compared with the mean of both
+    _, offline_after = offline()
+    mean = (offline_before + offline_after) / 2
+    for row in rows:
+        row["translate_input_sentences_per_s"] = round(mean, 1)
+        row["translate_input_before_after"] = [round(offline_before, 1), round(offline_after, 1)]
+        row["share_of_translate_input"] = round(row["sentences_per_s"] / mean, 3)
+        print(json.dumps(row), flush=True)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     with open(args.output, "a", encoding="utf-8") as out:
         out.writelines(json.dumps(row) + "\n" for row in rows)
