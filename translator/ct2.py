@@ -135,7 +135,9 @@ class ExportedTranslator:
                 inter_threads=self.workers,
                 intra_threads=1 if where == "cpu" else threads,
             )
-            torch.set_num_threads(threads)  # loading set this thread's OpenMP count to intra_threads
+            torch.set_num_threads(
+                threads
+            )  # loading set this thread's OpenMP count to intra_threads
         except (RuntimeError, ValueError, OSError) as err:
             reason = " ".join(str(err).split())[:160]
             raise UserError(
