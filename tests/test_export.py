@@ -126,6 +126,22 @@ def test_batches_decoded_side_by_side_give_the_same_output_in_order(demo):
     assert [h[0][0] for h in found[3][:5]] == single
 
 
+@needs_ct2
+def test_loading_an_export_leaves_torch_its_threads(demo):
+    """CTranslate2 sets the loading thread's OpenMP count to its own; PyTorch work after a
+    load (a PyTorch engine beside it, as in an ensemble or a benchmark) keeps its threads."""
+    root, ckpt, *_ = demo
+    _, folder = export_checkpoint(ckpt, "ctranslate2", "int8", root / "threads")
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        exported = ExportedTranslator(folder)
+        assert exported.workers == 2
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_input_smaller_than_the_workers_batches_is_split_between_them():
     """Fewer lines than `workers` batches: one batch per worker, answers in input order."""
 
