@@ -67,7 +67,7 @@ def in_batches(
     def run(batch: list[int]) -> list[list[Translation]]:
         return list(run_batch([ids[j] for j in batch], dc, nbest))
 
-    with contextlib.ExitStack() as stack:
+    with bar, contextlib.ExitStack() as stack:
         if workers > 1 and len(batches) > 1:
             pool = stack.enter_context(ThreadPoolExecutor(workers, "translate"))
             done = pool.map(run, batches)
@@ -77,7 +77,6 @@ def in_batches(
             for j, hyps in zip(batch, found):
                 results[todo[j]] = hyps
             bar.update()
-    bar.close()
     return results
 
 
