@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -57,7 +58,10 @@ def engines(path: str, wanted: list[str], folder: Path):
             scheme = name.split("-", 1)[1]
             probe = open_translator(path, "cpu")
             if "ctranslate2" not in probe.model.export_formats:
-                print(f"# {path}: {probe.cfg.model.type} does not export; no {name} rows")
+                print(
+                    f"{path}: {probe.cfg.model.type} does not export; no {name} rows",
+                    file=sys.stderr,
+                )
                 continue
             _, out = export_checkpoint(Path(path), "ctranslate2", scheme, folder / scheme)
             yield name, open_translator(out), (out / "model.bin").stat().st_size

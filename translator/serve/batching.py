@@ -2,10 +2,10 @@
 
 The event loop only queues work and awaits answers; all torch work runs in the worker,
 one batch at a time, so the loop stays free to accept requests while a batch decodes.
-The worker takes the first waiting request, lets others join it for `batch_wait_ms` (or
-until none has come for `batch_gap_ms`) or
-until `batch_size` sentences are gathered, then makes one `translate` call per (beam,
-n-best) among them and hands each request exactly its own slice of the results.
+The worker takes the first waiting request and lets others join it until `batch_size`
+sentences are gathered, `batch_wait_ms` have passed, or none has come for `batch_gap_ms`;
+then it makes one `translate` call per (beam, n-best) among them and hands each request
+exactly its own slice of the results.
 """
 
 from __future__ import annotations

@@ -52,15 +52,15 @@ def serve(
     from translator.serve.app import create_app
 
     limits = Limits(
-        max_body,
-        max_texts,
-        max_chars,
-        max_queue,
-        timeout,
-        max_beam,
-        batch_size,
-        batch_wait_ms,
-        batch_gap_ms,
+        max_body=max_body,
+        max_texts=max_texts,
+        max_chars=max_chars,
+        max_queue=max_queue,
+        timeout=timeout,
+        max_beam=max_beam,
+        batch_size=batch_size,
+        batch_wait_ms=batch_wait_ms,
+        batch_gap_ms=batch_gap_ms,
     )
     translator = open_translator(checkpoint, device)
     app = create_app(translator, str(checkpoint), limits)
