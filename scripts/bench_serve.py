@@ -7,10 +7,11 @@
 First the sentences are translated in this process the way `translate --input` does it
 (one call over the whole list, batches of decode.batch_size): the reference outputs and
 rate; the rate is timed again after the server rows (the machine's pace drifts), and each
-row's `share_of_translate_input` is its sentences/s over the mean of both. Then the server runs as a subprocess on a free loopback port, and for
-each client count the same sentences are sent one per request (`--requests` of them, cycled
-through the file), each client sending its next request on its own kept-alive connection as soon as the
-last is answered. `mean_batch` is the sentences per batch the server decoded (/health).
+row's `share_of_translate_input` is its sentences/s over the mean of both. Then the server
+runs as a subprocess on a free loopback port, and for each client count the same sentences
+are sent one per request (`--requests` of them, cycled through the file), each client
+sending its next request on its own kept-alive connection as soon as the last is answered.
+`mean_batch` is the sentences per batch the server decoded (/health).
 Every row says which share of answers is identical to the reference output. One JSON line
 per row on stdout, also appended to --output. Both sides use the same thread count.
 """
@@ -28,8 +29,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.parse
-import urllib.request
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,16 +37,27 @@ from translator.engines import open_translator
 from translator.runtime import set_threads
 
 
-def post(url: str, obj: dict) -> dict:
-    req = urllib.request.Request(url, json.dumps(obj).encode(), method="POST")
-    req.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(req, timeout=600) as res:
-        return json.loads(res.read())
+class Client:
+    """One kept-alive connection to the server, as an HTTP client library's session keeps."""
 
+    def __init__(self, port: int, timeout: float = 600):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
 
-def get(url: str) -> dict:
-    with urllib.request.urlopen(url, timeout=60) as res:
-        return json.loads(res.read())
+    def call(self, path: str, body: dict | None = None) -> dict:
+        """GET `path`, or POST `body` to it as JSON; the answer's JSON (HTTP 200 only)."""
+        if body is None:
+            self.conn.request("GET", path)
+        else:
+            headers = {"Content-Type": "application/json"}
+            self.conn.request("POST", path, json.dumps(body), headers)
+        res = self.conn.getresponse()
+        answer = json.loads(res.read())
+        if res.status != 200:
+            raise RuntimeError(f"{path}: HTTP {res.status}: {answer}")
+        return answer
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 def start_server(args, port: int) -> subprocess.Popen:
@@ -61,40 +71,35 @@ def start_server(args, port: int) -> subprocess.Popen:
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             sys.exit(f"the server exited: {proc.stderr.read().decode(errors='replace')}")
+        client = Client(port, timeout=5)
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5):
-                return proc
+            client.call("/health")
+            return proc
         except OSError:
             time.sleep(0.1)
+        finally:
+            client.close()
     proc.kill()
     sys.exit("the server did not answer /health within 120 s")
 
 
-def load(url: str, sentences: list[str], clients: int, beam: int):
-    """(seconds, latencies, answers) of sending every sentence once from `clients` threads."""
+def load(port: int, sentences: list[str], clients: int, beam: int):
+    """(seconds, latencies, answers) of sending every sentence once from `clients` threads,
+    each on its own kept-alive connection."""
     answers: list[str | None] = [None] * len(sentences)
     latencies: list[float] = []
     lock, cursor = threading.Lock(), iter(range(len(sentences)))
 
-    parts = urllib.parse.urlsplit(url)
-
     def client():
-        # one kept-alive connection per client, as an HTTP client library's session does
-        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=600)
-        headers = {"Content-Type": "application/json"}
+        connection = Client(port)
         while True:
             with lock:
                 i = next(cursor, None)
             if i is None:
-                conn.close()
+                connection.close()
                 return
             start = time.perf_counter()
-            body = json.dumps({"text": sentences[i], "beam": beam})
-            conn.request("POST", parts.path, body, headers)
-            res = conn.getresponse()
-            answer = json.loads(res.read())
-            if res.status != 200:
-                raise RuntimeError(f"HTTP {res.status}: {answer}")
+            answer = connection.call("/translate", {"text": sentences[i], "beam": beam})
             answers[i] = answer["translations"][0]
             with lock:
                 latencies.append(time.perf_counter() - start)
@@ -151,13 +156,12 @@ def main() -> None:
     server = start_server(args, port)
     rows = []
     try:
-        url = f"http://127.0.0.1:{port}/translate"
-        post(url, {"text": sentences[0], "beam": beam})  # warm-up
-        health = f"http://127.0.0.1:{port}/health"
+        control = Client(port)
+        control.call("/translate", {"text": sentences[0], "beam": beam})  # warm-up
         for clients in args.clients or [1, 8, 64]:
-            before = get(health)
-            seconds, latencies, answers = load(url, sentences, clients, beam)
-            after = get(health)
+            before = control.call("/health")
+            seconds, latencies, answers = load(port, sentences, clients, beam)
+            after = control.call("/health")
             batches = after["batches"] - before["batches"]
             same = sum(a == b for a, b in zip(answers, reference)) / len(sentences)
             rows.append(
