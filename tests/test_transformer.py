@@ -137,3 +137,27 @@ def test_training_self_attention_in_the_decoder_can_take_the_flash_kernel(monkey
     causal = [c for c in calls if c[1]]
     assert len(causal) == 2 and all(no_mask for no_mask, _, _ in causal)  # one per decoder layer
     assert sum(1 for no_mask, is_causal, _ in calls if not no_mask and not is_causal) == 4
+
+
+def test_cpu_mixed_precision_takes_the_plain_attention_kernel_and_stays_close_to_float32():
+    """On a CPU, bf16 autocast also selects attention's plain (math) kernel, only inside
+    the context; the loss and gradients stay those of float32 within bf16's precision."""
+    from translator.runtime import autocast
+
+    cpu = torch.device("cpu")
+    assert torch.backends.cuda.flash_sdp_enabled()
+    model = tiny().train()
+    src, tgt = batch()
+    found = {}
+    for dtype in (torch.float32, torch.bfloat16):
+        model.zero_grad()
+        with autocast(cpu, dtype):
+            assert torch.backends.cuda.flash_sdp_enabled() == (dtype == torch.float32)
+            loss = model(src, tgt).float().logsumexp(-1).mean()
+        loss.backward()
+        grads = torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+        found[dtype] = (loss.item(), grads)
+    assert torch.backends.cuda.flash_sdp_enabled()
+    (loss32, g32), (loss16, g16) = found[torch.float32], found[torch.bfloat16]
+    assert abs(loss16 - loss32) < 0.02 * abs(loss32)
+    assert torch.nn.functional.cosine_similarity(g16, g32, dim=0) > 0.99

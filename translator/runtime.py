@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from tqdm import tqdm
 
 from translator.errors import UserError
@@ -67,9 +68,19 @@ def pick_dtype(name: str, device: torch.device) -> torch.dtype:
 
 
 def autocast(device: torch.device, dtype: torch.dtype):
+    """Mixed precision in `dtype`. On a CPU it also picks attention's plain (math) kernel:
+    PyTorch's fused CPU attention runs bf16 as thousands of tiny matrix products per step,
+    one per block of each row and head; the plain kernel's few batched products made a
+    Multi30k Transformer step about 20% faster (2 cores, bf16)."""
     if dtype == torch.float32:
         return contextlib.nullcontext()
-    return torch.autocast(device_type=device.type, dtype=dtype)
+    cast = torch.autocast(device_type=device.type, dtype=dtype)
+    if device.type != "cpu":
+        return cast
+    stack = contextlib.ExitStack()
+    stack.enter_context(cast)
+    stack.enter_context(sdpa_kernel(SDPBackend.MATH))
+    return stack
 
 
 def set_threads(n: int) -> None:
