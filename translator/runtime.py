@@ -75,12 +75,13 @@ def autocast(device: torch.device, dtype: torch.dtype):
     if dtype == torch.float32:
         return contextlib.nullcontext()
     cast = torch.autocast(device_type=device.type, dtype=dtype)
-    if device.type != "cpu":
-        return cast
-    stack = contextlib.ExitStack()
-    stack.enter_context(cast)
-    stack.enter_context(sdpa_kernel(SDPBackend.MATH))
-    return stack
+    return _with_plain_attention(cast) if device.type == "cpu" else cast
+
+
+@contextlib.contextmanager
+def _with_plain_attention(cast):
+    with cast, sdpa_kernel(SDPBackend.MATH):
+        yield
 
 
 def set_threads(n: int) -> None:
