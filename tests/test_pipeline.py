@@ -103,10 +103,12 @@ def test_eval_set_overrides_the_decoding_settings(trained, tmp_path, files):
         str(out),
         *extra,
         *("--set", "decode.beam=1", "--set", "decode.max_len_a=0", "--set", "decode.max_len_b=1"),
+        *("--set", "decode.len_penalty=1.4"),
         env_extra=env,
     )
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["beam"] == 1  # the saved config says 2
+    row = json.loads(result.stdout)
+    assert row["beam"] == 1 and row["len_penalty"] == 1.4  # the saved config says 2 and 1.0
     hyps = out.read_text().splitlines()
     assert hyps and all(len(h.split()) <= 1 for h in hyps), hyps  # one subword at most
     bad = cli("eval", "--checkpoint", str(run / "best.pt"), *extra, "--set", "decode.bem=1")

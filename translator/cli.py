@@ -212,7 +212,8 @@ def _evaluate_one(translator, path, split, beam, src, ref, overrides, batch_size
     dc = _decode_settings(cfg, beam, batch_size)
     sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
     hyps = [r[0].text for r in translator.translate(sources, dc, progress=True)]
-    result = {**score(hyps, refs), "beam": dc.beam, "data": what, "checkpoint": path}
+    result = {**score(hyps, refs), "beam": dc.beam, "len_penalty": dc.len_penalty}
+    result.update(data=what, checkpoint=path)
     if with_lengths:
         result["by_length"] = by_length(sources, hyps, refs)
     return result, hyps
