@@ -11,7 +11,9 @@ their settings); one JSON line per run goes to --out, and a table of the combina
 best first, to the terminal. A run whose summary.json already exists is read, not
 trained again, so an interrupted sweep continues where it stopped. A budget in steps
 (--steps) makes the ranking independent of the machine's load; a budget in minutes is
-what a user's run gets, and needs an otherwise idle machine.
+what a user's run gets, and needs an otherwise idle machine. With a step budget, --jobs N
+trains N runs side by side, each on cores/N threads (unless train.threads is set), its
+output in RUNS/NAME.log.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from statistics import mean
 
@@ -53,12 +57,24 @@ def train(args, point: dict[str, str], seed: int) -> dict:
         )
         sets = [*args.set, *budget, f"seed={seed}", f"run_dir={run_dir}"]
         sets += [f"{k}={v}" for k, v in point.items()]
+        if args.jobs > 1 and not any(s.startswith("train.threads=") for s in sets):
+            sets.append(f"train.threads={max(1, (os.cpu_count() or 1) // args.jobs)}")
         command = [sys.executable, "-m", "translator", "train", "--config", args.config]
         for s in sets:
             command += ["--set", s]
-        print("$ " + " ".join(command[1:]), flush=True)
-        if subprocess.run(command).returncode != 0:
-            raise SystemExit(f"{run_dir}: training failed; see its output above")
+        sys.stdout.write("$ " + " ".join(command[1:]) + "\n")  # one write: runs side by side
+        sys.stdout.flush()
+        if args.jobs > 1:
+            log = Path(args.runs) / f"{run_dir.name}.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "w") as out:
+                failed = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT).returncode
+            where = f"see {log}"
+        else:
+            failed = subprocess.run(command).returncode
+            where = "see its output above"
+        if failed:
+            raise SystemExit(f"{run_dir}: training failed; {where}")
     result = json.loads(summary.read_text())
     return {
         "settings": point,
@@ -97,15 +113,25 @@ def main(argv: list[str] | None = None) -> None:
     budget = ap.add_mutually_exclusive_group(required=True)
     budget.add_argument("--minutes", type=float, help="wall-clock budget per run")
     budget.add_argument("--steps", type=int, help="optimizer steps per run")
+    ap.add_argument("--jobs", type=int, default=1, help="runs side by side (needs --steps)")
     ap.add_argument("--runs", default="runs/sweep", help="folder of the run folders")
     ap.add_argument("--out", default="results/sweep.jsonl", help="JSON lines appended here")
     args = ap.parse_args(argv)
 
+    if args.jobs < 1:
+        ap.error("--jobs: at least 1")
+    if args.jobs > 1 and not args.steps:
+        ap.error("--jobs above 1 needs --steps: side-by-side runs share the machine's minutes")
     seeds = [int(s) for s in args.seeds.split(",")]
     rows = []
-    for point in grid_points(args.grid):
-        for seed in seeds:
-            row = train(args, point, seed)
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        runs = [
+            pool.submit(train, args, point, seed)
+            for point in grid_points(args.grid)
+            for seed in seeds
+        ]
+        for done in as_completed(runs):
+            row = done.result()
             rows.append(row)
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)
             with open(args.out, "a") as f:

@@ -229,6 +229,7 @@ def test_missing_file(tmp_path):
         ({"tokenizer": {"model_type": "wordpiece"}}, "tokenizer.model_type", "unigram"),
         ({"train": {"device": "tpu"}}, "train.device", "cpu"),
         ({"train": {"dtype": "fp8"}}, "train.dtype", "bf16"),
+        ({"train": {"best_by": "chrf"}}, "train.best_by", "bleu or loss"),
         ({"train": {"betas": [0.9]}}, "train.betas", "two numbers"),
         ({"data": {"src_lang": "en", "tgt_lang": "en"}}, "data.tgt_lang", "differ"),
     ],

@@ -4,6 +4,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from util import tiny_config
 
@@ -50,3 +51,30 @@ def test_a_sweep_trains_each_combination_once_and_ranks_them(tmp_path, monkeypat
     for run_dir, stamp in stamps.items():
         assert (Path(run_dir) / "summary.json").stat().st_mtime == stamp
     assert len(out.read_text().splitlines()) == 8
+
+
+def test_side_by_side_runs_split_the_cores_and_keep_their_logs(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(tiny_config(train={"max_steps": 2, "valid_every": 2})))
+    sweep = load_sweep()
+    out, runs = tmp_path / "sweep.jsonl", tmp_path / "runs"
+    argv = ["--config", str(config), "--steps", "2", "--runs", str(runs), "--out", str(out)]
+    sweep.main([*argv, "--grid", "train.lr=0.001,0.002", "--jobs", "2"])
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["settings"]["train.lr"] for r in rows) == ["0.001", "0.002"]
+    for row in rows:
+        saved = yaml.safe_load((Path(row["run_dir"]) / "config.yaml").read_text())
+        assert saved["train"]["threads"] == 2  # 4 cores, 2 jobs
+        assert float(saved["train"]["lr"]) == float(row["settings"]["train.lr"])
+        log = runs / (Path(row["run_dir"]).name + ".log")
+        assert "parameters" in log.read_text()
+
+
+def test_side_by_side_runs_need_a_step_budget(tmp_path, capsys):
+    sweep = load_sweep()
+    with pytest.raises(SystemExit) as stop:
+        sweep.main(["--config", "x.yaml", "--minutes", "1", "--jobs", "2", "--grid", "seed=1"])
+    assert stop.value.code == 2
+    assert "--jobs above 1 needs --steps" in capsys.readouterr().err

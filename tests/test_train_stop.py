@@ -11,6 +11,7 @@ from util import tiny_config
 from translator import progress
 from translator.config import config_from_dict
 from translator.progress import steps_total
+from translator.tensorboard_log import TensorBoardLog
 from translator.train import StopKind, Trainer
 
 TINY = tiny_config(seed=8, train={"max_steps": 6, "log_every": 2})
@@ -80,3 +81,30 @@ def test_a_run_that_reaches_max_steps_validates_its_last_step(tmp_path):
     t.validate_and_keep_best = lambda: validated.append(t.state.step)
     t.run()
     assert validated == [6] and t.summary["stop_reason"] == "train.max_steps=6 reached"
+
+
+@pytest.mark.parametrize("best_by", ["bleu", "loss"])
+def test_best_pt_and_early_stopping_follow_train_best_by(tmp_path, best_by):
+    t = trainer(tmp_path, f"train.best_by={best_by}", "train.patience=2")
+    # dev (loss, BLEU) at steps 1-4: the loss falls while greedy BLEU wobbles
+    scores = iter([(3.0, 20.0), (2.5, 24.0), (2.4, 23.0), (2.45, 22.0)])
+    saved = []
+    t.save = lambda name: saved.append((name, t.state.step))
+    t.board = TensorBoardLog(tmp_path, enabled=False)  # run() makes it
+
+    def validate():
+        loss, bleu = next(scores)
+        return {"step": t.state.step, "dev_loss": loss, "dev_bleu": bleu, "seconds": 0.0}
+
+    t.validate = validate
+    for step in range(1, 5):
+        t.state.step = step
+        t.validate_and_keep_best()
+    best = [step for name, step in saved if name == "best.pt"]
+    if best_by == "loss":  # step 3 has the lowest loss; step 4 is the first worse one
+        assert best == [1, 2, 3] and t.state.best_loss == 2.4 and t.state.best_bleu == 23.0
+        assert t.state.bad_validations == 1 and t.stop is None
+    else:  # steps 3 and 4 are two worse BLEUs in a row: patience 2 stops
+        assert best == [1, 2] and t.state.best_bleu == 24.0 and t.state.best_loss == 2.5
+        assert t.stop.kind is StopKind.EARLY_STOPPING and "dev BLEU" in t.stop.message
+    assert t.state.best_step == best[-1]

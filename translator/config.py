@@ -85,7 +85,10 @@ class TrainConfig:
     label_smoothing: float = 0.1
     clip_norm: float = 1.0  # 0 switches clipping off
     valid_every: int = 1000  # optimizer steps between validations
-    patience: int = 10  # validations without a better dev BLEU before stopping; 0 = never
+    # what "better" means for best.pt and early stopping: a higher dev BLEU (bleu) or a lower
+    # dev loss (loss; steadier than greedy BLEU, which moves by a point between checkpoints)
+    best_by: str = "bleu"
+    patience: int = 10  # validations without a better dev score before stopping; 0 = never
     save_every: int = 1000  # optimizer steps between last.pt writes
     log_every: int = 25
     device: str = "auto"  # auto | cpu | cuda | mps
@@ -277,6 +280,8 @@ def _check(cfg: Config, where: str) -> None:
         "cuda:"
     ):
         raise bad("train.device", "must be auto, cpu, cuda, cuda:N or mps")
+    if cfg.train.best_by not in ("bleu", "loss"):
+        raise bad("train.best_by", "must be bleu or loss")
     if cfg.train.lr_schedule not in SCHEDULES:
         raise bad("train.lr_schedule", f"must be one of {', '.join(SCHEDULES)}")
     if cfg.train.dtype not in ("auto", "fp32", "bf16", "fp16"):

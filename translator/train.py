@@ -177,25 +177,32 @@ class Trainer:
         if not self.group.main:  # rank 0 validates; its stop decision reaches the others
             return
         result = self.validate()
-        improved = result["dev_bleu"] > s.best_bleu
+        by_loss = tc.best_by == "loss"
+        if by_loss:
+            improved = result["dev_loss"] < s.best_loss
+        else:
+            improved = result["dev_bleu"] > s.best_bleu
         if improved:
-            s.best_bleu, s.best_step, s.bad_validations = result["dev_bleu"], s.step, 0
+            s.best_bleu, s.best_loss = result["dev_bleu"], result["dev_loss"]
+            s.best_step, s.bad_validations = s.step, 0
         else:
             s.bad_validations += 1
+        best = f"loss {s.best_loss:.3f}" if by_loss else f"{s.best_bleu:.2f}"
         # wall-clock minutes since the start, this validation included (for `translator curves`)
         s.history.append({**result, "minutes": round((s.elapsed + result["seconds"]) / 60, 3)})
         self.board.scalars(s.step, {"dev/loss": result["dev_loss"], "dev/bleu": result["dev_bleu"]})
         say(
             f"validation step {s.step}: dev loss {result['dev_loss']:.3f}, "
             f"dev BLEU {result['dev_bleu']:.2f} ({result['seconds']:.1f}s)"
-            + (" new best" if improved else f", best {s.best_bleu:.2f} at {s.best_step}")
+            + (" new best" if improved else f", best {best} at {s.best_step}")
         )
         if improved:
             self.save("best.pt")
         if tc.patience and s.bad_validations >= tc.patience:
             self.stop = Stop(
                 StopKind.EARLY_STOPPING,
-                f"early stopping: no better dev BLEU in {tc.patience} validations",
+                f"early stopping: no better dev {'loss' if by_loss else 'BLEU'} "
+                f"in {tc.patience} validations",
             )
 
     # -- the loop ----------------------------------------------------------------------------

@@ -14,7 +14,8 @@ class TrainState:
     step: int = 0
     epoch: int = 0
     batch_in_epoch: int = 0  # next batch of `epoch` to train on
-    best_bleu: float = -1.0
+    best_bleu: float = -1.0  # dev BLEU and loss of the validation that best.pt holds
+    best_loss: float = float("inf")
     best_step: int = 0
     bad_validations: int = 0
     elapsed: float = 0.0  # seconds of wall clock spent training so far, across resumes
@@ -50,6 +51,7 @@ def summary(s: TrainState, stop: Stop, run: dict, startup_seconds: float) -> dic
         "steps": s.step,
         "epochs": s.epoch,
         "best_dev_bleu": round(s.best_bleu, 2),
+        "best_dev_loss": round(s.best_loss, 4) if s.best_step else None,
         "best_step": s.best_step,
         "target_tokens_per_second": round(s.target_tokens / max(s.train_seconds, 1e-9)),
         "train_minutes": round(s.train_seconds / 60, 2),
