@@ -17,7 +17,7 @@ $(BIN)/translator: pyproject.toml
 install: $(BIN)/translator
 
 demo: install
-	$(BIN)/translator train --config configs/demo.yaml
+	$(BIN)/translator train --config configs/demo.yaml --overwrite
 	$(BIN)/translator eval --checkpoint runs/demo/best.pt
 	$(BIN)/translator translate --checkpoint runs/demo/best.pt "Ein Hund läuft." "Am dritten März liest die alte Frau ein Buch."
 

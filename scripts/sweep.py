@@ -59,7 +59,9 @@ def train(args, point: dict[str, str], seed: int) -> dict:
         sets += [f"{k}={v}" for k, v in point.items()]
         if args.jobs > 1 and not any(s.startswith("train.threads=") for s in sets):
             sets.append(f"train.threads={max(1, (os.cpu_count() or 1) // args.jobs)}")
-        command = [sys.executable, "-m", "translator", "train", "--config", args.config]
+        # --overwrite: a run without its summary was cut off; it starts again
+        command = [sys.executable, "-m", "translator", "train", "--overwrite"]
+        command += ["--config", args.config]
         for s in sets:
             command += ["--set", s]
         sys.stdout.write("$ " + " ".join(command[1:]) + "\n")  # one write: runs side by side

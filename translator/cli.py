@@ -67,13 +67,16 @@ def train(
         Path | None,
         typer.Option("--init-from", help="Fine-tune: start from this checkpoint's weights"),
     ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an earlier run's checkpoints in RUN")
+    ] = False,
 ):
     """Train a model as the config says; writes RUN/best.pt, RUN/last.pt and RUN/summary.json."""
     from translator.config import load_config
     from translator.train import train as run_training
 
     cfg = load_config(config, set_ or [])
-    summary = run_training(cfg, resume=resume, init_from=init_from)
+    summary = run_training(cfg, resume=resume, init_from=init_from, overwrite=overwrite)
     best = (
         f"best dev BLEU {summary['best_dev_bleu']:.2f} at step {summary['best_step']}"
         if summary["best_step"]

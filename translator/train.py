@@ -46,7 +46,7 @@ from translator.runtime import (
     to_device,
 )
 from translator.tensorboard_log import TensorBoardLog, check_installed
-from translator.train_state import Stop, StopKind, TrainState, summary
+from translator.train_state import Stop, StopKind, TrainState, claim_run_dir, summary
 from translator.update import Updater
 from translator.validation import validate
 
@@ -57,11 +57,20 @@ MAX_BAD_STEPS = 20  # consecutive non-finite losses before giving up
 
 
 class Trainer:
-    def __init__(self, cfg: Config, resume: bool = False, init_from: str | Path | None = None):
-        """`init_from`: a checkpoint whose weights and tokenizer a new run starts from."""
+    def __init__(
+        self,
+        cfg: Config,
+        resume: bool = False,
+        init_from: str | Path | None = None,
+        overwrite: bool = False,
+    ):
+        """`init_from`: a checkpoint whose weights and tokenizer a new run starts from;
+        `overwrite`: a new run may replace an earlier one's checkpoints in run_dir."""
         self.cfg, tc = cfg, cfg.train
         if resume and init_from is not None:
             raise UserError("--init-from starts a new run, --resume continues one: give one")
+        if resume and overwrite:
+            raise UserError("--overwrite starts a new run, --resume continues one: give one")
         if tc.tensorboard:
             check_installed()
         self.run_dir = Path(cfg.run_dir)
@@ -76,6 +85,8 @@ class Trainer:
         self.dtype = pick_dtype(tc.dtype, self.device)
         if not self.group.main:
             logging.getLogger("translator").setLevel(logging.WARNING)
+        if not resume:
+            claim_run_dir(self.run_dir, overwrite, init_from, remove=self.group.main)
         saved = self._resume_checkpoint() if resume else None
         given = saved.build_tokenizer(str(self.run_dir / "last.pt")) if saved else None
         start, given = initial_checkpoint(init_from, cfg) if init_from else (None, given)
@@ -412,8 +423,13 @@ class Trainer:
         close(self.group, barrier=finished)
 
 
-def train(cfg: Config, resume: bool = False, init_from: str | Path | None = None) -> dict:
-    trainer = Trainer(cfg, resume=resume, init_from=init_from)
+def train(
+    cfg: Config,
+    resume: bool = False,
+    init_from: str | Path | None = None,
+    overwrite: bool = False,
+) -> dict:
+    trainer = Trainer(cfg, resume=resume, init_from=init_from, overwrite=overwrite)
     finished = False
     try:
         trainer.run()

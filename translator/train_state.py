@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from translator.averaging import step_checkpoints
+from translator.errors import UserError
 from translator.runtime import memory_mb
 
 
@@ -28,6 +31,30 @@ class TrainState:
     # the run's expected length in steps, re-estimated at each log step under a time budget
     # (the linear and cosine schedules decay to zero there); 0 = train.max_steps
     planned_steps: float = 0.0
+
+
+def claim_run_dir(run_dir: Path, overwrite: bool, init_from, remove: bool) -> None:
+    """A new run in a folder that holds an earlier run's checkpoints: refused, unless
+    `overwrite`, which removes them (and the earlier run's step checkpoints and summary) so
+    that nothing of the two runs mixes; `remove`: this process deletes (rank 0 alone)."""
+    found = [name for name in ("last.pt", "best.pt") if (run_dir / name).exists()]
+    if not found:
+        return
+    if not overwrite:
+        raise UserError(
+            f"run_dir '{run_dir}' holds an earlier run ({', '.join(found)}): "
+            "--resume continues it, --overwrite replaces it",
+            "or give the new run its own folder: --set run_dir=...",
+        )
+    if init_from is not None and Path(init_from).resolve().parent == run_dir.resolve():
+        raise UserError(
+            f"--init-from {init_from} lies in run_dir '{run_dir}', which --overwrite would "
+            "empty: give the new run its own folder (--set run_dir=...)"
+        )
+    if remove:
+        earlier = [run_dir / name for name in (*found, "summary.json")]
+        for path in [*earlier, *step_checkpoints(run_dir)]:
+            path.unlink(missing_ok=True)
 
 
 class StopKind(enum.Enum):

@@ -1,0 +1,65 @@
+"""A new run never writes over an earlier run's checkpoints unless told to (--overwrite)."""
+
+import pytest
+import yaml
+from test_cli_errors import assert_user_error
+from util import cli, tiny_config
+
+from translator.config import config_from_dict
+from translator.errors import UserError
+from translator.train import Trainer
+
+
+def config_file(tmp_path, **train):
+    run = tmp_path / "run"
+    text = yaml.safe_dump(tiny_config(run_dir=str(run), train={"max_steps": 2, **train}))
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return path, run
+
+
+def test_a_second_run_is_refused_then_replaces_the_first_with_overwrite(tmp_path):
+    path, run = config_file(tmp_path)
+    first = cli("train", "--config", str(path))
+    assert first.returncode == 0, first.stderr[-2000:]
+    kept = {name: (run / name).read_bytes() for name in ("best.pt", "last.pt", "summary.json")}
+    stale = run / "step-000999.pt"  # a step checkpoint of the earlier run
+    stale.write_bytes(b"earlier")
+
+    again = cli("train", "--config", str(path), "--set", "seed=2")
+    assert_user_error(again, str(run), "--resume", "--overwrite")
+    for name, data in kept.items():  # nothing of the first run was touched
+        assert (run / name).read_bytes() == data
+    assert stale.read_bytes() == b"earlier"
+
+    replaced = cli("train", "--config", str(path), "--set", "seed=2", "--overwrite")
+    assert replaced.returncode == 0, replaced.stderr[-2000:]
+    assert not stale.exists()  # `translator average` would have mixed it in
+    assert (run / "last.pt").read_bytes() != kept["last.pt"]
+    assert "seed: 2" in (run / "config.yaml").read_text()
+
+
+def trainer(tmp_path, **kwargs):
+    cfg = config_from_dict(tiny_config(run_dir=str(tmp_path / "run"), train={"max_steps": 2}))
+    return Trainer(cfg, **kwargs)
+
+
+def test_resume_and_overwrite_together_are_refused(tmp_path):
+    with pytest.raises(UserError, match="--overwrite starts a new run"):
+        trainer(tmp_path, resume=True, overwrite=True)
+
+
+def test_overwrite_does_not_empty_the_folder_that_init_from_reads(tmp_path):
+    run = tmp_path / "run"
+    trainer(tmp_path).run()
+    before = (run / "best.pt").read_bytes()
+    with pytest.raises(UserError, match="its own folder"):
+        trainer(tmp_path, init_from=run / "best.pt", overwrite=True)
+    assert (run / "best.pt").read_bytes() == before
+
+
+def test_an_empty_or_unfinished_folder_is_not_an_earlier_run(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text("seed: 1\n")  # no checkpoint: nothing to lose
+    assert trainer(tmp_path).run().step == 2
