@@ -25,16 +25,22 @@ def test_a_second_run_is_refused_then_replaces_the_first_with_overwrite(tmp_path
     kept = {name: (run / name).read_bytes() for name in ("best.pt", "last.pt", "summary.json")}
     stale = run / "step-000999.pt"  # a step checkpoint of the earlier run
     stale.write_bytes(b"earlier")
+    average = run / "average.pt"  # and its average, and its TensorBoard curves
+    average.write_bytes(b"earlier")
+    (run / "tensorboard").mkdir()
+    events = run / "tensorboard" / "events.out.tfevents.1"
+    events.write_bytes(b"earlier")
 
     again = cli("train", "--config", str(path), "--set", "seed=2")
     assert_user_error(again, str(run), "--resume", "--overwrite")
     for name, data in kept.items():  # nothing of the first run was touched
         assert (run / name).read_bytes() == data
-    assert stale.read_bytes() == b"earlier"
+    assert stale.read_bytes() == average.read_bytes() == events.read_bytes() == b"earlier"
 
     replaced = cli("train", "--config", str(path), "--set", "seed=2", "--overwrite")
     assert replaced.returncode == 0, replaced.stderr[-2000:]
     assert not stale.exists()  # `translator average` would have mixed it in
+    assert not average.exists() and not events.exists()
     assert (run / "last.pt").read_bytes() != kept["last.pt"]
     assert "seed: 2" in (run / "config.yaml").read_text()
 

@@ -4,12 +4,14 @@ resuming restores), why it stopped, and the summary.json made of both."""
 from __future__ import annotations
 
 import enum
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from translator.averaging import step_checkpoints
 from translator.errors import UserError
 from translator.runtime import memory_mb
+from translator.tensorboard_log import FOLDER as TENSORBOARD
 
 
 @dataclass
@@ -35,8 +37,9 @@ class TrainState:
 
 def claim_run_dir(run_dir: Path, overwrite: bool, init_from, remove: bool) -> None:
     """A new run in a folder that holds an earlier run's checkpoints: refused, unless
-    `overwrite`, which removes them (and the earlier run's step checkpoints and summary) so
-    that nothing of the two runs mixes; `remove`: this process deletes (rank 0 alone)."""
+    `overwrite`, which removes them (and the earlier run's step checkpoints, average, summary
+    and TensorBoard logs) so that nothing of the two runs mixes; `remove`: this process
+    deletes (rank 0 alone)."""
     found = [name for name in ("last.pt", "best.pt") if (run_dir / name).exists()]
     if not found:
         return
@@ -52,9 +55,10 @@ def claim_run_dir(run_dir: Path, overwrite: bool, init_from, remove: bool) -> No
             "empty: give the new run its own folder (--set run_dir=...)"
         )
     if remove:
-        earlier = [run_dir / name for name in (*found, "summary.json")]
+        earlier = [run_dir / name for name in (*found, "summary.json", "average.pt")]
         for path in [*earlier, *step_checkpoints(run_dir)]:
             path.unlink(missing_ok=True)
+        shutil.rmtree(run_dir / TENSORBOARD, ignore_errors=True)  # its curves would mix in
 
 
 class StopKind(enum.Enum):
