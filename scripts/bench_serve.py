@@ -60,6 +60,16 @@ class Client:
         self.conn.close()
 
 
+def once(port: int, path: str, body: dict | None = None) -> dict:
+    """One call on a connection of its own (an idle kept-alive connection would be closed
+    by the server after its keep-alive timeout, a few seconds)."""
+    client = Client(port)
+    try:
+        return client.call(path, body)
+    finally:
+        client.close()
+
+
 def start_server(args, port: int) -> subprocess.Popen:
     env = {**os.environ, **({"OMP_NUM_THREADS": str(args.threads)} if args.threads else {})}
     command = [sys.executable, "-m", "translator", "serve", "--checkpoint", args.checkpoint]
@@ -156,12 +166,11 @@ def main() -> None:
     server = start_server(args, port)
     rows = []
     try:
-        control = Client(port)
-        control.call("/translate", {"text": sentences[0], "beam": beam})  # warm-up
+        once(port, "/translate", {"text": sentences[0], "beam": beam})  # warm-up
         for clients in args.clients or [1, 8, 64]:
-            before = control.call("/health")
+            before = once(port, "/health")
             seconds, latencies, answers = load(port, sentences, clients, beam)
-            after = control.call("/health")
+            after = once(port, "/health")
             batches = after["batches"] - before["batches"]
             same = sum(a == b for a, b in zip(answers, reference)) / len(sentences)
             rows.append(
