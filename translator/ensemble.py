@@ -76,6 +76,10 @@ class Ensemble(Seq2Seq):
             new["attention"] = select_rows(state["attention"], indices)
         return new
 
+    def merge_states(self, states):
+        parts = zip(*(s["members"] for s in states))
+        return {"members": [m.merge_states(list(p)) for m, p in zip(self.members, parts)]}
+
     def forward(self, src, tgt_in):
         """Teacher-forced log-probabilities [B, T, V], as the steps give them."""
         logps = [torch.log_softmax(m(src, tgt_in).float(), dim=-1) for m in self.members]

@@ -118,60 +118,17 @@ def sample_search(
 def beam_search(
     model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig | None = None, nbest: int = 1
 ) -> list[list[Hypothesis]]:
-    """Batched beam search of width `dc.beam`; the `nbest` best hypotheses per sentence."""
-    dc = dc or DecodeConfig()
-    n, k, dev = src.size(0), dc.beam, src.device
-    limit = max_lengths(src, dc.max_len_a, dc.max_len_b, model.max_output_len)
-    rows = torch.arange(n, device=dev).repeat_interleave(k)
-    state = model.reorder_state(model.init_state(model.encode(src)), rows)
-    sent = torch.arange(n, device=dev)  # original index of each active sentence
-    scores = torch.full((n, k), float("-inf"), device=dev)
-    scores[:, 0] = 0.0  # all beams start identical: let only the first one expand
-    history = torch.full((n, k, 1), BOS, dtype=torch.long, device=dev)
-    prev = torch.full((n * k,), BOS, dtype=torch.long, device=dev)
-    finished: list[list[Hypothesis]] = [[] for _ in range(n)]
-    for t in range(int(limit.max()) + 1):  # + 1: the <eos> after full-length outputs
-        m = sent.numel()
-        last = limit[sent] <= t  # at the limit: this step's token is <eos>
-        logits, state = model.step(prev, state)
-        logp = mask_specials(torch.log_softmax(logits.float(), dim=-1), dc.allow_unk)
-        force_eos(logp, last.repeat_interleave(k))
-        vocab = logp.size(-1)
-        cand = (scores.unsqueeze(-1) + logp.view(m, k, vocab)).view(m, k * vocab)
-        top_scores, top_ids = cand.topk(2 * k, dim=-1)  # at most k of them end in <eos>
-        origin, token = top_ids // vocab, top_ids % vocab
-        is_eos = token == EOS
-        # Finished hypotheses: <eos> among the k best candidates (all of them at the limit).
-        new_len = torch.full_like(top_scores, t + 1)  # t tokens and the <eos>
-        norm = top_scores / length_penalty(new_len, dc.len_penalty)
-        take = is_eos & (torch.arange(2 * k, device=dev) < k) & (top_scores > float("-inf"))
-        for i, j in take.nonzero().tolist():
-            idx = int(sent[i])
-            if len(finished[idx]) >= k:
-                continue
-            toks = history[i, origin[i, j]].tolist()[1:]
-            finished[idx].append(Hypothesis(toks, float(norm[i, j])))
-        # The k best candidates that do not end here continue.
-        cont = top_scores.masked_fill(is_eos, float("-inf")).topk(k, dim=-1)
-        pick = cont.indices
-        scores = cont.values
-        beam_origin = origin.gather(1, pick)
-        next_tok = token.gather(1, pick)
-        history = torch.cat(
-            [history.gather(1, beam_origin[..., None].expand_as(history)), next_tok[..., None]],
-            dim=2,
-        )
-        active = torch.tensor([len(finished[int(s)]) < k for s in sent], device=dev) & ~last
-        keep = active.nonzero().squeeze(1)
-        if keep.numel() == 0:
-            break
-        flat = (keep[:, None] * k + beam_origin[keep]).view(-1)
-        state = model.reorder_state(state, flat, same_sentences=keep.numel() == sent.numel())
-        scores, history, sent = scores[keep], history[keep], sent[keep]
-        prev = next_tok[keep].view(-1)
-    for hyps in finished:
-        hyps.sort(key=lambda h: -h.score)
-    return [hyps[:nbest] for hyps in finished]
+    """Batched beam search of width `dc.beam`; the `nbest` best hypotheses per sentence
+    (translator/beam.py: all sentences join at the first step)."""
+    from translator.beam import BeamStream  # it imports this module's helpers
+
+    stream = BeamStream(model, dc or DecodeConfig())
+    stream.add(src, list(range(src.size(0))))
+    out: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
+    while len(stream):
+        for i, hyps in stream.step():
+            out[i] = hyps[:nbest]
+    return out
 
 
 def decode(

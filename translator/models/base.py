@@ -11,6 +11,8 @@ Two options of the step, the same for every family:
                                   # [N, S] under state["attention"]; None switches it off
     model.use_cache = False       # where `uncached_step`: recompute the whole prefix at
                                   # every step, the reference that the cache must agree with
+    state  = model.merge_states([a, b])  # rows of two states, which may be at different
+                                         # steps: sentences joining a running search
 
 States are nested dicts/lists/tuples of tensors whose first dimension is the
 batch row; anything that is not a tensor (a step counter) is shared by all rows.
@@ -26,6 +28,34 @@ from torch import nn
 from translator.specials import PAD
 
 State = Any
+
+
+def pad_to(x: torch.Tensor, shape: tuple[int, ...], left: bool = False) -> torch.Tensor:
+    """`x` padded with zeros (False) at the end (or the start) of every dimension after the
+    first, up to `shape[1:]`."""
+    if tuple(x.shape[1:]) == tuple(shape[1:]):
+        return x
+    out = x.new_zeros((x.size(0), *shape[1:]))
+    out[(slice(None), *(slice(n - m, n) if left else slice(0, m) for m, n in
+                        zip(x.shape[1:], shape[1:])))] = x
+    return out
+
+
+def join_rows(states: list[State]) -> State:
+    """The rows of several nested states of the same layout, one after another; tensors that
+    differ beyond the first dimension (source lengths) are padded at the end with zeros, which
+    the masks that go with them (False) leave out. Other values must agree."""
+    first = states[0]
+    if isinstance(first, torch.Tensor):
+        shape = [max(s.size(d) for s in states) for d in range(first.dim())]
+        return torch.cat([pad_to(s, tuple(shape)) for s in states])
+    if isinstance(first, dict):
+        return {k: join_rows([s[k] for s in states]) for k in first}
+    if isinstance(first, (list, tuple)):
+        return type(first)(join_rows(list(parts)) for parts in zip(*states))
+    if any(s != first for s in states):
+        raise ValueError(f"states that differ in {first!r} cannot be joined")
+    return first
 
 
 def select_rows(state: State, indices: torch.Tensor) -> State:
@@ -86,6 +116,12 @@ class Seq2Seq(nn.Module):
         return {
             k: v if k in self.source_keys else select_rows(v, indices) for k, v in state.items()
         }
+
+    def merge_states(self, states: list[State]) -> State:
+        """One state with the rows of `states`, in order; each may have taken a different
+        number of steps (a family whose state counts steps overrides this)."""
+        states = [{k: v for k, v in s.items() if k != "attention"} for s in states]
+        return join_rows(states)
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError

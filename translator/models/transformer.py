@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from translator.models.base import Seq2Seq
+from translator.models.base import Seq2Seq, pad_to
 from translator.models.family import Family, ModelConfig
 
 
@@ -86,10 +86,10 @@ class Attention(nn.Module):
 
     def forward_self(self, x, mask=None, causal=False, cache=None):
         q, k, v = (self.split(t) for t in self.qkv(x).chunk(3, dim=-1))
-        if cache is not None:  # one new position: append to the cached prefix
-            if cache[0] is not None:
+        if cache is not None:  # one new position: append to the cached prefix (`mask`: which
+            if cache[0] is not None:  # cached positions are a row's own, where rows differ)
                 k, v = torch.cat([cache[0], k], 2), torch.cat([cache[1], v], 2)
-            return self.attend(q, k, v), (k, v)
+            return self.attend(q, k, v, mask), (k, v)
         return self.attend(q, k, v, mask, causal), None
 
     def forward_cross(self, x, kv, mask):
@@ -144,10 +144,10 @@ class DecoderLayer(nn.Module):
         self.ff = FeedForward(d, cfg.ff_dim, cfg.dropout)
         self.subs = nn.ModuleList(Sublayer(d, cfg.dropout, cfg.pre_norm) for _ in range(3))
 
-    def forward(self, x, cross_kv, src_mask, cache=None):
+    def forward(self, x, cross_kv, src_mask, cache=None, self_mask=None):
         causal = cache is None
         x, cache = self.subs[0](
-            x, lambda h: self.self_attn.forward_self(h, causal=causal, cache=cache)
+            x, lambda h: self.self_attn.forward_self(h, self_mask, causal=causal, cache=cache)
         )
         x, _ = self.subs[1](
             x, lambda h: (self.cross_attn.forward_cross(h, cross_kv, src_mask), None)
@@ -195,9 +195,14 @@ class Transformer(Seq2Seq):
             with torch.no_grad():
                 emb.weight[self.pad_id].zero_()
 
-    def embed(self, table: nn.Embedding, ids: torch.Tensor, offset: int = 0) -> torch.Tensor:
+    def embed(self, table: nn.Embedding, ids: torch.Tensor, offset=0) -> torch.Tensor:
+        """Embeddings plus positions from `offset` on (an int, or one per row [N])."""
         x = table(ids) * math.sqrt(self.d_model)
-        return self.drop(x + self.pe[offset : offset + ids.size(1)].to(x.dtype))
+        if isinstance(offset, torch.Tensor):
+            pe = self.pe[offset[:, None] + torch.arange(ids.size(1), device=ids.device)]
+        else:
+            pe = self.pe[offset : offset + ids.size(1)]
+        return self.drop(x + pe.to(x.dtype))
 
     def encode(self, src):
         keep = (src != self.pad_id)[:, None, None, :]  # [B, 1, 1, S]: True = attend
@@ -227,12 +232,49 @@ class Transformer(Seq2Seq):
         if not self.use_cache:
             return self._step_uncached(prev_tokens, state)
         x = self.embed(self.tgt_embed, prev_tokens[:, None], offset=state["pos"])
+        mask = state.get("self_mask")  # rows at different steps (see merge_states)
+        if mask is not None:
+            mask = torch.cat([mask, mask.new_ones(mask.shape[:-1] + (1,))], -1)
         caches = []
         for layer, kv, cache in zip(self.decoder, state["cross"], state["self"]):
-            x, cache = layer(x, kv, state["src_mask"], cache=cache)
+            x, cache = layer(x, kv, state["src_mask"], cache=cache, self_mask=mask)
             caches.append(cache)
         logits = self.generator(self.dec_norm(x[:, 0]))
-        return logits, self._with_attention({**state, "self": caches, "pos": state["pos"] + 1})
+        new = {**state, "self": caches, "pos": state["pos"] + 1}
+        if mask is not None:
+            new["self_mask"] = mask
+        return logits, self._with_attention(new)
+
+    def merge_states(self, states):
+        """Rows at different steps: positions become one per row, and the self-attention
+        caches are padded at the start to the longest, with a mask of each row's own keys;
+        columns that no row needs any more are dropped."""
+        if not self.use_cache:
+            raise NotImplementedError("merge_states needs the cached step")
+        n = [s["src_mask"].size(0) for s in states]
+        pos = [s["pos"] if isinstance(s["pos"], torch.Tensor) else
+               torch.full((r,), s["pos"], device=s["src_mask"].device) for s, r in zip(states, n)]
+        pos = torch.cat(pos)
+        width = int(pos.max()) if pos.numel() else 0
+        own = torch.arange(width, device=pos.device) >= width - pos[:, None]  # [N, width]
+        caches = []
+        for layer in range(len(self.decoder)):
+            kv = []
+            for part in (0, 1):
+                rows = [s["self"][layer][part] for s in states]
+                like = next((r for r in rows if r is not None), None)
+                if like is None:
+                    kv.append(None)
+                    continue
+                shape = (0, like.size(1), width, like.size(3))
+                rows = [like.new_zeros((m, *shape[1:])) if r is None else r[:, :, -width:]
+                        for r, m in zip(rows, n)]
+                kv.append(torch.cat([pad_to(r, shape, left=True) for r in rows]))
+            caches.append(tuple(kv))
+        rest = [{k: v for k, v in s.items() if k not in ("self", "pos", "self_mask")}
+                for s in states]
+        return {**super().merge_states(rest), "self": caches, "pos": pos,
+                "self_mask": own[:, None, None, :]}
 
     def _step_uncached(self, prev_tokens, state):
         """The whole prefix again at every step: the reference the cache must agree with."""
