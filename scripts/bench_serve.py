@@ -11,7 +11,8 @@ row's `share_of_translate_input` is its sentences/s over the mean of both. Then 
 runs as a subprocess on a free loopback port, and for each client count the same sentences
 are sent one per request (`--requests` of them, cycled through the file), each client
 sending its next request on its own kept-alive connection as soon as the last is answered.
-`mean_batch` is the sentences per batch the server decoded (/health).
+`mean_batch` is the sentences per batch the server decoded (/health): per search with
+`--batching batch`, per step with `--batching continuous`.
 Every row says which share of answers is identical to the reference output. One JSON line
 per row on stdout, also appended to --output. Both sides use the same thread count.
 """
@@ -75,7 +76,7 @@ def start_server(args, port: int) -> subprocess.Popen:
     command = [sys.executable, "-m", "translator", "serve", "--checkpoint", args.checkpoint]
     command += ["--port", str(port), "--device", args.device, "--max-queue", "100000"]
     command += ["--batch-size", str(args.batch_size), "--batch-wait-ms", str(args.batch_wait_ms)]
-    command += ["--batch-gap-ms", str(args.batch_gap_ms)]
+    command += ["--batch-gap-ms", str(args.batch_gap_ms), "--batching", args.batching]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -141,6 +142,7 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--batch-wait-ms", type=float, default=50.0)
     ap.add_argument("--batch-gap-ms", type=float, default=3.0)
+    ap.add_argument("--batching", default="batch", choices=["batch", "continuous"])
     ap.add_argument("--device", default="auto")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--output", default="results/bench_serve.jsonl")
@@ -185,10 +187,13 @@ def main() -> None:
                     "p50_ms": round(1000 * percentile(latencies, 50), 1),
                     "p99_ms": round(1000 * percentile(latencies, 99), 1),
                     "identical_to_translate": round(same, 4),
-                    "mean_batch": round((after["sentences"] - before["sentences"]) / batches, 1),
+                    "mean_batch": round(
+                        (after["batch_sentences"] - before["batch_sentences"]) / batches, 1
+                    ),
                     "batch_size": args.batch_size,
                     "batch_wait_ms": args.batch_wait_ms,
                     "batch_gap_ms": args.batch_gap_ms,
+                    "batching": args.batching,
                     "threads": args.threads or os.cpu_count(),
                 }
             )

@@ -192,23 +192,53 @@ def test_the_cli_gives_the_same_translations(server, transformer):
     assert body["translations"] == result.stdout.split("\n")[:-1]
 
 
-def test_64_concurrent_clients_get_their_own_answers(server, transformer):
+def check_concurrent_clients(url: str, translator) -> dict:
+    """64 clients at once, two beams among them: each gets its own answer; the /health
+    counters over them."""
     texts = [f"{SENTENCES[i % 8]} {'Ein Hund.' * (i % 3)}".strip() for i in range(64)]
-    by_beam = {beam: [r[0].text for r in expected(transformer[1], texts, beam)] for beam in (1, 2)}
+    by_beam = {beam: [r[0].text for r in expected(translator, texts, beam)] for beam in (1, 2)}
     want = [by_beam[1 + i % 2][i] for i in range(64)]  # two beams: two searches per batch
 
     def ask(i):
-        return post(server.url + "/translate", {"text": texts[i], "beam": 1 + i % 2})
+        return post(url + "/translate", {"text": texts[i], "beam": 1 + i % 2})
 
-    before = get(server.url + "/health")[1]
+    before = get(url + "/health")[1]
     answers = concurrently(64, ask)
     assert [a[0] for a in answers] == [200] * 64
     assert [a[1]["translations"] for a in answers] == [[w] for w in want]
     assert [a[1]["beam"] for a in answers] == [1 + i % 2 for i in range(64)]
-    after = get(server.url + "/health")[1]
-    assert after["sentences"] - before["sentences"] == 64
-    assert after["batches"] - before["batches"] < 64  # requests were decoded together
+    after = get(url + "/health")[1]
     assert after["queued"] == 0
+    return {key: after[key] - before[key] for key in ("sentences", "batches", "batch_sentences")}
+
+
+def test_64_concurrent_clients_get_their_own_answers(server, transformer):
+    counts = check_concurrent_clients(server.url, transformer[1])
+    assert counts["sentences"] == counts["batch_sentences"] == 64
+    assert counts["batches"] < 64  # requests were decoded together
+
+
+def test_continuous_batching(transformer, tmp_path):
+    """Sentences join the running search: the same answers as the CLI's, n-best too."""
+    path, translator = transformer
+    srv = Server(path, tmp_path / "log", "--batching", "continuous", "--batch-size", "16")
+    try:
+        counts = check_concurrent_clients(srv.url, translator)
+        assert counts["sentences"] == 64
+        assert counts["batch_sentences"] / counts["batches"] > 4  # decoded together,
+        assert counts["batch_sentences"] > 64  # counted at every step each sentence took
+        texts = [SENTENCES[0], " ", SENTENCES[1]]  # a blank one is answered without the model
+        status, body, raw = post(srv.url + "/translate", {"texts": texts, "nbest": 3})
+        want = expected(translator, texts, 3, nbest=3)
+        assert status == 200 and body["translations"] == [r[0].text for r in want], raw
+        for got, hyps in zip(body["nbest"], want):
+            assert [g["text"] for g in got] == [h.text for h in hyps]
+        assert "Traceback" not in srv.log()
+    finally:
+        srv.stop()
+    result = cli("serve", "--checkpoint", path, "--batching", "sometimes")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "--batching 'sometimes'" in result.stderr
 
 
 def test_attention(server, transformer):
@@ -327,6 +357,8 @@ def test_an_exported_model_serves_without_attention(server, transformer, tmp_pat
         assert_error(post(srv.url + "/attention", {"text": "Hund"}), 400, "exported")
     finally:
         srv.stop()
+    result = cli("serve", "--checkpoint", str(tmp_path / "ct2"), "--batching", "continuous")
+    assert result.returncode == 2 and "needs a checkpoint" in result.stderr, result.stderr
 
 
 def test_serve_user_errors(server, transformer, tmp_path):

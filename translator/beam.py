@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from translator.config import DecodeConfig
-from translator.models.base import Seq2Seq, pad_to
+from translator.models.base import Seq2Seq, pad_to, select_rows
 from translator.search import Hypothesis, force_eos, length_penalty, mask_specials, max_lengths
 from translator.specials import BOS, EOS, PAD
 
@@ -39,15 +39,16 @@ class BeamStream:
     ):
         self.model, self.dc, self.k = model, dc, dc.beam
         self.capacity = capacity  # sentences decoded together at most (None: any number)
-        # Ended sentences stay in the batch (their rows computed, unused) until this many
-        # sentences could leave or join: rebuilding the batch copies every row of the state.
+        # Ended sentences leave the batch once this many have and none waits to take their
+        # rows: leaving copies every row of the state, taking a row writes only that row.
         self.regroup = regroup
         self.cancelled = cancelled  # owner -> True when nobody waits for it any more
         self.waiting: deque[tuple[torch.Tensor, Any]] = deque()
         self.owners: list[Any] = []  # of each sentence being decoded
         self.finished: list[list[Hypothesis]] = []
         self.state = None
-        self.steps = 0  # steps taken, and the sentences they advanced (for averages)
+        self.steps = 0  # steps taken, and the sentences they advanced (for averages; rows of
+        # ended sentences not counted)
         self.advanced = 0
 
     def add(self, src: torch.Tensor, owners: list[Any]) -> None:
@@ -58,16 +59,13 @@ class BeamStream:
         """Sentences queued or being decoded."""
         return len(self.waiting) + len(self.owners) - self.owners.count(None)
 
-    def _free(self) -> tuple[int, bool]:
-        """(sentences that may join, whether to regroup the batch now: drop the ended ones
-        and let queued ones join), once enough could leave or join."""
+    def _room(self) -> int:
+        """Sentences that may join now: into the rows of ended ones, and up to `capacity`."""
         ended = self.owners.count(None)
-        live, waiting = len(self.owners) - ended, len(self.waiting)
-        free = waiting if self.capacity is None else self.capacity - live
-        moves = ended + min(free, waiting)
-        return free, moves > 0 and moves >= min(self.regroup, live + waiting)
+        more = len(self.waiting) if self.capacity is None else self.capacity - len(self.owners)
+        return ended + max(more, 0)
 
-    def _select(self, keep: list[int], origin: torch.Tensor | None = None) -> None:
+    def _select(self, keep: list[int] | range, origin: torch.Tensor | None = None) -> None:
         """Keep sentences `keep`; each one's beams from rows `origin` [m, k] of its own."""
         k, m = self.k, len(self.owners)
         if not keep:
@@ -85,9 +83,11 @@ class BeamStream:
             self.history, self.prev = self.history[idx], self.prev.view(-1, k)[idx].view(-1)
         self.history = self.history[:, :, -(int(self.t.max()) + 1) :]  # <bos>, the longest
 
-    def _admit(self, free: int) -> None:
-        rows, owners = [], []
-        while self.waiting and len(rows) < free:
+    def _admit(self) -> None:
+        """Queued sentences join: first into the rows of ended sentences (written in place,
+        `model.place_states`), then as new rows (`model.merge_states`, a copy of all)."""
+        rows, owners, room = [], [], self._room()
+        while self.waiting and len(rows) < room:
             row, owner = self.waiting.popleft()
             if self.cancelled is None or not self.cancelled(owner):
                 rows.append(row)
@@ -96,46 +96,58 @@ class BeamStream:
             return
         width = max(int((row != PAD).sum()) for row in rows) or 1
         src = torch.stack([pad_to(r[None, :width], (1, width))[0] for r in rows])
-        model, n, k, dev = self.model, len(rows), self.k, src.device
-        dc = self.dc
+        model, n, k, dev, dc = self.model, len(rows), self.k, src.device, self.dc
         state = model.init_state(model.encode(src))
         state = model.reorder_state(state, torch.arange(n, device=dev).repeat_interleave(k))
         scores = torch.full((n, k), float("-inf"), device=dev)
         scores[:, 0] = 0.0  # all beams start identical: let only the first one expand
         limit = max_lengths(src, dc.max_len_a, dc.max_len_b, model.max_output_len)
-        new = {
-            "t": torch.zeros(n, dtype=torch.long, device=dev),
-            "limit": limit,
-            "scores": scores,
-            "prev": torch.full((n * k,), BOS, dtype=torch.long, device=dev),
-        }
         history = torch.full((n, k, 1), BOS, dtype=torch.long, device=dev)
         if self.state is None:
-            self.state, self.history = state, history
-            self.t, self.limit, self.scores, self.prev = (new[x] for x in new)
-        else:  # histories are aligned at their ends: a row's tokens are its last t columns
-            self.state = model.merge_states([self.state, state])
-            width = self.history.size(2)
-            self.history = torch.cat([self.history, pad_to(history, (n, k, width), left=True)])
-            self.t = torch.cat([self.t, new["t"]])
-            self.limit = torch.cat([self.limit, new["limit"]])
-            self.scores = torch.cat([self.scores, new["scores"]])
-            self.prev = torch.cat([self.prev, new["prev"]])
-        self.owners += owners
-        self.finished += [[] for _ in owners]
+            self.state, self.history, self.scores, self.limit = state, history, scores, limit
+            self.t = torch.zeros(n, dtype=torch.long, device=dev)
+            self.prev = torch.full((n * k,), BOS, dtype=torch.long, device=dev)
+            self.owners, self.finished = owners, [[] for _ in owners]
+            return
+        ended = [i for i, o in enumerate(self.owners) if o is None][:n]
+        if ended:  # histories are aligned at their ends: a row's tokens are its last t columns
+            fill = len(ended)
+            slots = torch.tensor(ended, dtype=torch.long, device=dev)
+            beams = (slots[:, None] * k + torch.arange(k, device=dev)).view(-1)
+            part = state if fill == n else select_rows(state, torch.arange(fill * k, device=dev))
+            self.state = model.place_states(self.state, beams, part)
+            self.t[slots], self.limit[slots], self.scores[slots] = 0, limit[:fill], scores[:fill]
+            self.prev[beams] = BOS
+            self.history[slots] = PAD
+            self.history[slots, :, -1] = BOS
+            for i, owner in zip(ended, owners):
+                self.owners[i], self.finished[i] = owner, []
+        fill = len(ended)
+        if fill == n:
+            return
+        rest = torch.arange(fill * k, n * k, device=dev)
+        self.state = model.merge_states([self.state, select_rows(state, rest) if fill else state])
+        width = self.history.size(2)
+        self.history = torch.cat(
+            [self.history, pad_to(history[fill:], (n - fill, k, width), left=True)]
+        )
+        self.t = torch.cat([self.t, torch.zeros(n - fill, dtype=torch.long, device=dev)])
+        self.limit = torch.cat([self.limit, limit[fill:]])
+        self.scores = torch.cat([self.scores, scores[fill:]])
+        self.prev = torch.cat([self.prev, torch.full(((n - fill) * k,), BOS, device=dev)])
+        self.owners += owners[fill:]
+        self.finished += [[] for _ in owners[fill:]]
 
     def step(self) -> list[tuple[Any, list[Hypothesis]]]:
         """Admit queued sentences, advance all by one token; (owner, hypotheses best first)
         of each sentence that ended."""
-        free, regroup = self._free()
-        if self.state is None or regroup:
-            self._select([i for i, o in enumerate(self.owners) if o is not None])
-            self._admit(free)
+        if self.waiting:
+            self._admit()
         if not self.owners:
             return []
         model, dc, k = self.model, self.dc, self.k
         m, dev = len(self.owners), self.scores.device
-        self.steps, self.advanced = self.steps + 1, self.advanced + m
+        self.steps, self.advanced = self.steps + 1, self.advanced + m - self.owners.count(None)
         last = self.limit <= self.t  # at the limit: this step's token is <eos>
         logits, state = model.step(self.prev, self.state)
         logp = mask_specials(torch.log_softmax(logits.float(), dim=-1), dc.allow_unk)
@@ -171,12 +183,9 @@ class BeamStream:
                 self.owners[i] = None  # its rows go at the next regrouping
         self.state, self.scores = state, cont.values
         self.t, self.prev, self.history = self.t + 1, next_tok.view(-1), history
-        free, regroup = self._free()
-        everyone = range(m)
-        self._select(
-            [i for i in everyone if self.owners[i] is not None] if regroup else everyone,
-            beam_origin,
-        )
-        if regroup:
-            self._admit(free)
+        live = [i for i in range(m) if self.owners[i] is not None]
+        # Ended sentences leave the batch (a copy of every row) once `regroup` of them have,
+        # or sooner if none is left; else their rows wait for sentences that join.
+        regroup = not live or (m - len(live) >= self.regroup and not self.waiting)
+        self._select(live if regroup else range(m), beam_origin)
         return ended

@@ -80,6 +80,10 @@ class Ensemble(Seq2Seq):
         parts = zip(*(s["members"] for s in states))
         return {"members": [m.merge_states(list(p)) for m, p in zip(self.members, parts)]}
 
+    def place_states(self, state, rows, new):
+        parts = zip(self.members, state["members"], new["members"])
+        return {"members": [m.place_states(s, rows, n) for m, s, n in parts]}
+
     def forward(self, src, tgt_in):
         """Teacher-forced log-probabilities [B, T, V], as the steps give them."""
         logps = [torch.log_softmax(m(src, tgt_in).float(), dim=-1) for m in self.members]

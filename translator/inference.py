@@ -35,6 +35,20 @@ def build_from_checkpoint(ckpt: dict, where: str) -> tuple[Config, Tokenizer, Se
     return Checkpoint.from_payload(ckpt).build(where)
 
 
+def source_ids(tokenizer, lines: list[str], limit: int) -> tuple[list[int], list[list[int]]]:
+    """(indices of the lines that are not blank, their source subword ids); a source longer
+    than `limit` subwords is cut (with a warning)."""
+    todo = [i for i, line in enumerate(lines) if line.strip()]
+    ids = tokenizer.encode_src([lines[i] for i in todo]) if todo else []
+    for j, s in enumerate(ids):
+        if len(s) > limit:  # keep the end token; the rest of the line is dropped
+            log.warning(
+                "line %d: %d subwords, cut to the model's limit of %d", todo[j] + 1, len(s), limit
+            )
+            ids[j] = s[: limit - 1] + s[-1:]
+    return todo, ids
+
+
 def in_batches(
     tokenizer, lines, limit: int, dc, nbest: int, progress: bool, run_batch, workers: int = 1
 ):
@@ -45,16 +59,9 @@ def in_batches(
     the GIL, such as CTranslate2), and input that would make fewer batches is split so that
     every worker gets one."""
     results: list[list[Translation]] = [[Translation("", 0.0)] * nbest for _ in lines]
-    todo = [i for i, line in enumerate(lines) if line.strip()]
+    todo, ids = source_ids(tokenizer, lines, limit)
     if not todo:
         return results
-    ids = tokenizer.encode_src([lines[i] for i in todo])
-    for j, s in enumerate(ids):
-        if len(s) > limit:  # keep the end token; the rest of the line is dropped
-            log.warning(
-                "line %d: %d subwords, cut to the model's limit of %d", todo[j] + 1, len(s), limit
-            )
-            ids[j] = s[: limit - 1] + s[-1:]
     order = sorted(range(len(todo)), key=lambda j: len(ids[j]))
     size = dc.batch_size
     if workers > 1 and len(order) < workers * size:
@@ -125,11 +132,12 @@ class Translator:
         src = pad_ids(ids).to(self.device)
         with torch.inference_mode(), autocast(self.device, self.dtype):
             hyps = decode(self.model, src, dc, nbest, self.sampling)
-        out = []
-        for sent in hyps:
-            texts = self.tokenizer.decode_tgt([h.tokens for h in sent])
-            out.append([Translation(t, h.score, tuple(h.tokens)) for t, h in zip(texts, sent)])
-        return out
+        return [self.translations(sent) for sent in hyps]
+
+    def translations(self, hyps) -> list[Translation]:
+        """The hypotheses (search.Hypothesis) of one sentence as texts."""
+        texts = self.tokenizer.decode_tgt([h.tokens for h in hyps])
+        return [Translation(t, h.score, tuple(h.tokens)) for t, h in zip(texts, hyps)]
 
     def attention(self, line: str, tokens: list[int], layer: int = -1):
         """Source pieces, target pieces and the [target, source] attention weights that the

@@ -50,8 +50,12 @@ def mask_specials(logp: torch.Tensor, allow_unk: bool) -> torch.Tensor:
 
 def force_eos(logp: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     """Rows at their length limit can only end: every token but <eos> gets -inf."""
-    others = torch.arange(logp.size(-1), device=logp.device) != EOS
-    return logp.masked_fill_(rows[:, None] & others, float("-inf"))
+    at = rows.nonzero().squeeze(1)
+    if at.numel():  # (most steps have none: a [N, V] mask would cost more than the rest)
+        end = logp[at, EOS]
+        logp[at] = float("-inf")
+        logp[at, EOS] = end
+    return logp
 
 
 def length_penalty(length, alpha: float):

@@ -13,6 +13,7 @@ Two options of the step, the same for every family:
                                   # every step, the reference that the cache must agree with
     state  = model.merge_states([a, b])  # rows of two states, which may be at different
                                          # steps: sentences joining a running search
+    state  = model.place_states(state, rows, new)  # rows of a fresh state in place of others
 
 States are nested dicts/lists/tuples of tensors whose first dimension is the
 batch row; anything that is not a tensor (a step counter) is shared by all rows.
@@ -36,8 +37,12 @@ def pad_to(x: torch.Tensor, shape: tuple[int, ...], left: bool = False) -> torch
     if tuple(x.shape[1:]) == tuple(shape[1:]):
         return x
     out = x.new_zeros((x.size(0), *shape[1:]))
-    out[(slice(None), *(slice(n - m, n) if left else slice(0, m) for m, n in
-                        zip(x.shape[1:], shape[1:])))] = x
+    out[
+        (
+            slice(None),
+            *(slice(n - m, n) if left else slice(0, m) for m, n in zip(x.shape[1:], shape[1:])),
+        )
+    ] = x
     return out
 
 
@@ -56,6 +61,22 @@ def join_rows(states: list[State]) -> State:
     if any(s != first for s in states):
         raise ValueError(f"states that differ in {first!r} cannot be joined")
     return first
+
+
+def put_rows(state: State, rows: torch.Tensor, new: State) -> State:
+    """`state` with its rows `rows` replaced by those of `new` (the same layout), in place
+    where the shapes agree; where `new` is longer beyond the first dimension, `state` is
+    first padded at the end (a copy), and where shorter, `new` is."""
+    if isinstance(state, torch.Tensor):
+        shape = tuple(max(a, b) for a, b in zip(state.shape, new.shape))
+        return pad_to(state, shape).index_copy_(0, rows, pad_to(new, shape))
+    if isinstance(state, dict):
+        return {k: put_rows(v, rows, new[k]) for k, v in state.items()}
+    if isinstance(state, (list, tuple)):
+        return type(state)(put_rows(v, rows, n) for v, n in zip(state, new))
+    if state != new:
+        raise ValueError(f"states that differ in {state!r} cannot be joined")
+    return state
 
 
 def select_rows(state: State, indices: torch.Tensor) -> State:
@@ -122,6 +143,12 @@ class Seq2Seq(nn.Module):
         number of steps (a family whose state counts steps overrides this)."""
         states = [{k: v for k, v in s.items() if k != "attention"} for s in states]
         return join_rows(states)
+
+    def place_states(self, state: State, rows: torch.Tensor, new: State) -> State:
+        """`state` with rows `rows` taken by the rows of `new`, a state that has not stepped
+        yet (sentences joining where others ended); written in place where it can be."""
+        strip = [{k: v for k, v in s.items() if k != "attention"} for s in (state, new)]
+        return put_rows(strip[0], rows, strip[1])
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError

@@ -55,6 +55,15 @@ def sinusoids(length: int, dim: int) -> torch.Tensor:
     return pe
 
 
+def one_query(q, k, v, mask=None) -> torch.Tensor:
+    """Attention of one query position (a decoding step) as two batched products: on a CPU
+    about twice as fast as the fused kernel for 30 to 45 keys, and as fast for 15."""
+    scores = q @ k.transpose(-1, -2) * q.size(-1) ** -0.5
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return scores.softmax(-1) @ v
+
+
 class Attention(nn.Module):
     """Multi-head attention through scaled_dot_product_attention (flash path on GPU)."""
 
@@ -79,8 +88,13 @@ class Attention(nn.Module):
         return self.split(k), self.split(v)
 
     def attend(self, q, k, v, mask=None, causal=False) -> torch.Tensor:
-        p = self.dropout if self.training else 0.0
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, is_causal=causal)
+        if q.size(2) == 1 and not self.training and q.device.type == "cpu":
+            y = one_query(q, k, v, mask)
+        else:
+            p = self.dropout if self.training else 0.0
+            y = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, dropout_p=p, is_causal=causal
+            )
         b, h, n, dh = y.shape
         return self.out(y.transpose(1, 2).reshape(b, n, h * dh))
 
@@ -198,8 +212,9 @@ class Transformer(Seq2Seq):
     def embed(self, table: nn.Embedding, ids: torch.Tensor, offset=0) -> torch.Tensor:
         """Embeddings plus positions from `offset` on (an int, or one per row [N])."""
         x = table(ids) * math.sqrt(self.d_model)
-        if isinstance(offset, torch.Tensor):
-            pe = self.pe[offset[:, None] + torch.arange(ids.size(1), device=ids.device)]
+        if isinstance(offset, torch.Tensor):  # (rows that have ended may run past the end)
+            at = offset[:, None] + torch.arange(ids.size(1), device=ids.device)
+            pe = self.pe[at.clamp_(max=self.pe.size(0) - 1)]
         else:
             pe = self.pe[offset : offset + ids.size(1)]
         return self.drop(x + pe.to(x.dtype))
@@ -232,13 +247,23 @@ class Transformer(Seq2Seq):
         if not self.use_cache:
             return self._step_uncached(prev_tokens, state)
         x = self.embed(self.tgt_embed, prev_tokens[:, None], offset=state["pos"])
-        mask = state.get("self_mask")  # rows at different steps (see merge_states)
-        if mask is not None:
-            mask = torch.cat([mask, mask.new_ones(mask.shape[:-1] + (1,))], -1)
-        caches = []
-        for layer, kv, cache in zip(self.decoder, state["cross"], state["self"]):
+        mask, caches = state.get("self_mask"), state["self"]  # rows at different steps
+        if mask is not None:  # (merge_states): the cached columns no row needs are dropped
+            width = min(int(state["pos"].max()), mask.size(-1))
+            mask = torch.cat(
+                [mask[..., mask.size(-1) - width :], mask.new_ones(mask.shape[:-1] + (1,))], -1
+            )
+            caches = [
+                (k[:, :, k.size(2) - width :], v[:, :, v.size(2) - width :])
+                if k is not None
+                else (k, v)
+                for k, v in caches
+            ]
+        new_caches = []
+        for layer, kv, cache in zip(self.decoder, state["cross"], caches):
             x, cache = layer(x, kv, state["src_mask"], cache=cache, self_mask=mask)
-            caches.append(cache)
+            new_caches.append(cache)
+        caches = new_caches
         logits = self.generator(self.dec_norm(x[:, 0]))
         new = {**state, "self": caches, "pos": state["pos"] + 1}
         if mask is not None:
@@ -252,8 +277,12 @@ class Transformer(Seq2Seq):
         if not self.use_cache:
             raise NotImplementedError("merge_states needs the cached step")
         n = [s["src_mask"].size(0) for s in states]
-        pos = [s["pos"] if isinstance(s["pos"], torch.Tensor) else
-               torch.full((r,), s["pos"], device=s["src_mask"].device) for s, r in zip(states, n)]
+        pos = [
+            s["pos"]
+            if isinstance(s["pos"], torch.Tensor)
+            else torch.full((r,), s["pos"], device=s["src_mask"].device)
+            for s, r in zip(states, n)
+        ]
         pos = torch.cat(pos)
         width = int(pos.max()) if pos.numel() else 0
         own = torch.arange(width, device=pos.device) >= width - pos[:, None]  # [N, width]
@@ -267,14 +296,40 @@ class Transformer(Seq2Seq):
                     kv.append(None)
                     continue
                 shape = (0, like.size(1), width, like.size(3))
-                rows = [like.new_zeros((m, *shape[1:])) if r is None else r[:, :, -width:]
-                        for r, m in zip(rows, n)]
+                rows = [
+                    like.new_zeros((m, *shape[1:])) if r is None else r[:, :, -width:]
+                    for r, m in zip(rows, n)
+                ]
                 kv.append(torch.cat([pad_to(r, shape, left=True) for r in rows]))
             caches.append(tuple(kv))
-        rest = [{k: v for k, v in s.items() if k not in ("self", "pos", "self_mask")}
-                for s in states]
-        return {**super().merge_states(rest), "self": caches, "pos": pos,
-                "self_mask": own[:, None, None, :]}
+        rest = [
+            {k: v for k, v in s.items() if k not in ("self", "pos", "self_mask")} for s in states
+        ]
+        return {
+            **super().merge_states(rest),
+            "self": caches,
+            "pos": pos,
+            "self_mask": own[:, None, None, :],
+        }
+
+    def place_states(self, state, rows, new):
+        """The new rows start at position 0 with none of the cached keys their own (what the
+        cache holds in those rows stays, masked out)."""
+        if new["pos"] != 0 or state["self"][0][0] is None:
+            raise NotImplementedError("place_states puts a fresh state into one that has stepped")
+        n, width = state["src_mask"].size(0), state["self"][0][0].size(2)
+        pos, mask = state["pos"], state.get("self_mask")
+        if not isinstance(pos, torch.Tensor):
+            pos = torch.full((n,), pos, device=rows.device)
+            mask = torch.ones((n, 1, 1, width), dtype=torch.bool, device=rows.device)
+        pos, mask = pos.index_fill(0, rows, 0), mask.index_fill(0, rows, False)
+        keep = ("self", "pos", "self_mask")
+        rest = super().place_states(
+            {k: v for k, v in state.items() if k not in keep},
+            rows,
+            {k: v for k, v in new.items() if k not in keep},
+        )
+        return {**rest, "self": state["self"], "pos": pos, "self_mask": mask}
 
     def _step_uncached(self, prev_tokens, state):
         """The whole prefix again at every step: the reference the cache must agree with."""

@@ -73,7 +73,7 @@ def describe(translator, path: str) -> dict:
 
 
 def create_app(translator, path: str, limits: Limits) -> FastAPI:
-    batcher = Batcher(translator, limits)
+    batcher = Batcher.of(translator, limits)
     info = describe(translator, path)
 
     @asynccontextmanager
@@ -194,8 +194,9 @@ def create_app(translator, path: str, limits: Limits) -> FastAPI:
             "status": "ok",
             **info,
             "queued": batcher.pending,
-            "batches": batcher.batches,
             "sentences": batcher.sentences,
+            "batches": batcher.batches,
+            "batch_sentences": batcher.batch_sentences,
         }
 
     page = resources.files("translator.serve").joinpath("static/index.html").read_text("utf-8")

@@ -33,16 +33,30 @@ class Job:
     loop: asyncio.AbstractEventLoop | None = None
     future: asyncio.Future | None = None
     abandoned: bool = False  # its client timed out or left: nothing to decode for it
+    left: int = 0  # sentences not yet decoded (streaming.py)
 
 
 class Batcher:
+    @staticmethod
+    def of(translator, limits: Limits) -> Batcher:
+        """Continuous batching (streaming.py) when asked for, where the model is PyTorch's and
+        searches; else whole batches."""
+        if limits.batching == "batch":
+            return Batcher(translator, limits)
+        if getattr(translator, "model", None) is None or getattr(translator, "sampling", None):
+            raise UserError("--batching continuous needs a checkpoint (PyTorch) model")
+        from translator.serve.streaming import StreamBatcher
+
+        return StreamBatcher(translator, limits)
+
     def __init__(self, translator, limits: Limits):
         self.translator, self.limits = translator, limits
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._lock = threading.Lock()
         self.pending = 0  # requests accepted and not yet answered
-        self.batches = 0  # translate calls made, and the sentences they decoded
-        self.sentences = 0
+        self.sentences = 0  # sentences asked for
+        self.batches = 0  # batches the decoder ran (a translate call, or a step of a stream)
+        self.batch_sentences = 0  # and the sentences in them, all together
         self._thread = threading.Thread(target=self._run, name="translator-decoder", daemon=True)
 
     def start(self) -> None:
@@ -90,29 +104,35 @@ class Batcher:
             first = self._jobs.get()
             if first is None:
                 return
-            jobs, calls = [], []
-            (calls if first.fn else jobs).append(first)
-            # Others may join until the deadline, or until none has come for a gap: many
-            # clients fill a batch, a lone one is not kept waiting.
-            last = time.monotonic()
-            deadline = last + self.limits.batch_wait_ms / 1000
-            gap = self.limits.batch_gap_ms / 1000
-            size = len(first.texts)
-            while first.fn is None and size < self.limits.batch_size:
-                left = min(deadline, last + gap) - time.monotonic()
-                try:
-                    job = self._jobs.get(timeout=left) if left > 0 else self._jobs.get_nowait()
-                except queue.Empty:
-                    break
-                if job is None:  # stop: what was gathered is still answered
-                    stopping = True
-                    break
-                (calls if job.fn else jobs).append(job)
-                size += len(job.texts)
-                last = time.monotonic()
+            jobs, calls, stopping = self._gather(first)
             self._decode(jobs)
             for job in calls:
                 self._answer(job, job.fn)
+
+    def _gather(self, first: Job | None, wait: bool = True) -> tuple[list[Job], list[Job], bool]:
+        """(jobs to translate, calls to run, whether to stop) from `first` and the jobs that
+        join it: until the deadline, or until none has come for a gap (many clients fill a
+        batch, a lone one is not kept waiting); without `wait`, only those already queued."""
+        jobs: list[Job] = []
+        calls: list[Job] = []
+        if first is not None:
+            (calls if first.fn else jobs).append(first)
+        last = time.monotonic()
+        deadline = last + self.limits.batch_wait_ms / 1000
+        gap = self.limits.batch_gap_ms / 1000
+        size = sum(len(job.texts) for job in jobs)
+        while not calls and size < self.limits.batch_size:
+            left = min(deadline, last + gap) - time.monotonic() if wait else 0
+            try:
+                job = self._jobs.get(timeout=left) if left > 0 else self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is None:  # stop: what was gathered is still answered
+                return jobs, calls, True
+            (calls if job.fn else jobs).append(job)
+            size += len(job.texts)
+            last = time.monotonic()
+        return jobs, calls, False
 
     def _decode(self, jobs: list[Job]) -> None:
         groups: dict[tuple[int, int], list[Job]] = {}
@@ -134,6 +154,7 @@ class Batcher:
                 continue
             self.batches += 1
             self.sentences += len(lines)
+            self.batch_sentences += len(lines)
             start = 0
             for job in group:
                 self._finish(job, results[start : start + len(job.texts)], None)

@@ -41,6 +41,13 @@ def serve(
     batch_gap_ms: Annotated[
         float, typer.Option(min=0, help="... stopping once none has come for this long")
     ] = D.batch_gap_ms,
+    batching: Annotated[
+        str,
+        typer.Option(
+            help="batch: decode gathered requests together to the end; continuous: sentences "
+            "join the running search between its steps (a PyTorch model)"
+        ),
+    ] = D.batching,
 ):
     """Serve translations over HTTP (POST /translate, POST /attention, GET /health) and a
     page at / that shows them with the attention; concurrent requests are decoded together."""
@@ -51,6 +58,10 @@ def serve(
     uvicorn = optional_import("uvicorn", "serve", "translator serve and its page")
     from translator.serve.app import create_app
 
+    if batching not in ("batch", "continuous"):
+        from translator.errors import UserError
+
+        raise UserError(f"--batching {batching!r}: choose batch or continuous")
     limits = Limits(
         max_body=max_body,
         max_texts=max_texts,
@@ -61,6 +72,7 @@ def serve(
         batch_size=batch_size,
         batch_wait_ms=batch_wait_ms,
         batch_gap_ms=batch_gap_ms,
+        batching=batching,
     )
     translator = open_translator(checkpoint, device)
     app = create_app(translator, str(checkpoint), limits)

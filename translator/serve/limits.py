@@ -17,6 +17,7 @@ class Limits:
     batch_size: int = 64  # sentences decoded together at most (a bigger request: in such batches)
     batch_wait_ms: float = 50.0  # how long the first request waits at most for others to join it
     batch_gap_ms: float = 3.0  # ... and it stops waiting once none has come for this long
+    batching: str = "batch"  # "continuous": sentences join a running search between steps
 
 
 class LimitError(Exception):

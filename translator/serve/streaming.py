@@ -1,0 +1,116 @@
+"""Continuous batching: sentences join the running beam search between its steps.
+
+A batch that is decoded from start to end runs as long as its longest sentence needs, and
+the requests that arrive meanwhile wait for all of it. Here the decoder thread keeps one
+`BeamStream` (translator/beam.py) per beam size: at every step the sentences of newly
+queued requests join (taking the rows of sentences that ended), every sentence advances by
+one token, and each request is answered as soon as its last sentence has ended. Requests are
+gathered as in batching.py only while the decoder is idle; while it is busy, whatever is
+queued joins at the next step. Used for PyTorch models; an exported (CTranslate2) model
+decodes whole batches (batching.Batcher).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+import torch
+
+from translator.beam import BeamStream
+from translator.data.batching import pad_ids
+from translator.inference import Translation, source_ids
+from translator.runtime import autocast
+from translator.serve.batching import Batcher, Job
+
+log = logging.getLogger(__name__)
+
+
+class StreamBatcher(Batcher):
+    def __init__(self, translator, limits):
+        super().__init__(translator, limits)
+        self.streams: dict[int, BeamStream] = {}  # by beam size
+        self._answers: dict[Job, list] = {}  # each request's translations so far
+
+    def _busy(self) -> bool:
+        return any(len(stream) for stream in self.streams.values())
+
+    def _run(self) -> None:
+        stopping = False
+        while True:
+            if self._busy():  # take what is queued, without waiting
+                jobs, calls, stop = self._gather(None, wait=False)
+            elif stopping:
+                return
+            else:
+                first = self._jobs.get()
+                if first is None:
+                    return
+                jobs, calls, stop = self._gather(first)
+            stopping = stopping or stop
+            for job in jobs:
+                self._add(job)
+            for job in calls:
+                self._answer(job, job.fn)
+            for beam, stream in list(self.streams.items()):
+                if len(stream):
+                    self._step(beam, stream)
+
+    def _stream(self, beam: int) -> BeamStream:
+        if beam not in self.streams:
+            dc = replace(self.translator.cfg.decode, beam=beam)
+            size = self.limits.batch_size
+            self.streams[beam] = BeamStream(
+                self.translator.model,
+                dc,
+                capacity=size,
+                cancelled=lambda owner: owner[0].abandoned,
+                regroup=max(1, size // 2),
+            )
+        return self.streams[beam]
+
+    def _add(self, job: Job) -> None:
+        """Queue the sentences of a request; blank ones are answered at once."""
+        if job.abandoned:
+            self._finish(job, None, None)
+            return
+        tr, (beam, nbest) = self.translator, job.key
+        answers: list = [[Translation("", 0.0)] * nbest for _ in job.texts]
+        todo, ids = source_ids(tr.tokenizer, job.texts, tr.max_source)
+        if not todo:
+            self.sentences += len(job.texts)
+            self._finish(job, answers, None)
+            return
+        self._answers[job] = answers
+        self.sentences += len(job.texts)
+        job.left = len(todo)
+        self._stream(beam).add(pad_ids(ids).to(tr.device), [(job, i) for i in todo])
+
+    def _step(self, beam: int, stream: BeamStream) -> None:
+        tr = self.translator
+        advanced = stream.advanced
+        try:
+            with torch.inference_mode(), autocast(tr.device, tr.dtype):
+                ended = stream.step()
+        except Exception as err:  # a bug, not the clients' fault: logged, answered 500
+            log.exception("a decoding step of beam %d failed", beam)
+            del self.streams[beam]
+            waiting = [owner for _, owner in stream.waiting]
+            for job in {owner[0] for owner in stream.owners + waiting if owner is not None}:
+                if self._answers.pop(job, None) is not None:
+                    self._finish(job, None, err)
+            return
+        self.batches += 1
+        self.batch_sentences += stream.advanced - advanced
+        for (job, i), hyps in ended:
+            answers = self._answers.get(job)
+            if answers is None:  # answered already (its client left)
+                continue
+            answers[i] = tr.translations(hyps[: job.key[1]])
+            job.left -= 1
+            if job.left == 0:
+                del self._answers[job]
+                self._finish(job, answers, None)
+        for job in [job for job in self._answers if job.abandoned]:  # the stream drops the rest
+            del self._answers[job]
+            self._finish(job, None, None)
