@@ -1,10 +1,11 @@
 """Beam search over a set of sentences that may change between steps.
 
 `BeamStream` holds the sentences being decoded, each with its own step count, length limit
-and beams. `add` queues sentences; every `step` first lets queued ones join (encoded
-together, their states merged into the running one with `model.merge_states`) up to
-`capacity` sentences, then advances all of them by one token and hands back the sentences
-that ended, with their hypotheses. A server keeps the batch full this way while sentences
+and beams. `add` queues sentences; every `step` first lets queued ones join, up to
+`capacity` sentences (encoded together; their states take the rows of sentences that ended,
+`model.place_states`, or are added to the running state, `model.merge_states`), then
+advances all of them by one token and hands back the sentences that ended, with their
+hypotheses. A server keeps the batch full this way while sentences
 of every length come and go ("continuous batching"); `search.beam_search` adds a whole
 batch at once and steps until it is done, so both decode with the same code.
 
