@@ -66,15 +66,14 @@ class BeamStream:
         more = len(self.waiting) if self.capacity is None else self.capacity - len(self.owners)
         return ended + max(more, 0)
 
-    def _select(self, keep: list[int] | range, origin: torch.Tensor | None = None) -> None:
+    def _select(self, keep: list[int] | range, origin: torch.Tensor) -> None:
         """Keep sentences `keep`; each one's beams from rows `origin` [m, k] of its own."""
         k, m = self.k, len(self.owners)
         if not keep:
             self.state, self.owners, self.finished = None, [], []
             return
         idx = torch.tensor(keep, dtype=torch.long, device=self.scores.device)
-        beams = torch.arange(k, device=idx.device).expand(len(keep), k)
-        flat = (idx[:, None] * k + (beams if origin is None else origin[idx])).view(-1)
+        flat = (idx[:, None] * k + origin[idx]).view(-1)
         same = len(keep) == m
         self.state = self.model.reorder_state(self.state, flat, same_sentences=same)
         if not same:
