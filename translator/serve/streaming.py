@@ -77,12 +77,11 @@ class StreamBatcher(Batcher):
         tr, (beam, nbest) = self.translator, job.key
         answers: list = [[Translation("", 0.0)] * nbest for _ in job.texts]
         todo, ids = source_ids(tr.tokenizer, job.texts, tr.max_source)
+        self.sentences += len(job.texts)
         if not todo:
-            self.sentences += len(job.texts)
             self._finish(job, answers, None)
             return
         self._answers[job] = answers
-        self.sentences += len(job.texts)
         job.left = len(todo)
         self._stream(beam).add(pad_ids(ids).to(tr.device), [(job, i) for i in todo])
 
