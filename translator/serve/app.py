@@ -72,13 +72,17 @@ def describe(translator, path: str) -> dict:
     }
 
 
-def create_app(translator, path: str, limits: Limits) -> FastAPI:
-    batcher = Batcher.of(translator, limits)
+def create_app(translator, path: str, limits: Limits, batcher: Batcher | None = None) -> FastAPI:
+    """The app; it decodes on a thread of its own unless the caller gives a `batcher` and
+    runs its decoding loop itself (`translator serve` does, on the main thread)."""
+    own = batcher is None
+    batcher = Batcher.of(translator, limits) if own else batcher
     info = describe(translator, path)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        batcher.start()
+        if own:
+            batcher.start()
         yield
         batcher.stop()  # uvicorn calls this once the requests in flight are answered
 
