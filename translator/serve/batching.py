@@ -10,13 +10,6 @@ The decoding loop takes the first waiting request and lets others join it until
 `batch_size` sentences are gathered, `batch_wait_ms` have passed, or none has come for
 `batch_gap_ms`; then it makes one `translate` call per (beam, n-best) among them and hands
 each request exactly its own slice of the results.
-
-Under load (requests queued while a batch decoded), the clients just answered usually ask
-again within milliseconds, but not within the gap: their next requests come through the
-event loop one by one. The next batch therefore waits, within `batch_wait_ms`, until as
-many requests as the last batch and the queue held together have come. Without this, many
-clients split into groups that take turns (64 clients: two groups of about 32), and a search
-over 32 sentences decodes fewer sentences per second than one over 64.
 """
 
 from __future__ import annotations
@@ -118,24 +111,20 @@ class Batcher:
     # -- the decoding loop -------------------------------------------------------------------
 
     def _run(self) -> None:
-        stopping, expect = False, 0
+        stopping = False
         while not stopping:
             first = self._jobs.get()
             if first is None:
                 return
-            jobs, calls, stopping = self._gather(first, expect=expect)
-            queued = self._decode(jobs)
+            jobs, calls, stopping = self._gather(first)
+            self._decode(jobs)
             for job in calls:
                 self._answer(job, job.fn)
-            expect = len(jobs) + queued if queued else 0
 
-    def _gather(
-        self, first: Job | None, wait: bool = True, expect: int = 0
-    ) -> tuple[list[Job], list[Job], bool]:
+    def _gather(self, first: Job | None, wait: bool = True) -> tuple[list[Job], list[Job], bool]:
         """(jobs to translate, calls to run, whether to stop) from `first` and the jobs that
         join it: until the deadline, or until none has come for a gap (many clients fill a
-        batch, a lone one is not kept waiting) once `expect` jobs are there; without `wait`,
-        only those already queued."""
+        batch, a lone one is not kept waiting); without `wait`, only those already queued."""
         jobs: list[Job] = []
         calls: list[Job] = []
         if first is not None:
@@ -145,8 +134,7 @@ class Batcher:
         gap = self.limits.batch_gap_ms / 1000
         size = sum(len(job.texts) for job in jobs)
         while not calls and size < self.limits.batch_size:
-            until = deadline if len(jobs) < expect else min(deadline, last + gap)
-            left = until - time.monotonic() if wait else 0
+            left = min(deadline, last + gap) - time.monotonic() if wait else 0
             try:
                 job = self._jobs.get(timeout=left) if left > 0 else self._jobs.get_nowait()
             except queue.Empty:
@@ -158,10 +146,7 @@ class Batcher:
             last = time.monotonic()
         return jobs, calls, False
 
-    def _decode(self, jobs: list[Job]) -> int:
-        """Decode and answer `jobs`; the requests that were queued meanwhile (counted before
-        the first answer goes out, so none of the clients answered here is among them)."""
-        queued = None
+    def _decode(self, jobs: list[Job]) -> None:
         groups: dict[tuple[int, int], list[Job]] = {}
         for job in jobs:
             if job.abandoned:
@@ -172,16 +157,12 @@ class Batcher:
         for (beam, nbest), group in groups.items():
             lines = [text for job in group for text in job.texts]
             dc = replace(cfg, beam=beam, batch_size=self.limits.batch_size)
-            results, error = None, None
             try:
                 results = self.translator.translate(lines, dc, nbest=nbest)
             except Exception as err:  # a bug, not the client's fault: logged, answered 500
                 log.exception("decoding a batch of %d sentences failed", len(lines))
-                error = err
-            queued = self._jobs.qsize() if queued is None else queued
-            if error is not None:
                 for job in group:
-                    self._finish(job, None, error)
+                    self._finish(job, None, err)
                 continue
             self.batches += 1
             self.sentences += len(lines)
@@ -190,7 +171,6 @@ class Batcher:
             for job in group:
                 self._finish(job, results[start : start + len(job.texts)], None)
                 start += len(job.texts)
-        return queued or 0
 
     def _answer(self, job: Job, fn: Callable[[], Any]) -> None:
         if job.abandoned:
