@@ -3,7 +3,7 @@ that decodes concurrent requests together, and one static page that draws the at
 
     command.py   the typer command (registered by cli.py); imports nothing heavy
     limits.py    the limits a request must keep, and their defaults
-    batching.py  the queue and the one decoding thread
+    batching.py  the queue and the one decoding loop
     app.py       the FastAPI app: routes, errors as one-line JSON, the body-size guard
     static/      index.html, the page served at /
 """

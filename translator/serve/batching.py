@@ -180,7 +180,7 @@ class Batcher:
             result = fn()
         except Exception as err:  # a UserError is the client's (400); the rest is logged
             if not isinstance(err, UserError):
-                log.exception("a request to the decoding thread failed")
+                log.exception("a request to the decoding loop failed")
             self._finish(job, None, err)
             return
         self._finish(job, result, None)

@@ -1,7 +1,7 @@
 """Continuous batching: sentences join the running beam search between its steps.
 
 A batch that is decoded from start to end runs as long as its longest sentence needs, and
-the requests that arrive meanwhile wait for all of it. Here the decoder thread keeps one
+the requests that arrive meanwhile wait for all of it. Here the decoding loop keeps one
 `BeamStream` (translator/beam.py) per beam size: at every step the sentences of newly
 queued requests join (taking the rows of sentences that ended), every sentence advances by
 one token, and each request is answered as soon as its last sentence has ended. Requests are
