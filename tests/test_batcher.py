@@ -4,6 +4,8 @@ search takes a fixed time: how it groups requests, and on which thread it decode
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import threading
 import time
 from types import SimpleNamespace
@@ -88,3 +90,43 @@ def test_run_decodes_on_the_calling_thread():
     other.join()
     assert sum(echo.batches) == 8
     assert threads and set(threads) == {threading.current_thread()}
+
+
+def test_serve_decodes_on_the_main_thread_and_sigterm_stops_it():
+    """`translator serve`'s arrangement: uvicorn (here a stand-in) on a thread of its own,
+    decoding on the main thread; a SIGTERM asks the server to stop, and the decoding loop ends
+    with it once the request in flight is answered; the signal handlers are given back."""
+    from translator.serve.command import _decode_here_serve_there
+
+    echo = SlowEcho(0.01)
+    threads = []
+    real = echo.translate
+
+    def translate(lines, dc, nbest=1):
+        threads.append(threading.current_thread())
+        return real(lines, dc, nbest)
+
+    echo.translate = translate
+    batcher = Batcher(echo, Limits(batch_gap_ms=3))
+
+    class StandIn:  # what of uvicorn.Server the command uses
+        should_exit = started = False
+        thread = answer = None
+
+        def handle_exit(self, sig, frame):
+            self.should_exit = True
+
+        def run(self):
+            self.thread, self.started = threading.current_thread(), True
+            os.kill(os.getpid(), signal.SIGTERM)  # as `kill` from a shell would
+            self.answer = asyncio.run(batcher.translate(["in flight"], 1, 1))
+            while not self.should_exit:
+                time.sleep(0.01)
+
+    before = signal.getsignal(signal.SIGTERM)
+    server = StandIn()
+    _decode_here_serve_there(server, batcher)
+    assert server.should_exit and server.answer[0][0].text == "IN FLIGHT"
+    assert server.thread is not threading.main_thread()
+    assert threads == [threading.main_thread()]
+    assert signal.getsignal(signal.SIGTERM) is before
