@@ -17,25 +17,29 @@ from translator.serve.limits import Limits
 
 
 class SlowEcho:
-    """Answers each line in upper case after `seconds` per batch; keeps the batch sizes."""
+    """Answers each line in upper case after `seconds` per batch; keeps the batch sizes and
+    the threads that decoded them."""
 
     def __init__(self, seconds: float):
         self.cfg = SimpleNamespace(decode=DecodeConfig())
-        self.seconds, self.batches = seconds, []
+        self.seconds, self.batches, self.threads = seconds, [], []
 
     def translate(self, lines, dc, nbest=1):
         self.batches.append(len(lines))
+        self.threads.append(threading.current_thread())
         time.sleep(self.seconds)
         return [[Translation(line.upper(), 0.0)] for line in lines]
 
 
 def serve(translator, coroutine, **limits):
     batcher = Batcher(translator, Limits(max_queue=1000, batch_gap_ms=3, **limits))
-    batcher.start()
+    decoder = threading.Thread(target=batcher.run)
+    decoder.start()
     try:
         return asyncio.run(coroutine(batcher))
     finally:
         batcher.stop()
+        decoder.join()
 
 
 async def client(batcher: Batcher, name: str, requests: int, think: float) -> None:
@@ -65,14 +69,6 @@ def test_run_decodes_on_the_calling_thread():
     """`translator serve` decodes on its main thread (run), the event loop elsewhere; stop
     from the event loop's side ends run once the requests in flight are answered."""
     echo = SlowEcho(0.01)
-    threads = []
-    real = echo.translate
-
-    def translate(lines, dc, nbest=1):
-        threads.append(threading.current_thread())
-        return real(lines, dc, nbest)
-
-    echo.translate = translate
     batcher = Batcher(echo, Limits(batch_gap_ms=3))
 
     async def load():
@@ -89,7 +85,7 @@ def test_run_decodes_on_the_calling_thread():
     batcher.run()  # returns once stop() was called
     other.join()
     assert sum(echo.batches) == 8
-    assert threads and set(threads) == {threading.current_thread()}
+    assert echo.threads and set(echo.threads) == {threading.current_thread()}
 
 
 def test_serve_decodes_on_the_main_thread_and_sigterm_stops_it():
@@ -99,14 +95,6 @@ def test_serve_decodes_on_the_main_thread_and_sigterm_stops_it():
     from translator.serve.command import _decode_here_serve_there
 
     echo = SlowEcho(0.01)
-    threads = []
-    real = echo.translate
-
-    def translate(lines, dc, nbest=1):
-        threads.append(threading.current_thread())
-        return real(lines, dc, nbest)
-
-    echo.translate = translate
     batcher = Batcher(echo, Limits(batch_gap_ms=3))
 
     class StandIn:  # what of uvicorn.Server the command uses
@@ -128,5 +116,5 @@ def test_serve_decodes_on_the_main_thread_and_sigterm_stops_it():
     _decode_here_serve_there(server, batcher)
     assert server.should_exit and server.answer[0][0].text == "IN FLIGHT"
     assert server.thread is not threading.main_thread()
-    assert threads == [threading.main_thread()]
+    assert echo.threads == [threading.main_thread()]
     assert signal.getsignal(signal.SIGTERM) is before

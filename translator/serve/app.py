@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-from contextlib import asynccontextmanager
 from importlib import resources
 
 from fastapi import FastAPI, Request
@@ -72,24 +71,13 @@ def describe(translator, path: str) -> dict:
     }
 
 
-def create_app(translator, path: str, limits: Limits, batcher: Batcher | None = None) -> FastAPI:
-    """The app; it decodes on a thread of its own unless the caller gives a `batcher` and
-    runs its decoding loop itself (`translator serve` does, on the main thread)."""
-    own = batcher is None
-    batcher = Batcher.of(translator, limits) if own else batcher
+def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastAPI:
+    """The app; the caller runs `batcher`'s decoding loop and stops it once the server has
+    stopped (`translator serve` does both, serve/command.py)."""
     info = describe(translator, path)
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI):
-        if own:
-            batcher.start()
-        yield
-        batcher.stop()  # uvicorn calls this once the requests in flight are answered
-
     app = FastAPI(
         title="translator",
         summary=f"{info['family']} {info['languages'][0]} -> {info['languages'][1]}",
-        lifespan=lifespan,
     )
     app.state.batcher = batcher
 

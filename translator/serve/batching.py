@@ -3,8 +3,7 @@
 The event loop only queues work and awaits answers; all torch work runs in the decoding
 loop, one batch at a time, so the event loop stays free to accept requests while a batch
 decodes. `translator serve` runs the decoding loop on the process's main thread and the
-event loop on a thread of its own (serve/command.py says why); `start` runs it on a new
-thread instead.
+event loop on a thread of its own (serve/command.py says why).
 
 The decoding loop takes the first waiting request and lets others join it until
 `batch_size` sentences are gathered, `batch_wait_ms` have passed, or none has come for
@@ -61,23 +60,14 @@ class Batcher:
         self.sentences = 0  # sentences asked for
         self.batches = 0  # batches the decoder ran (a translate call, or a step of a stream)
         self.batch_sentences = 0  # and the sentences in them, all together
-        self._thread: threading.Thread | None = None
 
     def run(self) -> None:
         """Decode on the calling thread until `stop`."""
         self._run()
 
-    def start(self) -> None:
-        """Decode on a new thread until `stop`."""
-        self._thread = threading.Thread(target=self._run, name="translator-decoder", daemon=True)
-        self._thread.start()
-
     def stop(self) -> None:
-        """Decode what is queued, then end the decoding loop (and wait for its thread when
-        `start` made one)."""
+        """Let `run` decode what is queued, then return."""
         self._jobs.put(None)
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join()
 
     async def translate(self, texts: list[str], beam: int, nbest: int):
         """One list of Translation (n-best) per text, in order."""

@@ -114,7 +114,7 @@ def _decode_here_serve_there(server, batcher) -> None:
         except SystemExit:  # uvicorn's way to fail at start-up, e.g. the port is taken
             pass
         finally:
-            batcher.stop()  # ends the decoding loop below, however the server ended
+            batcher.stop()  # the requests in flight are answered: end the decoding loop
 
     # Off the main thread uvicorn listens for no signal: these handlers ask it to stop
     # (a second Ctrl-C stops it without waiting for the requests in flight).
