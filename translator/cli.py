@@ -164,11 +164,12 @@ def evaluate(
     models = [checkpoint] if ensemble else [[path] for path in checkpoint]
     if output is not None and len(models) > 1:
         raise UserError("--output takes one --checkpoint (or --ensemble); give one model at a time")
-    series = {}
+    series = []
     for paths in models:
         path = " + ".join(map(str, paths))
+        translator = load_translator(paths, ensemble, device, quantize)
         result, hyps = _evaluate_one(
-            load_translator(paths, ensemble, device, quantize),
+            translator,
             path,
             split,
             beam,
@@ -178,7 +179,7 @@ def evaluate(
             batch_size,
             by_length or plot is not None,
         )
-        series[path] = result.get("by_length", [])
+        series.append((translator.cfg.model.type, paths, result.get("by_length", [])))
         if output is not None:
             atomic_write_bytes(output, "".join(h + "\n" for h in hyps).encode("utf-8"))
         if as_json:

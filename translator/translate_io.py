@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import typer
-from tqdm import tqdm
 
 from translator.errors import UserError
 
@@ -43,10 +42,11 @@ def write_translations(translator, chunks, out, dc, nbest: int, bar=None) -> Non
 def translate_file(translator, input_file: Path, output_file: Path | None, dc, nbest) -> None:
     from translator.data.corpus import read_lines
     from translator.fileio import atomic_open
+    from translator.progress import progress_bar
 
     lines = read_lines(input_file)
     chunks = [lines[i : i + 4096] for i in range(0, len(lines), 4096)]
-    bar = tqdm(total=len(lines), desc="translate", unit="line", file=sys.stderr)
+    bar = progress_bar(total=len(lines), desc="translate", unit="line")
     try:
         if output_file is None:
             write_translations(translator, chunks, sys.stdout, dc, nbest, bar)
@@ -73,6 +73,7 @@ def interactive_loop(translator, dc) -> None:
 
 
 def draw_attention(translator, text: list[str], dc, path: Path, layer: int) -> None:
+    from translator.models.family import title as family_title
     from translator.plots import plot_attention
 
     if len(text) != 1:
@@ -80,7 +81,10 @@ def draw_attention(translator, text: list[str], dc, path: Path, layer: int) -> N
     best = translator.translate(text, dc)[0][0]
     source, target, weights = translator.attention(text[0], list(best.tokens), layer)
     label = translator.model.attention_label(layer)
-    title = f"{translator.name}: {best.text}" + (f" ({label})" if label else "")
+    name, data = family_title(translator.cfg.model.type), translator.cfg.data
+    title = (f"{name} ({label})" if label else name) + (
+        f"\n{data.src_lang}: {text[0]}\n{data.tgt_lang}: {best.text}"
+    )
     plot_attention(source, target, weights, str(path), title)
     typer.echo(best.text)
     typer.echo(f"attention heatmap written to {path}", err=True)

@@ -61,4 +61,10 @@ class Bahdanau(AttentionSeq2Seq):
         return self.predict(torch.stack(tops, 1), torch.stack(contexts, 1), ys)
 
 
-FAMILY = Family("bahdanau", BahdanauConfig, Bahdanau, "Bahdanau et al. (2015), additive attention")
+FAMILY = Family(
+    "bahdanau",
+    BahdanauConfig,
+    Bahdanau,
+    "Bahdanau et al. (2015), additive attention",
+    title="Bahdanau RNN",
+)

@@ -35,10 +35,10 @@ DEFAULT = "transformer"
 class ModelConfig:
     """The keys every family has. A family's config subclasses this and adds its own."""
 
-    type: str = DEFAULT
-    enc_layers: int = 3
-    dec_layers: int = 3
-    dropout: float = 0.1
+    type: str = DEFAULT  # the model family: transformer | lstm | bahdanau | luong
+    enc_layers: int = 3  # encoder layers
+    dec_layers: int = 3  # decoder layers
+    dropout: float = 0.1  # dropout probability on embeddings and between layers
     tie_embeddings: bool = True  # decoder input and output embeddings (and source, if joint)
     max_positions: int = 1024  # longest source/target in subwords (training drops longer pairs)
 
@@ -59,6 +59,7 @@ class Family:
     config: type  # a ModelConfig subclass
     model: type  # a Seq2Seq subclass, built as model(cfg, src_vocab, tgt_vocab, share_src_tgt)
     summary: str
+    title: str = ""  # the family as a person reads it, for pictures ("Bahdanau RNN")
 
 
 def names() -> tuple[str, ...]:
@@ -68,6 +69,11 @@ def names() -> tuple[str, ...]:
 def family(name: str) -> Family:
     """The family registered as `name` (a KeyError for an unknown one)."""
     return importlib.import_module(MODULES[name]).FAMILY
+
+
+def title(name: str) -> str:
+    """The family `name` as a person reads it; an unknown or untitled one keeps its name."""
+    return (family(name).title if name in MODULES else "") or name
 
 
 def config_class(name: str) -> type:
