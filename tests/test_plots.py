@@ -63,10 +63,8 @@ def test_plot_attention_writes_a_png(tmp_path):
 
 
 def test_legend_names_are_the_families_and_the_runs_only_where_needed(tmp_path):
-    assert legend_names([("transformer", ["runs/t/best.pt"]), ("bahdanau", ["runs/b/best.pt"])]) == [
-        "Transformer",
-        "Bahdanau RNN",
-    ]
+    one_each = [("transformer", ["runs/t/best.pt"]), ("bahdanau", ["runs/b/best.pt"])]
+    assert legend_names(one_each) == ["Transformer", "Bahdanau RNN"]
     two = [("transformer", ["runs/w120/best.pt"]), ("transformer", ["runs/w240/best.pt"])]
     assert legend_names([*two, ("luong", ["runs/l/best.pt"])]) == [
         "Transformer (w120)",
@@ -86,7 +84,7 @@ def test_legend_names_are_the_families_and_the_runs_only_where_needed(tmp_path):
 def test_the_by_length_legend_names_the_models():
     series = [("transformer", ["runs/x/best.pt"], ROWS), ("luong", ["runs/y/best.pt"], ROWS)]
     fig = by_length_figure(series)
-    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == ["Transformer", "Luong RNN"]
     assert drawn_whole(fig)
 
