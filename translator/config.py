@@ -22,32 +22,53 @@ import yaml
 from translator.errors import UserError
 from translator.models import family as families
 from translator.models.family import ModelConfig
-from translator.objective import SCHEDULES
 
 log = logging.getLogger(__name__)
+# Learning-rate schedules (translator/objective.py); named here so reading a config needs no torch.
+SCHEDULES = ("inverse_sqrt", "linear", "cosine")
 # PyYAML follows YAML 1.1, which reads 1e-3 and 1.0e3 as strings; accept them as numbers.
 _EXP_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
 @dataclass
+class SplitFiles:
+    """One split as two line-aligned text files, one sentence a line (optionally .gz)."""
+
+    src: str  # the source-language file
+    tgt: str  # the target-language file: its line N translates line N of `src`
+
+
+# The one-file form of a split: a .tsv or .jsonl file, optionally gzipped.
+SPLIT_FILE = re.compile(r".+\.(tsv|jsonl)(\.gz)?")
+
+
+@dataclass
 class DataConfig:
+    # Your own files for a split, any names and places (relative paths start at the working
+    # directory): {src: PATH, tgt: PATH} or one .tsv/.jsonl PATH; replaces dir/dataset there.
+    train: SplitFiles | str | None = None
+    # Dev files, as for `train`; needed for training when `train` names files (unless `dir` is set).
+    dev: SplitFiles | str | None = None
+    # Test files, as for `train`; needed by `translator eval` when `train` names files.
+    test: SplitFiles | str | None = None
     # "demo" (built-in generator) or a Hugging Face hub name; `dir` wins when set.
     dataset: str = "demo"
     # A local folder: aligned text files ({split}.{lang}[.gz]), {split}.tsv,
     # {split}.jsonl, or a `datasets` save_to_disk folder.
     dir: str | None = None
-    src_lang: str = "de"
-    tgt_lang: str = "en"
-    train_split: str = "train"
-    # "auto" takes the first split that exists among the usual names.
+    src_lang: str = "de"  # source language code (a column, field or file suffix in the data)
+    tgt_lang: str = "en"  # target language code
+    train_split: str = "train"  # the training split's name in `dir` or `dataset`
+    # The dev split's name in `dir` or `dataset`; "auto" takes the first that exists among
+    # the usual names (validation, val, dev, valid).
     dev_split: str = "auto"
+    # The test split's name, as for dev_split (test, test_2016_flickr, newstest).
     test_split: str = "auto"
     # Training pairs with more whitespace words than this on either side are dropped.
     max_words: int = 100
-    # Sizes of the built-in demo corpus.
-    demo_train: int = 12000
-    demo_dev: int = 300
-    demo_test: int = 300
+    demo_train: int = 12000  # training pairs of the built-in demo corpus
+    demo_dev: int = 300  # dev pairs of the demo corpus
+    demo_test: int = 300  # test pairs of the demo corpus
     # Hub datasets: read as a stream (`datasets` streaming mode) instead of downloading whole.
     streaming: bool = False
     # Where `translator prepare` writes the tokenized training split (null: the cache,
@@ -61,37 +82,37 @@ class DataConfig:
 
 @dataclass
 class TokenizerConfig:
-    vocab_size: int = 8000
+    vocab_size: int = 8000  # sentencepiece vocabulary size (per side when not joint)
     joint: bool = True  # one vocabulary for both sides (needed for tied src/tgt embeddings)
-    model_type: str = "unigram"  # unigram | bpe
-    character_coverage: float = 1.0
+    model_type: str = "unigram"  # sentencepiece's algorithm: unigram | bpe
+    character_coverage: float = 1.0  # share of characters sentencepiece covers (1.0: all)
     byte_fallback: bool = True  # unseen characters become bytes, not <unk>
     max_sentences: int = 2_000_000  # sentencepiece's input_sentence_size
 
 
 @dataclass
 class TrainConfig:
-    max_steps: int = 100_000
+    max_steps: int = 100_000  # optimizer steps at most
     max_minutes: float | None = None  # wall-clock budget; at it: validate, keep best, stop
     batch_tokens: int = 4096  # target+source tokens per batch, padding included
     accumulate: int = 1  # batches per optimizer step
-    lr: float = 5e-4
-    warmup_steps: int = 4000
+    lr: float = 5e-4  # peak learning rate (AdamW), reached at the end of the warmup
+    warmup_steps: int = 4000  # optimizer steps of linear warmup from 0 to `lr`
     # inverse_sqrt (decays forever) | linear | cosine (both reach zero at the run's end: at
     # max_steps, or where the wall-clock budget is expected to run out at the pace so far)
     lr_schedule: str = "inverse_sqrt"
-    betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
-    weight_decay: float = 0.0
-    label_smoothing: float = 0.1
-    clip_norm: float = 1.0  # 0 switches clipping off
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.98])  # Adam's beta1, beta2
+    weight_decay: float = 0.0  # decoupled weight decay (AdamW); 0 = none
+    label_smoothing: float = 0.1  # probability mass spread over the vocabulary in the loss
+    clip_norm: float = 1.0  # largest gradient norm (larger ones are scaled down); 0 = no clipping
     valid_every: int = 1000  # optimizer steps between validations
     # what "better" means for best.pt and early stopping: a higher dev BLEU (bleu) or a lower
     # dev loss (loss; steadier than greedy BLEU, which moves by a point between checkpoints)
     best_by: str = "bleu"
     patience: int = 10  # validations without a better dev score before stopping; 0 = never
     save_every: int = 1000  # optimizer steps between last.pt writes
-    log_every: int = 25
-    device: str = "auto"  # auto | cpu | cuda | mps
+    log_every: int = 25  # optimizer steps between progress reports (training loss, pace)
+    device: str = "auto"  # where to train: auto | cpu | cuda | cuda:N | mps
     dtype: str = "auto"  # auto | fp32 | bf16 | fp16
     threads: int = 0  # CPU threads for torch; 0 = all cores
     compile: bool = False  # torch.compile the model for training (the Transformer gains most)
@@ -107,18 +128,19 @@ class TrainConfig:
 
 @dataclass
 class DecodeConfig:
-    beam: int = 5
+    beam: int = 5  # beam size; 1 = greedy search
     len_penalty: float = 1.0  # GNMT alpha in ((5 + len) / 6) ** alpha
-    max_len_a: float = 1.5
-    max_len_b: int = 10
+    max_len_a: float = 1.5  # longest output: max_len_a * source subwords + max_len_b
+    max_len_b: int = 10  # subwords added to the output length limit (see max_len_a)
     batch_size: int = 64  # sentences per decoding batch
     allow_unk: bool = False  # let search output <unk> (never <pad> or <bos>)
 
 
 @dataclass
 class Config:
+    # The run's folder: checkpoints, logs, summary; required in a config file.
     run_dir: str = "runs/demo"
-    seed: int = 1
+    seed: int = 1  # seeds python, numpy and torch, and the data order
     data: DataConfig = field(default_factory=DataConfig)
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
     # The typed section of the family model.type (translator/models/family.py).
@@ -130,15 +152,29 @@ class Config:
         return dataclasses.asdict(self)
 
 
-def _type_name(tp: Any) -> str:
-    if isinstance(tp, type):
-        return {
-            "str": "a string",
-            "int": "an integer",
-            "float": "a number",
-            "bool": "true or false",
-        }.get(tp.__name__, tp.__name__)
-    return str(tp).replace("typing.", "")
+_WORDS = {
+    bool: ("true or false", "true/false values"),
+    int: ("an integer", "integers"),
+    float: ("a number", "numbers"),
+    str: ("a string", "strings"),
+}
+
+
+def type_words(tp: Any) -> str:
+    """A key's type in words, for errors and the configuration reference: "an integer",
+    "a list of numbers", "a number or null", "a mapping {src, tgt}, a string or null"."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        words = [type_words(a) for a in typing.get_args(tp)]
+        return f"{', '.join(words[:-1])} or {words[-1]}"
+    if tp is type(None):
+        return "null"
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        return f"a list of {_WORDS[item][1]}" if item in _WORDS else f"a list of {item}"
+    if dataclasses.is_dataclass(tp):
+        return "a mapping {" + ", ".join(f.name for f in dataclasses.fields(tp)) + "}"
+    return _WORDS[tp][0] if tp in _WORDS else str(tp).replace("typing.", "")
 
 
 def _coerce(value: Any, tp: Any, key: str, where: str) -> Any:
@@ -148,7 +184,15 @@ def _coerce(value: Any, tp: Any, key: str, where: str) -> Any:
         if value is None and type(None) in args:
             return None
         inner = [a for a in args if a is not type(None)]
-        return _coerce(value, inner[0], key, where)
+        shaped = [a for a in inner if dataclasses.is_dataclass(a)]
+        if not shaped:
+            return _coerce(value, inner[0], key, where)
+        if isinstance(value, dict):  # a section of its own, e.g. data.train: {src, tgt}
+            return _build(shaped[0], value, f"{key}.", where)
+        plain = [a for a in inner if a not in shaped]
+        if plain and not isinstance(value, list):
+            return _coerce(value, plain[0], key, where)
+        raise UserError(f"{where}: key '{key}' must be {type_words(tp)}, got {value!r}")
     if origin is list:
         (item,) = typing.get_args(tp)
         if not isinstance(value, list):
@@ -168,7 +212,7 @@ def _coerce(value: Any, tp: Any, key: str, where: str) -> Any:
     elif tp is str:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             return str(value)
-    raise UserError(f"{where}: key '{key}' must be {_type_name(tp)}, got {value!r}")
+    raise UserError(f"{where}: key '{key}' must be {type_words(tp)}, got {value!r}")
 
 
 def _build(cls: type, raw: Any, prefix: str, where: str) -> Any:
@@ -191,6 +235,10 @@ def _build(cls: type, raw: Any, prefix: str, where: str) -> Any:
             kwargs[key] = _build(tp, value, f"{full}.", where)
         else:
             kwargs[key] = _coerce(value, tp, full, where)
+    for f in dataclasses.fields(cls):
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        if required and f.name not in kwargs:
+            raise UserError(f"{where}: missing key '{prefix}{f.name}'")
     return cls(**kwargs)
 
 
@@ -231,34 +279,15 @@ def _check(cfg: Config, where: str) -> None:
 
     for key, problem in cfg.model.problems():
         raise bad(f"model.{key}", problem)
-    positive = [
-        "tokenizer.vocab_size",
-        "train.max_steps",
-        "train.batch_tokens",
-        "train.accumulate",
-        "train.lr",
-        "train.valid_every",
-        "train.save_every",
-        "train.log_every",
-        "decode.beam",
-        "decode.batch_size",
-        "train.valid_beam",
-        "data.max_words",
-    ]
+    positive = """tokenizer.vocab_size train.max_steps train.batch_tokens train.accumulate train.lr
+        train.valid_every train.save_every train.log_every decode.beam decode.batch_size
+        train.valid_beam data.max_words""".split()
     for key in positive:
         section, name = key.split(".")
         if getattr(getattr(cfg, section), name) <= 0:
             raise bad(key, "must be greater than 0")
-    for key in [
-        "train.warmup_steps",
-        "train.patience",
-        "train.clip_norm",
-        "train.weight_decay",
-        "decode.max_len_b",
-        "decode.max_len_a",
-        "train.threads",
-        "train.keep_checkpoints",
-    ]:
+    for key in """train.warmup_steps train.patience train.clip_norm train.weight_decay
+        decode.max_len_b decode.max_len_a train.threads train.keep_checkpoints""".split():
         section, name = key.split(".")
         if getattr(getattr(cfg, section), name) < 0:
             raise bad(key, "must not be negative")
@@ -290,6 +319,16 @@ def _check(cfg: Config, where: str) -> None:
         raise bad("train.betas", "must be two numbers in [0, 1)")
     if cfg.data.src_lang == cfg.data.tgt_lang:
         raise bad("data.tgt_lang", "must differ from data.src_lang")
+    for name in ("train", "dev", "test"):
+        files = getattr(cfg.data, name)
+        if isinstance(files, str) and not SPLIT_FILE.fullmatch(files.lower()):
+            raise bad(
+                f"data.{name}",
+                "must be a .tsv or .jsonl file (optionally .gz), or {src: PATH, tgt: PATH}",
+            )
+        for side in ("src", "tgt") if isinstance(files, SplitFiles) else ():
+            if not getattr(files, side).strip():
+                raise UserError(f"{where}: key 'data.{name}.{side}' must name a file, got ''")
 
 
 def _apply_override(raw: dict, assignment: str) -> None:
@@ -304,6 +343,8 @@ def _apply_override(raw: dict, assignment: str) -> None:
     node = raw
     for part in parts[:-1]:
         child = node.setdefault(part, {})
+        if child is None:  # an unset section (data.test: null) set key by key
+            child = node[part] = {}
         if not isinstance(child, dict):
             raise UserError(f"--set '{assignment}': '{part}' is not a section")
         node = child

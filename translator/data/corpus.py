@@ -1,7 +1,8 @@
 """Load a parallel corpus (train/dev/test pairs) from the demo, a local folder or the hub.
 
 Local folders may hold aligned text files ({split}.{lang}[.gz]), {split}.tsv,
-{split}.jsonl, or a `datasets` save_to_disk folder. Whatever the layout, a
+{split}.jsonl, or a `datasets` save_to_disk folder; `data.train`, `data.dev` and
+`data.test` name a split's own files, anywhere, instead. Whatever the layout, a
 `Source` gives each split as a stream of (source, target) string pairs and a
 cheap fingerprint of the data (file sizes and times, dataset fingerprints), so
 a prepared copy can tell whether it is still current without reading it all.
@@ -25,9 +26,11 @@ from translator.data.readers import (
     check_langs,
     iter_jsonl,
     iter_pair_files,
+    iter_split_files,
     iter_tsv,
     read_lines,  # noqa: F401 (re-exported)
     read_pair_files,  # noqa: F401 (re-exported)
+    split_files,
     text,
 )
 from translator.errors import UserError
@@ -62,9 +65,19 @@ class Source:
     description: str
     streams: dict[str, Callable[[], Iterator[Pair]]]  # "train"/"dev"/"test" -> a new stream
     fingerprint: dict[str, Any]
+    labels: dict[str, str] = field(default_factory=dict)  # split -> its own files, for reports
 
     def pairs(self, name: str) -> Iterator[Pair]:
         return self.streams[name]()
+
+    def label(self, name: str) -> str:
+        """Where split `name` comes from, for a report ("data/test.de + data/test.en")."""
+        return self.labels.get(name) or f"{self.description} {name}"
+
+    def require(self, *names: str) -> None:
+        """A one-line error now, before any work, if a split is not set or its files are missing."""
+        for name in names:
+            self.pairs(name)  # opening a stream checks its files; reading is left to the caller
 
 
 # ---------------------------------------------------------------- cleaning
@@ -118,19 +131,22 @@ def _resolve_split(key: str, wanted: str, auto: tuple[str, ...], found: Any, whe
 
 
 def _splits(cfg: DataConfig, found: Any, where: str) -> dict[str, str]:
-    """Corpus field -> split name in the data."""
+    """Corpus field -> split name in the data, for the fields not set to files of their own."""
+    names = {"train": (cfg.train_split, ()), "dev": (cfg.dev_split, DEV_NAMES)}
+    names["test"] = (cfg.test_split, TEST_NAMES)
     return {
-        "train": _resolve_split("train_split", cfg.train_split, (), found, where),
-        "dev": _resolve_split("dev_split", cfg.dev_split, DEV_NAMES, found, where),
-        "test": _resolve_split("test_split", cfg.test_split, TEST_NAMES, found, where),
+        name: _resolve_split(f"{name}_split", wanted, auto, found, where)
+        for name, (wanted, auto) in names.items()
+        if getattr(cfg, name) is None
     }
 
 
 def _file_stats(paths: list[Path]) -> list:
+    """[path, size, mtime] of each file (a missing one: [path, None, None])."""
     out = []
     for p in paths:
-        st = p.stat()
-        out.append([str(p.resolve()), st.st_size, st.st_mtime_ns])
+        st = p.stat() if p.is_file() else None
+        out.append([str(p.resolve()), st and st.st_size, st and st.st_mtime_ns])
     return out
 
 
@@ -312,16 +328,60 @@ def _load_demo(cfg: DataConfig, seed: int) -> Source:
     return Source("demo", {n: lambda n=n: split(n) for n in FIELDS}, fingerprint)
 
 
+# ---------------------------------------------------------------- a split's own files
+
+
+def _unset(name: str, cfg: DataConfig) -> Callable[[], Iterator[Pair]]:
+    def stream() -> Iterator[Pair]:
+        raise UserError(
+            f"data.{name} is not set: name the {name} files, e.g. data.{name}: "
+            f"{{src: {name}.{cfg.src_lang}, tgt: {name}.{cfg.tgt_lang}}} (or --set "
+            f"data.{name}.src=PATH --set data.{name}.tgt=PATH), or a .tsv/.jsonl file"
+        )
+
+    return stream
+
+
+def _with_own_files(cfg: DataConfig, own: list[str], base: Source | None) -> Source:
+    """`base` with the splits in `own` read from the files data.<split> names."""
+    streams = dict(base.streams) if base else {name: _unset(name, cfg) for name in FIELDS}
+    for name in own:
+        streams[name] = lambda n=name: iter_split_files(
+            getattr(cfg, n), f"data.{n}", cfg.src_lang, cfg.tgt_lang
+        )
+    listed = {n: [str(p) for _, p in split_files(getattr(cfg, n), f"data.{n}")] for n in own}
+    labels = {n: " + ".join(paths) for n, paths in listed.items()}
+    desc = "; ".join(f"{n}: {label}" for n, label in labels.items())
+    if base:
+        desc += f"; other splits: {base.description}"
+    # Test files are not prepared: changing them must not make training prepare again.
+    prints = {n: _file_stats([Path(p) for p in listed[n]]) for n in own if n != "test"}
+    fingerprint = {"files": prints, "base": base.fingerprint if base else None}
+    return Source(desc, streams, fingerprint, labels)
+
+
 # ---------------------------------------------------------------- entry points
 
 
-def open_source(cfg: DataConfig, seed: int = 1) -> Source:
-    """The corpus the `data` section describes; nothing is read until a stream is."""
+def _open_base(cfg: DataConfig, seed: int) -> Source:
     if cfg.dir is not None:
         return _load_dir(cfg)
     if cfg.dataset == "demo":
         return _load_demo(cfg, seed)
     return _load_hub(cfg)
+
+
+def open_source(cfg: DataConfig, seed: int = 1) -> Source:
+    """The corpus the `data` section describes; nothing is read until a stream is.
+    data.train/dev/test, where set, replace data.dir or data.dataset for their splits."""
+    own = [name for name in FIELDS if getattr(cfg, name) is not None]
+    if not own:
+        return _open_base(cfg, seed)
+    # The built-in demo is only a default: it never fills in the dev or test split of a
+    # corpus of one's own, whereas a folder or dataset the config names does.
+    borrow = cfg.dir is not None or cfg.dataset != "demo" or "train" not in own
+    base = _open_base(cfg, seed) if borrow and len(own) < len(FIELDS) else None
+    return _with_own_files(cfg, own, base)
 
 
 def empty_after_cleaning(source: str, read: int, dropped: dict, max_words: int) -> UserError:
@@ -353,15 +413,9 @@ def load_corpus(cfg: DataConfig, seed: int = 1) -> Corpus:
     dev, test = list(source.pairs("dev")), list(source.pairs("test"))
     log.info(
         "%s: %d training pairs kept of %d (dropped %d empty, %d over %d words); dev %d, test %d",
-        source.description,
-        len(train),
-        read,
-        dropped["empty"],
-        dropped["too_long"],
-        cfg.max_words,
-        len(dev),
-        len(test),
-    )
+        source.description, len(train), read, dropped["empty"], dropped["too_long"],
+        cfg.max_words, len(dev), len(test),
+    )  # fmt: skip
     if not train:
         raise empty_after_cleaning(source.description, read, dropped, cfg.max_words)
     return Corpus(train=train, dev=dev, test=test, source=source.description)

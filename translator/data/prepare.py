@@ -336,6 +336,7 @@ def _wanted(cfg: Config, tokenizer: Tokenizer | None, source: Source) -> tuple[P
 def prepare(cfg: Config, tokenizer: Tokenizer | None = None) -> Prepared:
     """The prepared training data for `cfg`: opened if current, else (re)built."""
     source = open_source(cfg.data, cfg.seed)
+    source.require("train", "dev")
     folder, key, identity = _wanted(cfg, tokenizer, source)
     with _locked(folder):
         found, why = check_prepared(folder, key)

@@ -98,6 +98,27 @@ def read_pair_files(src_path: str | Path, tgt_path: str | Path) -> list[Pair]:
     return list(iter_pair_files(src_path, tgt_path))
 
 
+def split_files(spec: Any, key: str) -> list[tuple[str, Path]]:
+    """(config key, path) of each file of a split given as a path or as {src, tgt}."""
+    if isinstance(spec, str):
+        return [(key, Path(spec))]
+    return [(f"{key}.src", Path(spec.src)), (f"{key}.tgt", Path(spec.tgt))]
+
+
+def iter_split_files(spec: Any, key: str, src_lang: str, tgt_lang: str) -> Iterator[Pair]:
+    """Pairs of a split's own files: two aligned text files, or one .tsv or .jsonl file
+    (each optionally gzipped). Missing files are reported now, by their config key."""
+    files = split_files(spec, key)
+    for name, path in files:
+        if not path.is_file():
+            raise UserError(f"{name}: file not found: {path}")
+    if len(files) == 2:
+        return iter_pair_files(files[0][1], files[1][1])
+    path = files[0][1]
+    reader = iter_jsonl if path.name.lower().removesuffix(".gz").endswith(".jsonl") else iter_tsv
+    return reader(path, src_lang, tgt_lang)
+
+
 def check_langs(src_lang: str, tgt_lang: str, found: Any, where: str) -> None:
     for key, lang in (("src_lang", src_lang), ("tgt_lang", tgt_lang)):
         if lang not in found:
