@@ -7,6 +7,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from translator.config import SCHEDULES  # noqa: F401 (the names train.lr_schedule accepts)
 from translator.models.base import Seq2Seq
 from translator.specials import PAD
 
@@ -29,9 +30,6 @@ def inverse_sqrt_lr(step: int, lr: float, warmup: int) -> float:
         return lr
     step = max(step, 1)
     return lr * min(step / warmup, math.sqrt(warmup / step))
-
-
-SCHEDULES = ("inverse_sqrt", "linear", "cosine")
 
 
 def learning_rate(schedule: str, step: int, lr: float, warmup: int, planned_steps: float) -> float:

@@ -35,10 +35,10 @@ DEFAULT = "transformer"
 class ModelConfig:
     """The keys every family has. A family's config subclasses this and adds its own."""
 
-    type: str = DEFAULT
-    enc_layers: int = 3
-    dec_layers: int = 3
-    dropout: float = 0.1
+    type: str = DEFAULT  # the model family: transformer | lstm | bahdanau | luong
+    enc_layers: int = 3  # encoder layers
+    dec_layers: int = 3  # decoder layers
+    dropout: float = 0.1  # dropout probability on embeddings and between layers
     tie_embeddings: bool = True  # decoder input and output embeddings (and source, if joint)
     max_positions: int = 1024  # longest source/target in subwords (training drops longer pairs)
 

@@ -25,7 +25,7 @@ from translator.models.rnn import (
 @dataclass
 class LuongConfig(AttentionRNNConfig):
     type: str = "luong"
-    attention_score: str = "general"  # dot | general | concat
+    attention_score: str = "general"  # score of a source position: dot | general | concat
     input_feeding: bool = True  # feed the last attentional state into the next step
 
     def problems(self) -> Iterator[tuple[str, str]]:

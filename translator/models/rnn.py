@@ -49,9 +49,9 @@ RNNS = {"lstm": nn.LSTM, "gru": nn.GRU}
 class RNNConfig(ModelConfig):
     """Keys of the three recurrent families; depth is enc_layers / dec_layers."""
 
-    embed_dim: int = 256
-    hidden_size: int = 512
-    rnn_type: str = "lstm"  # lstm | gru
+    embed_dim: int = 256  # width of the token embeddings
+    hidden_size: int = 512  # units of each recurrent layer (per direction when bidirectional)
+    rnn_type: str = "lstm"  # the recurrent unit: lstm | gru
 
     def problems(self) -> Iterator[tuple[str, str]]:
         yield from super().problems()

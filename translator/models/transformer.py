@@ -29,10 +29,10 @@ from translator.models.family import Family, ModelConfig
 @dataclass
 class TransformerConfig(ModelConfig):
     type: str = "transformer"
-    d_model: int = 256
-    heads: int = 4
-    ff_dim: int = 1024
-    attention_dropout: float = 0.0
+    d_model: int = 256  # width of the embeddings and of every layer's output
+    heads: int = 4  # attention heads per layer (d_model must be divisible by it)
+    ff_dim: int = 1024  # inner width of each position-wise feed-forward block
+    attention_dropout: float = 0.0  # dropout on the attention weights
     pre_norm: bool = True  # LayerNorm before each sublayer (False: the paper's post-norm)
 
     def problems(self) -> Iterator[tuple[str, str]]:
