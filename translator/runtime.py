@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import logging
 import os
 import random
 import sys
@@ -14,17 +16,12 @@ from tqdm import tqdm
 
 from translator.errors import UserError
 
-# oneDNN, which runs bf16 matrix products on the CPU, keeps a compiled kernel for every
-# input shape it has met, up to 1,024 of them, and so does ideep, PyTorch's layer over it
-# (LRU_CACHE_CAPACITY), each with its own cache. Token batches change shape at every step,
-# so these caches grew a Multi30k run by 120 MB over its first 600 steps and never stopped
-# growing with new shapes (README, "Memory over a long run"). A cap bounds that; it must
-# still hold every kernel of one training step, or the recurrent decoders, which run the
-# same dozens of products at every time step, compile them again each time: the Luong
-# model trains at 1,944 target tokens/s with 8 kept, 2,761 with 32, 2,436 with 1,024
-# (scripts/bench_train.py, 2 cores). Both are read at the first matrix product, so
-# setting them here, before any, is enough; a user's own wins.
-KERNEL_CACHE_CAPACITY = "32"  # both caches; the figures above set the two together
+log = logging.getLogger(__name__)
+
+# oneDNN and ideep (PyTorch's layer over it) each cache a kernel per input shape, and batch
+# shapes change at every step: the cap bounds that memory yet holds one step's kernels, which
+# the recurrent decoders reuse at every time step. Read at the first product; a user's own wins.
+KERNEL_CACHE_CAPACITY = "32"  # both caches
 os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", KERNEL_CACHE_CAPACITY)
 os.environ.setdefault("LRU_CACHE_CAPACITY", KERNEL_CACHE_CAPACITY)
 
@@ -47,20 +44,49 @@ def pick_device(name: str = "auto") -> torch.device:
     return torch.device(name)
 
 
-def cpu_has_bf16() -> bool:
-    """True where the CPU has native bf16 dot products (AVX512-BF16 or AMX)."""
+# ONEDNN_MAX_CPU_ISA (or its older name DNNL_MAX_CPU_ISA) values that keep oneDNN below
+# AVX512_CORE_BF16, its first level with native bf16 products.
+ISAS_WITHOUT_BF16 = (
+    "SSE41",
+    "AVX",
+    "AVX2",
+    "AVX2_VNNI",
+    "AVX2_VNNI_2",
+    "AVX512_CORE",
+    "AVX512_CORE_VNNI",
+)
+
+
+@functools.cache
+def _cpu_flags() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
-            flags = f.read()
+            return f.read()
     except OSError:
+        return ""
+
+
+def cpu_has_bf16() -> bool:
+    """True where oneDNN runs bf16 products natively: the CPU has AVX512-BF16 or AMX and
+    ONEDNN_MAX_CPU_ISA does not cap oneDNN below them."""
+    isa = os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or ""
+    if isa.strip().upper() in ISAS_WITHOUT_BF16:
         return False
+    flags = _cpu_flags()
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def pick_dtype(name: str, device: torch.device) -> torch.dtype:
+    """Training's precision for train.dtype `name`; bf16 on a CPU that only emulates it is
+    kept, as asked, with a warning."""
     if name == "fp32":
         return torch.float32
     if name == "bf16":
+        if device.type == "cpu" and not cpu_has_bf16():
+            log.warning(
+                "train.dtype is bf16 but this CPU has no native bf16 (AVX512-BF16 or AMX): "
+                "it is emulated and much slower here; train.dtype: auto or fp32 is the choice"
+            )
         return torch.bfloat16
     if name == "fp16":  # runs on the CPU too (slowly there): it tests the loss-scaling path
         return torch.float16
@@ -74,8 +100,7 @@ def pick_dtype(name: str, device: torch.device) -> torch.dtype:
 def autocast(device: torch.device, dtype: torch.dtype):
     """Mixed precision in `dtype`. On a CPU it also picks attention's plain (math) kernel:
     PyTorch's fused CPU attention runs bf16 as thousands of tiny matrix products per step,
-    one per block of each row and head; the plain kernel's few batched products made a
-    Multi30k Transformer step about 20% faster (2 cores, bf16)."""
+    one per block of each row and head, where the plain kernel runs a few batched ones."""
     if dtype == torch.float32:
         return contextlib.nullcontext()
     cast = torch.autocast(device_type=device.type, dtype=dtype)

@@ -15,9 +15,8 @@ from translator.models.rnn import (
     AttentionRNNConfig,
     AttentionSeq2Seq,
     CellStack,
-    from_rnn,
+    decode_rnn,
     stack,
-    to_rnn,
     unstack,
 )
 
@@ -79,8 +78,8 @@ class Luong(AttentionSeq2Seq):
             h, c = self.cells(torch.cat([y, state["feed"]], -1), *unstack(state))
             top, new = h[-1], stack(h, c)
         else:
-            out, hx = self.decoder(y.unsqueeze(1), to_rnn(state))
-            top, new = out[:, 0], from_rnn(hx)
+            out, new = decode_rnn(self.decoder, y.unsqueeze(1), state)
+            top = out[:, 0]
         h_tilde, alpha = self.attentional(top, state)
         if self.input_feeding:
             new["feed"] = h_tilde
@@ -90,7 +89,7 @@ class Luong(AttentionSeq2Seq):
         state = self.init_state(self.encode(src))
         ys = self.embed_target(tgt_in)
         if not self.input_feeding:
-            out, _ = self.decoder(ys, to_rnn(state))  # h_1..h_T in one call
+            out, _ = decode_rnn(self.decoder, ys, state)  # h_1..h_T in one call
             h_tilde, _ = self.attentional(out, state)  # all T steps with batched matmuls
             return self.readout(h_tilde)
         h, c = unstack(state)

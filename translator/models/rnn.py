@@ -40,6 +40,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from translator.models.base import Seq2Seq
 from translator.models.family import ModelConfig
+from translator.runtime import cpu_has_bf16
 from translator.specials import EOS, PAD
 
 RNNS = {"lstm": nn.LSTM, "gru": nn.GRU}
@@ -101,6 +102,28 @@ def to_rnn(state: dict):
     return (h, state["c"].transpose(0, 1).contiguous()) if "c" in state else h
 
 
+def run_rnn(rnn: nn.RNNBase, x, hx=None):
+    """rnn(x, hx), in float32 under the CPU's bf16 autocast where the CPU has no native bf16:
+    there autocast would hand oneDNN's LSTM bf16, which it has no kernel for below AVX-512
+    and only emulates above."""
+    if not (
+        torch.is_autocast_enabled("cpu")
+        and torch.get_autocast_dtype("cpu") == torch.bfloat16
+        and not cpu_has_bf16()
+    ):
+        return rnn(x, hx)
+    with torch.autocast("cpu", enabled=False):
+        if hx is not None:
+            hx = tuple(t.float() for t in hx) if isinstance(hx, tuple) else hx.float()
+        return rnn(x.float(), hx)
+
+
+def decode_rnn(rnn: nn.RNNBase, x: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict]:
+    """A decoder RNN over `x` [N, T, E] from `state`: outputs [N, T, H] and the next state."""
+    out, hx = run_rnn(rnn, x, to_rnn(state))
+    return out, from_rnn(hx)
+
+
 def unstack(state: dict) -> tuple[list, list | None]:
     """Per-layer lists [N, H] for a cell stack."""
     c = list(state["c"].unbind(1)) if "c" in state else None
@@ -141,7 +164,7 @@ class Encoder(nn.Module):
         x = pack_padded_sequence(
             self.drop(self.embed(src)), lengths, batch_first=True, enforce_sorted=False
         )
-        out, hx = self.rnn(x)
+        out, hx = run_rnn(self.rnn, x)
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
         return self.drop(out), hx, mask
 

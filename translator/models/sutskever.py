@@ -11,9 +11,9 @@ from translator.models.rnn import (
     Encoder,
     RecurrentSeq2Seq,
     RNNConfig,
+    decode_rnn,
     from_rnn,
     reverse_real_tokens,
-    to_rnn,
 )
 
 
@@ -56,13 +56,13 @@ class SutskeverLSTM(RecurrentSeq2Seq):
         return self.bridge(memory["h"].flatten(1), c)
 
     def step(self, prev_tokens, state):
-        out, hx = self.decoder(self.embed_target(prev_tokens).unsqueeze(1), to_rnn(state))
-        return self.logits(self.drop(out[:, 0])), from_rnn(hx)
+        out, state = decode_rnn(self.decoder, self.embed_target(prev_tokens).unsqueeze(1), state)
+        return self.logits(self.drop(out[:, 0])), state
 
     def forward(self, src, tgt_in):
         state = self.init_state(self.encode(src))
         # The whole target in one (cuDNN / oneDNN) call: no loop over time.
-        out, _ = self.decoder(self.embed_target(tgt_in), to_rnn(state))
+        out, _ = decode_rnn(self.decoder, self.embed_target(tgt_in), state)
         return self.logits(self.drop(out))
 
 
