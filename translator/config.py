@@ -101,6 +101,9 @@ class TrainConfig:
     # inverse_sqrt (decays forever) | linear | cosine (both reach zero at the run's end: at
     # max_steps, or where the wall-clock budget is expected to run out at the pace so far)
     lr_schedule: str = "inverse_sqrt"
+    # linear and cosine: warm up over this share of the planned run (as the decay plans it)
+    # instead of warmup_steps, which shapes the warmup until a time budget's first plan; null = off
+    warmup_share: float | None = None
     betas: list[float] = field(default_factory=lambda: [0.9, 0.98])  # Adam's beta1, beta2
     weight_decay: float = 0.0  # decoupled weight decay (AdamW); 0 = none
     label_smoothing: float = 0.1  # probability mass spread over the vocabulary in the loss
@@ -299,6 +302,8 @@ def _check(cfg: Config, where: str) -> None:
         raise bad("train.max_minutes", "must be greater than 0 (or null for no limit)")
     if cfg.train.ema_decay is not None and not 0.0 <= cfg.train.ema_decay < 1.0:
         raise bad("train.ema_decay", "must be in [0, 1) (or null for no moving average)")
+    if cfg.train.warmup_share is not None and not 0.0 <= cfg.train.warmup_share < 1.0:
+        raise bad("train.warmup_share", "must be in [0, 1) (or null to use train.warmup_steps)")
     for key in ["train.label_smoothing"]:
         section, name = key.split(".")
         if not 0.0 <= getattr(getattr(cfg, section), name) < 1.0:

@@ -41,6 +41,7 @@ RESUMABLE = (
     "train.tensorboard",
     "train.lr",
     "train.warmup_steps",
+    "train.warmup_share",
     "train.lr_schedule",
     "train.label_smoothing",
     "train.clip_norm",

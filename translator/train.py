@@ -31,7 +31,7 @@ from translator.errors import UserError
 from translator.fileio import atomic_write_bytes
 from translator.finetune import initial_checkpoint
 from translator.models.family import build_model
-from translator.objective import learning_rate, planned_steps
+from translator.objective import planned_steps, scheduled_lr
 from translator.progress import TrainingBar
 from translator.resume import check_resumable, gather_rng, restore_rng
 from translator.runtime import (
@@ -231,8 +231,7 @@ class Trainer:
         # loss a sum over all ranks' tokens, normalised by all of them.
         normaliser = self._all_tokens(local_tokens) / g.world
         loss = all_sum_(self.updater.gradients(micro, normaliser, s.step + 1), g) / g.world
-        planned = s.planned_steps or tc.max_steps
-        lr = learning_rate(tc.lr_schedule, s.step + 1, tc.lr, tc.warmup_steps, planned)
+        lr = scheduled_lr(tc, s.step + 1, s.planned_steps, self.optimizer.param_groups[0]["lr"])
         self.updater.step(loss, lr)
         if self.ema:
             self.ema.update()
