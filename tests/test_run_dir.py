@@ -1,5 +1,7 @@
 """A new run never writes over an earlier run's checkpoints unless told to (--overwrite)."""
 
+import json
+
 import pytest
 import yaml
 from test_cli_errors import assert_user_error
@@ -30,18 +32,24 @@ def test_a_second_run_is_refused_then_replaces_the_first_with_overwrite(tmp_path
     (run / "tensorboard").mkdir()
     events = run / "tensorboard" / "events.out.tfevents.1"
     events.write_bytes(b"earlier")
+    logs = {name: (run / name).read_text() for name in ("train.log", "validations.jsonl")}
+    assert "validation step 2:" in logs["train.log"] and len(logs["validations.jsonl"]) > 0
 
     again = cli("train", "--config", str(path), "--set", "seed=2")
     assert_user_error(again, str(run), "--resume", "--overwrite")
     for name, data in kept.items():  # nothing of the first run was touched
         assert (run / name).read_bytes() == data
     assert stale.read_bytes() == average.read_bytes() == events.read_bytes() == b"earlier"
+    assert logs == {name: (run / name).read_text() for name in logs}
 
     replaced = cli("train", "--config", str(path), "--set", "seed=2", "--overwrite")
     assert replaced.returncode == 0, replaced.stderr[-2000:]
     assert not stale.exists()  # `translator average` would have mixed it in
     assert not average.exists() and not events.exists()
     assert (run / "last.pt").read_bytes() != kept["last.pt"]
+    # the logs are the new run's alone: one validation, one start
+    assert len((run / "validations.jsonl").read_text().splitlines()) == 1
+    assert (run / "train.log").read_text().count("model transformer:") == 1
     assert "seed: 2" in (run / "config.yaml").read_text()
 
 
@@ -68,4 +76,8 @@ def test_an_empty_or_unfinished_folder_is_not_an_earlier_run(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     (run / "config.yaml").write_text("seed: 1\n")  # no checkpoint: nothing to lose
+    (run / "train.log").write_text("a run that saved nothing\n")  # its logs start again
+    (run / "validations.jsonl").write_text('{"step": 7, "dev_bleu": 1.0}\n')
     assert trainer(tmp_path).run().step == 2
+    assert "saved nothing" not in (run / "train.log").read_text()
+    assert [json.loads(line)["step"] for line in (run / "validations.jsonl").open()] == [2]

@@ -14,10 +14,10 @@ import re
 from pathlib import Path
 
 import torch
-from tqdm import tqdm
 
 from translator.checkpoint import Checkpoint
 from translator.errors import UserError
+from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def average_checkpoints(paths: list[Path]) -> Checkpoint:
     if not paths:
         raise UserError("nothing to average: give at least one checkpoint")
     first = first_path = total = last = None
-    for path in tqdm(paths, desc="average", unit="checkpoint", disable=len(paths) < 2):
+    for path in progress_bar(paths, desc="average", unit="checkpoint", enabled=len(paths) > 1):
         last = Checkpoint.load(path)
         last.build_tokenizer(str(path))  # a tokenizer that fits its fingerprint
         if not isinstance(last.model, dict):

@@ -8,7 +8,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import torch
-from tqdm import tqdm
 
 from translator.checkpoint import Checkpoint, load_checkpoint
 from translator.config import Config, DecodeConfig
@@ -16,6 +15,7 @@ from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer
 from translator.errors import UserError
 from translator.models.base import Seq2Seq
+from translator.progress import progress_bar
 from translator.runtime import autocast, pick_device
 from translator.search import decode
 from translator.specials import BOS, EOS
@@ -67,8 +67,8 @@ def in_batches(
     if workers > 1 and len(order) < workers * size:
         size = max(1, -(-len(order) // workers))
     batches = [order[i : i + size] for i in range(0, len(order), size)]
-    bar = tqdm(
-        total=len(batches), desc="translate", unit="batch", disable=not progress, leave=False
+    bar = progress_bar(
+        total=len(batches), desc="translate", unit="batch", enabled=progress, leave=False
     )
 
     def run(batch: list[int]) -> list[list[Translation]]:

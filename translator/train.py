@@ -1,9 +1,10 @@
 """The training loop: AdamW, inverse-square-root warmup, label smoothing, clipping,
 accumulation, autocast, validation by dev BLEU, early stopping, a wall-clock
 budget, exact resume, fine-tuning from a checkpoint, a moving average of the weights,
-step checkpoints for averaging, TensorBoard scalars, a graceful stop on Ctrl-C or SIGTERM,
-and data-parallel training under torchrun (rank 0 validates, writes and logs; stop
-decisions are shared so that no rank is left waiting).
+step checkpoints for averaging, TensorBoard scalars, RUN/train.log and
+RUN/validations.jsonl, a graceful stop on Ctrl-C or SIGTERM, and data-parallel training
+under torchrun (rank 0 validates, writes and logs; stop decisions are shared so that no
+rank is left waiting).
 """
 
 from __future__ import annotations
@@ -40,15 +41,14 @@ from translator.runtime import (
     pick_dtype,
     process_seconds,
     release_free_memory,
-    say,
     seed_everything,
     set_threads,
     to_device,
 )
 from translator.tensorboard_log import TensorBoardLog, check_installed
-from translator.train_state import Stop, StopKind, TrainState, claim_run_dir, summary
+from translator.train_state import RunLog, Stop, StopKind, TrainState, claim_run_dir, summary
 from translator.update import Updater
-from translator.validation import validate
+from translator.validation import report, validate
 
 log = logging.getLogger(__name__)
 
@@ -82,11 +82,17 @@ class Trainer:
         seed_everything(cfg.seed)
         self.group, rank_device = init_from_env(tc.device)
         self.device = rank_device or pick_device(tc.device)
-        self.dtype = pick_dtype(tc.dtype, self.device)
         if not self.group.main:
             logging.getLogger("translator").setLevel(logging.WARNING)
         if not resume:
             claim_run_dir(self.run_dir, overwrite, init_from, remove=self.group.main)
+        self.run_log = RunLog(self.run_dir, enabled=self.group.main)
+        with self.run_log.attached():
+            self._setup(resume, init_from)
+
+    def _setup(self, resume: bool, init_from: str | Path | None) -> None:
+        cfg, tc = self.cfg, self.cfg.train
+        self.dtype = pick_dtype(tc.dtype, self.device)
         saved = self._resume_checkpoint() if resume else None
         given = saved.build_tokenizer(str(self.run_dir / "last.pt")) if saved else None
         start, given = initial_checkpoint(init_from, cfg) if init_from else (None, given)
@@ -140,6 +146,7 @@ class Trainer:
         if self.ema:  # ema_decay cannot change on resume: a saved run with it saved its EMA
             self.ema.load_state_dict(saved.ema, str(self.run_dir / "last.pt"))
         self.state = TrainState(**saved.progress)
+        self.run_log.restart(self.state.history)
         restore_rng(saved, self.group)
         st = self.state
         log.info(f"resumed from step {st.step} (epoch {st.epoch}, batch {st.batch_in_epoch})")
@@ -188,6 +195,7 @@ class Trainer:
         if not self.group.main:  # rank 0 validates; its stop decision reaches the others
             return
         result = self.validate()
+        hypotheses = result.pop("hypotheses", [])
         by_loss = tc.best_by == "loss"
         if by_loss:
             improved = result["dev_loss"] < s.best_loss
@@ -198,15 +206,14 @@ class Trainer:
             s.best_step, s.bad_validations = s.step, 0
         else:
             s.bad_validations += 1
-        best = f"loss {s.best_loss:.3f}" if by_loss else f"{s.best_bleu:.2f}"
         # wall-clock minutes since the start, this validation included (for `translator curves`)
         s.history.append({**result, "minutes": round((s.elapsed + result["seconds"]) / 60, 3)})
+        self.run_log.validation(s.history[-1])
         self.board.scalars(s.step, {"dev/loss": result["dev_loss"], "dev/bleu": result["dev_bleu"]})
-        say(
-            f"validation step {s.step}: dev loss {result['dev_loss']:.3f}, "
-            f"dev BLEU {result['dev_bleu']:.2f} ({result['seconds']:.1f}s)"
-            + (" new best" if improved else f", best {best} at {s.best_step}")
-        )
+        best = f"loss {s.best_loss:.3f}" if by_loss else f"{s.best_bleu:.2f}"
+        note = " new best" if improved else f", best {best} at {s.best_step}"
+        for line in report(result, note, self.data.dev, hypotheses):
+            log.info(line)
         if improved:
             self.save("best.pt")
         if tc.patience and s.bad_validations >= tc.patience:
@@ -256,7 +263,7 @@ class Trainer:
         s.target_tokens += tokens
         if stats["skipped"]:
             s.skipped_steps += stats["skipped"]
-            say(
+            log.warning(
                 f"step {s.step}: {stats['skipped']} step(s) skipped for a non-finite loss "
                 f"({s.skipped_steps} so far)"
             )
@@ -292,7 +299,7 @@ class Trainer:
         return False
 
     def _log(self, bar: TrainingBar, seconds: float) -> None:
-        s, tc = self.state, self.cfg.train
+        s = self.state
         stats = self.sync()
         self._plan()
         loss = stats["loss"]
@@ -300,14 +307,8 @@ class Trainer:
         release_free_memory()
         mem = memory_mb()
         s.memory.append([s.step, mem.get("rss"), mem.get("anon")])
-        minutes = {"min": f"{s.elapsed / 60:.1f}/{tc.max_minutes or 0:g}"}
         rate, lr = stats["tokens"] / max(seconds, 1e-9), self.optimizer.param_groups[0]["lr"]
-        bar.set_postfix(
-            loss=f"{loss:.3f}",
-            tok_s=f"{rate:,.0f}",
-            lr=f"{lr:.2e}",
-            **(minutes if tc.max_minutes else {}),
-        )
+        bar.report(s.step, s.elapsed, loss, lr, rate)
         scalars = {"loss": loss, "lr": lr, "grad_norm": stats["grad_norm"], "tokens_per_s": rate}
         self.board.scalars(s.step, {f"train/{k}": v for k, v in scalars.items()})
 
@@ -335,21 +336,23 @@ class Trainer:
             sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)
         }
         self.model.train()
-        s = self.state
-        self.bar = TrainingBar(self.cfg.train, s.step, s.elapsed, disable=not self.group.main)
+        s, main = self.state, self.group.main
+        self.bar = TrainingBar(self.cfg.train, s.step, s.elapsed, main, self.run_log.note)
         self.last_validated = -1
-        self.board = TensorBoardLog(self.run_dir, self.cfg.train.tensorboard and self.group.main)
+        self.board = TensorBoardLog(self.run_dir, self.cfg.train.tensorboard and main)
         self.startup_seconds = process_seconds()  # from the command's start to the first step
-        try:
-            self._loop()
-            self._finish()
-        finally:
-            self.bar.close()
-            self.board.close()
-            self.data.close()
-            for sig, handler in handlers.items():
-                signal.signal(sig, handler)
-        self._write_summary()
+        with self.run_log.attached():  # again after __init__: no file stays open between
+            try:
+                self._loop()
+                self._finish()
+            finally:
+                self.bar.close()
+                self.board.close()
+                self.data.close()
+                for sig, handler in handlers.items():
+                    signal.signal(sig, handler)
+            self._write_summary()
+            self.run_log.note(f"stopped at step {s.step}: {self.stop.message}")
         return s
 
     def _loop(self) -> None:

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import typer
-from tqdm import tqdm
 
 from translator.errors import UserError
 
@@ -43,10 +42,11 @@ def write_translations(translator, chunks, out, dc, nbest: int, bar=None) -> Non
 def translate_file(translator, input_file: Path, output_file: Path | None, dc, nbest) -> None:
     from translator.data.corpus import read_lines
     from translator.fileio import atomic_open
+    from translator.progress import progress_bar
 
     lines = read_lines(input_file)
     chunks = [lines[i : i + 4096] for i in range(0, len(lines), 4096)]
-    bar = tqdm(total=len(lines), desc="translate", unit="line", file=sys.stderr)
+    bar = progress_bar(total=len(lines), desc="translate", unit="line")
     try:
         if output_file is None:
             write_translations(translator, chunks, sys.stdout, dc, nbest, bar)

@@ -1,4 +1,5 @@
-"""Dev-set checks during training: teacher-forced loss and batched-decoding BLEU."""
+"""Dev-set checks during training: teacher-forced loss, batched-decoding BLEU, and a few
+dev translations for a person to watch."""
 
 from __future__ import annotations
 
@@ -12,10 +13,15 @@ from translator.inference import Translator
 from translator.objective import sequence_loss
 from translator.runtime import autocast
 
+# dev pairs shown at each validation: the first ones, the same every time, so that a person
+# sees the same sentences improve
+EXAMPLES = 3
+
 
 @torch.no_grad()
 def validate(model, tokenizer, cfg, dev_pairs, dev_batches, device, dtype) -> dict:
-    """Dev loss per target token (no smoothing) and dev BLEU with `train.valid_beam`."""
+    """Dev loss per target token (no smoothing), dev BLEU with `train.valid_beam`, and the
+    dev translations ("hypotheses", in the order of `dev_pairs`)."""
     start = time.perf_counter()
     model.eval()
     total = tokens = 0.0
@@ -36,4 +42,21 @@ def validate(model, tokenizer, cfg, dev_pairs, dev_batches, device, dtype) -> di
         "dev_loss": total / max(tokens, 1),
         "dev_bleu": bleu(hyps, [t for _, t in dev_pairs]),
         "seconds": time.perf_counter() - start,
+        "hypotheses": hyps,
     }
+
+
+def report(result: dict, note: str, dev_pairs, hypotheses: list[str], n=EXAMPLES) -> list[str]:
+    """The lines to print after a validation: its `result` and `note` (how it compares), the
+    first `n` dev pairs and their translations."""
+    lines = [
+        f"validation step {result['step']}: dev loss {result['dev_loss']:.3f}, "
+        f"dev BLEU {result['dev_bleu']:.2f} ({result['seconds']:.1f}s){note}"
+    ]
+    for i, ((source, reference), hypothesis) in enumerate(zip(dev_pairs, hypotheses[:n]), 1):
+        lines += [
+            f"  example {i} source:     {source}",
+            f"  example {i} reference:  {reference}",
+            f"  example {i} hypothesis: {hypothesis}",
+        ]
+    return lines

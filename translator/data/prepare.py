@@ -29,7 +29,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from translator import __version__
 from translator.config import Config
@@ -40,6 +39,7 @@ from translator.data.encode import Chunk, Rules, encode_chunk, init_worker
 from translator.data.tokenizer import Tokenizer, cache_dir
 from translator.errors import UserError
 from translator.fileio import atomic_write_bytes, replace_folder
+from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ def _sample(source: Source, size: int, seed: int) -> list[Pair]:
     """A uniform sample of the training pairs for sentencepiece (all of them, in order,
     when there are no more than `size`), read as a stream."""
     rng, sample = random.Random(seed), []
-    for i, pair in enumerate(tqdm(source.pairs("train"), desc="sample", unit=" pairs")):
+    for i, pair in enumerate(progress_bar(source.pairs("train"), desc="sample", unit=" pairs")):
         if i < size:
             sample.append(pair)
         elif (j := rng.randrange(i + 1)) < size:
@@ -192,7 +192,7 @@ def _write_split(folder: Path, chunks, dtype) -> tuple[dict, np.ndarray | None]:
         ends = {"src": 0, "tgt": 0}
         out["src_offsets"].append(np.zeros(1, np.int64))
         out["tgt_offsets"].append(np.zeros(1, np.int64))
-        bar = tqdm(desc="prepare", unit=" pairs")
+        bar = progress_bar(desc="prepare", unit=" pairs")
         for chunk in chunks:
             for side, tokens, lengths in (
                 ("src", chunk.src, chunk.src_lengths),
