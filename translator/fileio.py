@@ -9,6 +9,7 @@ file gets the usual mode (0666 less the umask), not mkstemp's private 0600.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
@@ -16,16 +17,50 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from translator.errors import UserError
+
 _UMASK = os.umask(0)
 os.umask(_UMASK)
+
+
+# The file system refused the bytes: the user's disk, quota or permissions, not a bug.
+_REFUSED = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM}
+_HINT = "check free disk space and that the folder is writable"
+
+
+def readable_file(path: str | Path) -> Path:
+    """`path` if it is a file, else a UserError naming it."""
+    path = Path(path)
+    if path.is_dir():
+        raise UserError(f"{path} is a folder; give the name of a file to read")
+    if not path.is_file():
+        raise UserError(f"file not found: {path}")
+    return path
+
+
+def writable_file(path: str | Path) -> Path:
+    """`path` if a file can be written there, else a UserError naming it: checked before the
+    work whose result goes there, so a mistyped path costs no decoding."""
+    path = Path(path)
+    if path.is_dir():
+        raise UserError(f"{path} is a folder; give the name of a file to write")
+    folder = path.parent
+    if not folder.is_dir():
+        problem = "is not a folder" if folder.exists() else "does not exist"
+        raise UserError(f"cannot write {path}: {folder} {problem}")
+    return path
 
 
 @contextlib.contextmanager
 def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None) -> Iterator[IO]:
     """A file object to write `path` through; the target changes only when the block ends
     without an exception (an exception, Ctrl-C included, removes the temporary file)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    path = writable_file(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        hint = _HINT if err.errno in _REFUSED else None
+        raise UserError(f"cannot write {path}: {err.strerror or err}", hint) from None
     try:
         os.chmod(tmp, 0o666 & ~_UMASK)
         with os.fdopen(fd, mode, encoding=encoding) as f:
@@ -33,9 +68,11 @@ def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(err, OSError) and err.errno in _REFUSED:
+            raise UserError(f"cannot write {path}: {err.strerror}", _HINT) from None
         raise
     _fsync_folder(path.parent)
 
