@@ -1,5 +1,6 @@
-"""How `translator translate` reads and writes text: lazy chunks of a stream, files written
-whole, the prompt loop, and the attention picture of one sentence."""
+"""How `translator translate` reads and writes text: UTF-8 from arguments, standard input or
+a file, lazy chunks of a stream, files written whole, the prompt loop, and the attention
+picture of one sentence."""
 
 from __future__ import annotations
 
@@ -8,7 +9,33 @@ from pathlib import Path
 
 import typer
 
+from translator.data.readers import BOM
 from translator.errors import UserError
+
+
+def checked_text(text: str, where: str) -> str:
+    """`text`, unless it holds bytes that were not UTF-8 (Python keeps each as a lone
+    surrogate, U+DC80 to U+DCFF): then a one-line error naming `where`."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        code = ord(text[err.start])
+        what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        raise UserError(f"{where}: not valid UTF-8 ({what}); give UTF-8 text") from None
+    return text
+
+
+def utf8_arguments(texts: list[str]) -> list[str]:
+    return [checked_text(t, f"TEXT argument {n}") for n, t in enumerate(texts, 1)]
+
+
+def read_stdin():
+    """Lines of standard input, read as UTF-8 whatever the locale, as --input reads a file."""
+    for number, raw in enumerate(sys.stdin.buffer, 1):
+        if number == 1:
+            raw = raw.removeprefix(BOM)
+        text = raw.decode("utf-8", "surrogateescape")
+        yield checked_text(text, f"standard input, line {number}")
 
 
 def chunks(stream, size: int):
@@ -64,9 +91,14 @@ def interactive_loop(translator, dc) -> None:
     print(f"translating {src} -> {tgt}; an empty line or Ctrl-D ends", file=sys.stderr)
     while True:
         try:
-            line = input(f"{src}> ")
+            line = checked_text(input(f"{src}> "), "the line typed")
         except EOFError:
             break
+        except UnicodeDecodeError as err:  # a locale whose decoding is strict
+            byte = err.object[err.start]
+            raise UserError(
+                f"the line typed: not valid {err.encoding} (byte 0x{byte:02x})"
+            ) from None
         if not line.strip():
             break
         print(f"{tgt}> {translator.translate([line], dc)[0][0].text}", flush=True)
