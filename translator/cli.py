@@ -12,34 +12,35 @@ from typing import Annotated
 import typer
 from tqdm import tqdm
 
+from translator.cli_options import (
+    BatchSizeOpt,
+    BeamOpt,
+    CkptOpt,
+    Command,
+    ConfigOpt,
+    DeviceOpt,
+    EnsembleOpt,
+    Group,
+    LenPenaltyOpt,
+    MaxLenAOpt,
+    MaxLenBOpt,
+    QuantizeOpt,
+    SetOpt,
+    VersionOpt,
+    decode_overrides,
+    input_option,
+    output_option,
+)
 from translator.errors import UserError, one_line
 from translator.serve.command import serve
 
 app = typer.Typer(
+    cls=Group,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    help="Neural machine translation: train, evaluate and translate.",
+    help="Neural machine translation: train, evaluate, translate and serve.",
 )
-
-ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="YAML config file")]
-SetOpt = Annotated[
-    list[str] | None,
-    typer.Option("--set", help="Override a config key, e.g. --set train.lr=0.001 (repeatable)"),
-]
-BeamOpt = Annotated[int | None, typer.Option("--beam", min=1, help="Beam size (default: config)")]
-CkptOpt = Annotated[
-    list[Path],
-    typer.Option("--checkpoint", help="A checkpoint, e.g. runs/demo/best.pt (repeatable)"),
-]
-EnsembleOpt = Annotated[
-    bool,
-    typer.Option("--ensemble", help="Decode with all --checkpoint models as one (mean log-probs)"),
-]
-DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cpu, cuda or mps")]
-QuantizeOpt = Annotated[
-    str | None, typer.Option("--quantize", help="int8: PyTorch dynamic quantization (CPU)")
-]
 
 
 class TqdmHandler(logging.Handler):
@@ -58,20 +59,30 @@ def _setup_logging() -> None:
     root.propagate = False
 
 
-@app.command()
+@app.callback()
+def _global_options(version: VersionOpt = False) -> None:
+    pass
+
+
+@app.command(cls=Command)
 def train(
     config: ConfigOpt,
     set_: SetOpt = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue from RUN/last.pt")] = False,
     init_from: Annotated[
         Path | None,
-        typer.Option("--init-from", help="Fine-tune: start from this checkpoint's weights"),
+        typer.Option(
+            "--init-from", metavar="FILE", help="Fine-tune: start from this checkpoint's weights"
+        ),
     ] = None,
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an earlier run's checkpoints in RUN")
     ] = False,
 ):
-    """Train a model as the config says; writes RUN/best.pt, RUN/last.pt and RUN/summary.json."""
+    """Train a model as a config says, into the run folder it names.
+
+    RUN, the config's run_dir, gets best.pt, last.pt, summary.json, train.log and
+    validations.jsonl."""
     from translator.config import load_config
     from translator.train import train as run_training
 
@@ -88,10 +99,11 @@ def train(
     )
 
 
-@app.command()
+@app.command(cls=Command)
 def prepare(config: ConfigOpt, set_: SetOpt = None):
-    """Clean and tokenize the training split into memory-mapped arrays (train does this
-    itself when the prepared data is missing or out of date)."""
+    """Clean and tokenize the training data into memory-mapped arrays.
+
+    train does this itself when the prepared data is missing or out of date."""
     from translator.config import load_config
     from translator.data.prepare import prepare as run_prepare
 
@@ -103,57 +115,70 @@ def prepare(config: ConfigOpt, set_: SetOpt = None):
     )
 
 
-@app.command()
+@app.command(cls=Command)
 def average(
-    run_dir: Annotated[Path | None, typer.Argument(help="A run folder: its step-*.pt")] = None,
-    last: Annotated[int | None, typer.Option("--last", min=1, help="Only the newest N")] = None,
-    checkpoint: Annotated[
-        list[Path] | None, typer.Option("--checkpoint", help="A checkpoint (repeatable)")
+    run_dir: Annotated[
+        Path | None, typer.Argument(metavar="RUN", help="A run folder: its step-*.pt")
     ] = None,
-    output: Annotated[Path | None, typer.Option("--output", help="Default RUN/average.pt")] = None,
+    last: Annotated[
+        int | None, typer.Option("--last", min=1, metavar="N", help="Only the newest N")
+    ] = None,
+    checkpoint: Annotated[
+        list[Path] | None,
+        typer.Option("--checkpoint", metavar="FILE", help="A checkpoint to average (repeatable)"),
+    ] = None,
+    output: Annotated[
+        Path | None, output_option("--output", "The checkpoint to write (default RUN/average.pt)")
+    ] = None,
 ):
-    """Write a checkpoint whose weights are the mean of a run's step checkpoints (or of the
-    --checkpoint files)."""
+    """Average the weights of a run's step checkpoints (or of --checkpoint files)."""
     from translator.averaging import average_command
 
     typer.echo(average_command(run_dir, last, checkpoint or [], output))
 
 
-def _decode_settings(cfg, beam: int | None, batch_size: int | None):
-    dc = cfg.decode
-    if beam is not None:
-        dc = replace(dc, beam=beam)
-    if batch_size is not None:
-        dc = replace(dc, batch_size=batch_size)
-    return dc
-
-
-@app.command("eval")
+@app.command("eval", cls=Command)
 def evaluate(
     checkpoint: CkptOpt,
+    split: Annotated[
+        str, typer.Option("--split", metavar="SPLIT", help="dev or test of the model's data")
+    ] = "test",
+    src: Annotated[Path | None, input_option("--src", "Score this source file ...")] = None,
+    ref: Annotated[Path | None, input_option("--ref", "... against this reference file")] = None,
     ensemble: EnsembleOpt = False,
-    split: Annotated[str, typer.Option("--split", help="dev or test")] = "test",
     beam: BeamOpt = None,
-    src: Annotated[Path | None, typer.Option("--src", help="Score this source file ...")] = None,
-    ref: Annotated[
-        Path | None, typer.Option("--ref", help="... against this reference file")
+    len_penalty: LenPenaltyOpt = None,
+    max_len_a: MaxLenAOpt = None,
+    max_len_b: MaxLenBOpt = None,
+    batch_size: BatchSizeOpt = None,
+    output: Annotated[
+        Path | None, output_option("--output", "Write the translations to this file")
     ] = None,
-    output: Annotated[Path | None, typer.Option("--output", help="Write hypotheses here")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object")] = False,
     by_length: Annotated[
         bool, typer.Option("--by-length", help="BLEU per source-length bucket")
     ] = False,
     plot: Annotated[
-        Path | None, typer.Option("--plot", help="Draw BLEU by source length to this PNG")
+        Path | None, output_option("--plot", "Draw BLEU by source length to this PNG")
     ] = None,
-    set_: SetOpt = None,
-    batch_size: Annotated[int | None, typer.Option("--batch-size", min=1)] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="KEY=VALUE",
+            help="Override a key of the model's config, e.g. --set data.test.src=F (repeatable)",
+        ),
+    ] = None,
     device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,
 ):
-    """Decode a split (or --src/--ref files) and print sacreBLEU BLEU, chrF and TER, for each
-    --checkpoint, or for all of them as one model with --ensemble."""
+    """Score a model on its test data or on files: sacreBLEU BLEU, chrF and TER.
+
+    Decodes the split (or --src, scored against --ref) with each --checkpoint, or with all
+    of them as one model with --ensemble."""
+    from translator.config import config_from_dict
     from translator.ensemble import load_translator
+    from translator.evaluate import evaluate_translator
     from translator.fileio import atomic_write_bytes
     from translator.plots import plot_by_length
 
@@ -168,17 +193,15 @@ def evaluate(
     for paths in models:
         path = " + ".join(map(str, paths))
         translator = load_translator(paths, ensemble, device, quantize)
-        result, hyps = _evaluate_one(
-            translator,
-            path,
-            split,
-            beam,
-            src,
-            ref,
-            set_,
-            batch_size,
-            by_length or plot is not None,
+        cfg = translator.cfg
+        if set_:  # --set applies to the data and the decoding settings alike
+            cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", set_)
+        dc = decode_overrides(cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size)
+        files, lengths = (src, ref), by_length or plot is not None
+        result, hyps = evaluate_translator(
+            translator, cfg.data, cfg.seed, dc, split, files, lengths
         )
+        result["checkpoint"] = path
         series.append((translator.cfg.model.type, paths, result.get("by_length", [])))
         if output is not None:
             atomic_write_bytes(output, "".join(h + "\n" for h in hyps).encode("utf-8"))
@@ -199,65 +222,55 @@ def evaluate(
         typer.echo(f"plot written to {plot}", err=True)
 
 
-def _evaluate_one(translator, path, split, beam, src, ref, overrides, batch_size, with_lengths):
-    from translator.config import config_from_dict
-    from translator.data.corpus import open_source, read_pair_files
-    from translator.evaluate import by_length, score
-
-    cfg = translator.cfg
-    if overrides:  # --set applies to the data and the decoding settings alike
-        cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", overrides)
-    if src is not None:
-        pairs, what = read_pair_files(src, ref), f"{src} -> {ref}"
-    else:
-        source = open_source(cfg.data, cfg.seed)  # the training split is not read
-        pairs = list(source.pairs(split))
-        what = f"{source.description} {split}"
-    dc = _decode_settings(cfg, beam, batch_size)
-    sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
-    hyps = [r[0].text for r in translator.translate(sources, dc, progress=True)]
-    result = {**score(hyps, refs), "beam": dc.beam, "len_penalty": dc.len_penalty}
-    result.update(data=what, checkpoint=path)
-    if with_lengths:
-        result["by_length"] = by_length(sources, hyps, refs)
-    return result, hyps
-
-
-@app.command()
+@app.command(cls=Command)
 def translate(
     checkpoint: CkptOpt,
-    text: Annotated[list[str] | None, typer.Argument(help="Sentences; none = read stdin")] = None,
-    ensemble: EnsembleOpt = False,
-    beam: BeamOpt = None,
-    sampling: Annotated[
-        str | None, typer.Option("--sampling", help="Sample: topk:K or topp:P (no search)")
+    text: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="TEXT", help="Sentences to translate; none: standard input"),
     ] = None,
-    temperature: Annotated[
-        float | None, typer.Option("--temperature", help="Sampling temperature (default 1.0)")
-    ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the sampling")] = None,
-    nbest: Annotated[int, typer.Option("--nbest", min=1, help="Print K lines per input")] = 1,
-    batch_size: Annotated[int | None, typer.Option("--batch-size", min=1)] = None,
-    device: DeviceOpt = "auto",
-    plot_attention: Annotated[
-        Path | None,
-        typer.Option("--plot-attention", help="Save the attention heatmap of one sentence (PNG)"),
-    ] = None,
-    layer: Annotated[
-        int, typer.Option("--layer", help="Transformer decoder layer to draw (-1: last)")
-    ] = -1,
     input_file: Annotated[
-        Path | None, typer.Option("--input", help="Translate this file (one sentence a line)")
+        Path | None, input_option("--input", "Translate this file (one sentence a line)")
     ] = None,
     output_file: Annotated[
-        Path | None, typer.Option("--output", help="Write the translations here")
+        Path | None, output_option("--output", "Write the translations of --input to this file")
+    ] = None,
+    ensemble: EnsembleOpt = False,
+    beam: BeamOpt = None,
+    len_penalty: LenPenaltyOpt = None,
+    max_len_a: MaxLenAOpt = None,
+    max_len_b: MaxLenBOpt = None,
+    batch_size: BatchSizeOpt = None,
+    nbest: Annotated[
+        int, typer.Option("--nbest", min=1, metavar="K", help="Print K lines per input")
+    ] = 1,
+    sampling: Annotated[
+        str | None,
+        typer.Option("--sampling", metavar="topk:K|topp:P", help="Sample instead of searching"),
+    ] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option("--temperature", metavar="T", help="Sampling temperature (default 1.0)"),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", metavar="N", help="Seed of the sampling")
     ] = None,
     interactive: Annotated[
         bool, typer.Option("--interactive", help="A prompt loop for typing sentences")
     ] = False,
+    plot_attention: Annotated[
+        Path | None,
+        output_option("--plot-attention", "Draw the attention of the one TEXT to this PNG"),
+    ] = None,
+    layer: Annotated[
+        int,
+        typer.Option("--layer", metavar="N", help="Transformer decoder layer to draw (-1: last)"),
+    ] = -1,
+    device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,
 ):
-    """Translate sentences given as arguments, standard input, or --input F, line by line.
+    """Translate sentences from arguments, standard input or a file, line by line.
+
     --checkpoint takes a checkpoint file or a folder written by `translator export`."""
     from translator.ensemble import load_translator
     from translator.sampling import sampling_options
@@ -265,65 +278,82 @@ def translate(
         chunks,
         draw_attention,
         interactive_loop,
+        read_stdin,
         translate_file,
+        utf8_arguments,
         write_translations,
     )
 
+    text = utf8_arguments(text or [])
+    if output_file is not None and input_file is None:
+        raise UserError("--output needs --input F (arguments and stdin go to standard output)")
     sampler = sampling_options(sampling, temperature, seed, beam)
     if sampler is not None and checkpoint[0].is_dir():
         raise UserError(f"--sampling: {checkpoint[0]} is an exported model, which only searches")
     translator = load_translator(checkpoint, ensemble, device, quantize)
     translator.sampling = sampler
-    dc = _decode_settings(translator.cfg, beam, batch_size)
+    dc = decode_overrides(
+        translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size
+    )
     if nbest > dc.beam:
         dc = replace(dc, beam=nbest)
     if plot_attention is not None:
-        draw_attention(translator, text or [], dc, plot_attention, layer)
+        draw_attention(translator, text, dc, plot_attention, layer)
         return
-    if output_file is not None and input_file is None:
-        raise UserError("--output needs --input F (arguments and stdin go to standard output)")
-
     if interactive:
         interactive_loop(translator, dc)
         return
     if text:
-        write_translations(translator, [list(text)], sys.stdout, dc, nbest)
+        write_translations(translator, [text], sys.stdout, dc, nbest)
         return
     if input_file is None:  # stdin: a person typing gets each line back at once
         chunk = 1 if sys.stdin.isatty() else dc.batch_size
-        write_translations(translator, chunks(sys.stdin, chunk), sys.stdout, dc, nbest)
+        write_translations(translator, chunks(read_stdin(), chunk), sys.stdout, dc, nbest)
         return
     translate_file(translator, input_file, output_file, dc, nbest)
 
 
-@app.command()
+@app.command(cls=Command)
 def export(
-    checkpoint: Annotated[Path, typer.Option("--checkpoint", help="The checkpoint to export")],
-    output: Annotated[Path, typer.Option("--output", help="The folder to write")],
-    format_: Annotated[str, typer.Option("--format", help="ctranslate2")] = "ctranslate2",
+    checkpoint: Annotated[
+        Path, typer.Option("--checkpoint", metavar="FILE", help="The checkpoint to export")
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", metavar="DIR", help="The folder to write (made if absent)")
+    ],
+    format_: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help="ctranslate2, the one format")
+    ] = "ctranslate2",
     quantization: Annotated[
-        str, typer.Option("--quantization", help="float32, int8 or int8_float32")
+        str,
+        typer.Option(
+            "--quantization", metavar="TYPE", help="float32, int8 or int8_float32 weights"
+        ),
     ] = "float32",
 ):
-    """Write a Transformer checkpoint as a CTranslate2 model folder that translate and eval
-    take as --checkpoint."""
+    """Write a Transformer checkpoint as a CTranslate2 model folder (fast CPU decoding).
+
+    translate, eval and serve take the folder as --checkpoint."""
     from translator.export import describe, export_checkpoint
 
     typer.echo(describe(*export_checkpoint(checkpoint, format_, quantization, output)))
 
 
-@app.command()
+@app.command(cls=Command)
 def curves(
-    runs: Annotated[list[Path], typer.Argument(help="Run folders or their summary.json files")],
-    plot: Annotated[Path, typer.Option("--plot", help="The PNG to draw")],
+    runs: Annotated[
+        list[Path],
+        typer.Argument(metavar="RUN", help="Run folders or their summary.json files"),
+    ],
+    plot: Annotated[Path, output_option("--plot", "The PNG to draw")],
 ):
-    """Dev BLEU against wall-clock minutes and training loss against steps, one line per run."""
+    """Draw runs' curves: dev BLEU by wall-clock minutes, training loss by steps."""
     from translator.curves import draw_curves
 
     typer.echo(draw_curves(runs, plot), err=True)
 
 
-app.command()(serve)  # translator/serve/command.py
+app.command(cls=Command)(serve)  # translator/serve/command.py
 
 
 def _click_exceptions():

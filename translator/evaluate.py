@@ -59,3 +59,26 @@ def by_length(
             }
         )
     return rows
+
+
+def evaluate_translator(
+    translator, data, seed: int, dc, split: str, files, with_lengths: bool
+) -> tuple[dict, list[str]]:
+    """Decode `split` of the data section `data` (or the (source, reference) `files` when
+    given) with the decode settings `dc` and score it: (scores and settings, hypotheses);
+    `with_lengths` adds BLEU by source length."""
+    from translator.data.corpus import open_source, read_pair_files
+
+    src, ref = files
+    if src is not None:
+        pairs, what = read_pair_files(src, ref), f"{src} -> {ref}"
+    else:
+        source = open_source(data, seed)  # the training split is not read
+        pairs = list(source.pairs(split))
+        what = f"{source.description} {split}"
+    sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
+    hyps = [r[0].text for r in translator.translate(sources, dc, progress=True)]
+    result = {**score(hyps, refs), "beam": dc.beam, "len_penalty": dc.len_penalty, "data": what}
+    if with_lengths:
+        result["by_length"] = by_length(sources, hyps, refs)
+    return result, hyps

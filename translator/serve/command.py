@@ -4,11 +4,21 @@ level, so `translator --help` stays fast and works without the `serve` extra."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from translator.cli_options import (
+    BatchSizeOpt,
+    BeamOpt,
+    DeviceOpt,
+    LenPenaltyOpt,
+    MaxLenAOpt,
+    MaxLenBOpt,
+    decode_overrides,
+)
 from translator.serve.limits import Limits
 
 D = Limits()
@@ -16,42 +26,73 @@ D = Limits()
 
 def serve(
     checkpoint: Annotated[
-        Path, typer.Option("--checkpoint", help="A checkpoint file or an exported folder")
+        Path,
+        typer.Option(
+            "--checkpoint", metavar="PATH", help="A checkpoint file or an exported folder"
+        ),
     ],
-    host: Annotated[str, typer.Option("--host", help="Address to listen on")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=0, max=65535)] = 8000,
-    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda or mps")] = "auto",
-    max_body: Annotated[int, typer.Option(min=1, help="Bytes per request body")] = D.max_body,
-    max_texts: Annotated[int, typer.Option(min=1, help="Texts per request")] = D.max_texts,
-    max_chars: Annotated[int, typer.Option(min=1, help="Characters per text")] = D.max_chars,
-    max_queue: Annotated[int, typer.Option(min=1, help="Requests queued at once")] = D.max_queue,
-    timeout: Annotated[
-        float, typer.Option(min=0.001, help="Seconds a request may wait for its answer")
-    ] = D.timeout,
+    host: Annotated[
+        str, typer.Option("--host", metavar="ADDRESS", help="Address to listen on")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, metavar="PORT", help="Port to listen on")
+    ] = 8000,
+    device: DeviceOpt = "auto",
+    beam: BeamOpt = None,
+    len_penalty: LenPenaltyOpt = None,
+    max_len_a: MaxLenAOpt = None,
+    max_len_b: MaxLenBOpt = None,
+    batch_size: BatchSizeOpt = None,
     max_beam: Annotated[
-        int, typer.Option(min=1, help="Largest beam a request may ask")
+        int,
+        typer.Option(
+            min=1, metavar="N", help="Largest beam (or n-best) a request may ask; at least --beam"
+        ),
     ] = D.max_beam,
-    batch_size: Annotated[
-        int, typer.Option(min=1, help="Sentences decoded together at most")
-    ] = D.batch_size,
+    max_body: Annotated[
+        int, typer.Option(min=1, metavar="BYTES", help="Bytes per request body")
+    ] = D.max_body,
+    max_texts: Annotated[
+        int, typer.Option(min=1, metavar="N", help="Texts per request")
+    ] = D.max_texts,
+    max_chars: Annotated[
+        int, typer.Option(min=1, metavar="N", help="Characters per text")
+    ] = D.max_chars,
+    max_queue: Annotated[
+        int, typer.Option(min=1, metavar="N", help="Requests queued at once")
+    ] = D.max_queue,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.001, metavar="SECONDS", help="Seconds a request may wait for its answer"
+        ),
+    ] = D.timeout,
     batch_wait_ms: Annotated[
-        float, typer.Option(min=0, help="Milliseconds a request waits for others to join it")
+        float,
+        typer.Option(
+            min=0, metavar="MS", help="Milliseconds a request waits for others to join it"
+        ),
     ] = D.batch_wait_ms,
     batch_gap_ms: Annotated[
-        float, typer.Option(min=0, help="... stopping once none has come for this long")
+        float,
+        typer.Option(min=0, metavar="MS", help="... stopping once none has come for this long"),
     ] = D.batch_gap_ms,
     batching: Annotated[
         str,
         typer.Option(
+            metavar="MODE",
             help="batch: decode gathered requests together to the end; continuous: sentences "
-            "join the running search between its steps (a PyTorch model)"
+            "join the running search between its steps (a PyTorch model)",
         ),
     ] = D.batching,
 ):
-    """Serve translations over HTTP (POST /translate, POST /attention, GET /health) and a
-    page at / that shows them with the attention; concurrent requests are decoded together."""
+    """Serve translations over HTTP, and a page that shows them with the attention.
+
+    POST /translate, POST /attention, GET /health, and the page at /; concurrent requests
+    are decoded together. The decoding options set what a request gets unless it asks for
+    its own beam."""
     from translator.engines import open_translator
-    from translator.errors import optional_import
+    from translator.errors import UserError, optional_import
 
     optional_import("fastapi", "serve", "translator serve and its page")
     uvicorn = optional_import("uvicorn", "serve", "translator serve and its page")
@@ -59,9 +100,17 @@ def serve(
     from translator.serve.batching import Batcher
 
     if batching not in ("batch", "continuous"):
-        from translator.errors import UserError
-
         raise UserError(f"--batching {batching!r}: choose batch or continuous")
+    translator = open_translator(checkpoint, device)
+    dc = decode_overrides(
+        translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size
+    )
+    if dc.beam > max_beam:
+        raise UserError(
+            f"the beam of requests that name none, {dc.beam} (--beam or the model's "
+            f"decode.beam), is over --max-beam {max_beam}"
+        )
+    translator.cfg = replace(translator.cfg, decode=dc)  # what requests get by default
     limits = Limits(
         max_body=max_body,
         max_texts=max_texts,
@@ -69,17 +118,15 @@ def serve(
         max_queue=max_queue,
         timeout=timeout,
         max_beam=max_beam,
-        batch_size=batch_size,
+        batch_size=dc.batch_size,
         batch_wait_ms=batch_wait_ms,
         batch_gap_ms=batch_gap_ms,
         batching=batching,
     )
-    translator = open_translator(checkpoint, device)
     batcher = Batcher.of(translator, limits)
     app = create_app(translator, str(checkpoint), limits, batcher)
-    # asyncio's own event loop, even where uvloop is installed: with uvloop's, continuous
-    # batching at 64 clients decoded 22 to 37 sentences/s against 56 to 63 with asyncio's
-    # (p99 5 to 8 s against 2 s), and whole batches gained nothing from it (bench_serve.py)
+    # asyncio's own event loop even where uvloop is installed: continuous batching was
+    # slower under uvloop's and whole batches gained nothing (docs/benchmarks.md)
     config = uvicorn.Config(
         app, host=host, port=port, loop="asyncio", log_level="info", access_log=False
     )
@@ -89,8 +136,6 @@ def serve(
     )
     _decode_here_serve_there(server, batcher)
     if not server.started:  # uvicorn has logged why
-        from translator.errors import UserError
-
         raise UserError(f"could not serve on {host}:{port} (see the messages above)")
 
 
@@ -99,12 +144,9 @@ def _decode_here_serve_there(server, batcher) -> None:
     until SIGINT or SIGTERM has stopped the server (after it answered the requests in
     flight) or it failed to start.
 
-    Why this way round: the model was loaded on the main thread, and PyTorch's OpenMP
-    threads (libgomp) then belong to it. Decoding on a second thread gives that thread a
-    second set, and once a process has more OpenMP threads than cores, libgomp lets its idle
-    ones spin only briefly before they sleep, so every parallel operation waits for a
-    wake-up: the same batches decoded about a fifth slower on a second thread than on the
-    main one (2 cores). The event loop runs no torch operation, so it adds no such set."""
+    Decoding stays on the thread that loaded the model, which owns PyTorch's OpenMP
+    threads: a second thread would bring a second set, more threads than cores, and libgomp
+    then puts idle threads to sleep sooner, so every parallel operation waits to wake one."""
     import signal
     import threading
 

@@ -1,0 +1,169 @@
+"""Command-line pieces that several commands share: the decoding overrides of translate, eval
+and serve, files to write, and how help shows option values. Light: no torch, no config."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from translator.fileio import readable_file, writable_file
+
+
+def _plain_types(params) -> None:
+    """Help shows an option's metavar (FILE, N) and nothing after a flag or beside an
+    argument's name, where typer would show Python types (`<bool>`, `<list[str]>`)."""
+    for param in params:
+        flag = getattr(param, "is_flag", False) or param.param_type_name == "argument"
+        if flag and hasattr(param, "display_type_rich"):  # typers without it show none
+            param.display_type_rich = lambda ctx: ""
+
+
+class Command(TyperCommand):
+    def format_help(self, ctx, formatter) -> None:
+        _plain_types(self.get_params(ctx))
+        super().format_help(ctx, formatter)
+
+
+class Group(TyperGroup):
+    def format_help(self, ctx, formatter) -> None:
+        _plain_types(self.get_params(ctx))
+        super().format_help(ctx, formatter)
+
+
+def _print_version(asked: bool) -> None:
+    if not asked:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        number = version("translator")
+    except PackageNotFoundError:  # a source tree that pip did not install
+        from translator import __version__ as number
+    typer.echo(f"translator {number}")
+    raise typer.Exit()
+
+
+VersionOpt = Annotated[
+    bool,
+    typer.Option(
+        "--version", is_eager=True, callback=_print_version, help="Print the version and exit"
+    ),
+]
+
+
+# Files named on the command line are checked as it is read, before any model is loaded.
+def _input_file(path: Path | None) -> Path | None:
+    return None if path is None else readable_file(path)
+
+
+def _output_file(path: Path | None) -> Path | None:
+    return None if path is None else writable_file(path)
+
+
+def input_option(name: str, help: str):
+    """A `--NAME FILE` option for a file the command reads."""
+    return typer.Option(name, help=help, metavar="FILE", callback=_input_file)
+
+
+def output_option(name: str, help: str):
+    """A `--NAME FILE` option for a file the command writes (whole, atomically)."""
+    return typer.Option(name, help=help, metavar="FILE", callback=_output_file)
+
+
+ConfigOpt = Annotated[
+    Path, typer.Option("--config", "-c", metavar="FILE", help="The YAML config file")
+]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="KEY=VALUE",
+        help="Override a config key, e.g. --set train.lr=0.001 (repeatable)",
+    ),
+]
+CkptOpt = Annotated[
+    list[Path],
+    typer.Option(
+        "--checkpoint",
+        metavar="PATH",
+        help="A checkpoint file such as RUN/best.pt or a folder `translator export` wrote "
+        "(repeatable)",
+    ),
+]
+EnsembleOpt = Annotated[
+    bool,
+    typer.Option("--ensemble", help="Decode with all --checkpoint models as one (mean log-probs)"),
+]
+QuantizeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--quantize", metavar="SCHEME", help="int8: PyTorch dynamic quantization (on the CPU)"
+    ),
+]
+DeviceOpt = Annotated[
+    str, typer.Option("--device", metavar="DEVICE", help="auto, cpu, cuda or mps")
+]
+
+# Decoding overrides: each replaces its key of the model's decode section (named in its help).
+BeamOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--beam",
+        min=1,
+        metavar="N",
+        help="Beam size, 1: greedy search; serve: the beam of requests that name none "
+        "(default: decode.beam)",
+    ),
+]
+LenPenaltyOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--len-penalty",
+        metavar="ALPHA",
+        help="Length penalty: hypotheses are ranked by log-probability / ((5 + length) / 6) "
+        "** ALPHA; 0 ranks by log-probability alone (default: decode.len_penalty)",
+    ),
+]
+MaxLenAOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-len-a",
+        min=0,
+        metavar="A",
+        help="Longest output: A * source subwords + B (default: decode.max_len_a)",
+    ),
+]
+MaxLenBOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-len-b", min=0, metavar="B", help="See --max-len-a (default: decode.max_len_b)"
+    ),
+]
+BatchSizeOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--batch-size",
+        min=1,
+        metavar="N",
+        help="Sentences decoded together at most; serve: the most it gathers from concurrent "
+        "requests into one batch (default: decode.batch_size)",
+    ),
+]
+
+
+def decode_overrides(
+    dc, beam=None, len_penalty=None, max_len_a=None, max_len_b=None, batch_size=None
+):
+    """The decode section `dc` with the options that were given put in."""
+    given = {
+        "beam": beam,
+        "len_penalty": len_penalty,
+        "max_len_a": max_len_a,
+        "max_len_b": max_len_b,
+        "batch_size": batch_size,
+    }
+    return replace(dc, **{key: value for key, value in given.items() if value is not None})
