@@ -1,15 +1,21 @@
 """Every mistake a user can make, through the real CLI: one line, exit code 2, no traceback."""
 
+import errno
 import gzip
+import os
+import subprocess
+import sys
 from functools import partial
+from types import SimpleNamespace
 
 import pytest
 import torch
 import yaml
-from util import cli, tiny_config
+from util import cli, tiny_config, user_error
 
 from translator.checkpoint import load_checkpoint, save_checkpoint
 from translator.config import config_from_dict
+from translator.fileio import atomic_write_bytes
 from translator.train import Trainer
 
 cli = partial(cli, timeout=300)
@@ -212,3 +218,98 @@ def test_translate_input_edge_cases(checkpoint):
         cli("translate", "--checkpoint", str(checkpoint), "--output", "x.txt"), "--input"
     )
     assert_user_error(cli("eval", "--checkpoint", str(checkpoint), "--split", "train"), "--split")
+
+
+# -- files, folders and streams ---------------------------------------------------------------
+
+
+def run_bytes(*args, stdin: bytes):
+    """The CLI with raw bytes on standard input; stderr as text."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "translator", *args]
+    done = subprocess.run(cmd, input=stdin, capture_output=True, env=env, timeout=300)
+    return SimpleNamespace(returncode=done.returncode, stderr=done.stderr.decode(errors="replace"))
+
+
+@pytest.fixture
+def files(tmp_path, checkpoint):
+    """The paths the cases below name: a folder, a file in a missing folder, a text file."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    text = write(tmp_path / "text.de", "Ein Hund.\n")
+    names = {"CKPT": str(checkpoint), "RUN": str(checkpoint.parent), "TEXT": str(text)}
+    names.update(FOLDER=str(folder), MISSING=str(tmp_path / "missing" / "out"))
+    names["PNG"] = str(tmp_path / "curves.png")
+    return names
+
+
+WRITES = [
+    "translate --checkpoint CKPT --input TEXT --output {}",
+    "translate --checkpoint CKPT --plot-attention {} Hallo",
+    "eval --checkpoint CKPT --src TEXT --ref TEXT --output {}",
+    "eval --checkpoint CKPT --src TEXT --ref TEXT --plot {}",
+    "average --checkpoint CKPT --checkpoint CKPT --output {}",
+    "curves RUN --plot {}",
+]
+
+
+@pytest.mark.parametrize("command", WRITES)
+@pytest.mark.parametrize(
+    "place, needles", [("FOLDER", ["folder", "is a folder"]), ("MISSING", ["missing", "not exist"])]
+)
+def test_a_file_to_write_that_cannot_be(files, command, place, needles):
+    args = [files.get(word, word) for word in command.format(place).split()]
+    assert_user_error(cli(*args), *needles)
+
+
+READS = [
+    ("translate --checkpoint CKPT --input FOLDER", ["folder", "is a folder"]),
+    ("translate --checkpoint CKPT --input MISSING", ["not found", "out"]),
+    ("eval --checkpoint CKPT --src MISSING --ref TEXT", ["not found", "out"]),
+    ("eval --checkpoint CKPT --src TEXT --ref FOLDER", ["folder", "is a folder"]),
+    ("translate --checkpoint FOLDER Hallo", ["folder", "not an exported model"]),
+    ("eval --checkpoint TEXT", ["text.de"]),
+    ("average --checkpoint CKPT --checkpoint FOLDER --output MISSING", ["missing"]),
+    ("export --checkpoint FOLDER --output MISSING", ["folder", "not found"]),
+    ("export --checkpoint CKPT --output TEXT", ["text.de", "is a file"]),
+    ("train --config FOLDER", ["folder"]),
+    ("curves FOLDER --plot MISSING", ["missing"]),
+    ("curves TEXT --plot PNG", ["text.de", "summary"]),
+]
+
+
+@pytest.mark.parametrize("command, needles", READS)
+def test_a_file_or_folder_to_read_that_is_not_one(files, command, needles):
+    args = [files.get(word, word) for word in command.split()]
+    assert_user_error(cli(*args), *needles)
+
+
+def test_text_that_is_not_utf8_on_stdin_in_arguments_and_typed(checkpoint):
+    latin1 = "Ein Café.\n".encode("latin-1")
+    ckpt = ["translate", "--checkpoint", str(checkpoint)]
+    result = run_bytes(*ckpt, stdin=b"Ein Hund.\n" + latin1)
+    assert_user_error(result, "standard input, line 2", "UTF-8", "0xe9")
+    assert_user_error(run_bytes(*ckpt, "--interactive", stdin=latin1), "UTF-8", "0xe9")
+    result = run_bytes(*ckpt, "Ein Hund.", b"Ein Caf\xe9", stdin=b"")
+    assert_user_error(result, "TEXT argument 2", "UTF-8", "0xe9")
+
+
+def test_serve_checkpoints_that_are_not_models(files):
+    pytest.importorskip("fastapi", reason="the `serve` extra is not installed")
+    pytest.importorskip("uvicorn", reason="the `serve` extra is not installed")
+    result = cli("serve", "--checkpoint", files["FOLDER"], "--port", "0")
+    assert_user_error(result, "folder", "not an exported model")
+    result = cli("serve", "--checkpoint", files["TEXT"], "--port", "0")
+    assert_user_error(result, "text.de")
+
+
+def test_atomic_writes_refused_by_the_disk_are_user_errors(tmp_path, monkeypatch):
+    assert "is a folder" in user_error(atomic_write_bytes, tmp_path, b"x")
+
+    def disk_full(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    message = user_error(atomic_write_bytes, tmp_path / "out.txt", b"x")
+    assert "out.txt" in message and "No space left" in message
+    assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary file

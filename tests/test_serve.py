@@ -361,6 +361,31 @@ def test_an_exported_model_serves_without_attention(server, transformer, tmp_pat
     assert result.returncode == 2 and "needs a checkpoint" in result.stderr, result.stderr
 
 
+def test_decoding_options_set_what_requests_get(transformer, tmp_path):
+    path, translator = transformer
+    options = ["--beam", "3", "--len-penalty", "0", "--max-len-a", "0", "--max-len-b", "2"]
+    srv = Server(path, tmp_path / "log", *options, "--batch-size", "4")
+    try:
+        assert get(srv.url + "/health")[1]["beam"] == 3
+        status, body, raw = post(srv.url + "/translate", {"texts": SENTENCES, "nbest": 2})
+        assert status == 200 and body["beam"] == 3, raw
+        dc = replace(translator.cfg.decode, beam=3, len_penalty=0.0, max_len_a=0.0, max_len_b=2)
+        want = translator.translate(SENTENCES, dc, nbest=2)
+        assert [[g["text"] for g in got] for got in body["nbest"]] == [
+            [h.text for h in hyps] for hyps in want
+        ]
+        scores = [g["score"] for got in body["nbest"] for g in got]
+        assert scores == pytest.approx([h.score for hyps in want for h in hyps], abs=1e-3)
+        default = expected(translator, SENTENCES, 3, nbest=2)
+        assert scores != pytest.approx([h.score for hyps in default for h in hyps], abs=1e-3)
+    finally:
+        srv.stop()
+    result = cli("serve", "--checkpoint", path, "--beam", "5", "--max-beam", "4")
+    last = result.stderr.strip().splitlines()[-1]
+    assert result.returncode == 2 and last.startswith("error: "), result.stderr
+    assert "--max-beam 4" in last and "5" in last, last
+
+
 def test_serve_user_errors(server, transformer, tmp_path):
     result = cli("serve", "--checkpoint", str(tmp_path / "none.pt"))
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
