@@ -1,6 +1,5 @@
 """Every mistake a user can make, through the real CLI: one line, exit code 2, no traceback."""
 
-import errno
 import gzip
 import os
 import subprocess
@@ -11,11 +10,10 @@ from types import SimpleNamespace
 import pytest
 import torch
 import yaml
-from util import cli, tiny_config, user_error
+from util import cli, tiny_config
 
 from translator.checkpoint import load_checkpoint, save_checkpoint
 from translator.config import config_from_dict
-from translator.fileio import atomic_write_bytes
 from translator.train import Trainer
 
 cli = partial(cli, timeout=300)
@@ -303,13 +301,17 @@ def test_serve_checkpoints_that_are_not_models(files):
     assert_user_error(result, "text.de")
 
 
-def test_atomic_writes_refused_by_the_disk_are_user_errors(tmp_path, monkeypatch):
-    assert "is a folder" in user_error(atomic_write_bytes, tmp_path, b"x")
-
-    def disk_full(*args):
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(os, "fsync", disk_full)
-    message = user_error(atomic_write_bytes, tmp_path / "out.txt", b"x")
-    assert "out.txt" in message and "No space left" in message
-    assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary file
+def test_a_full_disk_names_the_file_and_keeps_the_old_one(files, tmp_path):
+    out = write(tmp_path / "out.en", "old translations\n")
+    (tmp_path / "sitecustomize.py").write_text(  # this process's disk is full
+        "import errno, os\n"
+        "def fsync(fd):\n"
+        "    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))\n"
+        "os.fsync = fsync\n"
+    )
+    path = f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    args = ["translate", "--checkpoint", files["CKPT"], "--input", files["TEXT"]]
+    result = cli(*args, "--output", str(out), env_extra={"PYTHONPATH": path})
+    assert_user_error(result, f"{out}: No space left on device")
+    assert out.read_text(encoding="utf-8") == "old translations\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

@@ -32,6 +32,7 @@ from translator.cli_options import (
     output_option,
 )
 from translator.errors import UserError, one_line
+from translator.fileio import refusal
 from translator.serve.command import serve
 
 app = typer.Typer(
@@ -376,7 +377,10 @@ def main() -> None:
     _setup_logging()
     click_errors = _click_exceptions()
     try:
-        app(standalone_mode=False)
+        try:
+            app(standalone_mode=False)
+        except OSError as err:  # a full disk or a folder not ours is the user's to fix
+            raise refusal(err) or err from None
     except UserError as err:
         msg = err.message + (f" (hint: {err.hint})" if err.hint else "")
         print(f"error: {msg}", file=sys.stderr)

@@ -23,9 +23,17 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
-# The file system refused the bytes: the user's disk, quota or permissions, not a bug.
+# The file system refused: the user's disk, quota or permissions, not a bug.
 _REFUSED = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM}
 _HINT = "check free disk space and that the folder is writable"
+
+
+def refusal(err: BaseException) -> UserError | None:
+    """The one-line error for an OSError by which the file system refused a named file (a
+    full disk, a read-only folder, no permission); None for any other exception."""
+    if isinstance(err, OSError) and err.errno in _REFUSED and err.filename is not None:
+        return UserError(f"{err.filename}: {err.strerror}", _HINT)
+    return None
 
 
 def readable_file(path: str | Path) -> Path:
@@ -54,7 +62,8 @@ def writable_file(path: str | Path) -> Path:
 @contextlib.contextmanager
 def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None) -> Iterator[IO]:
     """A file object to write `path` through; the target changes only when the block ends
-    without an exception (an exception, Ctrl-C included, removes the temporary file)."""
+    without an exception (an exception, Ctrl-C included, removes the temporary file). An
+    OSError of the writing names `path`, not the temporary file."""
     path = writable_file(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -71,8 +80,8 @@ def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None)
     except BaseException as err:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if isinstance(err, OSError) and err.errno in _REFUSED:
-            raise UserError(f"cannot write {path}: {err.strerror}", _HINT) from None
+        if isinstance(err, OSError) and err.filename in (None, tmp):
+            err.filename, err.filename2 = str(path), None
         raise
     _fsync_folder(path.parent)
 
