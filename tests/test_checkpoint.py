@@ -343,3 +343,10 @@ def test_saving_holds_no_copy_of_the_checkpoint_in_memory(tmp_path):
         tracemalloc.stop()
     assert peak < 4_000_000, peak  # a serialised copy would be 16 MB or more
     assert torch.equal(load_checkpoint(tmp_path / "big.pt")["model"]["w"], weights["w"])
+
+
+@pytest.mark.parametrize("name", ["text-h", "yaml", "zeros", "empty"])
+def test_a_file_torch_never_wrote_is_named_not_a_checkpoint(tmp_path, name):
+    path = tmp_path / "notes.pt"
+    path.write_bytes(GARBAGE[name])
+    assert "not a checkpoint" in user_error(load_checkpoint, path)

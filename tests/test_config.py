@@ -458,3 +458,7 @@ def test_a_config_file_must_name_its_run_dir(tmp_path):
     message = user_error(load_config, path)
     assert "run_dir" in message and str(path) in message
     assert load_config(path, overrides=["run_dir=runs/x"]).run_dir == "runs/x"
+
+
+def test_a_config_folder_is_named_a_folder(tmp_path):
+    assert "is a folder" in user_error(load_config, tmp_path)

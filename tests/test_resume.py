@@ -129,3 +129,12 @@ def test_two_processes_resume_exactly_each_with_its_own_random_state(tmp_path):
     cfg = config_from_dict({**DDP, "run_dir": str(tmp_path / "halves")})
     message = user_error(Trainer, cfg, resume=True)
     assert "saved by 2 process(es) and this run has 1" in message
+
+
+def test_test_files_may_change_on_resume_but_training_data_may_not():
+    from translator.resume import resumable
+
+    # eval alone reads the test split, so naming test files later continues the run
+    assert resumable("data.test") and resumable("data.test.src") and resumable("data.test_split")
+    assert not resumable("data.train.src") and not resumable("data.dev.tgt")
+    assert not resumable("data.testing")

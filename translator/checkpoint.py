@@ -51,6 +51,12 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
         raise UserError(
             f"checkpoint not found: {path}", "training writes RUN_DIR/best.pt and RUN_DIR/last.pt"
         )
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    # torch.save writes a zip file (or, in its legacy format, a pickle): anything else is not
+    # a checkpoint at all, and the unpickler's complaint about it would mislead
+    if magic not in (b"PK", b"\x80\x02"):
+        raise UserError(f"{path}: not a checkpoint (not a file that torch.save wrote)")
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as err:

@@ -375,6 +375,8 @@ def config_from_dict(raw: Any, where: str = "config", overrides: list[str] = ())
 
 def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
     path = Path(path)
+    if path.is_dir():
+        raise UserError(f"config file {path} is a folder; give a YAML file, e.g. configs/demo.yaml")
     if not path.is_file():
         raise UserError(f"config file not found: {path}", "the configs/ folder has examples")
     try:

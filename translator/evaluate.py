@@ -75,7 +75,7 @@ def evaluate_translator(
     else:
         source = open_source(data, seed)  # the training split is not read
         pairs = list(source.pairs(split))
-        what = f"{source.description} {split}"
+        what = source.label(split)
     sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
     hyps = [r[0].text for r in translator.translate(sources, dc, progress=True)]
     result = {**score(hyps, refs), "beam": dc.beam, "len_penalty": dc.len_penalty, "data": what}

@@ -30,6 +30,9 @@ RESUMABLE = (
     "decode.",
     "data.workers",
     "data.prepared_dir",
+    "data.test",  # only eval reads the test split
+    "data.test.",
+    "data.test_split",
     "train.max_steps",
     "train.max_minutes",
     "train.patience",
