@@ -41,12 +41,13 @@ def start_training(tmp_path, extra_args=()):
 
 
 def wait_for_steps(proc, seconds=120):
-    """Read stderr until the progress bar has moved, so training is really under way."""
+    """Read stderr until a training log line has come, so training is really under way
+    (stderr is a pipe, so progress comes as plain lines)."""
     deadline, seen = time.time() + seconds, ""
     while time.time() < deadline:
         chunk = proc.stderr.read(200) if proc.stderr else ""
         seen += chunk
-        if "tok_s=" in seen:
+        if "target tokens/s" in seen:
             return seen
         if proc.poll() is not None:
             break
