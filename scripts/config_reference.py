@@ -251,6 +251,11 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def _digits(text: str) -> str:
+    """Long integers grouped as YAML reads them too (2_000_000), so they are easy to count."""
+    return f"{int(text):_}" if re.fullmatch(r"\d{5,}", text) else text
+
+
 def _sentence(text: str) -> str:
     """A comment as a sentence: a capital for a plain first word (not for `auto | cpu`)."""
     if re.match(r"[a-z]+ [^|]", text):
@@ -264,7 +269,7 @@ def render(tables: list[tuple[str, str, list[Key]]]) -> str:
         parts.append(f"\n## {heading}\n\n" + (f"{line}\n\n" if line else ""))
         parts.append("| key | type | default | meaning |\n|---|---|---|---|\n")
         for k in ks:
-            value = k.default if k.default == "required" else f"`{_cell(k.default)}`"
+            value = k.default if k.default == "required" else f"`{_cell(_digits(k.default))}`"
             meaning = _cell(_sentence(k.meaning))
             parts.append(f"| `{k.name}` | {k.type} | {value} | {meaning} |\n")
     return "".join(parts)
