@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from translator.data.readers import BOM
+from translator.data.readers import decode_lines
 from translator.errors import UserError
 
 
@@ -31,11 +31,7 @@ def utf8_arguments(texts: list[str]) -> list[str]:
 
 def read_stdin():
     """Lines of standard input, read as UTF-8 whatever the locale, as --input reads a file."""
-    for number, raw in enumerate(sys.stdin.buffer, 1):
-        if number == 1:
-            raw = raw.removeprefix(BOM)
-        text = raw.decode("utf-8", "surrogateescape")
-        yield checked_text(text, f"standard input, line {number}")
+    return decode_lines(sys.stdin.buffer, lambda n: f"standard input, line {n}", "give UTF-8 text")
 
 
 def chunks(stream, size: int):

@@ -36,30 +36,33 @@ def _open(path: Path):
         raise UserError(f"{path}: cannot read file ({err.strerror})") from None
 
 
+def decode_lines(raw_lines, place, hint: str) -> Iterator[str]:
+    """UTF-8 lines from byte lines: a leading byte order mark and each line's "\\n" and one
+    "\\r" removed; bytes that are not UTF-8 are a one-line error at `place(line number)`."""
+    for number, raw in enumerate(raw_lines, 1):
+        if number == 1 and raw.startswith(BOM):  # a byte order mark is not text
+            raw = raw[3:]
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise UserError(
+                f"{place(number)}: not valid UTF-8 (byte 0x{raw[err.start]:02x}); {hint}"
+            ) from None
+
+
 def iter_lines(path: str | Path) -> Iterator[str]:
     """Lines of a UTF-8 text file (gzip or not), split on "\\n" only, trailing "\\r" removed.
 
     A binary file splits on b"\\n" alone, never on U+2028, \\x0b or \\x1c, which can
     occur inside a sentence and would break the line alignment of two files."""
     path = Path(path)
-    number = 0
     with _open(path) as f:
         try:
-            for raw in f:
-                number += 1
-                if number == 1 and raw.startswith(BOM):  # a byte order mark is not text
-                    raw = raw[3:]
-                if raw.endswith(b"\n"):
-                    raw = raw[:-1]
-                if raw.endswith(b"\r"):
-                    raw = raw[:-1]
-                try:
-                    yield raw.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    raise UserError(
-                        f"{path}:{number}: not valid UTF-8 (byte 0x{raw[err.start]:02x}); "
-                        "re-encode the file as UTF-8"
-                    ) from None
+            yield from decode_lines(f, lambda n: f"{path}:{n}", "re-encode the file as UTF-8")
         except (OSError, EOFError, zlib.error) as err:
             if isinstance(err, OSError) and not isinstance(err, gzip.BadGzipFile):
                 if err.strerror:
