@@ -27,9 +27,9 @@ from pathlib import Path
 
 from translator.config import config_from_dict
 from translator.data.corpus import load_split
-from translator.engines import open_translator
-from translator.evaluate import bleu
-from translator.quantize import weights_bytes
+from translator.decode.evaluate import bleu
+from translator.engines.load import load_engine
+from translator.engines.quantize import weights_bytes
 from translator.runtime import set_threads
 
 ENGINES = ("pytorch", "pytorch-int8", "ct2-float32", "ct2-int8")
@@ -47,16 +47,16 @@ def engines(path: str, wanted: list[str], folder: Path):
     """(engine name, translator, model bytes) for each wanted engine this checkpoint has."""
     for name in wanted:
         if name == "pytorch":
-            translator = open_translator(path, "auto")
+            translator = load_engine(path, "auto")
             yield name, translator, weights_bytes(translator.model)
         elif name == "pytorch-int8":
-            translator = open_translator(path, "cpu", "int8")
+            translator = load_engine(path, "cpu", "int8")
             yield name, translator, weights_bytes(translator.model)
         else:
-            from translator.export import export_checkpoint
+            from translator.engines.export import export_checkpoint
 
             scheme = name.split("-", 1)[1]
-            probe = open_translator(path, "cpu")
+            probe = load_engine(path, "cpu")
             if "ctranslate2" not in probe.model.export_formats:
                 print(
                     f"{path}: {probe.cfg.model.type} does not export; no {name} rows",
@@ -64,7 +64,7 @@ def engines(path: str, wanted: list[str], folder: Path):
                 )
                 continue
             _, out = export_checkpoint(Path(path), "ctranslate2", scheme, folder / scheme)
-            yield name, open_translator(out), (out / "model.bin").stat().st_size
+            yield name, load_engine(out), (out / "model.bin").stat().st_size
 
 
 def main() -> None:

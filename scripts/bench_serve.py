@@ -34,7 +34,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from translator.data.corpus import read_lines
-from translator.engines import open_translator
+from translator.engines.load import load_engine
 from translator.runtime import set_threads
 
 
@@ -151,7 +151,7 @@ def main() -> None:
 
     lines = [line for line in read_lines(args.source) if line.strip()]
     sentences = [lines[i % len(lines)] for i in range(args.requests)]
-    translator = open_translator(args.checkpoint, args.device)
+    translator = load_engine(args.checkpoint, args.device)
     beam = args.beam or translator.cfg.decode.beam
     dc = replace(translator.cfg.decode, beam=beam, batch_size=args.batch_size)
 

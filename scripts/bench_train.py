@@ -29,7 +29,7 @@ import torch
 from translator.config import load_config
 from translator.runtime import memory_mb, process_seconds
 from translator.specials import PAD
-from translator.train import Trainer
+from translator.train.trainer import Trainer
 
 
 def peak_memory_mb(device) -> int:

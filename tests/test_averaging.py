@@ -7,14 +7,14 @@ import pytest
 import torch
 from util import cli, tiny_config, user_error
 
-import translator.checkpoint
-from translator.averaging import average_checkpoints, average_command, step_checkpoints
-from translator.checkpoint import Checkpoint
+import translator.models.checkpoint
 from translator.config import TokenizerConfig, config_from_dict
 from translator.data.demo import generate_pairs
 from translator.data.tokenizer import Tokenizer
-from translator.inference import Translator
-from translator.train import Trainer
+from translator.engines.load import load_engine
+from translator.models.checkpoint import Checkpoint
+from translator.train.averaging import average_checkpoints, average_command, step_checkpoints
+from translator.train.trainer import Trainer
 
 KEEP = tiny_config(
     seed=3, train={"max_steps": 8, "save_every": 2, "valid_every": 4, "keep_checkpoints": 3}
@@ -51,14 +51,14 @@ def test_old_step_checkpoints_go_only_after_the_new_one_is_written(tmp_path, mon
     for step in (2, 4):
         trainer.state.step = step
         trainer.save_step()
-    real = translator.checkpoint.atomic_open
+    real = translator.models.checkpoint.atomic_open
 
     def disk_full(path, *args, **kwargs):
         if path.name == "step-000006.pt":
             raise OSError(28, "No space left on device")
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(translator.checkpoint, "atomic_open", disk_full)
+    monkeypatch.setattr(translator.models.checkpoint, "atomic_open", disk_full)
     trainer.state.step = 6
     assert "No space left" in user_error(trainer.save_step)
     assert [p.name for p in step_checkpoints(tmp_path / "run")] == [
@@ -86,7 +86,7 @@ def test_the_average_is_the_elementwise_mean_and_translates(run_dir, tmp_path):
     name = "src_embed.weight"
     assert not any(torch.equal(averaged.model[name], m[name]) for m in inputs)
     averaged.save(tmp_path / "avg.pt")
-    translator = Translator.from_checkpoint(str(tmp_path / "avg.pt"), "cpu")
+    translator = load_engine(str(tmp_path / "avg.pt"), "cpu")
     assert len(translator.translate(["Ein Hund läuft."])) == 1
 
 

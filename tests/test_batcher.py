@@ -11,7 +11,7 @@ import time
 from types import SimpleNamespace
 
 from translator.config import DecodeConfig
-from translator.inference import Translation
+from translator.decode.translator import Translation
 from translator.serve.batching import Batcher
 from translator.serve.limits import Limits
 

@@ -1,4 +1,4 @@
-"""BeamStream (translator/beam.py): sentences that join a running search, into new rows
+"""BeamStream (translator/decode/beam.py): sentences that join a running search, into new rows
 (merge_states) or into the rows of sentences that ended (place_states), get the hypotheses
 that a search of each sentence alone gives."""
 
@@ -6,10 +6,10 @@ import pytest
 import torch
 from util import favour_eos, tiny_model
 
-from translator.beam import BeamStream
 from translator.config import DecodeConfig
+from translator.decode.beam import BeamStream
+from translator.decode.search import beam_search
 from translator.models.transformer import one_query
-from translator.search import beam_search
 
 FAMILIES = ["transformer", "lstm", "bahdanau", "luong", "transformer+luong"]
 
@@ -21,7 +21,7 @@ def sources(n: int, seed: int) -> list[torch.Tensor]:
 
 
 def build(family: str):
-    from translator.ensemble import Ensemble
+    from translator.models.ensemble import Ensemble
 
     torch.manual_seed(7)
     members = [tiny_model(name) for name in family.split("+")]

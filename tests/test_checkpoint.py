@@ -1,4 +1,4 @@
-"""Tests for translator.checkpoint: atomic writes, faithful round trips, and loading that
+"""Tests for translator.models.checkpoint: atomic writes, faithful round trips, and loading that
 refuses truncated, foreign and code-carrying files with a one-line UserError."""
 
 from __future__ import annotations
@@ -14,7 +14,12 @@ import torch
 from util import user_error
 
 from translator import __version__
-from translator.checkpoint import FORMAT, atomic_write_bytes, load_checkpoint, save_checkpoint
+from translator.models.checkpoint import (
+    FORMAT,
+    atomic_write_bytes,
+    load_checkpoint,
+    save_checkpoint,
+)
 
 
 def files_in(folder: Path) -> list[str]:

@@ -1,4 +1,4 @@
-"""translator.checkpoint.Checkpoint: the one owner of the payload layout, as training
+"""translator.models.checkpoint.Checkpoint: the one owner of the payload layout, as training
 writes it, as older versions wrote it, and as translating reads it."""
 
 import random
@@ -7,9 +7,9 @@ import pytest
 import torch
 from util import tiny_config, user_error
 
-from translator.checkpoint import FORMAT, Checkpoint, load_checkpoint, save_checkpoint
 from translator.config import config_from_dict
-from translator.train import Trainer
+from translator.models.checkpoint import FORMAT, Checkpoint, load_checkpoint, save_checkpoint
+from translator.train.trainer import Trainer
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ import torch
 import yaml
 from util import cli, tiny_config
 
-from translator.checkpoint import load_checkpoint, save_checkpoint
 from translator.config import config_from_dict
-from translator.train import Trainer
+from translator.models.checkpoint import load_checkpoint, save_checkpoint
+from translator.train.trainer import Trainer
 
 cli = partial(cli, timeout=300)
 

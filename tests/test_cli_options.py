@@ -14,8 +14,8 @@ from util import cli, tiny_config
 from translator.cli import app
 from translator.cli_options import decode_overrides
 from translator.config import DecodeConfig, config_from_dict
-from translator.engines import open_translator
-from translator.train import Trainer
+from translator.engines.load import load_engine
+from translator.train.trainer import Trainer
 
 cli = partial(cli, timeout=300)
 COMMANDS = ["train", "prepare", "average", "eval", "translate", "export", "curves", "serve"]
@@ -78,7 +78,7 @@ def models(tmp_path_factory):
         import ctranslate2  # noqa: F401
     except ImportError:
         return paths
-    from translator.export import export_checkpoint
+    from translator.engines.export import export_checkpoint
 
     export_checkpoint(paths["pytorch"], "ctranslate2", "float32", root / "ct2")
     paths["ctranslate2"] = root / "ct2"
@@ -104,7 +104,7 @@ def test_translate_applies_the_decoding_overrides(models, engine):
     assert result.returncode == 0, result.stderr
     got = nbest_lines(result.stdout)
 
-    translator = open_translator(path, "cpu")
+    translator = load_engine(path, "cpu")
     default = translator.translate(SENTENCES, translator.cfg.decode, nbest=2)
     want = translator.translate(SENTENCES, replace(translator.cfg.decode, **CHANGED), nbest=2)
     flat = [(i, h) for i, hyps in enumerate(want) for h in hyps]
@@ -130,6 +130,6 @@ def test_eval_applies_the_decoding_overrides(models, engine, tmp_path):
     report = json.loads(result.stdout)
     assert (report["beam"], report["len_penalty"]) == (3, 0.0)
 
-    translator = open_translator(path, "cpu")
+    translator = load_engine(path, "cpu")
     want = translator.translate(SENTENCES, replace(translator.cfg.decode, **CHANGED))
     assert out.read_text(encoding="utf-8").splitlines() == [r[0].text for r in want]

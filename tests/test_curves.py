@@ -5,7 +5,7 @@ import json
 import pytest
 from util import cli, user_error
 
-from translator.curves import draw_curves, read_summary, validation_minutes
+from translator.plots.curves import draw_curves, read_summary, validation_minutes
 
 
 def summary(steps=100, minutes=None, losses=True):

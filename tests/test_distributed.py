@@ -8,8 +8,8 @@ import sys
 import yaml
 from util import tiny_config
 
-from translator.distributed import Group, shard
-from translator.inference import Translator
+from translator.engines.load import load_engine
+from translator.train.distributed import Group, shard
 
 TINY = tiny_config(
     seed=4,
@@ -84,6 +84,6 @@ def test_two_processes_match_one_process_with_twice_the_batch(tmp_path):
         assert abs(ddp_loss[step] - one_loss[step]) / one_loss[step] < 0.15, (step, ddp, one)
     assert ddp_loss[40] < ddp_loss[5]  # and it did learn
     # the checkpoint of the 2-process run loads and translates in one process
-    translator = Translator.from_checkpoint(str(ddp_dir / "last.pt"), "cpu")
+    translator = load_engine(str(ddp_dir / "last.pt"), "cpu")
     assert len(translator.translate(["Ein Hund läuft.", ""])) == 2
     assert (ddp_dir / "best.pt").is_file() and not list(ddp_dir.glob(".*.tmp"))

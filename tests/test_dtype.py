@@ -16,7 +16,7 @@ from translator import runtime
 from translator.config import config_from_dict
 from translator.models.rnn import run_rnn
 from translator.runtime import cpu_has_bf16, pick_dtype
-from translator.train import Trainer
+from translator.train.trainer import Trainer
 
 # oneDNN takes its ISA cap from the environment at its first primitive: run one now, so that
 # the caps the tests set never reach it (nor the test modules after this one).

@@ -6,11 +6,11 @@ import torch
 from torch import nn
 from util import tiny_config, user_error
 
-import translator.train
-from translator.checkpoint import Checkpoint
+import translator.train.trainer
 from translator.config import config_from_dict
-from translator.ema import WeightEMA
-from translator.train import Trainer
+from translator.models.checkpoint import Checkpoint
+from translator.train.ema import WeightEMA
+from translator.train.trainer import Trainer
 
 EMA = tiny_config(seed=5, train={"max_steps": 4, "valid_every": 4, "ema_decay": 0.9})
 
@@ -69,13 +69,13 @@ def test_applied_swaps_the_average_in_and_the_weights_back_exactly():
 
 def test_validation_scores_the_average_and_best_holds_it(tmp_path, monkeypatch):
     seen = []
-    real = translator.train.validate
+    real = translator.train.trainer.validate
 
     def spy(model, *args):
         seen.append({k: v.clone() for k, v in model.state_dict().items()})
         return real(model, *args)
 
-    monkeypatch.setattr(translator.train, "validate", spy)
+    monkeypatch.setattr(translator.train.trainer, "validate", spy)
     Trainer(configured(tmp_path / "run")).run()
     best = Checkpoint.load(tmp_path / "run" / "best.pt")
     last = Checkpoint.load(tmp_path / "run" / "last.pt")

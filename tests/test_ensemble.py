@@ -8,9 +8,10 @@ import torch
 from util import cli, favour_eos, model_and_src, model_score, tiny_config, tiny_model, user_error
 
 from translator.config import DecodeConfig, config_from_dict
-from translator.ensemble import Ensemble, load_translator
-from translator.search import beam_search, greedy_search
-from translator.train import Trainer
+from translator.decode.search import beam_search, greedy_search
+from translator.engines.load import load_engine
+from translator.models.ensemble import Ensemble
+from translator.train.trainer import Trainer
 
 SEARCHES = {
     "greedy": lambda m, src: greedy_search(m, src, DecodeConfig(max_len_a=1.0, max_len_b=4)),
@@ -97,20 +98,20 @@ def runs(tmp_path_factory):
 
 def test_checkpoints_of_an_ensemble_must_share_tokenizer_and_languages(runs, tmp_path):
     a, b, other = runs["transformer"], runs["luong"], runs["other"]
-    message = user_error(load_translator, [a, other], True)
+    message = user_error(load_engine, [a, other], ensemble=True)
     assert str(a) in message and str(other) in message and "tokenizer" in message
-    message = user_error(load_translator, [a, b], False)
+    message = user_error(load_engine, [a, b], ensemble=False)
     assert "--ensemble" in message
-    translator = load_translator([a, b], True)
+    translator = load_engine([a, b], ensemble=True)
     assert translator.name == "ensemble of transformer + luong"
     # A model of the opposite direction may share a joint vocabulary, not the ensemble.
-    from translator.checkpoint import Checkpoint
+    from translator.models.checkpoint import Checkpoint
 
     ckpt = Checkpoint.load(b)
     ckpt.config["data"] = {**ckpt.config["data"], "src_lang": "en", "tgt_lang": "de"}
     reverse = tmp_path / "reverse.pt"
     ckpt.save(reverse)
-    message = user_error(load_translator, [a, reverse], True)
+    message = user_error(load_engine, [a, reverse], ensemble=True)
     assert str(reverse) in message and "en->de" in message
 
 

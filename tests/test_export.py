@@ -11,18 +11,18 @@ import pytest
 import torch
 from util import cli, tiny_config, user_error
 
-from translator.checkpoint import Checkpoint
 from translator.config import config_from_dict
-from translator.ct2 import ExportedTranslator
 from translator.data.corpus import load_split
 from translator.data.tokenizer import Tokenizer
-from translator.engines import open_translator
-from translator.evaluate import bleu
-from translator.export import export_checkpoint
-from translator.inference import Translation, Translator, in_batches
+from translator.decode.evaluate import bleu
+from translator.decode.translator import Translation, in_batches
+from translator.engines.ct2 import ExportedTranslator
+from translator.engines.export import export_checkpoint
+from translator.engines.load import load_engine
+from translator.engines.quantize import QUANTIZED_TYPES
+from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
-from translator.quantize import QUANTIZED_TYPES
-from translator.train import Trainer
+from translator.train.trainer import Trainer
 
 try:
     import ctranslate2  # noqa: F401
@@ -58,7 +58,7 @@ def demo(tmp_path_factory):
     root = tmp_path_factory.mktemp("export")
     Trainer(config_from_dict({**DEMO, "run_dir": str(root / "run")})).run()
     ckpt = root / "run" / "best.pt"
-    pytorch = Translator.from_checkpoint(str(ckpt), "cpu")
+    pytorch = load_engine(str(ckpt), "cpu")
     pairs = load_split(pytorch.cfg.data, "test", pytorch.cfg.seed)
     texts = [r[0].text for r in pytorch.translate([s for s, _ in pairs])]
     assert sum(bool(t) for t in texts) > 90 and len(set(texts)) > 30, texts[:5]
@@ -180,7 +180,7 @@ def test_every_transformer_variant_exports_exactly(tmp_path, model, joint):
     output. (Beam agreement is checked on the trained model: an untrained one is full of
     near-ties that float rounding decides.)"""
     ckpt = untrained(tmp_path, joint, **model)
-    pytorch = Translator.from_checkpoint(str(ckpt), "cpu")
+    pytorch = load_engine(str(ckpt), "cpu")
     _, folder = export_checkpoint(ckpt, "ctranslate2", "float32", tmp_path / "out")
     exported = ExportedTranslator(folder)
     assert exported.tokenizer.joint == joint
@@ -211,7 +211,7 @@ def test_int8_stays_close_to_float32(demo):
     root, ckpt, pytorch, sources, refs = demo
     dc = replace(pytorch.cfg.decode, beam=1)
     base = [r[0].text for r in pytorch.translate(sources, dc)]
-    outputs = {"pytorch-int8": open_translator(ckpt, "cpu", "int8").translate(sources, dc)}
+    outputs = {"pytorch-int8": load_engine(ckpt, "cpu", "int8").translate(sources, dc)}
     for scheme in ("int8", "int8_float32"):
         manifest, folder = export_checkpoint(ckpt, "ctranslate2", scheme, root / scheme)
         assert manifest["quantization"] == scheme
@@ -223,7 +223,7 @@ def test_int8_stays_close_to_float32(demo):
 @pytest.mark.parametrize("family", ["lstm", "bahdanau", "luong", "transformer"])
 def test_pytorch_int8_quantizes_every_family_and_still_translates(tmp_path, family):
     small = {} if family == "transformer" else {"hidden_size": 16, "embed_dim": 16}
-    translator = open_translator(untrained(tmp_path, type=family, **small), "auto", "int8")
+    translator = load_engine(untrained(tmp_path, type=family, **small), "auto", "int8")
     modules = list(translator.model.modules())
     assert not [m for m in modules if type(m) in QUANTIZED_TYPES]  # no float Linear/LSTM left
     quantized = {type(m).__name__ for m in modules if ".quantized." in type(m).__module__}

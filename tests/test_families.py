@@ -117,7 +117,7 @@ def test_a_new_family_is_one_module_and_one_registry_line(tmp_path, monkeypatch)
     assert cfg.model.width == 7 and type(cfg.model).__name__ == "EchoConfig"
     assert "model.width" in user_error(config_from_dict, {"model": {"type": "echo", "width": 0}})
     model = build_model(cfg.model, 11, 11, True)
-    from translator.search import beam_search
+    from translator.decode.search import beam_search
 
     hyps = beam_search(model, torch.tensor([[4, 5, 3]]), cfg.decode, nbest=2)
     assert len(hyps[0]) == 2

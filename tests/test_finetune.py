@@ -6,10 +6,10 @@ import torch
 import yaml
 from util import cli, tiny_config, user_error
 
-from translator.checkpoint import Checkpoint
 from translator.config import config_from_dict
 from translator.data.tokenizer import Tokenizer
-from translator.train import Trainer
+from translator.models.checkpoint import Checkpoint
+from translator.train.trainer import Trainer
 
 PARENT = tiny_config(seed=8, train={"max_steps": 3, "valid_every": 3})
 # Other data (more pairs, another seed) and other tokenizer keys, which are not used.

@@ -11,13 +11,13 @@ from tqdm import tqdm
 from util import cli, tiny_config
 
 from translator import progress
-from translator import train as train_mod
-from translator import update as update_mod
 from translator.config import TrainConfig, config_from_dict
 from translator.data.corpus import open_source
 from translator.errors import UserError
 from translator.progress import LogLines, TrainingBar, progress_bar
-from translator.train import Trainer
+from translator.train import trainer as train_mod
+from translator.train import update as update_mod
+from translator.train.trainer import Trainer
 
 # validations at steps 2 and 4, log lines at 2 and 4, last.pt at 2 and 4
 TINY = tiny_config(

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from util import user_error
 
-from translator.plots import plot_by_length
+from translator.plots.figures import plot_by_length
 
 ROOT = Path(__file__).resolve().parent.parent
 

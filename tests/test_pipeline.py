@@ -9,7 +9,7 @@ import yaml
 from util import cli, tiny_config
 
 from translator.config import config_from_dict
-from translator.train import Trainer
+from translator.train.trainer import Trainer
 
 TINY = tiny_config(seed=3, data={"demo_dev": 20, "demo_test": 20}, model={"dropout": 0.2})
 
@@ -281,7 +281,7 @@ def test_very_long_line_is_cut_with_a_warning_and_translated(trained):
 
 
 def test_by_length_buckets_cover_every_sentence():
-    from translator.evaluate import by_length
+    from translator.decode.evaluate import by_length
 
     sources = [" ".join(["w"] * n) for n in [1, 2, 3, 7, 8, 12, 13, 14, 30, 31] * 5]
     refs = [f"sentence number {i} here" for i in range(len(sources))]

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("matplotlib", reason="the `plot` extra is not installed")
 
-from translator.plots import (  # noqa: E402
+from translator.plots.figures import (  # noqa: E402
     attention_figure,
     by_length_figure,
     curves_figure,

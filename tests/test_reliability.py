@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from util import tiny_config
 
-from translator.checkpoint import load_checkpoint, save_checkpoint
 from translator.config import DataConfig, load_config
 from translator.data.corpus import load_corpus
 from translator.errors import UserError
+from translator.models.checkpoint import load_checkpoint, save_checkpoint
 
 TINY = tiny_config(
     seed=2,
@@ -89,7 +89,7 @@ def test_signal_saves_last_checkpoint_and_resume_continues(tmp_path, sig):
 
 WRITER = """
 import sys, torch
-from translator.checkpoint import save_checkpoint
+from translator.models.checkpoint import save_checkpoint
 path = sys.argv[1]
 i = 0
 while True:
@@ -117,7 +117,10 @@ def test_kill_during_checkpoint_write_leaves_a_loadable_checkpoint(tmp_path):
 def test_checkpoint_with_another_tokenizer_is_a_user_error(tmp_path):
     from translator.config import TokenizerConfig
     from translator.data.tokenizer import Tokenizer
-    from translator.inference import build_from_checkpoint
+    from translator.models.checkpoint import Checkpoint
+
+    def build_from_checkpoint(payload, where):
+        return Checkpoint.from_payload(payload).build(where)
 
     proc, _, _ = start_training(tmp_path)
     wait_for_steps(proc)

@@ -12,10 +12,11 @@ import torch
 import yaml
 from util import tiny_config, user_error
 
-from translator.checkpoint import Checkpoint
 from translator.config import config_from_dict
-from translator.resume import config_changes, describe, resumable
-from translator.train import Trainer
+from translator.config.diff import config_changes, describe_changes
+from translator.models.checkpoint import Checkpoint
+from translator.train.resume import resumable
+from translator.train.trainer import Trainer
 
 TINY = tiny_config(seed=6, train={"max_steps": 2})
 
@@ -72,7 +73,7 @@ def test_config_changes_compare_key_paths_whatever_the_sections_hold():
         "model.type": ("lstm", "rnn"),
         "train.lr": (1.0, 2.0),
     }
-    text = describe(changes)
+    text = describe_changes(changes)
     assert "model.lstm.hidden (8 -> unset)" in text and 'model.type ("lstm" -> "rnn")' in text
     assert [k for k in changes if resumable(k)] == ["train.lr"]
     assert resumable("decode.beam") and not resumable("decoder.beam")
@@ -90,7 +91,7 @@ DDP = tiny_config(
     seed=7,
     data={"demo_train": 200},
     model={"dropout": 0.3},  # each rank's dropout masks come from its own random state
-    # every rank keeps its own moving average of the weights (translator/ema.py)
+    # every rank keeps its own moving average of the weights (translator/train/ema.py)
     train={
         "batch_tokens": 300,
         "valid_every": 1000,
@@ -132,7 +133,7 @@ def test_two_processes_resume_exactly_each_with_its_own_random_state(tmp_path):
 
 
 def test_test_files_may_change_on_resume_but_training_data_may_not():
-    from translator.resume import resumable
+    from translator.train.resume import resumable
 
     # eval alone reads the test split, so naming test files later continues the run
     assert resumable("data.test") and resumable("data.test.src") and resumable("data.test_split")

@@ -7,6 +7,7 @@ from translator.config import DecodeConfig, TokenizerConfig
 from translator.data.batching import pad_ids
 from translator.data.demo import generate_pairs
 from translator.data.tokenizer import BOS, EOS, PAD, Tokenizer
+from translator.decode.search import beam_search, greedy_search
 from translator.models.attention import (
     AdditiveAttention,
     DotAttention,
@@ -19,7 +20,6 @@ from translator.models.luong import Luong
 from translator.models.rnn import reverse_real_tokens
 from translator.models.sutskever import SutskeverLSTM
 from translator.models.transformer import Transformer
-from translator.search import beam_search, greedy_search
 
 VOCAB = 30
 VARIANTS = {

@@ -9,7 +9,7 @@ from util import cli, tiny_config
 
 from translator.config import config_from_dict
 from translator.errors import UserError
-from translator.train import Trainer
+from translator.train.trainer import Trainer
 
 
 def config_file(tmp_path, **train):

@@ -5,8 +5,8 @@ import torch
 from util import cli, favour_eos, model_and_src, model_score, user_error
 
 from translator.config import DecodeConfig
-from translator.sampling import Sampling, sampling_options
-from translator.search import greedy_search, sample_search
+from translator.decode.sampling import Sampling, sampling_options
+from translator.decode.search import greedy_search, sample_search
 from translator.specials import BOS, EOS, PAD, UNK
 
 DC = DecodeConfig(max_len_a=1.0, max_len_b=5, len_penalty=0.6)
@@ -121,7 +121,7 @@ def test_translate_samples_reproducibly_with_a_seed(tmp_path):
     from util import tiny_config
 
     from translator.config import config_from_dict
-    from translator.train import Trainer
+    from translator.train.trainer import Trainer
 
     Trainer(config_from_dict(tiny_config(run_dir=str(tmp_path), train={"max_steps": 3}))).run()
     lines = "Ein Hund läuft.\nZwei Katzen schlafen.\n\nDrei Männer lachen.\n"

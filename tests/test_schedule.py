@@ -9,8 +9,8 @@ from util import tiny_config
 
 from translator.config import config_from_dict
 from translator.errors import UserError
-from translator.objective import inverse_sqrt_lr, learning_rate, planned_steps, scheduled_lr
-from translator.train import Trainer
+from translator.train.schedule import inverse_sqrt_lr, learning_rate, planned_steps, scheduled_lr
+from translator.train.trainer import Trainer
 
 
 @pytest.mark.parametrize("schedule", ["linear", "cosine"])

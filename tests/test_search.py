@@ -5,7 +5,8 @@ import torch
 from util import favour_eos, model_and_src, model_score, tiny_model
 
 from translator.config import DecodeConfig
-from translator.search import beam_search, greedy_search, length_penalty, max_lengths
+from translator.decode.rules import length_penalty, max_lengths
+from translator.decode.search import beam_search, greedy_search
 from translator.specials import BOS, EOS, PAD, UNK
 
 
@@ -104,7 +105,7 @@ def test_hypotheses_cut_at_the_length_limit_are_scored_with_eos():
 )
 def test_output_does_not_depend_on_batch_size(family):
     """A family, or an ensemble of families (names joined by +)."""
-    from translator.ensemble import Ensemble
+    from translator.models.ensemble import Ensemble
 
     torch.manual_seed(7)
     members = [tiny_model(name) for name in family.split("+")]
@@ -163,7 +164,7 @@ def test_models_search_and_loss_need_nothing_from_the_data_package():
     assert (tokenizer.PAD, tokenizer.UNK, tokenizer.BOS, tokenizer.EOS) == (PAD, UNK, BOS, EOS)
     code = (
         "import sys\n"
-        "import translator.search, translator.objective\n"
+        "import translator.decode.search, translator.train.loss\n"
         "from translator.models.family import build_model, model_config\n"
         "for family in ('transformer', 'lstm', 'bahdanau', 'luong'):\n"
         "    build_model(model_config(type=family), 40, 40, True)\n"

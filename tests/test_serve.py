@@ -20,8 +20,8 @@ import pytest
 from util import cli, tiny_config
 
 from translator.config import config_from_dict
-from translator.inference import Translator
-from translator.train import Trainer
+from translator.engines.load import load_engine
+from translator.train.trainer import Trainer
 
 pytest.importorskip("fastapi", reason="the `serve` extra (fastapi) is not installed")
 pytest.importorskip("uvicorn", reason="the `serve` extra (uvicorn) is not installed")
@@ -54,13 +54,13 @@ def train(root, **model) -> str:
 @pytest.fixture(scope="module")
 def transformer(tmp_path_factory):
     path = train(tmp_path_factory.mktemp("serve") / "run")
-    return path, Translator.from_checkpoint(path, "cpu")
+    return path, load_engine(path, "cpu")
 
 
 @pytest.fixture(scope="module")
 def lstm(tmp_path_factory):
     path = train(tmp_path_factory.mktemp("serve-lstm") / "run", type="lstm", hidden_size=32)
-    return path, Translator.from_checkpoint(path, "cpu")
+    return path, load_engine(path, "cpu")
 
 
 class Server:

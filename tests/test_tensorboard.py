@@ -9,8 +9,8 @@ import pytest
 from util import tiny_config, user_error
 
 from translator.config import config_from_dict
-from translator.objective import inverse_sqrt_lr
-from translator.train import Trainer
+from translator.train.schedule import inverse_sqrt_lr
+from translator.train.trainer import Trainer
 
 BOARD = tiny_config(
     seed=2, train={"max_steps": 6, "log_every": 2, "valid_every": 3, "tensorboard": True}

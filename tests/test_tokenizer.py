@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from translator.checkpoint import load_checkpoint, save_checkpoint
 from translator.config import TokenizerConfig
 from translator.data import tokenizer as tok_mod
 from translator.data.tokenizer import BOS, EOS, PAD, UNK, Tokenizer, cache_dir
 from translator.errors import UserError
+from translator.models.checkpoint import load_checkpoint, save_checkpoint
 
 # byte_fallback reserves 256 byte pieces, so a byte-fallback vocabulary needs a little over
 # 256 + 4 + the number of distinct characters; 400 is small and always enough here.

@@ -6,12 +6,12 @@ import pytest
 import torch
 from util import tiny_config
 
-from translator import train as train_mod
-from translator import update as update_mod
 from translator.config import config_from_dict
 from translator.errors import UserError
-from translator.objective import inverse_sqrt_lr
-from translator.train import Trainer
+from translator.train import trainer as train_mod
+from translator.train import update as update_mod
+from translator.train.schedule import inverse_sqrt_lr
+from translator.train.trainer import Trainer
 
 TINY = tiny_config(seed=5, train={"max_steps": 4, "batch_tokens": 600, "warmup_steps": 2})
 

@@ -11,8 +11,8 @@ from util import tiny_config
 from translator import progress
 from translator.config import config_from_dict
 from translator.progress import steps_total
-from translator.tensorboard_log import TensorBoardLog
-from translator.train import StopKind, Trainer
+from translator.train.tensorboard_log import TensorBoardLog
+from translator.train.trainer import StopKind, Trainer
 
 TINY = tiny_config(seed=8, train={"max_steps": 6, "log_every": 2})
 

@@ -82,7 +82,7 @@ def test_reorder_state_selects_rows():
 
 
 def test_uncached_steps_give_the_same_logits_and_search_output():
-    from translator.search import beam_search
+    from translator.decode.search import beam_search
 
     model = tiny()
     src, tgt = batch()

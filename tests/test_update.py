@@ -1,4 +1,4 @@
-"""translator.update: which weights decay, and fused AdamW where torch has it."""
+"""translator.train.update: which weights decay, and fused AdamW where torch has it."""
 
 import math
 
@@ -8,9 +8,9 @@ from torch import nn
 from util import family_config
 
 from translator.config import TrainConfig
-from translator.distributed import Group
 from translator.models.family import build_model
-from translator.update import Updater, fused_adamw_supported
+from translator.train.distributed import Group
+from translator.train.update import Updater, fused_adamw_supported
 
 CPU = torch.device("cpu")
 

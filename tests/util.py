@@ -130,7 +130,7 @@ def model_score(model, src_row, tokens, alpha):
     """Log-probability of tokens and then <eos> under the full model, length-normalised."""
     import torch
 
-    from translator.search import length_penalty
+    from translator.decode.rules import length_penalty
     from translator.specials import BOS, EOS
 
     with torch.no_grad():

@@ -85,7 +85,7 @@ def train(
     RUN, the config's run_dir, gets best.pt, last.pt, summary.json, train.log and
     validations.jsonl."""
     from translator.config import load_config
-    from translator.train import train as run_training
+    from translator.train.trainer import train as run_training
 
     cfg = load_config(config, set_ or [])
     summary = run_training(cfg, resume=resume, init_from=init_from, overwrite=overwrite)
@@ -133,7 +133,7 @@ def average(
     ] = None,
 ):
     """Average the weights of a run's step checkpoints (or of --checkpoint files)."""
-    from translator.averaging import average_command
+    from translator.train.averaging import average_command
 
     typer.echo(average_command(run_dir, last, checkpoint or [], output))
 
@@ -178,10 +178,10 @@ def evaluate(
     Decodes the split (or --src, scored against --ref) with each --checkpoint, or with all
     of them as one model with --ensemble."""
     from translator.config import config_from_dict
-    from translator.ensemble import load_translator
-    from translator.evaluate import evaluate_translator
+    from translator.decode.evaluate import evaluate_translator
+    from translator.engines.load import load_engine
     from translator.fileio import atomic_write_bytes
-    from translator.plots import plot_by_length
+    from translator.plots.figures import plot_by_length
 
     if split not in ("dev", "test"):
         raise UserError(f"--split must be dev or test, got '{split}'")
@@ -193,7 +193,7 @@ def evaluate(
     series = []
     for paths in models:
         path = " + ".join(map(str, paths))
-        translator = load_translator(paths, ensemble, device, quantize)
+        translator = load_engine(paths, device, quantize, ensemble)
         cfg = translator.cfg
         if set_:  # --set applies to the data and the decoding settings alike
             cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", set_)
@@ -273,9 +273,8 @@ def translate(
     """Translate sentences from arguments, standard input or a file, line by line.
 
     --checkpoint takes a checkpoint file or a folder written by `translator export`."""
-    from translator.ensemble import load_translator
-    from translator.sampling import sampling_options
-    from translator.translate_io import (
+    from translator.decode.sampling import sampling_options
+    from translator.decode.translate_io import (
         chunks,
         draw_attention,
         interactive_loop,
@@ -284,6 +283,7 @@ def translate(
         utf8_arguments,
         write_translations,
     )
+    from translator.engines.load import load_engine
 
     text = utf8_arguments(text or [])
     if output_file is not None and input_file is None:
@@ -291,8 +291,8 @@ def translate(
     sampler = sampling_options(sampling, temperature, seed, beam)
     if sampler is not None and checkpoint[0].is_dir():
         raise UserError(f"--sampling: {checkpoint[0]} is an exported model, which only searches")
-    translator = load_translator(checkpoint, ensemble, device, quantize)
-    translator.sampling = sampler
+    translator = load_engine(checkpoint, device, quantize, ensemble)
+    translator.decode.sampling = sampler
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size
     )
@@ -335,7 +335,7 @@ def export(
     """Write a Transformer checkpoint as a CTranslate2 model folder (fast CPU decoding).
 
     translate, eval and serve take the folder as --checkpoint."""
-    from translator.export import describe, export_checkpoint
+    from translator.engines.export import describe, export_checkpoint
 
     typer.echo(describe(*export_checkpoint(checkpoint, format_, quantization, output)))
 
@@ -349,7 +349,7 @@ def curves(
     plot: Annotated[Path, output_option("--plot", "The PNG to draw")],
 ):
     """Draw runs' curves: dev BLEU by wall-clock minutes, training loss by steps."""
-    from translator.curves import draw_curves
+    from translator.plots.curves import draw_curves
 
     typer.echo(draw_curves(runs, plot), err=True)
 

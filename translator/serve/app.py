@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.exceptions import HTTPException
 
+from translator.decode.rules import nbest_problem
 from translator.errors import UserError, one_line
 from translator.serve.batching import Batcher
 from translator.serve.limits import LimitError, Limits
@@ -56,25 +57,10 @@ def _validation_message(request: Request, err: RequestValidationError) -> tuple[
     return 422, f"{where}: {first.get('msg', 'invalid request')}"
 
 
-def describe(translator, path: str) -> dict:
-    model = getattr(translator, "model", None)
-    cfg = translator.cfg
-    return {
-        "model": path,
-        "family": cfg.model.type,
-        "engine": "pytorch" if model is not None else "ctranslate2",
-        "parameters": model.num_parameters() if model is not None else None,
-        "device": str(getattr(translator, "device", None) or "cpu"),
-        "languages": [cfg.data.src_lang, cfg.data.tgt_lang],
-        "beam": cfg.decode.beam,
-        "attention": bool(model is not None and model.attention_layers),
-    }
-
-
 def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastAPI:
     """The app; the caller runs `batcher`'s decoding loop and stops it once the server has
     stopped (`translator serve` does both, serve/command.py)."""
-    info = describe(translator, path)
+    info = {"model": path, **translator.describe()}
     app = FastAPI(
         title="translator",
         summary=f"{info['family']} {info['languages'][0]} -> {info['languages'][1]}",
@@ -105,8 +91,8 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
     def beam_of(beam: int | None, nbest: int) -> int:
         if beam is None:
             beam = max(info["beam"], nbest)
-        elif nbest > beam:
-            raise LimitError(422, f"nbest {nbest} needs a beam of at least {nbest}")
+        elif problem := nbest_problem(nbest, beam):
+            raise LimitError(422, problem)
         if beam > limits.max_beam:
             raise LimitError(422, f"beam {beam} is over this server's limit of {limits.max_beam}")
         return beam

@@ -40,18 +40,6 @@ class Job:
 
 
 class Batcher:
-    @staticmethod
-    def of(translator, limits: Limits) -> Batcher:
-        """Continuous batching (streaming.py) when asked for, where the model is PyTorch's and
-        searches; else whole batches."""
-        if limits.batching == "batch":
-            return Batcher(translator, limits)
-        if getattr(translator, "model", None) is None or getattr(translator, "sampling", None):
-            raise UserError("--batching continuous needs a checkpoint (PyTorch) model")
-        from translator.serve.streaming import StreamBatcher
-
-        return StreamBatcher(translator, limits)
-
     def __init__(self, translator, limits: Limits):
         self.translator, self.limits = translator, limits
         self._jobs: queue.Queue[Job | None] = queue.Queue()

@@ -91,17 +91,17 @@ def serve(
     POST /translate, POST /attention, GET /health, and the page at /; concurrent requests
     are decoded together. The decoding options set what a request gets unless it asks for
     its own beam."""
-    from translator.engines import open_translator
+    from translator.engines.load import load_engine
     from translator.errors import UserError, optional_import
 
     optional_import("fastapi", "serve", "translator serve and its page")
     uvicorn = optional_import("uvicorn", "serve", "translator serve and its page")
     from translator.serve.app import create_app
-    from translator.serve.batching import Batcher
+    from translator.serve.streaming import make_batcher
 
     if batching not in ("batch", "continuous"):
         raise UserError(f"--batching {batching!r}: choose batch or continuous")
-    translator = open_translator(checkpoint, device)
+    translator = load_engine(checkpoint, device)
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size
     )
@@ -123,7 +123,7 @@ def serve(
         batch_gap_ms=batch_gap_ms,
         batching=batching,
     )
-    batcher = Batcher.of(translator, limits)
+    batcher = make_batcher(translator, limits)
     app = create_app(translator, str(checkpoint), limits, batcher)
     # asyncio's own event loop even where uvloop is installed: continuous batching was
     # slower under uvloop's and whole batches gained nothing (docs/benchmarks.md)

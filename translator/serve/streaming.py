@@ -2,7 +2,7 @@
 
 A batch that is decoded from start to end runs as long as its longest sentence needs, and
 the requests that arrive meanwhile wait for all of it. Here the decoding loop keeps one
-`BeamStream` (translator/beam.py) per beam size: at every step the sentences of newly
+`BeamStream` (translator/decode/beam.py) per beam size: at every step the sentences of newly
 queued requests join (taking the rows of sentences that ended), every sentence advances by
 one token, and each request is answered as soon as its last sentence has ended. Requests are
 gathered as in batching.py only while the decoder is idle; while it is busy, whatever is
@@ -17,11 +17,13 @@ from dataclasses import replace
 
 import torch
 
-from translator.beam import BeamStream
 from translator.data.batching import pad_ids
-from translator.inference import Translation, source_ids
+from translator.decode.beam import BeamStream
+from translator.decode.translator import Translation, source_ids
+from translator.errors import UserError
 from translator.runtime import autocast
 from translator.serve.batching import Batcher, Job
+from translator.serve.limits import Limits
 
 log = logging.getLogger(__name__)
 
@@ -113,3 +115,13 @@ class StreamBatcher(Batcher):
         for job in [job for job in self._answers if job.abandoned]:  # the stream drops the rest
             del self._answers[job]
             self._finish(job, None, None)
+
+
+def make_batcher(translator, limits: Limits) -> Batcher:
+    """Continuous batching when asked for, where the model is PyTorch's and searches; else
+    whole batches (batching.Batcher)."""
+    if limits.batching == "batch":
+        return Batcher(translator, limits)
+    if not translator.supports_streaming:
+        raise UserError("--batching continuous needs a checkpoint (PyTorch) model")
+    return StreamBatcher(translator, limits)

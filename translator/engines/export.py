@@ -9,7 +9,7 @@
 
 The folder is built beside its final place and renamed into it once whole, so an
 interrupted export leaves no folder that `translate --checkpoint FOLDER` would trust;
-an older export in the same place is replaced only then. translator/ct2.py reads it.
+an older export in the same place is replaced only then. translator/engines/ct2.py reads it.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import shutil
 from pathlib import Path
 
 from translator import __version__
-from translator.checkpoint import Checkpoint
 from translator.errors import UserError, optional_import
 from translator.fileio import atomic_write_bytes, replace_folder
+from translator.models.checkpoint import Checkpoint
 from translator.models.family import exporting
 from translator.specials import BOS, EOS, UNK
 

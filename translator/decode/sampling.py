@@ -2,7 +2,7 @@
 back-translation, which profit from the variety that the likeliest output lacks.
 
 Each step takes the search's log-probabilities (specials masked, <eos> forced at the length
-limit: translator/search.py), divides them by the temperature, keeps the top k tokens or the
+limit: translator/decode/search.py), divides them by the temperature, keeps the top k tokens or the
 smallest set whose probability reaches p (nucleus sampling, Holtzman et al. 2020) and draws
 one token per row with torch.multinomial from a torch.Generator seeded by --seed. All rows of
 a batch draw at once, so the output depends on the seed, the input and the batch size.

@@ -2,7 +2,7 @@
 and `translator average`, which writes the elementwise mean of several checkpoints' weights.
 
 Averaging the last few checkpoints of a run smooths out the noise of the last updates, much
-as the moving average of translator.ema does during training. Only checkpoints of the same
+as the moving average of translator.train.ema does during training. Only checkpoints of the same
 model can be averaged: the same `model` section, the same `tokenizer` keys and the same
 sentencepiece model bytes; anything else is refused, naming the two files that differ.
 """
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import torch
 
-from translator.checkpoint import Checkpoint
 from translator.errors import UserError
+from translator.models.checkpoint import Checkpoint
 from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ def prune_step_checkpoints(run_dir: Path, keep: int, step: int) -> None:
 
 # -- averaging ---------------------------------------------------------------------------------
 def _same_model(first: Checkpoint, first_path: Path, other: Checkpoint, path: Path) -> None:
-    from translator.resume import config_changes, describe
+    from translator.config.diff import config_changes, describe_changes
 
     def keys(ckpt: Checkpoint) -> dict:
         config = ckpt.config if isinstance(ckpt.config, dict) else {}
@@ -55,7 +55,7 @@ def _same_model(first: Checkpoint, first_path: Path, other: Checkpoint, path: Pa
     changes = config_changes(keys(first), keys(other))
     if changes:
         raise UserError(
-            f"cannot average {first_path} and {path}: their configs differ in {describe(changes)}",
+            f"cannot average {first_path} and {path}: their configs differ in {describe_changes(changes)}",
             "average checkpoints of one run (or of runs with the same model and tokenizer)",
         )
     mine, theirs = first.tokenizer, other.tokenizer

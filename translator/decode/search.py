@@ -4,63 +4,34 @@ Both are batched over sentences, stop each sentence at its end token or at
 `max_len_a * source_length + max_len_b` tokens (then the end token is forced, and
 scored, so a cut hypothesis competes as if it had ended, as in fairseq), and drop
 finished sentences from the batch so the remaining steps only pay for sentences
-still being decoded. Sampling (translator/sampling.py) runs through greedy search's
+still being decoded. Sampling (translator/decode/sampling.py) runs through greedy search's
 loop with another way to pick each token.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
 import torch
 
 from translator.config import DecodeConfig
+from translator.decode.beam import BeamStream
+from translator.decode.rules import (
+    Hypothesis,
+    force_eos,
+    length_penalty,
+    mask_specials,
+    max_lengths,
+)
 from translator.models.base import Seq2Seq
-from translator.specials import BOS, EOS, PAD, UNK
+from translator.specials import BOS, EOS
 
 
 class Sampler(Protocol):
-    """How sampling picks tokens (translator/sampling.py): logp [N, V] -> token ids [N]."""
+    """How sampling picks tokens (translator/decode/sampling.py): logp [N, V] -> token ids [N]."""
 
     def choose(self, logp: torch.Tensor) -> torch.Tensor: ...
-
-
-@dataclass
-class Hypothesis:
-    tokens: list[int]  # without <bos>/<eos>
-    score: float  # length-normalised log-probability
-
-
-def max_lengths(src: torch.Tensor, a: float, b: int, steps: int | None = None) -> torch.Tensor:
-    """Output tokens allowed per sentence, <eos> not counted; `steps` (the decoder steps the
-    model can take) keeps one step for the <eos>."""
-    src_len = (src != PAD).sum(1)
-    return (a * src_len.float() + b).long().clamp(min=1, max=None if steps is None else steps - 1)
-
-
-def mask_specials(logp: torch.Tensor, allow_unk: bool) -> torch.Tensor:
-    """<pad> and <bos> never appear in an output, and <unk> only on request: the detokenizer
-    drops them, so a hypothesis would be ranked on tokens its text does not show."""
-    banned = [PAD, BOS] if allow_unk else [PAD, BOS, UNK]
-    logp[:, banned] = float("-inf")
-    return logp
-
-
-def force_eos(logp: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """Rows at their length limit can only end: every token but <eos> gets -inf."""
-    at = rows.nonzero().squeeze(1)
-    if at.numel():  # (most steps have none: a [N, V] mask would cost more than the rest)
-        end = logp[at, EOS]
-        logp[at] = float("-inf")
-        logp[at, EOS] = end
-    return logp
-
-
-def length_penalty(length, alpha: float):
-    """GNMT's ((5 + |Y|) / 6) ** alpha (Wu et al. 2016), of a tensor of lengths or one."""
-    return ((5.0 + length) / 6.0) ** alpha
 
 
 def _token_by_token(
@@ -123,9 +94,7 @@ def beam_search(
     model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig | None = None, nbest: int = 1
 ) -> list[list[Hypothesis]]:
     """Batched beam search of width `dc.beam`; the `nbest` best hypotheses per sentence
-    (translator/beam.py: all sentences join at the first step)."""
-    from translator.beam import BeamStream  # it imports this module's helpers
-
+    (translator/decode/beam.py: all sentences join at the first step)."""
     stream = BeamStream(model, dc or DecodeConfig())
     stream.add(src, list(range(src.size(0))))
     out: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]

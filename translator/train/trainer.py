@@ -22,19 +22,12 @@ from pathlib import Path
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from translator.averaging import prune_step_checkpoints, step_path
-from translator.checkpoint import Checkpoint
 from translator.config import Config, save_config
-from translator.data.feed import TrainingData
-from translator.distributed import all_sum, all_sum_, any_rank, close, init_from_env
-from translator.ema import WeightEMA
 from translator.errors import UserError
 from translator.fileio import atomic_write_bytes
-from translator.finetune import initial_checkpoint
+from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
-from translator.objective import planned_steps, scheduled_lr
 from translator.progress import TrainingBar
-from translator.resume import check_resumable, gather_rng, restore_rng
 from translator.runtime import (
     memory_mb,
     pick_device,
@@ -45,10 +38,17 @@ from translator.runtime import (
     set_threads,
     to_device,
 )
-from translator.tensorboard_log import TensorBoardLog, check_installed
-from translator.train_state import RunLog, Stop, StopKind, TrainState, claim_run_dir, summary
-from translator.update import Updater
-from translator.validation import report, validate
+from translator.train.averaging import prune_step_checkpoints, step_path
+from translator.train.distributed import all_sum, all_sum_, any_rank, close, init_from_env
+from translator.train.ema import WeightEMA
+from translator.train.feed import TrainingData
+from translator.train.finetune import initial_checkpoint
+from translator.train.resume import check_resumable, gather_rng, restore_rng
+from translator.train.schedule import planned_steps, scheduled_lr
+from translator.train.state import RunLog, Stop, StopKind, TrainState, claim_run_dir, summary
+from translator.train.tensorboard_log import TensorBoardLog, check_installed
+from translator.train.update import Updater
+from translator.train.validation import report, validate
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
-"""An exported folder (translator/export.py) translated by `ctranslate2.Translator`.
+"""An exported folder (translator/engines/export.py) translated by `ctranslate2.Translator`.
 
 `ExportedTranslator` has the `translate(lines, decode_cfg, nbest, progress)` of
 inference.Translator and returns the same `Translation` objects, so `translate` and
-`eval` only differ in how they open the model (translator/engines.py).
+`eval` only differ in how they open the model (translator/engines/load.py).
 
 How our decoding settings map onto CTranslate2's:
 
@@ -38,10 +38,10 @@ import torch
 from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer, fingerprint
+from translator.decode.rules import length_penalty, max_lengths, nbest_problem
+from translator.decode.translator import Translation, in_batches
+from translator.engines.export import FORMAT_VERSION, MANIFEST, MANIFEST_FORMAT
 from translator.errors import UserError, optional_import
-from translator.export import FORMAT_VERSION, MANIFEST, MANIFEST_FORMAT
-from translator.inference import Translation, in_batches
-from translator.search import length_penalty, max_lengths
 from translator.specials import BOS, EOS, PAD
 
 log = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ class ExportedTranslator:
         self.tokenizer = _tokenizer(folder, manifest)
         self.quantization = manifest.get("quantization", "float32")
         self.manifest = manifest
-        where = _device(ct2, device)
+        self.device = where = _device(ct2, device)
         # On a CPU, one batch per core at once (each batch on one thread) beats one batch at
         # a time on all cores: a beam search's matrices are too small to share. With 2 cores,
         # scripts/bench_decode.py on Multi30k: beam 5 1.3x (int8), 1.4x (float32); greedy 2.5x.
@@ -147,8 +147,23 @@ class ExportedTranslator:
         self._banned = [[tgt.id_to_piece(PAD)], [tgt.id_to_piece(BOS)]]
         self._eos = tgt.id_to_piece(EOS)
 
-    def model_max_source(self) -> int:
+    supports_attention = False
+    supports_streaming = False
+
+    @property
+    def max_source(self) -> int:
         return self.cfg.model.max_positions
+
+    def describe(self) -> dict:
+        return {
+            "family": self.cfg.model.type,
+            "engine": "ctranslate2",
+            "parameters": None,
+            "device": self.device,
+            "languages": [self.cfg.data.src_lang, self.cfg.data.tgt_lang],
+            "beam": self.cfg.decode.beam,
+            "attention": False,
+        }
 
     def attention(self, line: str, tokens: list[int], layer: int = -1):
         raise UserError(
@@ -165,9 +180,9 @@ class ExportedTranslator:
     ) -> list[list[Translation]]:
         """As inference.Translator.translate: length-sorted batches, input order back."""
         dc = decode_cfg or self.cfg.decode
-        if nbest > dc.beam:
-            raise UserError(f"--nbest {nbest} needs a beam of at least {nbest} (beam is {dc.beam})")
-        limit = self.model_max_source()
+        if problem := nbest_problem(nbest, dc.beam):
+            raise UserError("--" + problem)
+        limit = self.max_source
         return in_batches(
             self.tokenizer, lines, limit, dc, nbest, progress, self._batch, self.workers
         )

@@ -10,7 +10,7 @@ from translator.data.batching import Batch, TokenBatches
 from translator.data.prepare import prepare, wait_for_prepared
 from translator.data.stream import BatchStream
 from translator.data.tokenizer import Tokenizer
-from translator.distributed import Group
+from translator.train.distributed import Group
 
 log = logging.getLogger(__name__)
 

@@ -13,11 +13,11 @@ import dataclasses
 import logging
 from pathlib import Path
 
-from translator.checkpoint import Checkpoint
 from translator.config import Config, config_from_dict
+from translator.config.diff import config_changes, describe_changes
 from translator.data.tokenizer import Tokenizer
 from translator.errors import UserError
-from translator.resume import config_changes, describe
+from translator.models.checkpoint import Checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def initial_checkpoint(path: str | Path, cfg: Config) -> tuple[Checkpoint, Token
     refused = {k: v for k, v in changes.items() if k not in FREE}
     if refused:
         raise UserError(
-            f"--init-from {path}: model keys differ from the checkpoint's: {describe(refused)}",
+            f"--init-from {path}: model keys differ from the checkpoint's: {describe_changes(refused)}",
             "set them as the checkpoint has them; fine-tuning keeps the model's shape",
         )
     if dataclasses.asdict(saved.tokenizer) != dataclasses.asdict(cfg.tokenizer):

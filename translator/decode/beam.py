@@ -24,8 +24,14 @@ from typing import Any
 import torch
 
 from translator.config import DecodeConfig
+from translator.decode.rules import (
+    Hypothesis,
+    force_eos,
+    length_penalty,
+    mask_specials,
+    max_lengths,
+)
 from translator.models.base import Seq2Seq, pad_to, select_rows
-from translator.search import Hypothesis, force_eos, length_penalty, mask_specials, max_lengths
 from translator.specials import BOS, EOS, PAD
 
 

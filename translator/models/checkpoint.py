@@ -107,7 +107,7 @@ class Checkpoint:
     rng: list[dict] = field(default_factory=list)
     optimizer: dict | None = None
     scaler: dict | None = None
-    ema: dict | None = None  # translator.ema.WeightEMA.state_dict() (last.pt, EMA runs)
+    ema: dict | None = None  # translator.train.ema.WeightEMA.state_dict() (last.pt, EMA runs)
     every_rank: bool = True  # `rng` holds every process's state (older files: rank 0's alone)
     version: str = __version__  # of translator that wrote it
 

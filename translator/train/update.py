@@ -17,8 +17,8 @@ import torch
 from torch import nn
 
 from translator.errors import UserError
-from translator.objective import is_oom, sequence_loss
 from translator.runtime import autocast, say
+from translator.train.loss import sequence_loss
 
 
 def fused_adamw_supported(device: torch.device) -> bool:
@@ -161,3 +161,11 @@ class Updater:
             "longest_bad_run": int(longest),
             "grad_norm": norm_sum / norms if norms else float("nan"),
         }
+
+
+def is_oom(err: BaseException) -> bool:
+    """A CUDA or CPU allocator failure, as opposed to any other RuntimeError."""
+    if isinstance(err, torch.OutOfMemoryError):
+        return True
+    text = str(err)
+    return "out of memory" in text or "can't allocate memory" in text

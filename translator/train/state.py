@@ -14,11 +14,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from translator.averaging import step_checkpoints
 from translator.errors import UserError
 from translator.fileio import atomic_write_bytes
 from translator.runtime import memory_mb
-from translator.tensorboard_log import FOLDER as TENSORBOARD
+from translator.train.averaging import step_checkpoints
+from translator.train.tensorboard_log import FOLDER as TENSORBOARD
 
 
 @dataclass

@@ -58,7 +58,7 @@ def recorded_minutes(summary: dict) -> bool:
 
 def draw_curves(runs: list[Path], plot: Path) -> str:
     """Draw the runs to `plot`; what the picture shows, in one line."""
-    from translator.plots import plot_curves
+    from translator.plots.figures import plot_curves
 
     summaries = [read_summary(path) for path in runs]
     series = [

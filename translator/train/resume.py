@@ -11,16 +11,16 @@ device and precision, decoding) may change; the changes are logged.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import random
 
 import torch
 
-from translator.checkpoint import Checkpoint
 from translator.config import Config, config_from_dict
-from translator.distributed import Group, all_gather
+from translator.config.diff import config_changes, describe_changes
 from translator.errors import UserError
+from translator.models.checkpoint import Checkpoint
+from translator.train.distributed import Group, all_gather
 
 log = logging.getLogger(__name__)
 
@@ -53,41 +53,10 @@ RESUMABLE = (
     "train.dtype",
     "train.compile",
 )
-SHOWN = 8  # differing keys named in one message
-
-
-def flatten(tree: dict, prefix: str = "") -> dict:
-    """{"a": {"b": 1}} -> {"a.b": 1}, whatever sections a config has."""
-    flat = {}
-    for key, value in tree.items():
-        if isinstance(value, dict) and value:
-            flat.update(flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
 
 
 def resumable(key: str) -> bool:
     return any(key == p or (p.endswith(".") and key.startswith(p)) for p in RESUMABLE)
-
-
-def config_changes(saved: dict, given: dict) -> dict[str, tuple]:
-    """Key path -> (saved value, given value) for each key that differs; a key that only
-    one side has is paired with `Ellipsis`."""
-    old, new = flatten(saved), flatten(given)
-    keys = sorted(old.keys() | new.keys())
-    return {
-        k: (old.get(k, ...), new.get(k, ...)) for k in keys if old.get(k, ...) != new.get(k, ...)
-    }
-
-
-def describe(changes: dict[str, tuple]) -> str:
-    def show(value) -> str:
-        return "unset" if value is ... else json.dumps(value, default=str)
-
-    parts = [f"{k} ({show(a)} -> {show(b)})" for k, (a, b) in list(changes.items())[:SHOWN]]
-    more = len(changes) - SHOWN
-    return ", ".join(parts) + (f" and {more} more" if more > 0 else "")
 
 
 def check_resumable(ckpt: Checkpoint, cfg: Config, processes: int, where: str) -> None:
@@ -103,7 +72,7 @@ def check_resumable(ckpt: Checkpoint, cfg: Config, processes: int, where: str) -
     refused = {k: v for k, v in changes.items() if not resumable(k)}
     if refused:
         raise UserError(
-            f"cannot resume {where}: config keys differ from the saved run: {describe(refused)}",
+            f"cannot resume {where}: config keys differ from the saved run: {describe_changes(refused)}",
             "set them as the saved run had them, or give a new run_dir to start a new run",
         )
     if ckpt.processes is not None and ckpt.processes != processes:
@@ -113,7 +82,7 @@ def check_resumable(ckpt: Checkpoint, cfg: Config, processes: int, where: str) -
             f"start {ckpt.processes} process(es), or give a new run_dir to start a new run",
         )
     if changes:
-        log.info(f"resuming with changed settings: {describe(changes)}")
+        log.info(f"resuming with changed settings: {describe_changes(changes)}")
 
 
 # -- random state ------------------------------------------------------------------------------

@@ -102,7 +102,7 @@ def interactive_loop(translator, dc) -> None:
 
 def draw_attention(translator, text: list[str], dc, path: Path, layer: int) -> None:
     from translator.models.family import title as family_title
-    from translator.plots import plot_attention
+    from translator.plots.figures import plot_attention
 
     if len(text) != 1:
         raise UserError("--plot-attention draws one sentence: give exactly one text argument")

@@ -10,21 +10,15 @@ a single confident member can carry.)
 
 The ensemble is a Seq2Seq whose state holds one state per member, so greedy search, beam
 search and sampling run unchanged, and any families mix: they only have to share the
-tokenizer, which `load_translator` checks.
+tokenizer, which `translator.engines.load.load_engine` checks.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import torch
 from torch import nn
 
-from translator.checkpoint import load_checkpoint
-from translator.errors import UserError
-from translator.inference import Translator, build_from_checkpoint
 from translator.models.base import Seq2Seq, State, select_rows
-from translator.runtime import pick_device
 
 
 class Ensemble(Seq2Seq):
@@ -88,48 +82,3 @@ class Ensemble(Seq2Seq):
         """Teacher-forced log-probabilities [B, T, V], as the steps give them."""
         logps = [torch.log_softmax(m(src, tgt_in).float(), dim=-1) for m in self.members]
         return torch.log_softmax(torch.stack(logps).mean(0), dim=-1)
-
-
-def load_translator(
-    paths: list[Path], ensemble: bool, device: str = "auto", quantize: str | None = None
-):
-    """One model's translator (a checkpoint file, or a folder from `translator export`), or
-    with `ensemble` the Translator of all the checkpoints as one model: decoding settings and
-    languages from the first, the shortest length limit of all. `quantize`: int8 on the CPU."""
-    from translator.engines import check_quantize, open_translator, quantize_translator
-
-    if not ensemble:
-        if len(paths) > 1:
-            raise UserError(
-                f"{len(paths)} --checkpoint options: add --ensemble to decode with all of "
-                "them as one model, or give one"
-            )
-        return open_translator(paths[0], device, quantize)
-    for path in paths:
-        if Path(path).is_dir():
-            raise UserError(f"--ensemble: {path} is an exported folder; ensembles take checkpoints")
-    if quantize is not None:
-        check_quantize(quantize, device)
-        device = "cpu"
-    built = [build_from_checkpoint(load_checkpoint(p), str(p)) for p in paths]
-    (cfg, tokenizer, _), first = built[0], paths[0]
-    for path, (other_cfg, other_tok, _) in zip(paths[1:], built[1:]):
-        if other_tok.fingerprint() != tokenizer.fingerprint():
-            raise UserError(
-                f"--ensemble: {path} and {first} have different tokenizers; the models of an "
-                "ensemble must be trained with the same sentencepiece model"
-            )
-        # A joint vocabulary can be shared by a model of the opposite direction.
-        pair = f"{cfg.data.src_lang}->{cfg.data.tgt_lang}"
-        other = f"{other_cfg.data.src_lang}->{other_cfg.data.tgt_lang}"
-        if pair != other:
-            raise UserError(f"--ensemble: {path} translates {other} but {first} translates {pair}")
-    translator = Translator(
-        Ensemble([model for _, _, model in built]),
-        tokenizer,
-        cfg,
-        pick_device(device),
-        name="ensemble of " + " + ".join(c.model.type for c, _, _ in built),
-        max_source=min(c.model.max_positions for c, _, _ in built),
-    )
-    return translator if quantize is None else quantize_translator(translator, quantize)

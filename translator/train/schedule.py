@@ -1,30 +1,10 @@
-"""What training minimises and how fast: the loss, the learning-rate schedule."""
+"""How fast training moves: the learning-rate schedules and the steps a budget holds."""
 
 from __future__ import annotations
 
 import math
 
-import torch
-import torch.nn.functional as F
-
-from translator.config import (
-    SCHEDULES,  # noqa: F401 (the names train.lr_schedule accepts)
-    TrainConfig,
-)
-from translator.models.base import Seq2Seq
-from translator.specials import PAD
-
-
-def sequence_loss(model: Seq2Seq, batch, smoothing: float) -> torch.Tensor:
-    """Summed label-smoothed cross-entropy over the real target tokens."""
-    logits = model(batch.src, batch.tgt_in)
-    return F.cross_entropy(
-        logits.float().view(-1, logits.size(-1)),
-        batch.tgt_out.view(-1),
-        ignore_index=PAD,
-        label_smoothing=smoothing,
-        reduction="sum",
-    )
+from translator.config import TrainConfig
 
 
 def inverse_sqrt_lr(step: int, lr: float, warmup: int) -> float:
@@ -90,11 +70,3 @@ def planned_steps(step: int, elapsed: float, budget: float, max_steps: int) -> f
     if step <= 0 or elapsed <= 0 or not math.isfinite(budget):
         return float(max_steps)
     return min(float(max_steps), step * budget / elapsed)
-
-
-def is_oom(err: BaseException) -> bool:
-    """A CUDA or CPU allocator failure, as opposed to any other RuntimeError."""
-    if isinstance(err, torch.OutOfMemoryError):
-        return True
-    text = str(err)
-    return "out of memory" in text or "can't allocate memory" in text

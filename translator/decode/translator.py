@@ -9,15 +9,15 @@ from dataclasses import dataclass
 
 import torch
 
-from translator.checkpoint import Checkpoint, load_checkpoint
 from translator.config import Config, DecodeConfig
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer
+from translator.decode.rules import nbest_problem
+from translator.decode.search import decode
 from translator.errors import UserError
 from translator.models.base import Seq2Seq
 from translator.progress import progress_bar
 from translator.runtime import autocast, pick_device
-from translator.search import decode
 from translator.specials import BOS, EOS
 
 log = logging.getLogger(__name__)
@@ -28,11 +28,6 @@ class Translation:
     text: str
     score: float
     tokens: tuple[int, ...] = ()  # target subword ids, without <bos>/<eos>
-
-
-def build_from_checkpoint(ckpt: dict, where: str) -> tuple[Config, Tokenizer, Seq2Seq]:
-    """A loaded checkpoint file (`load_checkpoint`) as (config, tokenizer, model)."""
-    return Checkpoint.from_payload(ckpt).build(where)
 
 
 def source_ids(tokenizer, lines: list[str], limit: int) -> tuple[list[int], list[list[int]]]:
@@ -104,13 +99,28 @@ class Translator:
         self.name = name or cfg.model.type  # for messages and picture titles
         self.max_source = max_source or cfg.model.max_positions  # longer input is cut
         # How translate() picks tokens: None searches (greedy or beam, by the beam size),
-        # a translator.sampling.Sampling draws them.
+        # a translator.decode.sampling.Sampling draws them.
         self.sampling = None
 
-    @classmethod
-    def from_checkpoint(cls, path: str, device: str = "auto") -> Translator:
-        cfg, tokenizer, model = build_from_checkpoint(load_checkpoint(path), str(path))
-        return cls(model, tokenizer, cfg, pick_device(device))
+    @property
+    def supports_attention(self) -> bool:
+        return bool(self.model.attention_layers)
+
+    @property
+    def supports_streaming(self) -> bool:
+        """Serve's continuous batching steps the beam search; sampling has no such stream."""
+        return self.sampling is None
+
+    def describe(self) -> dict:
+        return {
+            "family": self.cfg.model.type,
+            "engine": "pytorch",
+            "parameters": self.model.num_parameters(),
+            "device": str(self.device),
+            "languages": [self.cfg.data.src_lang, self.cfg.data.tgt_lang],
+            "beam": self.cfg.decode.beam,
+            "attention": self.supports_attention,
+        }
 
     def translate(
         self,
@@ -124,8 +134,8 @@ class Translator:
         A blank line yields an empty translation without running the model.
         """
         dc = decode_cfg or self.cfg.decode
-        if nbest > dc.beam and self.sampling is None:
-            raise UserError(f"--nbest {nbest} needs a beam of at least {nbest} (beam is {dc.beam})")
+        if self.sampling is None and (problem := nbest_problem(nbest, dc.beam)):
+            raise UserError("--" + problem)
         return in_batches(self.tokenizer, lines, self.max_source, dc, nbest, progress, self._batch)
 
     def _batch(self, ids: list[list[int]], dc: DecodeConfig, nbest: int) -> list[list[Translation]]:

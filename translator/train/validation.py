@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import torch
 
-from translator.evaluate import bleu
-from translator.inference import Translator
-from translator.objective import sequence_loss
+from translator.decode.evaluate import bleu
+from translator.decode.translator import Translator
 from translator.runtime import autocast
+from translator.train.loss import sequence_loss
 
 # dev pairs shown at each validation: the first ones, the same every time, so that a person
 # sees the same sentences improve

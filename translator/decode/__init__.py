@@ -1,0 +1,1 @@
+"""Decoding: searches, the PyTorch translator, ensembles, sampling, scores and translation I/O."""

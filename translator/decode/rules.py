@@ -1,0 +1,54 @@
+"""What every search obeys, whichever picks the tokens (search.py, beam.py, and the
+CTranslate2 engine's limits): length limits, the forced end, the banned specials, the
+length penalty and the hypothesis they produce."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from translator.specials import BOS, EOS, PAD, UNK
+
+
+@dataclass
+class Hypothesis:
+    tokens: list[int]  # without <bos>/<eos>
+    score: float  # length-normalised log-probability
+
+
+def max_lengths(src: torch.Tensor, a: float, b: int, steps: int | None = None) -> torch.Tensor:
+    """Output tokens allowed per sentence, <eos> not counted; `steps` (the decoder steps the
+    model can take) keeps one step for the <eos>."""
+    src_len = (src != PAD).sum(1)
+    return (a * src_len.float() + b).long().clamp(min=1, max=None if steps is None else steps - 1)
+
+
+def mask_specials(logp: torch.Tensor, allow_unk: bool) -> torch.Tensor:
+    """<pad> and <bos> never appear in an output, and <unk> only on request: the detokenizer
+    drops them, so a hypothesis would be ranked on tokens its text does not show."""
+    banned = [PAD, BOS] if allow_unk else [PAD, BOS, UNK]
+    logp[:, banned] = float("-inf")
+    return logp
+
+
+def force_eos(logp: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """Rows at their length limit can only end: every token but <eos> gets -inf."""
+    at = rows.nonzero().squeeze(1)
+    if at.numel():  # (most steps have none: a [N, V] mask would cost more than the rest)
+        end = logp[at, EOS]
+        logp[at] = float("-inf")
+        logp[at, EOS] = end
+    return logp
+
+
+def length_penalty(length, alpha: float):
+    """GNMT's ((5 + |Y|) / 6) ** alpha (Wu et al. 2016), of a tensor of lengths or one."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def nbest_problem(nbest: int, beam: int) -> str | None:
+    """What is wrong with asking a search of width `beam` for `nbest` outputs, if anything."""
+    if nbest > beam:
+        return f"nbest {nbest} needs a beam of at least {nbest} (beam is {beam})"
+    return None

@@ -1,0 +1,1 @@
+"""Engines and export: opening a model to translate with, CTranslate2, quantization."""

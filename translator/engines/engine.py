@@ -1,0 +1,37 @@
+"""The interface every engine offers: the PyTorch translator (decode/translator.py, one
+model or an ensemble) and the CTranslate2 translator (engines/ct2.py). `translate`,
+`eval` and `serve` open one with `load_engine` (engines/load.py) and use nothing else."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from translator.config import Config, DecodeConfig
+
+
+@runtime_checkable
+class Engine(Protocol):
+    cfg: Config  # the model's config; cfg.decode holds the default decoding settings
+    tokenizer: Any  # data.tokenizer.Tokenizer
+    max_source: int  # source subwords the model takes; a longer line is cut
+    supports_attention: bool  # attention() gives weights (else it raises a UserError)
+    supports_streaming: bool  # serve's continuous batching can step its search
+
+    def translate(
+        self,
+        lines: list[str],
+        decode_cfg: DecodeConfig | None = None,
+        nbest: int = 1,
+        progress: bool = False,
+    ) -> list[list[Any]]:
+        """Per line, its `nbest` best decode.translator.Translation, in input order."""
+        ...
+
+    def attention(self, line: str, tokens: list[int], layer: int = -1) -> tuple:
+        """(source pieces, target pieces, [target, source] weights) of `tokens` for `line`."""
+        ...
+
+    def describe(self) -> dict:
+        """What the engine is: family, engine, parameters, device, languages, beam,
+        attention (the facts `serve` reports at /health and /info)."""
+        ...

@@ -1,0 +1,100 @@
+"""The one way to open a model to translate with: `load_engine`. A checkpoint file gives
+the PyTorch translator (optionally quantized), a folder from `translator export` the
+CTranslate2 one, and several checkpoints with `ensemble` one translator of all of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from translator.engines.engine import Engine
+from translator.errors import UserError
+
+
+def load_engine(
+    paths: str | Path | list,
+    device: str = "auto",
+    quantize: str | None = None,
+    ensemble: bool = False,
+) -> Engine:
+    """One model's engine (a checkpoint file, or a folder from `translator export`), or with
+    `ensemble` the translator of all the checkpoints as one model: decoding settings and
+    languages from the first, the shortest length limit of all. `quantize`: int8 on the CPU."""
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    if not ensemble and len(paths) > 1:
+        raise UserError(
+            f"{len(paths)} --checkpoint options: add --ensemble to decode with all of "
+            "them as one model, or give one"
+        )
+    if not ensemble and Path(paths[0]).is_dir():
+        return _exported(Path(paths[0]), device, quantize)
+    for path in paths:
+        if Path(path).is_dir():
+            raise UserError(f"--ensemble: {path} is an exported folder; ensembles take checkpoints")
+    if quantize is not None:
+        _check_quantize(quantize, device)
+    from translator.decode.translator import Translator
+    from translator.models.checkpoint import Checkpoint, load_checkpoint
+    from translator.runtime import pick_device
+
+    device = "cpu" if quantize is not None else device
+    built = [Checkpoint.from_payload(load_checkpoint(p)).build(str(p)) for p in paths]
+    if ensemble:
+        translator = _ensemble(paths, built, pick_device(device))
+    else:
+        cfg, tokenizer, model = built[0]
+        translator = Translator(model, tokenizer, cfg, pick_device(device))
+    if quantize is not None:
+        from translator.engines.quantize import quantize_model
+
+        translator.model = quantize_model(translator.model, quantize)
+    return translator
+
+
+def _exported(path: Path, device: str, quantize: str | None) -> Engine:
+    if quantize is not None:
+        raise UserError(
+            f"--quantize {quantize}: {path} is an exported model, quantized when it was "
+            "exported (translator export --quantization); --quantize is for checkpoint files"
+        )
+    from translator.engines.ct2 import ExportedTranslator
+
+    return ExportedTranslator(path, device)
+
+
+def _ensemble(paths: list, built: list, device):
+    from translator.decode.translator import Translator
+    from translator.models.ensemble import Ensemble
+
+    (cfg, tokenizer, _), first = built[0], paths[0]
+    for path, (other_cfg, other_tok, _) in zip(paths[1:], built[1:]):
+        if other_tok.fingerprint() != tokenizer.fingerprint():
+            raise UserError(
+                f"--ensemble: {path} and {first} have different tokenizers; the models of an "
+                "ensemble must be trained with the same sentencepiece model"
+            )
+        # A joint vocabulary can be shared by a model of the opposite direction.
+        pair = f"{cfg.data.src_lang}->{cfg.data.tgt_lang}"
+        other = f"{other_cfg.data.src_lang}->{other_cfg.data.tgt_lang}"
+        if pair != other:
+            raise UserError(f"--ensemble: {path} translates {other} but {first} translates {pair}")
+    return Translator(
+        Ensemble([model for _, _, model in built]),
+        tokenizer,
+        cfg,
+        device,
+        name="ensemble of " + " + ".join(c.model.type for c, _, _ in built),
+        max_source=min(c.model.max_positions for c, _, _ in built),
+    )
+
+
+def _check_quantize(quantize: str, device: str) -> None:
+    """A one-line error for an unknown scheme or a device other than the CPU."""
+    from translator.engines.quantize import check_scheme
+
+    check_scheme(quantize)
+    if device not in ("auto", "cpu"):
+        raise UserError(
+            f"--quantize {quantize} runs on the CPU (PyTorch dynamic quantization), "
+            f"not on --device {device}",
+            "use --device cpu",
+        )

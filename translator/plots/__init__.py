@@ -1,0 +1,1 @@
+"""Pictures: attention heatmaps, BLEU by length, training curves."""
