@@ -118,7 +118,7 @@ def measure(cfg, args) -> dict:
         "startup_seconds": round(startup, 2),
         **{f"{k}_mb": v for k, v in memory_mb().items() if k != "peak"},
         "rank": trainer.group.rank,
-        "skipped_steps": stats["skipped"],
+        "skipped_steps": stats.skipped,
     }
     trainer.close(finished=True)
     per_token = trainer.model.flops_per_token()

@@ -13,7 +13,8 @@ from translator.data.demo import generate_pairs
 from translator.data.tokenizer import Tokenizer
 from translator.engines.load import load_engine
 from translator.models.checkpoint import Checkpoint
-from translator.train.averaging import average_checkpoints, average_command, step_checkpoints
+from translator.train.averaging import average_checkpoints, average_command
+from translator.train.run_dir import RunDir
 from translator.train.trainer import Trainer
 
 KEEP = tiny_config(
@@ -29,7 +30,7 @@ def run_dir(tmp_path_factory):
 
 
 def test_the_last_n_step_checkpoints_are_kept_beside_best_and_last(run_dir):
-    steps = [p.name for p in step_checkpoints(run_dir)]
+    steps = [p.name for p in RunDir(run_dir).step_checkpoints()]
     assert steps == ["step-000004.pt", "step-000006.pt", "step-000008.pt"]
     assert (run_dir / "best.pt").is_file() and (run_dir / "last.pt").is_file()
     ckpt = Checkpoint.load(run_dir / "step-000006.pt")
@@ -61,13 +62,13 @@ def test_old_step_checkpoints_go_only_after_the_new_one_is_written(tmp_path, mon
     monkeypatch.setattr(translator.models.checkpoint, "atomic_open", disk_full)
     trainer.state.step = 6
     assert "No space left" in user_error(trainer.save_step)
-    assert [p.name for p in step_checkpoints(tmp_path / "run")] == [
+    assert [p.name for p in RunDir(tmp_path / "run").step_checkpoints()] == [
         "step-000002.pt",
         "step-000004.pt",
     ]
     monkeypatch.undo()
     trainer.save_step()
-    assert [p.name for p in step_checkpoints(tmp_path / "run")] == [
+    assert [p.name for p in RunDir(tmp_path / "run").step_checkpoints()] == [
         "step-000004.pt",
         "step-000006.pt",
     ]
@@ -75,7 +76,7 @@ def test_old_step_checkpoints_go_only_after_the_new_one_is_written(tmp_path, mon
 
 
 def test_the_average_is_the_elementwise_mean_and_translates(run_dir, tmp_path):
-    paths = step_checkpoints(run_dir)
+    paths = RunDir(run_dir).step_checkpoints()
     averaged = average_checkpoints(paths)
     inputs = [Checkpoint.load(p).model for p in paths]
     assert averaged.model.keys() == inputs[0].keys()
@@ -136,7 +137,7 @@ def test_average_command_picks_the_newest_step_checkpoints(run_dir, tmp_path):
     line = average_command(folder, 2, [], None)
     assert "step-000006.pt, step-000008.pt" in line
     written = Checkpoint.load(folder / "average.pt").model
-    expected = average_checkpoints(step_checkpoints(folder)[-2:]).model
+    expected = average_checkpoints(RunDir(folder).step_checkpoints()[-2:]).model
     assert all(torch.equal(written[k], expected[k]) for k in expected)
     assert "holds 3 step checkpoints" in user_error(average_command, folder, 5, [], None)
     assert "--output" in user_error(average_command, None, None, [folder / "best.pt"], None)

@@ -1,4 +1,4 @@
-"""The server's batcher (translator/serve/batching.py) with a stand-in translator whose
+"""The server's batcher (translator/serve/batcher.py) with a stand-in translator whose
 search takes a fixed time: how it groups requests, and on which thread it decodes."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 from translator.config import DecodeConfig
 from translator.decode.translator import Translation
-from translator.serve.batching import Batcher
+from translator.serve.batcher import Batcher
 from translator.serve.limits import Limits
 
 

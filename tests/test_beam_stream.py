@@ -69,6 +69,26 @@ def test_sentences_joining_mid_search_get_their_own_hypotheses(family, regroup):
         assert [h.score for h in got[i][:3]] == pytest.approx([h.score for h in alone], abs=1e-4)
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_sentences_join_under_bf16_autocast(family):
+    """A fresh state (the encoder's dtype) and one that has stepped (autocast's) may differ
+    in dtype; rows of either kind take each other's places."""
+    model = build(family)
+    dc = DecodeConfig(beam=3, max_len_a=1.0, max_len_b=4)
+    srcs = sources(8, seed=3)
+    stream = BeamStream(model, dc, capacity=3, regroup=1)
+    got, step = {}, 0
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        while len(stream) or step < len(srcs):
+            if step < len(srcs):
+                stream.add(srcs[step][None], [step])
+            got.update(stream.step())
+            step += 1
+        for i, src in enumerate(srcs):
+            alone = beam_search(model, src[None], dc, nbest=3)[0]
+            assert [h.tokens for h in got[i][:3]] == [h.tokens for h in alone], (family, i)
+
+
 def test_cancelled_sentences_leave_and_others_go_on():
     model = build("transformer")
     dc = DecodeConfig(beam=2, max_len_a=2.0, max_len_b=6)
@@ -93,3 +113,28 @@ def test_one_query_attention_equals_the_fused_kernel():
     for m in (None, mask):
         want = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)
         assert torch.allclose(one_query(q, k, v, m), want, atol=1e-5)
+
+
+def test_continuous_batching_is_chosen_only_for_models_that_declare_it():
+    from util import user_error
+
+    from translator.config import Config
+    from translator.decode.sampling import Sampling
+    from translator.decode.translator import Translator
+    from translator.serve.limits import Limits
+    from translator.serve.streaming import StreamBatcher, make_batcher
+
+    continuous = Limits(batching="continuous")
+    model = build("luong")
+    translator = Translator(model, None, Config(), device=torch.device("cpu"))
+    assert type(make_batcher(translator, continuous)) is StreamBatcher
+    translator.sampling = Sampling(top_k=3, seed=1)  # sampling has no stream
+    assert "--batching batch" in user_error(make_batcher, translator, continuous)
+    translator.sampling = None
+    transformer = build("transformer")
+    transformer.use_cache = False  # the uncached step cannot take sentences mid-search
+    translator = Translator(transformer, None, Config(), device=torch.device("cpu"))
+    assert "--batching batch" in user_error(make_batcher, translator, continuous)
+    assert type(make_batcher(translator, Limits())) is not StreamBatcher
+    with pytest.raises(ValueError, match="StreamingStates"):
+        BeamStream(transformer, DecodeConfig(), capacity=4)

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from translator.config import DataConfig
-from translator.data.corpus import Corpus, clean_pairs, load_corpus, read_lines, read_pair_files
+from translator.data.clean import clean_pairs
+from translator.data.corpus import Corpus, load_corpus, read_lines, read_pair_files
 from translator.errors import UserError
 
 MULTI30K = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "multi30k"

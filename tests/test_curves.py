@@ -6,6 +6,7 @@ import pytest
 from util import cli, user_error
 
 from translator.plots.curves import draw_curves, read_summary, validation_minutes
+from translator.train.run_dir import summary_file
 
 
 def summary(steps=100, minutes=None, losses=True):
@@ -33,7 +34,9 @@ def test_curves_of_a_run_folder_and_a_summary_file(tmp_path):
     assert result.returncode == 0, result.stderr
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "2 runs" in result.stderr and "no training losses in b" in result.stderr
-    assert read_summary(tmp_path / "run_a")[0] == "run_a"
+    run = tmp_path / "run_a"
+    assert summary_file(run) == run / "summary.json"
+    assert read_summary(run, summary_file(run))[0] == "run_a"
 
 
 def test_validation_minutes_recorded_or_estimated_from_the_rate():
@@ -57,7 +60,7 @@ def test_a_missing_or_invalid_summary_is_a_one_line_error_naming_it(tmp_path, co
     path = tmp_path / "x.summary.json"
     if content is not None:
         path.write_text(content)
-    message = user_error(draw_curves, [path], tmp_path / "c.png")
+    message = user_error(draw_curves, [(path, path)], tmp_path / "c.png")
     assert str(path) in message and needle in message
     assert not (tmp_path / "c.png").exists()
 
@@ -67,5 +70,6 @@ def test_without_matplotlib_curves_name_the_plot_extra(tmp_path, monkeypatch):
 
     (tmp_path / "s.json").write_text(json.dumps(summary()))
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
-    message = user_error(draw_curves, [tmp_path / "s.json"], tmp_path / "c.png")
+    path = tmp_path / "s.json"
+    message = user_error(draw_curves, [(path, path)], tmp_path / "c.png")
     assert 'pip install "translator[plot]"' in message

@@ -67,14 +67,26 @@ def test_ensemble_attention_is_the_mean_of_the_members_with_attention():
     assert ensemble.attention_layers == 1  # the layers every member with attention has
     _, src = model_and_src(4)
     prev = torch.full((src.size(0),), 2)
-    ensemble.show_attention(-1)
-    _, state = ensemble.step(prev, ensemble.init_state(ensemble.encode(src)))
-    seen = [state["members"][i]["attention"] for i in (0, 2)]
-    assert torch.allclose(state["attention"], (seen[0] + seen[1]) / 2)
-    assert torch.allclose(state["attention"].sum(-1), torch.ones(src.size(0)), atol=1e-5)
-    ensemble.show_attention(None)
-    assert "attention" not in ensemble.step(prev, ensemble.init_state(ensemble.encode(src)))[1]
+    state = ensemble.init_state(ensemble.encode(src))
+    logp, after, weights = ensemble.step_attention(prev, state, -1)
+    seen = [
+        m.step_attention(prev, s, -1)[2]
+        for m, s in zip(members, state["members"])
+        if m is not members[1]
+    ]
+    assert torch.allclose(weights, (seen[0] + seen[1]) / 2)
+    assert torch.allclose(weights.sum(-1), torch.ones(src.size(0)), atol=1e-5)
+    plain, state = ensemble.step(prev, state)
+    assert torch.equal(logp, plain) and after.keys() == state.keys() == {"members"}
     assert Ensemble([tiny_model("lstm")]).attention_layers == 0
+
+
+def test_an_ensemble_streams_where_every_member_does():
+    torch.manual_seed(3)
+    members = [tiny_model("transformer"), tiny_model("luong")]
+    assert Ensemble(members).supports_streaming
+    members[0].use_cache = False  # the uncached Transformer step cannot merge rows
+    assert not Ensemble(members).supports_streaming
 
 
 # -- checkpoints through the command line ----------------------------------------------------

@@ -27,23 +27,47 @@ def test_attention_comes_out_of_step_the_same_way_for_every_family(name):
     src = torch.tensor([[5, 6, 7, 3], [8, 9, 3, 0]])
     state = model.init_state(model.encode(src))
     _, state = model.step(torch.tensor([2, 2]), state)
-    assert "attention" not in state  # off by default: beams do not carry it
     if not model.attention_layers:
         with pytest.raises(ValueError):
-            model.show_attention(-1)
+            model.step_attention(torch.tensor([5, 5]), state, -1)
         return
-    model.show_attention(-1)
     for token in (5, 6):
-        _, state = model.step(torch.tensor([token, token]), state)
-        weights = state["attention"]
+        prev = torch.tensor([token, token])
+        logits, seen, weights = model.step_attention(prev, state, -1)
         assert weights.shape == src.shape
         assert torch.allclose(weights.sum(-1), torch.ones(2), atol=1e-5)
         assert torch.all(weights[src == 0] == 0)
+        plain, state = model.step(prev, state)  # the same step, the weights left out
+        assert torch.equal(logits, plain) and seen.keys() == state.keys()
     with pytest.raises(ValueError):
-        model.show_attention(model.attention_layers)
-    model.show_attention(None)
-    _, state = model.step(torch.tensor([7, 7]), state)
-    assert "attention" not in state
+        model.step_attention(torch.tensor([7, 7]), state, model.attention_layers)
+
+
+@pytest.mark.parametrize("name", families.names())
+def test_log_probs_are_the_float32_log_softmax_of_the_step(name):
+    model = tiny(name)
+    src = torch.tensor([[5, 6, 7, 3], [8, 9, 3, 0]])
+    state = model.init_state(model.encode(src))
+    prev = torch.tensor([2, 2])
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        logp, _ = model.log_probs(prev, state)
+        logits, _ = model.step(prev, state)
+    assert logp.dtype == torch.float32
+    assert torch.equal(logp, torch.log_softmax(logits.float(), dim=-1))
+    assert torch.allclose(logp.exp().sum(-1), torch.ones(2), atol=1e-5)
+
+
+@pytest.mark.parametrize("name", families.names())
+def test_every_family_declares_whether_sentences_may_join_its_searches(name):
+    model = tiny(name)
+    assert model.supports_streaming  # all four built-in families do
+    src = torch.tensor([[5, 6, 7, 3], [8, 9, 3, 0]])
+    a = model.init_state(model.encode(src[:1]))
+    _, a = model.step(torch.tensor([2]), a)
+    b = model.init_state(model.encode(src[1:, :3]))
+    logits, _ = model.step(torch.tensor([5, 2]), model.merge_states([a, b]))
+    alone = [model.step(torch.tensor([5]), a)[0], model.step(torch.tensor([2]), b)[0]]
+    assert torch.allclose(logits, torch.cat(alone), atol=1e-5)
 
 
 @pytest.mark.parametrize("name", families.names())
@@ -117,10 +141,15 @@ def test_a_new_family_is_one_module_and_one_registry_line(tmp_path, monkeypatch)
     assert cfg.model.width == 7 and type(cfg.model).__name__ == "EchoConfig"
     assert "model.width" in user_error(config_from_dict, {"model": {"type": "echo", "width": 0}})
     model = build_model(cfg.model, 11, 11, True)
+    from translator.decode.beam import BeamStream
     from translator.decode.search import beam_search
 
     hyps = beam_search(model, torch.tensor([[4, 5, 3]]), cfg.decode, nbest=2)
     assert len(hyps[0]) == 2
+    # The core alone: no attention, and no sentences joining a running search.
+    assert model.attention_layers == 0 and not model.supports_streaming
+    with pytest.raises(ValueError, match="StreamingStates"):
+        BeamStream(model, cfg.decode, capacity=4)
     sys.modules.pop("echo_family", None)
 
 

@@ -15,7 +15,7 @@ from translator.config import TrainConfig, config_from_dict
 from translator.data.corpus import open_source
 from translator.errors import UserError
 from translator.progress import LogLines, TrainingBar, progress_bar
-from translator.train import trainer as train_mod
+from translator.train import report as report_mod
 from translator.train import update as update_mod
 from translator.train.trainer import Trainer
 
@@ -170,7 +170,7 @@ def test_the_training_line_goes_to_the_run_log_alone_on_a_terminal(monkeypatch, 
 def test_an_error_that_ends_the_run_is_in_its_log(tmp_path, monkeypatch):
     real = update_mod.sequence_loss
     monkeypatch.setattr(update_mod, "sequence_loss", lambda m, b, s: real(m, b, s) * float("nan"))
-    monkeypatch.setattr(train_mod, "MAX_BAD_STEPS", 2)
+    monkeypatch.setattr(report_mod, "MAX_BAD_STEPS", 2)
     t = Trainer(config_from_dict({**TINY, "run_dir": str(tmp_path / "run")}))
     with pytest.raises(UserError, match="training diverged"):
         t.run()

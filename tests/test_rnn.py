@@ -98,13 +98,13 @@ def test_shapes_of_forward_step_and_state(name):
     for key, value in state.items():
         assert value.size(0) == 4, key  # batch row first: the default reorder_state works
     assert state["h"].shape == (4, 2, 16)
-    assert "attention" not in state  # only on request (show_attention)
     if VARIANTS[name]["type"] == "lstm":
         assert model.attention_layers == 0
     else:
-        model.show_attention(-1)
-        _, state = model.step(tgt[:, 1], state)
-        assert state["attention"].shape == (4, 9)
+        seen, after, weights = model.step_attention(tgt[:, 1], state, -1)
+        assert weights.shape == (4, 9)
+        logits, plain = model.step(tgt[:, 1], state)
+        assert torch.equal(seen, logits) and plain.keys() == after.keys()
 
 
 @pytest.mark.parametrize("name", VARIANTS)
@@ -136,11 +136,10 @@ def test_attention_weights_sum_to_one_and_are_zero_on_padding(name):
     model = tiny(name)
     src, tgt = batch()
     real = src != PAD
-    model.show_attention(-1)
-    with torch.no_grad():
-        _, states = run_steps(model, src, tgt)
-    for state in states:
-        weights = state["attention"]
+    state = model.init_state(model.encode(src))
+    for t in range(tgt.size(1)):
+        with torch.no_grad():
+            _, state, weights = model.step_attention(tgt[:, t], state, -1)
         assert torch.all(weights[~real] == 0)
         assert torch.allclose(weights.sum(-1), torch.ones(4), atol=1e-6)
         assert torch.all(weights[real] > 0)

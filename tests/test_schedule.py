@@ -169,7 +169,7 @@ def test_resume_keeps_the_warmup_exact(tmp_path):
     halves = Trainer(config_from_dict({**cfg.to_dict(), "run_dir": str(tmp_path / "halves")}))
     for _ in range(6):
         halves.train_step()
-    halves.save("last.pt")
+    halves.save_last()
     resumed = Trainer(halves.cfg, resume=True)
     for step in range(6, 12):
         resumed.train_step()

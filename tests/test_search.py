@@ -173,3 +173,34 @@ def test_models_search_and_loss_need_nothing_from_the_data_package():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+@pytest.mark.parametrize("family", ["transformer", "luong", "transformer+bahdanau+lstm"])
+@pytest.mark.parametrize("beam", [1, 3])
+def test_a_search_asked_for_attention_keeps_each_hypothesis_weights(family, beam):
+    """The weights come out of the search itself: the same hypotheses and scores as without
+    them, and for each one the weights that stepping through its tokens gives."""
+    from translator.decode.search import decode
+    from translator.models.ensemble import Ensemble
+
+    torch.manual_seed(5)
+    members = [tiny_model(name) for name in family.split("+")]
+    favour_eos(members[0], 0.4)
+    model = members[0] if len(members) == 1 else Ensemble(members)
+    _, src = model_and_src(2)
+    dc = DecodeConfig(beam=beam, max_len_a=1.0, max_len_b=3)
+    nbest = 2 if beam > 1 else 1
+    plain = decode(model, src, dc, nbest)
+    seen = decode(model, src, dc, nbest, attention_layer=-1)
+    assert [[(h.tokens, h.score) for h in s] for s in plain] == [
+        [(h.tokens, h.score) for h in s] for s in seen
+    ]
+    for row, hyps in enumerate(seen):
+        for hyp in hyps:
+            assert plain[row][0].attention is None
+            state = model.init_state(model.encode(src[row : row + 1]))
+            want = []
+            for token in [BOS, *hyp.tokens]:
+                _, state, weights = model.step_attention(torch.tensor([token]), state, -1)
+                want.append(weights[0])
+            assert torch.allclose(hyp.attention, torch.stack(want), atol=1e-5)

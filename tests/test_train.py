@@ -8,7 +8,7 @@ from util import tiny_config
 
 from translator.config import config_from_dict
 from translator.errors import UserError
-from translator.train import trainer as train_mod
+from translator.train import report as report_mod
 from translator.train import update as update_mod
 from translator.train.schedule import inverse_sqrt_lr
 from translator.train.trainer import Trainer
@@ -70,11 +70,11 @@ def test_non_finite_losses_are_skipped_then_stop_training(tmp_path, monkeypatch)
     before = [p.detach().clone() for p in t.model.parameters()]
     real = update_mod.sequence_loss
     monkeypatch.setattr(update_mod, "sequence_loss", lambda m, b, s: real(m, b, s) * float("nan"))
-    monkeypatch.setattr(train_mod, "MAX_BAD_STEPS", 3)
+    monkeypatch.setattr(report_mod, "MAX_BAD_STEPS", 3)
     for _ in range(2):
         assert t.train_step() > 0
     stats = t.sync()  # the guard runs on the device; sync() reads what it did
-    assert stats["skipped"] == 2 and stats["loss"] != stats["loss"]  # no good step: NaN
+    assert stats.skipped == 2 and stats.loss != stats.loss  # no good step: NaN
     assert t.state.skipped_steps == 2
     assert all(torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))
     assert not t.optimizer.state or all(
@@ -97,7 +97,7 @@ def test_an_infinite_loss_is_skipped_even_when_its_gradients_are_finite(tmp_path
         lambda m, b, s: (lambda x: x + (torch.inf - x).detach())(real(m, b, s)),
     )
     t.train_step()
-    assert t.sync()["skipped"] == 1
+    assert t.sync().skipped == 1
     assert all(torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))
 
 
@@ -115,9 +115,9 @@ def test_good_steps_after_skipped_ones_train_and_are_logged(tmp_path, monkeypatc
     for _ in range(4):
         t.train_step()
     stats = t.sync()
-    assert stats["skipped"] == 2 and stats["longest_bad_run"] == 1
-    assert 0 < stats["loss"] < 20  # the mean of the two good steps
-    assert stats["tokens"] > 0 and t.state.target_tokens == stats["tokens"]
+    assert stats.skipped == 2 and stats.longest_bad_run == 1
+    assert 0 < stats.loss < 20  # the mean of the two good steps
+    assert stats.tokens > 0 and t.state.target_tokens == stats.tokens
     assert any(not torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))
 
 
@@ -134,7 +134,7 @@ def test_a_training_step_never_reads_a_value_back_from_the_device(tmp_path, monk
     for _ in range(3):
         t.train_step()
     monkeypatch.undo()
-    assert t.sync()["skipped"] == 0 and t.state.step == 4
+    assert t.sync().skipped == 0 and t.state.step == 4
 
 
 def test_fp16_scales_the_loss_and_skips_overflowing_steps(tmp_path, monkeypatch):
@@ -148,12 +148,12 @@ def test_fp16_scales_the_loss_and_skips_overflowing_steps(tmp_path, monkeypatch)
     t.train_step()  # finite loss, but the scaled gradients overflow fp16
     assert t.updater.scaler.get_scale() == scale / 2
     assert all(torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))
-    assert t.sync()["skipped"] == 0  # an overflow lowers the scale; it is not a bad loss
+    assert t.sync().skipped == 0  # an overflow lowers the scale; it is not a bad loss
     monkeypatch.undo()
     for _ in range(3):
         t.train_step()
     stats = t.sync()
-    assert stats["skipped"] == 0 and 0 < stats["loss"] < 20
+    assert stats.skipped == 0 and 0 < stats.loss < 20
     assert any(not torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))
 
 
@@ -173,10 +173,10 @@ def test_compiled_training_matches_eager(tmp_path):
         assert (t.net is not t.model) == compiled  # the compiled wrapper trains
         t.train_step()
         grads = [p.grad.clone() for p in t.model.parameters()]
-        first = t.sync()["loss"]
+        first = t.sync().loss
         for _ in range(2):
             t.train_step()
-        runs[compiled] = (first, t.sync()["loss"], grads)
+        runs[compiled] = (first, t.sync().loss, grads)
     assert runs[True][0] == pytest.approx(runs[False][0], rel=1e-5)
     assert runs[True][1] == pytest.approx(runs[False][1], rel=1e-3)
     for a, b in zip(runs[True][2], runs[False][2], strict=True):

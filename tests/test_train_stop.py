@@ -11,8 +11,10 @@ from util import tiny_config
 from translator import progress
 from translator.config import config_from_dict
 from translator.progress import steps_total
-from translator.train.tensorboard_log import TensorBoardLog
-from translator.train.trainer import StopKind, Trainer
+from translator.train.report import EarlyStopping
+from translator.train.state import StopKind, TrainState
+from translator.train.trainer import Trainer
+from translator.train.validation import Validation
 
 TINY = tiny_config(seed=8, train={"max_steps": 6, "log_every": 2})
 
@@ -53,7 +55,9 @@ def test_under_a_time_budget_the_bar_counts_toward_where_the_run_stops(tmp_path,
 
 def test_without_a_budget_the_bar_counts_to_max_steps(tmp_path, monkeypatch):
     t = trainer(tmp_path)
+    attributes = set(vars(t))
     assert t.run().step == 6 and t.bar.bar.total == 6 and t.stop.kind is StopKind.MAX_STEPS
+    assert set(vars(t)) == attributes  # run() sets what __init__ made, nothing new
 
 
 def test_an_interrupt_saves_without_validating_and_a_second_one_stops_at_once(tmp_path):
@@ -85,27 +89,30 @@ def test_a_run_that_reaches_max_steps_validates_its_last_step(tmp_path):
 
 
 @pytest.mark.parametrize("best_by", ["bleu", "loss"])
-def test_best_pt_and_early_stopping_follow_train_best_by(tmp_path, best_by):
-    t = trainer(tmp_path, f"train.best_by={best_by}", "train.patience=2")
+def test_best_and_early_stopping_follow_train_best_by(best_by):
+    stopping, state = EarlyStopping(best_by, patience=2), TrainState()
     # dev (loss, BLEU) at steps 1-4: the loss falls while greedy BLEU wobbles
-    scores = iter([(3.0, 20.0), (2.5, 24.0), (2.4, 23.0), (2.45, 22.0)])
-    saved = []
-    t.save = lambda name: saved.append((name, t.state.step))
-    t.board = TensorBoardLog(tmp_path, enabled=False)  # run() makes it
-
-    def validate():
-        loss, bleu = next(scores)
-        return {"step": t.state.step, "dev_loss": loss, "dev_bleu": bleu, "seconds": 0.0}
-
-    t.validate = validate
-    for step in range(1, 5):
-        t.state.step = step
-        t.validate_and_keep_best()
-    best = [step for name, step in saved if name == "best.pt"]
+    scores = [(3.0, 20.0), (2.5, 24.0), (2.4, 23.0), (2.45, 22.0)]
+    best, stops = [], []
+    for step, (loss, bleu) in enumerate(scores, 1):
+        state.step = step
+        if stopping.judge(state, Validation(step, loss, bleu, seconds=0.0)):
+            best.append(step)
+        stops.append(stopping.stop(state))
     if best_by == "loss":  # step 3 has the lowest loss; step 4 is the first worse one
-        assert best == [1, 2, 3] and t.state.best_loss == 2.4 and t.state.best_bleu == 23.0
-        assert t.state.bad_validations == 1 and t.stop is None
+        assert best == [1, 2, 3] and state.best_loss == 2.4 and state.best_bleu == 23.0
+        assert state.bad_validations == 1 and stops == [None] * 4
+        assert stopping.best(state) == "loss 2.400"
     else:  # steps 3 and 4 are two worse BLEUs in a row: patience 2 stops
-        assert best == [1, 2] and t.state.best_bleu == 24.0 and t.state.best_loss == 2.5
-        assert t.stop.kind is StopKind.EARLY_STOPPING and "dev BLEU" in t.stop.message
-    assert t.state.best_step == best[-1]
+        assert best == [1, 2] and state.best_bleu == 24.0 and state.best_loss == 2.5
+        assert stops[:3] == [None] * 3 and stops[3].kind is StopKind.EARLY_STOPPING
+        assert "dev BLEU" in stops[3].message and stopping.best(state) == "24.00"
+    assert state.best_step == best[-1]
+
+
+def test_without_patience_early_stopping_never_stops():
+    stopping, state = EarlyStopping("bleu", patience=0), TrainState()
+    for step in range(1, 6):
+        state.step = step
+        stopping.judge(state, Validation(step, 1.0, 10.0 - step, seconds=0.0))
+    assert state.bad_validations == 4 and stopping.stop(state) is None

@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from translator.config import DecodeConfig
@@ -105,17 +106,20 @@ def test_uncached_steps_give_the_same_logits_and_search_output():
 def test_recorded_cross_attention_is_a_distribution_over_real_source_tokens():
     model = tiny()
     src, tgt = batch()
-    model.show_attention(-1)
     state = model.init_state(model.encode(src))
     for t in range(3):
-        _, state = model.step(tgt[:, t], state)
-        weights = state["attention"]
+        logits, after, weights = model.step_attention(tgt[:, t], state, -1)
         assert weights.shape == src.shape
         assert torch.allclose(weights.sum(-1), torch.ones(3), atol=1e-5)
         assert torch.all(weights[src == 0] == 0)
-    model.show_attention(None)
-    _, state = model.step(tgt[:, 3], model.init_state(model.encode(src)))
-    assert "attention" not in state
+        # The weights come back beside the step, which is the step without them.
+        plain, state = model.step(tgt[:, t], state)
+        assert torch.equal(logits, plain) and after.keys() == state.keys()
+    fresh = model.init_state(model.encode(src))
+    layers = [model.step_attention(tgt[:, 0], fresh, layer)[2] for layer in (0, 1, -1)]
+    assert not torch.allclose(layers[0], layers[1]) and torch.equal(layers[1], layers[2])
+    with pytest.raises(ValueError):
+        model.step_attention(tgt[:, 0], fresh, 2)
 
 
 def test_training_self_attention_in_the_decoder_can_take_the_flash_kernel(monkeypatch):

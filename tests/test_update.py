@@ -89,6 +89,6 @@ def test_the_read_gradient_norm_is_the_mean_before_clipping(clip):
             assert torch.cat([p.grad.flatten() for p in model.parameters()]).norm() <= clip + 1e-5
         else:  # unclipped gradients are left exactly as they were
             assert all(torch.equal(p.grad, g) for p, g in zip(model.parameters(), grads))
-    assert updater.read()["grad_norm"] == pytest.approx(sum(norms) / 2, rel=1e-5)
+    assert updater.read().grad_norm == pytest.approx(sum(norms) / 2, rel=1e-5)
     updater.step(torch.tensor(float("nan")), lr=0.1)  # a skipped step adds no norm
-    assert math.isnan(updater.read()["grad_norm"])
+    assert math.isnan(updater.read().grad_norm)

@@ -178,7 +178,7 @@ def evaluate(
     Decodes the split (or --src, scored against --ref) with each --checkpoint, or with all
     of them as one model with --ensemble."""
     from translator.config import config_from_dict
-    from translator.decode.evaluate import evaluate_translator
+    from translator.decode.evaluate import evaluate_translator, report_lines
     from translator.engines.load import load_engine
     from translator.fileio import atomic_write_bytes
     from translator.plots.figures import plot_by_length
@@ -211,13 +211,7 @@ def evaluate(
             continue
         if len(models) > 1:
             typer.echo(f"== {path}")
-        typer.echo(f"{result['data']}: {result['n']} sentences, beam {result['beam']}")
-        typer.echo(f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  TER {result['ter']:.2f}")
-        typer.echo(f"signature: {result['signature']}")
-        for row in result.get("by_length", []) if by_length else []:
-            typer.echo(
-                f"  source words {row['bucket']:>6}: BLEU {row['bleu']:6.2f}  (n={row['n']})"
-            )
+        typer.echo("\n".join(report_lines(result, by_length)))
     if plot is not None:
         plot_by_length(series, str(plot))
         typer.echo(f"plot written to {plot}", err=True)
@@ -292,7 +286,7 @@ def translate(
     if sampler is not None and checkpoint[0].is_dir():
         raise UserError(f"--sampling: {checkpoint[0]} is an exported model, which only searches")
     translator = load_engine(checkpoint, device, quantize, ensemble)
-    translator.decode.sampling = sampler
+    translator.sampling = sampler
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size
     )
@@ -350,8 +344,9 @@ def curves(
 ):
     """Draw runs' curves: dev BLEU by wall-clock minutes, training loss by steps."""
     from translator.plots.curves import draw_curves
+    from translator.train.run_dir import summary_file
 
-    typer.echo(draw_curves(runs, plot), err=True)
+    typer.echo(draw_curves([(run, summary_file(run)) for run in runs], plot), err=True)
 
 
 app.command(cls=Command)(serve)  # translator/serve/command.py

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from translator.config import DataConfig
+from translator.data.clean import clean_pairs, empty_after_cleaning
 from translator.data.readers import (
     LANG_CODE,
     Pair,
@@ -78,32 +79,6 @@ class Source:
         """A one-line error now, before any work, if a split is not set or its files are missing."""
         for name in names:
             self.pairs(name)  # opening a stream checks its files; reading is left to the caller
-
-
-# ---------------------------------------------------------------- cleaning
-
-
-def clean_pair(src: str, tgt: str, max_words: int) -> Pair | str:
-    """The stripped pair, or why it is dropped ("empty" or "too_long")."""
-    src, tgt = src.strip(), tgt.strip()
-    if not src or not tgt:
-        return "empty"
-    if len(src.split()) > max_words or len(tgt.split()) > max_words:
-        return "too_long"
-    return src, tgt
-
-
-def clean_pairs(pairs, max_words: int) -> tuple[list[Pair], dict[str, int]]:
-    """Strip both sides; drop pairs empty on either side or longer than max_words."""
-    kept: list[Pair] = []
-    dropped = {"empty": 0, "too_long": 0}
-    for src, tgt in pairs:
-        result = clean_pair(src, tgt, max_words)
-        if isinstance(result, str):
-            dropped[result] += 1
-        else:
-            kept.append(result)
-    return kept, dropped
 
 
 # ---------------------------------------------------------------- splits
@@ -382,14 +357,6 @@ def open_source(cfg: DataConfig, seed: int = 1) -> Source:
     borrow = cfg.dir is not None or cfg.dataset != "demo" or "train" not in own
     base = _open_base(cfg, seed) if borrow and len(own) < len(FIELDS) else None
     return _with_own_files(cfg, own, base)
-
-
-def empty_after_cleaning(source: str, read: int, dropped: dict, max_words: int) -> UserError:
-    return UserError(
-        f"{source}: the training split is empty after cleaning: {read} pairs "
-        f"read, {dropped['empty']} dropped as empty, {dropped['too_long']} "
-        f"dropped as longer than data.max_words={max_words}"
-    )
 
 
 def load_split(cfg: DataConfig, name: str, seed: int = 1) -> list[Pair]:

@@ -13,7 +13,7 @@ from itertools import chain
 import numpy as np
 import sentencepiece as spm
 
-from translator.data.corpus import clean_pair
+from translator.data.clean import clean_pair
 
 
 def flatten(seqs: list[list[int]], dtype=np.int32) -> tuple[np.ndarray, np.ndarray]:

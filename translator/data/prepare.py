@@ -34,11 +34,13 @@ from translator import __version__
 from translator.config import Config
 from translator.data import npyfile
 from translator.data.batching import PairIds
-from translator.data.corpus import Pair, Source, clean_pairs, empty_after_cleaning, open_source
+from translator.data.clean import clean_pairs, empty_after_cleaning
+from translator.data.corpus import Pair, Source, open_source
 from translator.data.encode import Chunk, Rules, encode_chunk, init_worker
+from translator.data.readers import chunked
 from translator.data.tokenizer import Tokenizer, cache_dir
 from translator.errors import UserError
-from translator.fileio import atomic_write_bytes, replace_folder
+from translator.fileio import atomic_write_bytes, file_digest, replace_folder
 from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
@@ -89,14 +91,6 @@ def folder_for(cfg: Config, key: str) -> Path:
 # ---------------------------------------------------------------- reading a prepared folder
 
 
-def _sha1(path: Path) -> str:
-    digest = hashlib.sha1()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 22):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def check_prepared(folder: Path, key: str) -> tuple[Prepared | None, str]:
     """The prepared data in `folder` if it is whole and made for `key`; else why not."""
     path = folder / "manifest.json"
@@ -115,7 +109,7 @@ def check_prepared(folder: Path, key: str) -> tuple[Prepared | None, str]:
         p = folder / name
         if not p.is_file() or p.stat().st_size != info["bytes"]:
             return None, f"{name} is missing or has another size than when it was written"
-        if _sha1(p) != info["sha1"]:
+        if file_digest(p, "sha1") != info["sha1"]:
             return None, f"{name} was changed after it was written"
     try:
         maps = [npyfile.Mapped(folder / f"{name}.npy") for name in ARRAYS]
@@ -144,17 +138,6 @@ def _sample(source: Source, size: int, seed: int) -> list[Pair]:
         elif (j := rng.randrange(i + 1)) < size:
             sample[j] = pair
     return sample
-
-
-def _chunks(stream, size: int):
-    chunk = []
-    for pair in stream:
-        chunk.append(pair)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def _encoded(chunks, workers: int, initargs: tuple):
@@ -264,7 +247,7 @@ def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer) ->
     rules = Rules(d.max_words, d.max_len_ratio, d.dedupe, dtype.name)
     initargs = (tokenizer.src_bytes, tokenizer.tgt_bytes, rules)
     workers = d.workers or len(os.sched_getaffinity(0))
-    chunks = _encoded(_chunks(source.pairs("train"), CHUNK), workers, initargs)
+    chunks = _encoded(chunked(source.pairs("train"), CHUNK), workers, initargs)
     counts, hashes = _write_split(tmp, chunks, dtype)
     counts["duplicate"] = _dedupe(tmp, hashes, dtype) if hashes is not None else 0
     kept = counts["read"] - sum(counts[k] for k in ("empty", "too_long", "ratio", "duplicate"))
@@ -285,7 +268,10 @@ def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer) ->
     with open(tmp / "dev.jsonl", "w", encoding="utf-8") as f:
         for pair in source.pairs("dev"):
             f.write(json.dumps(pair, ensure_ascii=False) + "\n")
-    files = {p.name: {"bytes": p.stat().st_size, "sha1": _sha1(p)} for p in sorted(tmp.iterdir())}
+    files = {
+        p.name: {"bytes": p.stat().st_size, "sha1": file_digest(p, "sha1")}
+        for p in sorted(tmp.iterdir())
+    }
     cost = np.load(tmp / "cost.npy", mmap_mode="r")
     manifest = {
         "format": FORMAT,

@@ -201,3 +201,15 @@ def iter_jsonl(path: Path, src_lang: str, tgt_lang: str) -> Iterator[Pair]:
                 f"{path}:{number}: not valid JSON ({err.msg}); expected one object per line"
             ) from None
         yield record_pair(rec, src_lang, tgt_lang, f"{path}:{number}")
+
+
+def chunked(items, size: int):
+    """Lists of up to `size` items from an iterable, lazily."""
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

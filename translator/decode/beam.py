@@ -3,11 +3,12 @@
 `BeamStream` holds the sentences being decoded, each with its own step count, length limit
 and beams. `add` queues sentences; every `step` first lets queued ones join, up to
 `capacity` sentences (encoded together; their states take the rows of sentences that ended,
-`model.place_states`, or are added to the running state, `model.merge_states`), then
-advances all of them by one token and hands back the sentences that ended, with their
-hypotheses. A server keeps the batch full this way while sentences
-of every length come and go ("continuous batching"); `search.beam_search` adds a whole
-batch at once and steps until it is done, so both decode with the same code.
+`model.place_states`, or are added to the running state, `model.merge_states`: a model
+whose `supports_streaming` declares models/base.py's StreamingStates), then advances all of
+them by one token and hands back the sentences that ended, with their hypotheses. A server
+keeps the batch full this way while sentences of every length come and go ("continuous
+batching"); `search.beam_search` adds a whole batch at once and steps until it is done, so
+both decode with the same code, and a model without StreamingStates runs the latter.
 
 Per sentence the search is the one described in search.py: the `2 * beam` best candidates
 of a step, of which those ending in <eos> among the first `beam` are finished hypotheses
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -30,8 +31,9 @@ from translator.decode.rules import (
     length_penalty,
     mask_specials,
     max_lengths,
+    next_log_probs,
 )
-from translator.models.base import Seq2Seq, pad_to, select_rows
+from translator.models.base import Seq2Seq, StreamingStates, pad_to, select_rows
 from translator.specials import BOS, EOS, PAD
 
 
@@ -43,9 +45,15 @@ class BeamStream:
         capacity: int | None = None,
         cancelled: Callable[[Any], bool] | None = None,
         regroup: int = 1,
+        attention_layer: int | None = None,
     ):
         self.model, self.dc, self.k = model, dc, dc.beam
         self.capacity = capacity  # sentences decoded together at most (None: any number)
+        # Hypotheses carry this decoder layer's attention weights (sentences start together).
+        self.attention_layer = attention_layer
+        self.seen: torch.Tensor | None = None  # [m, k, t, S]: each beam's weights so far
+        if capacity is not None:  # sentences over capacity join later
+            self._check_join()
         # Ended sentences leave the batch once this many have and none waits to take their
         # rows: leaving copies every row of the state, taking a row writes only that row.
         self.regroup = regroup
@@ -60,7 +68,20 @@ class BeamStream:
 
     def add(self, src: torch.Tensor, owners: list[Any]) -> None:
         """Queue the sentences of `src` [n, S] (source ids, PAD-padded), one owner each."""
+        if self.state is not None:
+            self._check_join()
         self.waiting.extend(zip(src, owners))
+
+    def _check_join(self) -> None:
+        """Sentences may join a running search: the model has StreamingStates, and no
+        attention is being kept (its beams' weights would need the same joins)."""
+        if not self.model.supports_streaming:
+            raise ValueError(
+                f"{type(self.model).__name__} has no StreamingStates: sentences cannot join "
+                "a running search"
+            )
+        if self.attention_layer is not None:
+            raise ValueError("a search that keeps attention takes its sentences at the start")
 
     def __len__(self) -> int:
         """Sentences queued or being decoded."""
@@ -87,6 +108,7 @@ class BeamStream:
             self.finished = [self.finished[i] for i in keep]
             self.t, self.limit, self.scores = self.t[idx], self.limit[idx], self.scores[idx]
             self.history, self.prev = self.history[idx], self.prev.view(-1, k)[idx].view(-1)
+            self.seen = None if self.seen is None else self.seen[idx]
         self.history = self.history[:, :, -(int(self.t.max()) + 1) :]  # <bos>, the longest
 
     def _admit(self) -> None:
@@ -110,6 +132,8 @@ class BeamStream:
         limit = max_lengths(src, dc.max_len_a, dc.max_len_b, model.max_output_len)
         history = torch.full((n, k, 1), BOS, dtype=torch.long, device=dev)
         if self.state is None:
+            if self.attention_layer is not None:
+                self.seen = torch.zeros((n, k, 0, src.size(1)), device=dev)
             self.state, self.history, self.scores, self.limit = state, history, scores, limit
             self.t = torch.zeros(n, dtype=torch.long, device=dev)
             self.prev = torch.full((n * k,), BOS, dtype=torch.long, device=dev)
@@ -121,7 +145,7 @@ class BeamStream:
             slots = torch.tensor(ended, dtype=torch.long, device=dev)
             beams = (slots[:, None] * k + torch.arange(k, device=dev)).view(-1)
             part = state if fill == n else select_rows(state, torch.arange(fill * k, device=dev))
-            self.state = model.place_states(self.state, beams, part)
+            self.state = cast(StreamingStates, model).place_states(self.state, beams, part)
             self.t[slots], self.limit[slots], self.scores[slots] = 0, limit[:fill], scores[:fill]
             self.prev[beams] = BOS
             self.history[slots] = PAD
@@ -132,7 +156,8 @@ class BeamStream:
         if fill == n:
             return
         rest = torch.arange(fill * k, n * k, device=dev)
-        self.state = model.merge_states([self.state, select_rows(state, rest) if fill else state])
+        joining = select_rows(state, rest) if fill else state
+        self.state = cast(StreamingStates, model).merge_states([self.state, joining])
         width = self.history.size(2)
         self.history = torch.cat(
             [self.history, pad_to(history[fill:], (n - fill, k, width), left=True)]
@@ -155,14 +180,17 @@ class BeamStream:
         m, dev = len(self.owners), self.scores.device
         self.steps, self.advanced = self.steps + 1, self.advanced + m - self.owners.count(None)
         last = self.limit <= self.t  # at the limit: this step's token is <eos>
-        logits, state = model.step(self.prev, self.state)
-        logp = mask_specials(torch.log_softmax(logits.float(), dim=-1), dc.allow_unk)
+        logp, state, weights = next_log_probs(model, self.prev, self.state, self.attention_layer)
+        logp = mask_specials(logp, dc.allow_unk)
         force_eos(logp, last.repeat_interleave(k))
         vocab = logp.size(-1)
         cand = (self.scores.unsqueeze(-1) + logp.view(m, k, vocab)).view(m, k * vocab)
         top_scores, top_ids = cand.topk(2 * k, dim=-1)  # at most k of them end in <eos>
         origin, token = top_ids // vocab, top_ids % vocab
         is_eos = token == EOS
+        seen = None  # every beam's weights with this step's
+        if self.seen is not None and weights is not None:
+            seen = torch.cat([self.seen, weights.view(m, k, 1, -1)], 2)
         # Finished hypotheses: <eos> among the k best candidates (all of them at the limit).
         new_len = (self.t + 1)[:, None].to(top_scores.dtype)  # t tokens and the <eos>
         norm = top_scores / length_penalty(new_len, dc.len_penalty)
@@ -172,13 +200,16 @@ class BeamStream:
             if self.owners[i] is None or len(self.finished[i]) >= k:
                 continue
             toks = self.history[i, origin[i, j]].tolist()[width - steps[i] :]
-            self.finished[i].append(Hypothesis(toks, float(norm[i, j])))
+            att = None if seen is None else seen[i, origin[i, j]]
+            self.finished[i].append(Hypothesis(toks, float(norm[i, j]), att))
         # The k best candidates that do not end here continue.
         cont = top_scores.masked_fill(is_eos, float("-inf")).topk(k, dim=-1)
         beam_origin = origin.gather(1, cont.indices)
         next_tok = token.gather(1, cont.indices)
         history = self.history.gather(1, beam_origin[..., None].expand_as(self.history))
         history = torch.cat([history, next_tok[..., None]], dim=2)
+        if seen is not None:
+            self.seen = seen.gather(1, beam_origin[..., None, None].expand(-1, -1, *seen.shape[2:]))
         ended = []
         for i, (owner, found) in enumerate(zip(self.owners, self.finished)):
             if owner is None:

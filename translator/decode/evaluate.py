@@ -82,3 +82,15 @@ def evaluate_translator(
     if with_lengths:
         result["by_length"] = by_length(sources, hyps, refs)
     return result, hyps
+
+
+def report_lines(result: dict, by_length: bool) -> list[str]:
+    """`translator eval`'s plain-text report of one model's result."""
+    lines = [
+        f"{result['data']}: {result['n']} sentences, beam {result['beam']}",
+        f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  TER {result['ter']:.2f}",
+        f"signature: {result['signature']}",
+    ]
+    for row in result.get("by_length", []) if by_length else []:
+        lines.append(f"  source words {row['bucket']:>6}: BLEU {row['bleu']:6.2f}  (n={row['n']})")
+    return lines

@@ -1,6 +1,6 @@
 """What every search obeys, whichever picks the tokens (search.py, beam.py, and the
-CTranslate2 engine's limits): length limits, the forced end, the banned specials, the
-length penalty and the hypothesis they produce."""
+CTranslate2 engine's limits): the step's log-probabilities, length limits, the forced end,
+the banned specials, the length penalty and the hypothesis they produce."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
+from translator.models.base import Seq2Seq, State, log_softmax
 from translator.specials import BOS, EOS, PAD, UNK
 
 
@@ -15,6 +16,23 @@ from translator.specials import BOS, EOS, PAD, UNK
 class Hypothesis:
     tokens: list[int]  # without <bos>/<eos>
     score: float  # length-normalised log-probability
+    # Where the search was asked for a decoder layer's attention: its weights while producing
+    # each token and the <eos>, [len(tokens) + 1, source positions of the batch], float32.
+    attention: torch.Tensor | None = None
+
+
+def next_log_probs(
+    model: Seq2Seq, prev: torch.Tensor, state: State, layer: int | None
+) -> tuple[torch.Tensor, State, torch.Tensor | None]:
+    """The step's float32 log-probabilities [N, V] (`model.log_probs`), the next state, and
+    decoder `layer`'s attention weights [N, S] where `layer` is not None (else None).
+    `step_attention` gives the logits of `step`, normalised here as `log_probs` does, so
+    asking for the weights changes no output."""
+    if layer is None:
+        logp, state = model.log_probs(prev, state)
+        return logp, state, None
+    logits, state, weights = model.step_attention(prev, state, layer)
+    return log_softmax(logits), state, weights.float()
 
 
 def max_lengths(src: torch.Tensor, a: float, b: int, steps: int | None = None) -> torch.Tensor:

@@ -23,6 +23,7 @@ from translator.decode.rules import (
     length_penalty,
     mask_specials,
     max_lengths,
+    next_log_probs,
 )
 from translator.models.base import Seq2Seq
 from translator.specials import BOS, EOS
@@ -35,10 +36,15 @@ class Sampler(Protocol):
 
 
 def _token_by_token(
-    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig, choose: Callable
+    model: Seq2Seq,
+    src: torch.Tensor,
+    dc: DecodeConfig,
+    choose: Callable,
+    attention_layer: int | None = None,
 ) -> list[list[Hypothesis]]:
     """One hypothesis per sentence, its next token picked by `choose(logp [N, V]) -> [N]`
-    at every step and scored by its log-probability under the model."""
+    at every step and scored by its log-probability under the model; with `attention_layer`,
+    it carries that layer's attention weights."""
     n = src.size(0)
     limit = max_lengths(src, dc.max_len_a, dc.max_len_b, model.max_output_len)
     state = model.init_state(model.encode(src))
@@ -46,9 +52,13 @@ def _token_by_token(
     alive = torch.arange(n, device=src.device)
     tokens: list[list[int]] = [[] for _ in range(n)]
     scores = torch.zeros(n, device=src.device)
+    seen: list[list[torch.Tensor]] = [[] for _ in range(n)]
     for t in range(int(limit.max()) + 1):  # + 1: the <eos> after a full-length output
-        logits, state = model.step(prev, state)
-        logp = mask_specials(torch.log_softmax(logits.float(), dim=-1), dc.allow_unk)
+        logp, state, weights = next_log_probs(model, prev, state, attention_layer)
+        logp = mask_specials(logp, dc.allow_unk)
+        if weights is not None:
+            for row, w in zip(alive.tolist(), weights):
+                seen[row].append(w)
         prev = choose(force_eos(logp, limit[alive] <= t))
         scores[alive] += logp.gather(1, prev[:, None]).squeeze(1)
         done = prev == EOS
@@ -62,27 +72,37 @@ def _token_by_token(
             state, prev, alive = model.reorder_state(state, keep), prev[keep], alive[keep]
     lengths = torch.tensor([len(t) + 1 for t in tokens], device=src.device)  # with <eos>
     scores = (scores / length_penalty(lengths, dc.len_penalty)).tolist()
-    return [[Hypothesis(t, s)] for t, s in zip(tokens, scores)]
+    kept = [torch.stack(w) if w else None for w in seen]
+    return [[Hypothesis(t, s, w)] for t, s, w in zip(tokens, scores, kept)]
 
 
 @torch.no_grad()
 def greedy_search(
-    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig | None = None
+    model: Seq2Seq,
+    src: torch.Tensor,
+    dc: DecodeConfig | None = None,
+    attention_layer: int | None = None,
 ) -> list[list[Hypothesis]]:
     """The likeliest next token at every step (`dc.beam` is not used)."""
-    return _token_by_token(model, src, dc or DecodeConfig(), lambda logp: logp.argmax(-1))
+    dc = dc or DecodeConfig()
+    return _token_by_token(model, src, dc, lambda logp: logp.argmax(-1), attention_layer)
 
 
 @torch.no_grad()
 def sample_search(
-    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig, sampling: Sampler, nbest: int = 1
+    model: Seq2Seq,
+    src: torch.Tensor,
+    dc: DecodeConfig,
+    sampling: Sampler,
+    nbest: int = 1,
+    attention_layer: int | None = None,
 ) -> list[list[Hypothesis]]:
     """`nbest` outputs per sentence, each token drawn by `sampling.choose`, best score first.
     All rows of the batch draw at once from one random stream, so the output is the same for
     the same input and batch, and changes with the batch (`dc.beam` is not used)."""
     n = src.size(0)
     rows = torch.arange(n, device=src.device).repeat_interleave(nbest)
-    drawn = _token_by_token(model, src[rows], dc, sampling.choose)
+    drawn = _token_by_token(model, src[rows], dc, sampling.choose, attention_layer)
     return [
         sorted((h[0] for h in drawn[i * nbest : (i + 1) * nbest]), key=lambda h: -h.score)
         for i in range(n)
@@ -91,11 +111,15 @@ def sample_search(
 
 @torch.no_grad()
 def beam_search(
-    model: Seq2Seq, src: torch.Tensor, dc: DecodeConfig | None = None, nbest: int = 1
+    model: Seq2Seq,
+    src: torch.Tensor,
+    dc: DecodeConfig | None = None,
+    nbest: int = 1,
+    attention_layer: int | None = None,
 ) -> list[list[Hypothesis]]:
     """Batched beam search of width `dc.beam`; the `nbest` best hypotheses per sentence
     (translator/decode/beam.py: all sentences join at the first step)."""
-    stream = BeamStream(model, dc or DecodeConfig())
+    stream = BeamStream(model, dc or DecodeConfig(), attention_layer=attention_layer)
     stream.add(src, list(range(src.size(0))))
     out: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
     while len(stream):
@@ -110,11 +134,13 @@ def decode(
     dc: DecodeConfig,
     nbest: int = 1,
     sampling: Sampler | None = None,
+    attention_layer: int | None = None,
 ) -> list[list[Hypothesis]]:
     """Sampling when asked for; else greedy search for a beam of one (the same output,
-    faster), else beam search."""
+    faster), else beam search. With `attention_layer`, the searches' hypotheses carry that
+    decoder layer's attention weights."""
     if sampling is not None:
-        return sample_search(model, src, dc, sampling, nbest)
+        return sample_search(model, src, dc, sampling, nbest, attention_layer)
     if dc.beam == 1 and nbest == 1:
-        return greedy_search(model, src, dc)
-    return beam_search(model, src, dc, nbest)
+        return greedy_search(model, src, dc, attention_layer)
+    return beam_search(model, src, dc, nbest, attention_layer)

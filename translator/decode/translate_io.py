@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from translator.data.readers import decode_lines
+from translator.data.readers import chunked, decode_lines
 from translator.errors import UserError
 
 
@@ -36,14 +36,7 @@ def read_stdin():
 
 def chunks(stream, size: int):
     """Lists of up to `size` lines (newline removed) from a text stream, lazily."""
-    buf: list[str] = []
-    for line in stream:
-        buf.append(line.rstrip("\n").rstrip("\r"))
-        if len(buf) >= size:
-            yield buf
-            buf = []
-    if buf:
-        yield buf
+    return chunked((line.rstrip("\n").rstrip("\r") for line in stream), size)
 
 
 def write_translations(translator, chunks, out, dc, nbest: int, bar=None) -> None:
@@ -106,8 +99,7 @@ def draw_attention(translator, text: list[str], dc, path: Path, layer: int) -> N
 
     if len(text) != 1:
         raise UserError("--plot-attention draws one sentence: give exactly one text argument")
-    best = translator.translate(text, dc)[0][0]
-    source, target, weights = translator.attention(text[0], list(best.tokens), layer)
+    best, source, target, weights = translator.attention(text[0], dc, layer)
     label = translator.model.attention_label(layer)
     name, data = family_title(translator.cfg.model.type), translator.cfg.data
     title = (f"{name} ({label})" if label else name) + (

@@ -18,7 +18,7 @@ from translator.errors import UserError
 from translator.models.base import Seq2Seq
 from translator.progress import progress_bar
 from translator.runtime import autocast, pick_device
-from translator.specials import BOS, EOS
+from translator.specials import EOS
 
 log = logging.getLogger(__name__)
 
@@ -108,8 +108,9 @@ class Translator:
 
     @property
     def supports_streaming(self) -> bool:
-        """Serve's continuous batching steps the beam search; sampling has no such stream."""
-        return self.sampling is None
+        """Serve's continuous batching steps the beam search of a model whose states can take
+        sentences mid-search (models/base.py's StreamingStates); sampling has no such stream."""
+        return self.sampling is None and self.model.supports_streaming
 
     def describe(self) -> dict:
         return {
@@ -149,9 +150,10 @@ class Translator:
         texts = self.tokenizer.decode_tgt([h.tokens for h in hyps])
         return [Translation(t, h.score, tuple(h.tokens)) for t, h in zip(texts, hyps)]
 
-    def attention(self, line: str, tokens: list[int], layer: int = -1):
-        """Source pieces, target pieces and the [target, source] attention weights that the
-        model gives while it produces `tokens` (then <eos>) for `line`."""
+    def attention(self, line: str, decode_cfg: DecodeConfig | None = None, layer: int = -1):
+        """The best translation of `line`, its source and target pieces, and the [target,
+        source] attention weights of decoder `layer` that the same search gave while producing
+        it (then <eos>)."""
         model = self.model
         if not model.attention_layers:
             raise UserError(f"{self.name} has no attention weights to draw")
@@ -160,19 +162,14 @@ class Translator:
             raise UserError(
                 f"--layer {layer}: the model has {n} attention layers (0..{n - 1}, or -1)"
             )
-        model.show_attention(layer)
-        try:
-            src = pad_ids(self.tokenizer.encode_src([line])).to(self.device)
-            with torch.inference_mode():
-                state = model.init_state(model.encode(src))
-                prev, rows = BOS, []
-                for token in [*tokens, EOS]:
-                    _, state = model.step(torch.tensor([prev], device=self.device), state)
-                    rows.append(state["attention"][0].float().cpu())
-                    prev = token
-        finally:
-            model.show_attention(None)
+        _, ids = source_ids(self.tokenizer, [line], self.max_source)
+        if not ids:
+            raise UserError("an empty sentence has no attention to show")
+        src = pad_ids(ids).to(self.device)
+        dc = decode_cfg or self.cfg.decode
+        with torch.inference_mode(), autocast(self.device, self.dtype):
+            best = decode(model, src, dc, 1, self.sampling, attention_layer=layer)[0][0]
         pieces = self.tokenizer.src.id_to_piece
         source = [pieces(int(i)) for i in src[0]]
-        target = [self.tokenizer.tgt.id_to_piece(int(t)) for t in [*tokens, EOS]]
-        return source, target, torch.stack(rows).numpy()
+        target = [self.tokenizer.tgt.id_to_piece(int(t)) for t in [*best.tokens, EOS]]
+        return self.translations([best])[0], source, target, best.attention.cpu().numpy()

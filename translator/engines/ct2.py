@@ -123,8 +123,7 @@ class ExportedTranslator:
         self.manifest = manifest
         self.device = where = _device(ct2, device)
         # On a CPU, one batch per core at once (each batch on one thread) beats one batch at
-        # a time on all cores: a beam search's matrices are too small to share. With 2 cores,
-        # scripts/bench_decode.py on Multi30k: beam 5 1.3x (int8), 1.4x (float32); greedy 2.5x.
+        # a time on all cores: a beam search's matrices are too small to share.
         threads = torch.get_num_threads()
         self.workers = threads if where == "cpu" else 1
         try:
@@ -165,7 +164,7 @@ class ExportedTranslator:
             "attention": False,
         }
 
-    def attention(self, line: str, tokens: list[int], layer: int = -1):
+    def attention(self, line: str, decode_cfg: DecodeConfig | None = None, layer: int = -1):
         raise UserError(
             f"--plot-attention needs the PyTorch checkpoint: the exported model in "
             f"{self.folder} gives no attention weights"

@@ -27,8 +27,11 @@ class Engine(Protocol):
         """Per line, its `nbest` best decode.translator.Translation, in input order."""
         ...
 
-    def attention(self, line: str, tokens: list[int], layer: int = -1) -> tuple:
-        """(source pieces, target pieces, [target, source] weights) of `tokens` for `line`."""
+    def attention(
+        self, line: str, decode_cfg: DecodeConfig | None = None, layer: int = -1
+    ) -> tuple:
+        """(best Translation, source pieces, target pieces, [target, source] weights) of
+        `line`, the weights from the search that translated it."""
         ...
 
     def describe(self) -> dict:

@@ -15,7 +15,6 @@ an older export in the same place is replaced only then. translator/engines/ct2.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
 import os
@@ -24,7 +23,7 @@ from pathlib import Path
 
 from translator import __version__
 from translator.errors import UserError, optional_import
-from translator.fileio import atomic_write_bytes, replace_folder
+from translator.fileio import atomic_write_bytes, file_digest, replace_folder
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import exporting
 from translator.specials import BOS, EOS, UNK
@@ -37,14 +36,6 @@ MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "translator-ctranslate2"
 FORMAT_VERSION = 1  # bump when the folder's layout changes in a way old code cannot read
 SOURCE_SPM, TARGET_SPM = "source.model", "target.model"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _check_output(output: Path) -> None:
@@ -124,7 +115,7 @@ def export_checkpoint(
             "source_checkpoint": {
                 "path": str(checkpoint.resolve()),
                 "bytes": checkpoint.stat().st_size,
-                "sha256": _sha256(checkpoint),
+                "sha256": file_digest(checkpoint),
             },
             "tokenizer": {
                 "sha256": tokenizer.fingerprint(),

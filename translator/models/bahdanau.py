@@ -44,10 +44,10 @@ class Bahdanau(AttentionSeq2Seq):
         # deviation near 1 instead of ~18 (a first loss near ln V instead of ~70).
         return self.logits(self.drop(t) * self.tgt_embed.embedding_dim**-0.5)
 
-    def step(self, prev_tokens, state):
+    def decode_step(self, prev_tokens, state):
         y = self.embed_target(prev_tokens)
         h, c, context, alpha = self.advance(y, *unstack(state), state)
-        return self.predict(h[-1], context, y), self.with_attention({**state, **stack(h, c)}, alpha)
+        return self.predict(h[-1], context, y), {**state, **stack(h, c)}, alpha
 
     def forward(self, src, tgt_in):
         state = self.init_state(self.encode(src))

@@ -1,34 +1,36 @@
 """The interface every model family implements, so one search serves them all.
 
+The core, which every family has:
     memory = model.encode(src)                      # once per sentence batch
     state  = model.init_state(memory)
     logits, state = model.step(prev_tokens, state)  # one target position
     state  = model.reorder_state(state, indices)    # beams / finished sentences
     logits = model(src, tgt_in)                     # teacher forcing, training
+and what the searches call, the same for every family:
+    logp, state = model.log_probs(prev_tokens, state)  # float32 log-softmax of the step
 
-Two options of the step, the same for every family:
-    model.show_attention(layer)   # later steps put that decoder layer's attention weights
-                                  # [N, S] under state["attention"]; None switches it off
-    model.use_cache = False       # where `uncached_step`: recompute the whole prefix at
-                                  # every step, the reference that the cache must agree with
-    state  = model.merge_states([a, b])  # rows of two states, which may be at different
-                                         # steps: sentences joining a running search
-    state  = model.place_states(state, rows, new)  # rows of a fresh state in place of others
-
-States are nested dicts/lists/tuples of tensors whose first dimension is the
-batch row; anything that is not a tensor (a step counter) is shared by all rows.
+Optional, declared by the family:
+    logits, state, weights = model.step_attention(prev_tokens, state, layer)
+        # where attention_layers > 0: the step and decoder `layer`'s attention weights [N, S]
+    model.use_cache = False   # where `uncached_step`: recompute the whole prefix at every
+                              # step, the reference that the cache must agree with
+    StreamingStates           # where `supports_streaming`: merge_states and place_states,
+                              # for sentences that join a running search
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 import torch
 from torch import nn
 
 from translator.specials import PAD
 
-State = Any
+# A step state (and an encoder's memory): a dict of tensors, or of lists, tuples and dicts of
+# them, batch row first; values that are not tensors (a step counter) are shared by all rows.
+State = dict[str, Any]
 
 
 def pad_to(x: torch.Tensor, shape: tuple[int, ...], left: bool = False) -> torch.Tensor:
@@ -46,7 +48,7 @@ def pad_to(x: torch.Tensor, shape: tuple[int, ...], left: bool = False) -> torch
     return out
 
 
-def join_rows(states: list[State]) -> State:
+def join_rows(states: list[Any]) -> Any:
     """The rows of several nested states of the same layout, one after another; tensors that
     differ beyond the first dimension (source lengths) are padded at the end with zeros, which
     the masks that go with them (False) leave out. Other values must agree."""
@@ -63,13 +65,15 @@ def join_rows(states: list[State]) -> State:
     return first
 
 
-def put_rows(state: State, rows: torch.Tensor, new: State) -> State:
+def put_rows(state: Any, rows: torch.Tensor, new: Any) -> Any:
     """`state` with its rows `rows` replaced by those of `new` (the same layout), in place
     where the shapes agree; where `new` is longer beyond the first dimension, `state` is
-    first padded at the end (a copy), and where shorter, `new` is."""
+    first padded at the end (a copy), and where shorter, `new` is. Under autocast a fresh
+    state and one that has stepped may differ in dtype: both take the wider, as in join_rows."""
     if isinstance(state, torch.Tensor):
         shape = tuple(max(a, b) for a, b in zip(state.shape, new.shape))
-        return pad_to(state, shape).index_copy_(0, rows, pad_to(new, shape))
+        dtype = torch.promote_types(state.dtype, new.dtype)
+        return pad_to(state, shape).to(dtype).index_copy_(0, rows, pad_to(new, shape).to(dtype))
     if isinstance(state, dict):
         return {k: put_rows(v, rows, new[k]) for k, v in state.items()}
     if isinstance(state, (list, tuple)):
@@ -79,7 +83,7 @@ def put_rows(state: State, rows: torch.Tensor, new: State) -> State:
     return state
 
 
-def select_rows(state: State, indices: torch.Tensor) -> State:
+def select_rows(state: Any, indices: torch.Tensor) -> Any:
     """Keep (and repeat or reorder) batch rows of every tensor in a nested state."""
     if isinstance(state, torch.Tensor):
         return state.index_select(0, indices)
@@ -90,6 +94,20 @@ def select_rows(state: State, indices: torch.Tensor) -> State:
     return state
 
 
+def log_softmax(logits: torch.Tensor) -> torch.Tensor:
+    """Normalised log-probabilities in float32, whatever dtype autocast computed the logits in."""
+    return torch.log_softmax(logits.float(), dim=-1)
+
+
+def init_embeddings(tables: Iterable[nn.Embedding], std: float) -> None:
+    """N(0, std) weights with a zero padding row, table by table in the order given (the
+    random stream, and so the initial weights, depend on it)."""
+    for table in tables:
+        nn.init.normal_(table.weight, 0.0, std)
+        with torch.no_grad():
+            table.weight[PAD].zero_()
+
+
 class Seq2Seq(nn.Module):
     """Base class: subclasses implement encode, init_state, step and forward."""
 
@@ -98,24 +116,29 @@ class Seq2Seq(nn.Module):
     # every beam of a sentence holds the same rows of them.
     source_keys: tuple[str, ...] = ()
     max_output_len: int | None = None  # steps the decoder can take at most (positions)
-    # Decoder layers whose source attention a step can return (0: the family has none).
+    # Decoder layers whose source attention step_attention can return (0: the family has none).
     attention_layers: int = 0
-    attention_layer: int | None = None  # the one shown, see show_attention
     uncached_step: bool = False  # the family has a step without its cache (use_cache=False)
     use_cache: bool = True
+    # The family is a StreamingStates: sentences may join its running searches.
+    supports_streaming: bool = False
     # Formats `translator export` can write the family in; export_spec(fmt) builds them.
     export_formats: tuple[str, ...] = ()
 
-    def show_attention(self, layer: int | None) -> None:
-        """From the next step on, put decoder `layer`'s attention weights [N, S] (mean of
-        heads where there are several) under state["attention"]; None stops it."""
-        if layer is not None and not -self.attention_layers <= layer < self.attention_layers:
-            raise ValueError(f"layer {layer} of {self.attention_layers} attention layers")
-        self.attention_layer = layer
+    def embeddings(self, cfg, src_vocab: int, tgt_vocab: int, dim: int, share_src_tgt: bool):
+        """The target and source embedding tables (one table where the vocabulary is joint
+        and model.tie_embeddings asks for it)."""
+        self.tgt_embed = nn.Embedding(tgt_vocab, dim, padding_idx=self.pad_id)
+        share = share_src_tgt and cfg.tie_embeddings and src_vocab == tgt_vocab
+        self.src_embed = (
+            self.tgt_embed if share else nn.Embedding(src_vocab, dim, padding_idx=self.pad_id)
+        )
 
-    def attention_label(self, layer: int) -> str:
-        """Words for a picture's title: which weights show_attention(layer) gives."""
-        return ""
+    def tie_output(self, tie: bool) -> None:
+        """The output layer (`generator`) shares the target embedding table's weights; call
+        after initialising, which would otherwise draw the shared weights twice."""
+        if tie:
+            self.generator.weight = self.tgt_embed.weight
 
     def encode(self, src: torch.Tensor) -> State:
         raise NotImplementedError
@@ -127,6 +150,31 @@ class Seq2Seq(nn.Module):
         """Logits [N, V] for the next token given the previous one [N]."""
         raise NotImplementedError
 
+    def log_probs(self, prev_tokens: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
+        """The step's normalised log-probabilities [N, V] in float32, what every search
+        scores with. Families do not override it: the searches normalise step_attention's
+        logits the same way (decode/rules.py)."""
+        logits, state = self.step(prev_tokens, state)
+        return log_softmax(logits), state
+
+    def step_attention(
+        self, prev_tokens: torch.Tensor, state: State, layer: int
+    ) -> tuple[torch.Tensor, State, torch.Tensor]:
+        """The step, and decoder `layer`'s attention weights over the source [N, S] (the mean
+        of the heads where there are several); families with attention_layers implement it."""
+        self.check_layer(layer)
+        raise NotImplementedError
+
+    def check_layer(self, layer: int) -> int:
+        """`layer`, if the family has that attention layer (negative: from the last)."""
+        if not -self.attention_layers <= layer < self.attention_layers:
+            raise ValueError(f"layer {layer} of {self.attention_layers} attention layers")
+        return layer
+
+    def attention_label(self, layer: int) -> str:
+        """Words for a picture's title: which weights step_attention(layer) gives."""
+        return ""
+
     def reorder_state(
         self, state: State, indices: torch.Tensor, same_sentences: bool = False
     ) -> State:
@@ -137,18 +185,6 @@ class Seq2Seq(nn.Module):
         return {
             k: v if k in self.source_keys else select_rows(v, indices) for k, v in state.items()
         }
-
-    def merge_states(self, states: list[State]) -> State:
-        """One state with the rows of `states`, in order; each may have taken a different
-        number of steps (a family whose state counts steps overrides this)."""
-        states = [{k: v for k, v in s.items() if k != "attention"} for s in states]
-        return join_rows(states)
-
-    def place_states(self, state: State, rows: torch.Tensor, new: State) -> State:
-        """`state` with rows `rows` taken by the rows of `new`, a state that has not stepped
-        yet (sentences joining where others ended); written in place where it can be."""
-        strip = [{k: v for k, v in s.items() if k != "attention"} for s in (state, new)]
-        return put_rows(strip[0], rows, strip[1])
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
@@ -166,3 +202,32 @@ class Seq2Seq(nn.Module):
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+class StreamingStates(Protocol):
+    """What continuous batching (decode/beam.py's BeamStream, serve/streaming.py) needs beyond
+    the core: sentences joining a search that is already running. A model offers it where
+    `supports_streaming` is True."""
+
+    def merge_states(self, states: list[State]) -> State:
+        """One state with the rows of `states`, in order; each may have taken a different
+        number of steps."""
+        ...
+
+    def place_states(self, state: State, rows: torch.Tensor, new: State) -> State:
+        """`state` with rows `rows` taken by the rows of `new`, a state that has not stepped
+        yet (sentences joining where others ended); written in place where it can be."""
+        ...
+
+
+class RowStates:
+    """StreamingStates for a family whose state rows are independent and count no steps:
+    rows are joined and replaced as they are (mixed in before Seq2Seq)."""
+
+    supports_streaming = True
+
+    def merge_states(self, states: list[State]) -> State:
+        return join_rows(states)
+
+    def place_states(self, state: State, rows: torch.Tensor, new: State) -> State:
+        return put_rows(state, rows, new)

@@ -3,9 +3,9 @@
 At every step each member gives its log-probabilities (log-softmax of its logits) and the
 ensemble takes their mean: the log of the geometric mean of the members' distributions, a
 product of experts that ranks a token low when any member finds it unlikely. The mean is
-renormalised (another log-softmax), so a step returns log-probabilities and the searches'
-own log-softmax leaves them as they are: an ensemble of one model, or of copies of it,
-decodes exactly as that model. (fairseq averages the probabilities instead, a mixture that
+renormalised (another log-softmax), so a step returns log-probabilities, which
+`log_probs`, what the searches call, normalises once more as it does any model's logits:
+an ensemble of one model, or of copies of it, decodes exactly as that model. (fairseq averages the probabilities instead, a mixture that
 a single confident member can carry.)
 
 The ensemble is a Seq2Seq whose state holds one state per member, so greedy search, beam
@@ -18,13 +18,14 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from translator.models.base import Seq2Seq, State, select_rows
+from translator.models.base import Seq2Seq, State, log_softmax
 
 
 class Ensemble(Seq2Seq):
     """The mean log-probability of its members. Attention (for --plot-attention) is the mean
-    of the members that have attention; `show_attention(layer)` passes `layer` to each of
-    them, so the ensemble offers the layers that all of them have (-1: each one's last)."""
+    of the members that have attention; `step_attention(layer)` asks each of them for
+    `layer`, so the ensemble offers the layers that all of them have (-1: each one's last).
+    Sentences may join its running searches where they may join every member's."""
 
     def __init__(self, members: list[Seq2Seq]):
         super().__init__()
@@ -34,41 +35,49 @@ class Ensemble(Seq2Seq):
         self.seeing = [i for i, m in enumerate(members) if m.attention_layers]
         self.attention_layers = min((members[i].attention_layers for i in self.seeing), default=0)
 
-    def show_attention(self, layer: int | None) -> None:
-        super().show_attention(layer)
-        for i in self.seeing:
-            self.members[i].show_attention(layer)
+    @property
+    def supports_streaming(self) -> bool:
+        return all(m.supports_streaming for m in self.members)
 
     def attention_label(self, layer: int) -> str:
         return f"mean of {len(self.seeing)} of {len(self.members)} models with attention"
 
     def encode(self, src: torch.Tensor) -> State:
-        return [m.encode(src) for m in self.members]
+        return {"members": [m.encode(src) for m in self.members]}
 
     def init_state(self, memory: State) -> State:
-        return {"members": [m.init_state(x) for m, x in zip(self.members, memory)]}
+        return {"members": [m.init_state(x) for m, x in zip(self.members, memory["members"])]}
 
     def step(self, prev_tokens, state):
-        logps, states = [], []
-        for member, own in zip(self.members, state["members"]):
-            logits, own = member.step(prev_tokens, own)
-            logps.append(torch.log_softmax(logits.float(), dim=-1))
+        """The renormalised mean log-probability [N, V] as the logits (which log_probs
+        normalises once more, leaving them as they are)."""
+        logp, state, _ = self._step(prev_tokens, state, None)
+        return logp, state
+
+    def step_attention(self, prev_tokens, state, layer):
+        return self._step(prev_tokens, state, self.check_layer(layer))
+
+    def _step(self, prev_tokens, state, layer: int | None):
+        logps, states, seen = [], [], []
+        for i, (member, own) in enumerate(zip(self.members, state["members"])):
+            if layer is not None and i in self.seeing:
+                logits, own, weights = member.step_attention(prev_tokens, own, layer)
+                logp = log_softmax(logits)
+                seen.append(weights)
+            else:
+                logp, own = member.log_probs(prev_tokens, own)
+            logps.append(logp)
             states.append(own)
-        new = {"members": states}
-        if self.attention_layer is not None:
-            new["attention"] = torch.stack([states[i]["attention"] for i in self.seeing]).mean(0)
-        return torch.log_softmax(torch.stack(logps).mean(0), dim=-1), new
+        weights = torch.stack(seen).mean(0) if seen else None
+        return torch.log_softmax(torch.stack(logps).mean(0), dim=-1), {"members": states}, weights
 
     def reorder_state(self, state, indices, same_sentences: bool = False):
-        new = {
+        return {
             "members": [
                 m.reorder_state(s, indices, same_sentences)
                 for m, s in zip(self.members, state["members"])
             ]
         }
-        if "attention" in state:
-            new["attention"] = select_rows(state["attention"], indices)
-        return new
 
     def merge_states(self, states):
         parts = zip(*(s["members"] for s in states))
@@ -80,5 +89,5 @@ class Ensemble(Seq2Seq):
 
     def forward(self, src, tgt_in):
         """Teacher-forced log-probabilities [B, T, V], as the steps give them."""
-        logps = [torch.log_softmax(m(src, tgt_in).float(), dim=-1) for m in self.members]
+        logps = [log_softmax(m(src, tgt_in)) for m in self.members]
         return torch.log_softmax(torch.stack(logps).mean(0), dim=-1)

@@ -72,7 +72,7 @@ class Luong(AttentionSeq2Seq):
     def readout(self, h_tilde):
         return self.logits(h_tilde * self.readout_scale)
 
-    def step(self, prev_tokens, state):
+    def decode_step(self, prev_tokens, state):
         y = self.embed_target(prev_tokens)
         if self.input_feeding:
             h, c = self.cells(torch.cat([y, state["feed"]], -1), *unstack(state))
@@ -83,7 +83,7 @@ class Luong(AttentionSeq2Seq):
         h_tilde, alpha = self.attentional(top, state)
         if self.input_feeding:
             new["feed"] = h_tilde
-        return self.readout(h_tilde), self.with_attention({**state, **new}, alpha)
+        return self.readout(h_tilde), {**state, **new}, alpha
 
     def forward(self, src, tgt_in):
         state = self.init_state(self.encode(src))

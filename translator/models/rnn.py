@@ -22,8 +22,9 @@ Choices shared by the three (model.* keys in brackets):
     vector of size embed_dim (a bias-free projection is added when the decoder's is another
     size); with a joint vocabulary the source embedding is the same table too;
   * states are dicts of tensors with the batch row first (h and c as [N, layers, H]), so the
-    default reorder_state of models/base.py serves beam search; after show_attention(-1) the
-    attention families keep the latest step's weights under "attention" [N, S].
+    default reorder_state of models/base.py serves beam search, and the rows of two states
+    join as they are (continuous batching); the attention families' step_attention gives the
+    weights that their step computes anyway.
 
 This module holds what they share; each family is its own module (sutskever.py, bahdanau.py,
 luong.py) with its typed config section.
@@ -38,7 +39,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from translator.models.base import Seq2Seq
+from translator.models.base import RowStates, Seq2Seq, init_embeddings
 from translator.models.family import ModelConfig
 from translator.runtime import cpu_has_bf16
 from translator.specials import EOS, PAD
@@ -215,16 +216,13 @@ class CellStack(nn.Module):
         return hs, (cs if c is not None else None)
 
 
-class RecurrentSeq2Seq(Seq2Seq):
+class RecurrentSeq2Seq(RowStates, Seq2Seq):
     """Embeddings, dropout, output layer and initialisation common to the three families."""
 
     def __init__(self, cfg, src_vocab: int, tgt_vocab: int, share_src_tgt: bool):
         super().__init__()
-        e = cfg.embed_dim
         self.hidden, self.lstm = cfg.hidden_size, cfg.rnn_type == "lstm"
-        self.tgt_embed = nn.Embedding(tgt_vocab, e, padding_idx=self.pad_id)
-        share = share_src_tgt and cfg.tie_embeddings and src_vocab == tgt_vocab
-        self.src_embed = self.tgt_embed if share else nn.Embedding(src_vocab, e, padding_idx=PAD)
+        self.embeddings(cfg, src_vocab, tgt_vocab, cfg.embed_dim, share_src_tgt)
         self.drop = nn.Dropout(cfg.dropout)
 
     def output_layer(self, in_dim: int, tie: bool) -> None:
@@ -237,12 +235,8 @@ class RecurrentSeq2Seq(Seq2Seq):
         # a decoder without a direct y_{t-1} -> output path sits at the unigram loss for long.
         for p in self.parameters():
             nn.init.uniform_(p, -0.1, 0.1)
-        for table in (self.tgt_embed, self.src_embed):
-            nn.init.normal_(table.weight, 0.0, 1.0)
-            with torch.no_grad():
-                table.weight[PAD].zero_()
-        if tie:
-            self.generator.weight = self.tgt_embed.weight
+        init_embeddings((self.tgt_embed, self.src_embed), 1.0)
+        self.tie_output(tie)
 
     def logits(self, x: torch.Tensor) -> torch.Tensor:
         return self.generator(x if self.out_proj is None else self.out_proj(x))
@@ -291,9 +285,14 @@ class AttentionSeq2Seq(RecurrentSeq2Seq):
     def attend(self, query, state):
         return self.attention(query, state["keys"], state["memory"], state["src_mask"])
 
-    def with_attention(self, state: dict, alpha: torch.Tensor) -> dict:
-        """The next step state, with the weights when show_attention asked for them."""
-        if self.attention_layer is None:
-            state.pop("attention", None)  # from steps before show_attention(None)
-            return state
-        return {**state, "attention": alpha}
+    def decode_step(self, prev_tokens, state) -> tuple[torch.Tensor, dict, torch.Tensor]:
+        """Logits [N, V], the next state and the step's attention weights [N, S]."""
+        raise NotImplementedError
+
+    def step(self, prev_tokens, state):
+        logits, state, _ = self.decode_step(prev_tokens, state)
+        return logits, state
+
+    def step_attention(self, prev_tokens, state, layer):
+        self.check_layer(layer)
+        return self.decode_step(prev_tokens, state)

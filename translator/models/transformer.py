@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from translator.models.base import Seq2Seq, pad_to
+from translator.models.base import Seq2Seq, init_embeddings, join_rows, pad_to, put_rows
 from translator.models.family import Family, ModelConfig
 
 
@@ -64,8 +64,8 @@ def weights(q, k, mask=None) -> torch.Tensor:
 
 
 def one_query(q, k, v, mask=None) -> torch.Tensor:
-    """Attention of one query position (a decoding step) as two batched products: on a CPU
-    about twice as fast as the fused kernel for 30 to 45 keys, and as fast for 15."""
+    """Attention of one query position (a decoding step) as two batched products, which a
+    CPU runs faster than the fused kernel at a decoding step's key lengths."""
     return weights(q, k, mask) @ v
 
 
@@ -76,7 +76,6 @@ class Attention(nn.Module):
         super().__init__()
         self.heads, self.dropout = heads, dropout
         self.self_attention = self_attention
-        self.keep_weights, self.last_weights = False, None
         if self_attention:
             self.qkv = nn.Linear(d, 3 * d)
         else:
@@ -111,11 +110,12 @@ class Attention(nn.Module):
             return self.attend(q, k, v, mask), (k, v)
         return self.attend(q, k, v, mask, causal), None
 
-    def forward_cross(self, x, kv, mask):
+    def forward_cross(self, x, kv, mask, keep_weights=False):
+        """The attention's output and, with `keep_weights`, its weights averaged over the
+        heads [B, Lq, Lk] (the same softmax again, for pictures), else None."""
         q = self.split(self.q(x))
-        if self.keep_weights:  # for pictures: the same softmax, kept (averaged over heads)
-            self.last_weights = weights(q, kv[0], mask).mean(1)
-        return self.attend(q, kv[0], kv[1], mask)
+        kept = weights(q, kv[0], mask).mean(1) if keep_weights else None
+        return self.attend(q, kv[0], kv[1], mask), kept
 
 
 class FeedForward(nn.Sequential):
@@ -162,16 +162,18 @@ class DecoderLayer(nn.Module):
         self.ff = FeedForward(d, cfg.ff_dim, cfg.dropout)
         self.subs = nn.ModuleList(Sublayer(d, cfg.dropout, cfg.pre_norm) for _ in range(3))
 
-    def forward(self, x, cross_kv, src_mask, cache=None, self_mask=None):
+    def forward(self, x, cross_kv, src_mask, cache=None, self_mask=None, keep_weights=False):
+        """The layer's output, its self-attention cache, and the cross-attention weights
+        [B, L, S] where `keep_weights` asks for them (else None)."""
         causal = cache is None
         x, cache = self.subs[0](
             x, lambda h: self.self_attn.forward_self(h, self_mask, causal=causal, cache=cache)
         )
-        x, _ = self.subs[1](
-            x, lambda h: (self.cross_attn.forward_cross(h, cross_kv, src_mask), None)
+        x, kept = self.subs[1](
+            x, lambda h: self.cross_attn.forward_cross(h, cross_kv, src_mask, keep_weights)
         )
         x, _ = self.subs[2](x, lambda h: (self.ff(h), None))
-        return x, cache
+        return x, cache, kept
 
 
 class Transformer(Seq2Seq):
@@ -183,11 +185,7 @@ class Transformer(Seq2Seq):
         super().__init__()
         d = cfg.d_model
         self.d_model, self.heads, self.pre_norm = d, cfg.heads, cfg.pre_norm
-        self.tgt_embed = nn.Embedding(tgt_vocab, d, padding_idx=self.pad_id)
-        share = share_src_tgt and cfg.tie_embeddings and src_vocab == tgt_vocab
-        self.src_embed = (
-            self.tgt_embed if share else nn.Embedding(src_vocab, d, padding_idx=self.pad_id)
-        )
+        self.embeddings(cfg, src_vocab, tgt_vocab, d, share_src_tgt)
         self.register_buffer("pe", sinusoids(cfg.max_positions, d), persistent=False)
         self.drop = nn.Dropout(cfg.dropout)
         self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.enc_layers))
@@ -199,8 +197,7 @@ class Transformer(Seq2Seq):
         self.max_output_len = cfg.max_positions  # decoder positions 0 .. max_positions - 1
         self.attention_layers = cfg.dec_layers
         self._init_weights()
-        if cfg.tie_embeddings:
-            self.generator.weight = self.tgt_embed.weight
+        self.tie_output(cfg.tie_embeddings)
 
     def _init_weights(self) -> None:
         for name, p in self.named_parameters():
@@ -208,10 +205,7 @@ class Transformer(Seq2Seq):
                 nn.init.xavier_uniform_(p)
             elif name.endswith("bias"):
                 nn.init.zeros_(p)
-        for emb in (self.src_embed, self.tgt_embed):
-            nn.init.normal_(emb.weight, 0.0, self.d_model**-0.5)
-            with torch.no_grad():
-                emb.weight[self.pad_id].zero_()
+        init_embeddings((self.src_embed, self.tgt_embed), self.d_model**-0.5)
 
     def embed(self, table: nn.Embedding, ids: torch.Tensor, offset=0) -> torch.Tensor:
         """Embeddings plus positions from `offset` on (an int, or one per row [N])."""
@@ -239,17 +233,25 @@ class Transformer(Seq2Seq):
             "pos": 0,
         }
 
-    def show_attention(self, layer: int | None) -> None:
-        super().show_attention(layer)
-        for block in self.decoder:
-            block.cross_attn.keep_weights = layer is not None and block is self.decoder[layer]
-
     def attention_label(self, layer: int) -> str:
         return f"decoder layer {layer}, mean of heads"
 
+    @property
+    def supports_streaming(self) -> bool:  # merge_states needs the cached step
+        return self.use_cache
+
     def step(self, prev_tokens, state):
+        logits, state, _ = self._step(prev_tokens, state, None)
+        return logits, state
+
+    def step_attention(self, prev_tokens, state, layer):
+        return self._step(prev_tokens, state, self.check_layer(layer) % len(self.decoder))
+
+    def _step(self, prev_tokens, state, layer: int | None):
+        """Logits, the next state and decoder `layer`'s cross-attention weights [N, S] (None
+        where `layer` is None)."""
         if not self.use_cache:
-            return self._step_uncached(prev_tokens, state)
+            return self._step_uncached(prev_tokens, state, layer)
         x = self.embed(self.tgt_embed, prev_tokens[:, None], offset=state["pos"])
         mask, caches = state.get("self_mask"), state["self"]  # rows at different steps
         if mask is not None:  # (merge_states): the cached columns no row needs are dropped
@@ -263,16 +265,18 @@ class Transformer(Seq2Seq):
                 else (k, v)
                 for k, v in caches
             ]
-        new_caches = []
-        for layer, kv, cache in zip(self.decoder, state["cross"], caches):
-            x, cache = layer(x, kv, state["src_mask"], cache=cache, self_mask=mask)
+        new_caches, kept = [], None
+        for i, (block, kv, cache) in enumerate(zip(self.decoder, state["cross"], caches)):
+            x, cache, seen = block(
+                x, kv, state["src_mask"], cache=cache, self_mask=mask, keep_weights=i == layer
+            )
             new_caches.append(cache)
-        caches = new_caches
+            kept = seen if i == layer else kept
         logits = self.generator(self.dec_norm(x[:, 0]))
-        new = {**state, "self": caches, "pos": state["pos"] + 1}
+        new = {**state, "self": new_caches, "pos": state["pos"] + 1}
         if mask is not None:
             new["self_mask"] = mask
-        return logits, self._with_attention(new)
+        return logits, new, None if kept is None else kept[:, -1]
 
     def merge_states(self, states):
         """Rows at different steps: positions become one per row, and the self-attention
@@ -310,7 +314,7 @@ class Transformer(Seq2Seq):
             {k: v for k, v in s.items() if k not in ("self", "pos", "self_mask")} for s in states
         ]
         return {
-            **super().merge_states(rest),
+            **join_rows(rest),
             "self": caches,
             "pos": pos,
             "self_mask": own[:, None, None, :],
@@ -328,35 +332,26 @@ class Transformer(Seq2Seq):
             mask = torch.ones((n, 1, 1, width), dtype=torch.bool, device=rows.device)
         pos, mask = pos.index_fill(0, rows, 0), mask.index_fill(0, rows, False)
         keep = ("self", "pos", "self_mask")
-        rest = super().place_states(
+        rest = put_rows(
             {k: v for k, v in state.items() if k not in keep},
             rows,
             {k: v for k, v in new.items() if k not in keep},
         )
         return {**rest, "self": state["self"], "pos": pos, "self_mask": mask}
 
-    def _step_uncached(self, prev_tokens, state):
+    def _step_uncached(self, prev_tokens, state, layer: int | None):
         """The whole prefix again at every step: the reference the cache must agree with."""
         prefix = prev_tokens[:, None]
         if "prefix" in state:
             prefix = torch.cat([state["prefix"], prefix], 1)
         x = self.embed(self.tgt_embed, prefix)
-        for layer, kv in zip(self.decoder, state["cross"]):
-            x, _ = layer(x, kv, state["src_mask"])
+        kept = None
+        for i, (block, kv) in enumerate(zip(self.decoder, state["cross"])):
+            x, _, seen = block(x, kv, state["src_mask"], keep_weights=i == layer)
+            kept = seen if i == layer else kept
         logits = self.generator(self.dec_norm(x[:, -1]))
         new = {**state, "prefix": prefix, "pos": state["pos"] + 1}
-        if self.attention_layer is not None:
-            self.decoder[self.attention_layer].cross_attn.last_weights = self.decoder[
-                self.attention_layer
-            ].cross_attn.last_weights[:, -1:]
-        return logits, self._with_attention(new)
-
-    def _with_attention(self, state):
-        if self.attention_layer is None:
-            state.pop("attention", None)  # from steps before show_attention(None)
-            return state
-        weights = self.decoder[self.attention_layer].cross_attn.last_weights
-        return {**state, "attention": weights[:, -1]}
+        return logits, new, None if kept is None else kept[:, -1]
 
     def export_spec(self, fmt: str):
         if fmt not in self.export_formats:
@@ -377,7 +372,7 @@ class Transformer(Seq2Seq):
         x = self.embed(self.tgt_embed, tgt_in)
         for layer in self.decoder:
             kv = layer.cross_attn.keys_values(memory["memory"])
-            x, _ = layer(x, kv, memory["src_mask"])
+            x, _, _ = layer(x, kv, memory["src_mask"])
         return self.generator(self.dec_norm(x))
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from translator.errors import UserError
 
 
-def read_summary(path: Path) -> tuple[str, dict]:
-    """(a name for the legend, the summary) of a run folder or a summary.json file."""
-    file = path / "summary.json" if path.is_dir() else path
+def read_summary(path: Path, file: Path) -> tuple[str, dict]:
+    """(a name for the legend, the summary) of `path`, a run folder or a summary.json file;
+    `file`: the summary file it stands for (the run folder knows its name)."""
     if not file.is_file():
         raise UserError(f"{path}: no training summary (give a run folder or its summary.json)")
     try:
@@ -56,11 +56,12 @@ def recorded_minutes(summary: dict) -> bool:
     return all("minutes" in v for v in summary["validations"])
 
 
-def draw_curves(runs: list[Path], plot: Path) -> str:
-    """Draw the runs to `plot`; what the picture shows, in one line."""
+def draw_curves(runs: list[tuple[Path, Path]], plot: Path) -> str:
+    """Draw the runs, each (a run folder or summary file, its summary file), to `plot`; what
+    the picture shows, in one line."""
     from translator.plots.figures import plot_curves
 
-    summaries = [read_summary(path) for path in runs]
+    summaries = [read_summary(path, file) for path, file in runs]
     series = [
         (
             name,

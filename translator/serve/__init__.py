@@ -3,7 +3,8 @@ that decodes concurrent requests together, and one static page that draws the at
 
     command.py   the typer command (registered by cli.py); imports nothing heavy
     limits.py    the limits a request must keep, and their defaults
-    batching.py  the queue and the one decoding loop
+    batcher.py   the queue and the one decoding loop (whole batches)
+    streaming.py continuous batching on the beam stream, and the choice between the two
     app.py       the FastAPI app: routes, errors as one-line JSON, the body-size guard
     static/      index.html, the page served at /
 """

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from importlib import resources
 
 from fastapi import FastAPI, Request
@@ -19,7 +20,7 @@ from starlette.exceptions import HTTPException
 
 from translator.decode.rules import nbest_problem
 from translator.errors import UserError, one_line
-from translator.serve.batching import Batcher
+from translator.serve.batcher import Batcher
 from translator.serve.limits import LimitError, Limits
 
 log = logging.getLogger(__name__)
@@ -149,12 +150,11 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
         if not req.text.strip():
             raise LimitError(422, "text: an empty sentence has no attention to show")
         beam = beam_of(req.beam, 1)
-        best = (await batcher.translate([req.text], beam, 1))[0][0]
-
-        def weights():
-            return translator.attention(req.text, list(best.tokens), req.layer)
-
-        source, target, matrix = await batcher.call(weights)
+        # The search that translates the sentence gives the weights, on the decoding thread.
+        dc = replace(translator.cfg.decode, beam=beam)
+        best, source, target, matrix = await batcher.call(
+            lambda: translator.attention(req.text, dc, req.layer)
+        )
         return {
             "translation": best.text,
             "score": round(best.score, 4),

@@ -125,8 +125,8 @@ def serve(
     )
     batcher = make_batcher(translator, limits)
     app = create_app(translator, str(checkpoint), limits, batcher)
-    # asyncio's own event loop even where uvloop is installed: continuous batching was
-    # slower under uvloop's and whole batches gained nothing (docs/benchmarks.md)
+    # asyncio's own event loop even where uvloop is installed: continuous batching is
+    # slower under uvloop's and whole batches gain nothing from it
     config = uvicorn.Config(
         app, host=host, port=port, loop="asyncio", log_level="info", access_log=False
     )

@@ -5,9 +5,10 @@ the requests that arrive meanwhile wait for all of it. Here the decoding loop ke
 `BeamStream` (translator/decode/beam.py) per beam size: at every step the sentences of newly
 queued requests join (taking the rows of sentences that ended), every sentence advances by
 one token, and each request is answered as soon as its last sentence has ended. Requests are
-gathered as in batching.py only while the decoder is idle; while it is busy, whatever is
-queued joins at the next step. Used for PyTorch models; an exported (CTranslate2) model
-decodes whole batches (batching.Batcher).
+gathered as in batcher.py only while the decoder is idle; while it is busy, whatever is
+queued joins at the next step. Used for engines that declare `supports_streaming` (PyTorch
+models whose family has StreamingStates); an exported (CTranslate2) model decodes whole
+batches (batcher.Batcher).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from translator.decode.beam import BeamStream
 from translator.decode.translator import Translation, source_ids
 from translator.errors import UserError
 from translator.runtime import autocast
-from translator.serve.batching import Batcher, Job
+from translator.serve.batcher import Batcher, Job
 from translator.serve.limits import Limits
 
 log = logging.getLogger(__name__)
@@ -118,10 +119,14 @@ class StreamBatcher(Batcher):
 
 
 def make_batcher(translator, limits: Limits) -> Batcher:
-    """Continuous batching when asked for, where the model is PyTorch's and searches; else
-    whole batches (batching.Batcher)."""
+    """Continuous batching when asked for, where the engine declares it can (a PyTorch
+    model whose family has StreamingStates, models/base.py); else whole batches
+    (batcher.Batcher)."""
     if limits.batching == "batch":
         return Batcher(translator, limits)
     if not translator.supports_streaming:
-        raise UserError("--batching continuous needs a checkpoint (PyTorch) model")
+        raise UserError(
+            "--batching continuous needs a checkpoint (PyTorch) model whose family lets "
+            "sentences join a running search; use --batching batch"
+        )
     return StreamBatcher(translator, limits)

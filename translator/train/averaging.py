@@ -1,5 +1,6 @@
-"""Checkpoint averaging: the step-numbered checkpoints a run keeps (`train.keep_checkpoints`)
-and `translator average`, which writes the elementwise mean of several checkpoints' weights.
+"""Checkpoint averaging: `translator average` writes the elementwise mean of several
+checkpoints' weights, by default of the step-numbered checkpoints a run keeps
+(`train.keep_checkpoints`).
 
 Averaging the last few checkpoints of a run smooths out the noise of the last updates, much
 as the moving average of translator.train.ema does during training. Only checkpoints of the same
@@ -10,7 +11,6 @@ sentencepiece model bytes; anything else is refused, naming the two files that d
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 
 import torch
@@ -18,33 +18,11 @@ import torch
 from translator.errors import UserError
 from translator.models.checkpoint import Checkpoint
 from translator.progress import progress_bar
+from translator.train.run_dir import RunDir
 
 log = logging.getLogger(__name__)
 
-STEP_NAME = re.compile(r"step-(\d+)\.pt")
 
-
-def step_path(run_dir: Path, step: int) -> Path:
-    return run_dir / f"step-{step:06d}.pt"
-
-
-def step_checkpoints(run_dir: Path) -> list[Path]:
-    """The run's step-numbered checkpoints, oldest first."""
-    found = [(STEP_NAME.fullmatch(p.name), p) for p in Path(run_dir).glob("step-*.pt")]
-    return [p for m, p in sorted((int(m[1]), p) for m, p in found if m)]
-
-
-def prune_step_checkpoints(run_dir: Path, keep: int, step: int) -> None:
-    """Keep the `keep` newest step checkpoints up to `step` (called after the one of `step`
-    is written whole); later-numbered ones belong to an earlier run in the same folder that
-    this one is overwriting, as it overwrites its last.pt and best.pt."""
-    paths = step_checkpoints(run_dir)
-    current = [p for p in paths if int(STEP_NAME.fullmatch(p.name)[1]) <= step]
-    for path in set(paths) - set(current[-keep:]):
-        path.unlink(missing_ok=True)
-
-
-# -- averaging ---------------------------------------------------------------------------------
 def _same_model(first: Checkpoint, first_path: Path, other: Checkpoint, path: Path) -> None:
     from translator.config.diff import config_changes, describe_changes
 
@@ -107,7 +85,8 @@ def average_command(
     if run_dir is not None:
         if not run_dir.is_dir():
             raise UserError(f"run folder not found: {run_dir}")
-        checkpoints = step_checkpoints(run_dir)
+        run = RunDir(run_dir)
+        checkpoints = run.step_checkpoints()
         if not checkpoints:
             raise UserError(
                 f"{run_dir} holds no step-*.pt checkpoints",
@@ -116,7 +95,7 @@ def average_command(
         if last is not None and last > len(checkpoints):
             raise UserError(f"--last {last}: {run_dir} holds {len(checkpoints)} step checkpoints")
         checkpoints = checkpoints[-last:] if last else checkpoints
-        output = output or run_dir / "average.pt"
+        output = output or run.average
     elif last is not None:
         raise UserError("--last picks from a run folder's step checkpoints; give the folder")
     elif output is None:

@@ -10,8 +10,6 @@ from pathlib import Path
 
 from translator.errors import optional_import
 
-FOLDER = "tensorboard"
-
 
 def check_installed() -> None:
     """A one-line UserError naming the extra when tensorboard is missing (before training)."""
@@ -20,13 +18,17 @@ def check_installed() -> None:
 
 
 class TensorBoardLog:
-    """A no-op unless `enabled`: every process may call it, only the first writes."""
+    """A no-op unless `enabled`: every process may call it, only the first writes, between
+    open() and close()."""
 
-    def __init__(self, run_dir: Path, enabled: bool):
+    def __init__(self, folder: Path, enabled: bool):
+        self.folder, self.enabled = folder, enabled
         self.writer = None
-        if enabled:
+
+    def open(self) -> None:
+        if self.enabled and self.writer is None:
             board = optional_import("torch.utils.tensorboard", "tensorboard", "TensorBoard logs")
-            self.writer = board.SummaryWriter(str(Path(run_dir) / FOLDER))
+            self.writer = board.SummaryWriter(str(self.folder))
 
     def scalars(self, step: int, values: dict[str, float]) -> None:
         if self.writer is None:

@@ -1,22 +1,19 @@
-"""The training loop: AdamW, inverse-square-root warmup, label smoothing, clipping,
-accumulation, autocast, validation by dev BLEU, early stopping, a wall-clock
-budget, exact resume, fine-tuning from a checkpoint, a moving average of the weights,
-step checkpoints for averaging, TensorBoard scalars, RUN/train.log and
-RUN/validations.jsonl, a graceful stop on Ctrl-C or SIGTERM, and data-parallel training
-under torchrun (rank 0 validates, writes and logs; stop decisions are shared so that no
-rank is left waiting).
-"""
+"""The training loop: AdamW, warmup and decay, label smoothing, clipping, accumulation,
+autocast, validation and early stopping, a wall-clock budget, exact resume, fine-tuning from
+a checkpoint, a moving average of the weights, step checkpoints for averaging, a graceful
+stop on Ctrl-C or SIGTERM, and data-parallel training under torchrun (rank 0 validates,
+writes and logs; stop decisions are shared so that no rank is left waiting). What the run
+records is the TrainingReport's, where its files lie the RunDir's."""
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import logging
 import math
 import signal
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
@@ -24,36 +21,31 @@ from torch.nn.parallel import DistributedDataParallel
 
 from translator.config import Config, save_config
 from translator.errors import UserError
-from translator.fileio import atomic_write_bytes
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
 from translator.progress import TrainingBar
 from translator.runtime import (
-    memory_mb,
     pick_device,
     pick_dtype,
     process_seconds,
-    release_free_memory,
     seed_everything,
     set_threads,
     to_device,
 )
-from translator.train.averaging import prune_step_checkpoints, step_path
 from translator.train.distributed import all_sum, all_sum_, any_rank, close, init_from_env
 from translator.train.ema import WeightEMA
 from translator.train.feed import TrainingData
 from translator.train.finetune import initial_checkpoint
+from translator.train.report import StepStats, TrainingReport
 from translator.train.resume import check_resumable, gather_rng, restore_rng
+from translator.train.run_dir import RunDir
 from translator.train.schedule import planned_steps, scheduled_lr
-from translator.train.state import RunLog, Stop, StopKind, TrainState, claim_run_dir, summary
-from translator.train.tensorboard_log import TensorBoardLog, check_installed
+from translator.train.state import RunLog, Stop, StopKind, TrainState
+from translator.train.tensorboard_log import check_installed
 from translator.train.update import Updater
-from translator.train.validation import report, validate
+from translator.train.validation import Validation, validate
 
 log = logging.getLogger(__name__)
-
-
-MAX_BAD_STEPS = 20  # consecutive non-finite losses before giving up
 
 
 class Trainer:
@@ -73,11 +65,8 @@ class Trainer:
             raise UserError("--overwrite starts a new run, --resume continues one: give one")
         if tc.tensorboard:
             check_installed()
-        self.run_dir = Path(cfg.run_dir)
-        try:
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise UserError(f"run_dir '{self.run_dir}' cannot be created: {err.strerror}") from None
+        self.run_dir = RunDir(cfg.run_dir)
+        self.run_dir.create()
         set_threads(tc.threads)
         seed_everything(cfg.seed)
         self.group, rank_device = init_from_env(tc.device)
@@ -85,8 +74,15 @@ class Trainer:
         if not self.group.main:
             logging.getLogger("translator").setLevel(logging.WARNING)
         if not resume:
-            claim_run_dir(self.run_dir, overwrite, init_from, remove=self.group.main)
-        self.run_log = RunLog(self.run_dir, enabled=self.group.main)
+            self.run_dir.claim(overwrite, init_from, remove=self.group.main)
+        self.run_log = RunLog(self.run_dir.log, enabled=self.group.main)
+        self.report = TrainingReport(self.run_dir, tc, self.group.main)
+        self.stop: Stop | None = None
+        self.unsynced_tokens = 0  # this rank's target tokens since the last sync()
+        # what run() sets going: the bar, the step last validated, the command's start-up time
+        self.bar: TrainingBar | None = None
+        self.last_validated = -1
+        self.startup_seconds = 0.0
         with self.run_log.attached():
             self._setup(resume, init_from)
 
@@ -94,7 +90,7 @@ class Trainer:
         cfg, tc = self.cfg, self.cfg.train
         self.dtype = pick_dtype(tc.dtype, self.device)
         saved = self._resume_checkpoint() if resume else None
-        given = saved.build_tokenizer(str(self.run_dir / "last.pt")) if saved else None
+        given = saved.build_tokenizer(str(self.run_dir.last)) if saved else None
         start, given = initial_checkpoint(init_from, cfg) if init_from else (None, given)
         self.data = TrainingData(cfg, self.group, given, pin=self.device.type == "cuda")
         self.tokenizer = self.data.tokenizer
@@ -105,9 +101,6 @@ class Trainer:
         self.updater = Updater(self.model, self.net, cfg.train, self.group, self.device, self.dtype)
         self.optimizer = self.updater.optimizer
         self.ema = WeightEMA(self.model, tc.ema_decay) if tc.ema_decay else None
-        self.unsynced_tokens = 0  # this rank's target tokens since the last sync()
-        self.state = TrainState()
-        self.stop: Stop | None = None
         if saved:
             self._restore(saved)
         log.info(
@@ -131,97 +124,81 @@ class Trainer:
             self.net = torch.compile(self.net, dynamic=True)
 
     def _resume_checkpoint(self) -> Checkpoint:
-        path = self.run_dir / "last.pt"
-        if not path.is_file():
-            raise UserError(f"--resume: no {path} to resume from", "train without --resume first")
+        path = self.run_dir.resumable()
         saved = Checkpoint.load(path)
         check_resumable(saved, self.cfg, self.group.world, str(path))
         return saved
 
     def _restore(self, saved: Checkpoint) -> None:
-        saved.load_weights(self.model, str(self.run_dir / "last.pt"))
+        where = str(self.run_dir.last)
+        saved.load_weights(self.model, where)
         self.optimizer.load_state_dict(saved.optimizer)
         if saved.scaler:
             self.updater.scaler.load_state_dict(saved.scaler)
         if self.ema:  # ema_decay cannot change on resume: a saved run with it saved its EMA
-            self.ema.load_state_dict(saved.ema, str(self.run_dir / "last.pt"))
-        self.state = TrainState(**saved.progress)
-        self.run_log.restart(self.state.history)
+            self.ema.load_state_dict(saved.ema, where)
+        self.report.restore(saved.progress)
         restore_rng(saved, self.group)
         st = self.state
         log.info(f"resumed from step {st.step} (epoch {st.epoch}, batch {st.batch_in_epoch})")
 
+    @property
+    def state(self) -> TrainState:
+        """The run's progress and statistics, which checkpoints carry."""
+        return self.report.state
+
     # -- checkpoints -------------------------------------------------------------------------
-    def save(self, name: str) -> None:
-        """best.pt (rank 0 alone calls it) holds what translating needs (the averaged weights
-        under train.ema_decay); last.pt, written at the same step by every rank, also what
-        resuming needs, every rank's random state and the moving average too; a step
-        checkpoint (`step-N.pt`) the weights as trained, for `translator average`."""
-        resumable = name == "last.pt"
-        rng = gather_rng(self.group) if resumable else []
+    def save_last(self) -> None:
+        """last.pt, written at the same step by every rank: what translating needs and what
+        resuming needs, every rank's random state and the moving average too."""
+        self._save(self.run_dir.last, resumable=True)
+
+    def save_best(self) -> None:
+        """best.pt (rank 0 alone calls it): what translating needs, the averaged weights
+        under train.ema_decay."""
+        weights = self.ema.weights() if self.ema is not None else None
+        self._save(self.run_dir.best, weights=weights)
+
+    def save_step(self) -> None:
+        """The step checkpoint (the weights as trained, for `translator average`), then (once
+        it is whole) the oldest ones beyond keep_checkpoints."""
+        keep, step = self.cfg.train.keep_checkpoints, self.state.step
+        if keep and self.group.main:
+            self._save(self.run_dir.step_checkpoint(step))
+            self.run_dir.prune_step_checkpoints(keep, step)
+
+    def _save(self, path: Path, resumable: bool = False, weights: dict | None = None) -> None:
+        rng = gather_rng(self.group) if resumable else []  # a collective: every rank calls it
         if not self.group.main:
             return
-        best_ema = self.ema is not None and name == "best.pt"
         Checkpoint(
             config=self.cfg.to_dict(),
             tokenizer=self.tokenizer.state(),
-            model=self.ema.weights() if best_ema else self.model.state_dict(),
+            model=weights if weights is not None else self.model.state_dict(),
             progress=asdict(self.state),
             rng=rng,
             optimizer=self.optimizer.state_dict() if resumable else None,
             scaler=self.updater.scaler.state_dict() if resumable else None,
             ema=self.ema.state_dict() if resumable and self.ema else None,
-        ).save(self.run_dir / name)
-
-    def save_step(self) -> None:
-        """The step checkpoint, then (once it is whole) the oldest ones beyond keep_checkpoints."""
-        keep, step = self.cfg.train.keep_checkpoints, self.state.step
-        if keep and self.group.main:
-            self.save(step_path(self.run_dir, step).name)
-            prune_step_checkpoints(self.run_dir, keep, step)
+        ).save(path)
 
     # -- validation --------------------------------------------------------------------------
-    def validate(self) -> dict:
+    def validate(self) -> Validation:
         """The dev set scored with the moving average of the weights when there is one."""
-        data, device, dtype = self.data, self.device, self.dtype
+        dev, step = (self.data.dev, self.data.dev_batches), self.state.step
         with self.ema.applied() if self.ema else contextlib.nullcontext():
-            result = validate(
-                self.model, self.tokenizer, self.cfg, data.dev, data.dev_batches, device, dtype
+            return validate(
+                self.model, self.tokenizer, self.cfg, *dev, self.device, self.dtype, step
             )
-        return {"step": self.state.step, **result}
 
     def validate_and_keep_best(self) -> None:
-        s, tc = self.state, self.cfg.train
         if not self.group.main:  # rank 0 validates; its stop decision reaches the others
             return
-        result = self.validate()
-        hypotheses = result.pop("hypotheses", [])
-        by_loss = tc.best_by == "loss"
-        if by_loss:
-            improved = result["dev_loss"] < s.best_loss
-        else:
-            improved = result["dev_bleu"] > s.best_bleu
-        if improved:
-            s.best_bleu, s.best_loss = result["dev_bleu"], result["dev_loss"]
-            s.best_step, s.bad_validations = s.step, 0
-        else:
-            s.bad_validations += 1
-        # wall-clock minutes since the start, this validation included (for `translator curves`)
-        s.history.append({**result, "minutes": round((s.elapsed + result["seconds"]) / 60, 3)})
-        self.run_log.validation(s.history[-1])
-        self.board.scalars(s.step, {"dev/loss": result["dev_loss"], "dev/bleu": result["dev_bleu"]})
-        best = f"loss {s.best_loss:.3f}" if by_loss else f"{s.best_bleu:.2f}"
-        note = " new best" if improved else f", best {best} at {s.best_step}"
-        for line in report(result, note, self.data.dev, hypotheses):
-            log.info(line)
-        if improved:
-            self.save("best.pt")
-        if tc.patience and s.bad_validations >= tc.patience:
-            self.stop = Stop(
-                StopKind.EARLY_STOPPING,
-                f"early stopping: no better dev {'loss' if by_loss else 'BLEU'} "
-                f"in {tc.patience} validations",
-            )
+        if self.report.validated(self.validate(), self.data.dev):
+            self.save_best()
+        early = self.report.stopping.stop(self.state)
+        if early is not None:
+            self.stop = early
 
     # -- the loop ----------------------------------------------------------------------------
     def _next_batches(self):
@@ -252,28 +229,16 @@ class Trainer:
             return float(local_tokens)
         return all_sum_(to_device(torch.tensor(float(local_tokens)), self.device), self.group)
 
-    def sync(self) -> dict:
+    def sync(self) -> StepStats:
         """Read the device-side results since the last sync: mean loss, skipped steps and
         target tokens (all ranks), and stop a diverged run. Called at the same steps on
         every rank, since under torchrun it is a collective."""
-        s = self.state
         stats = self.updater.read()
         tokens = int(all_sum(self.unsynced_tokens, self.group, self.device))
         self.unsynced_tokens = 0
-        s.target_tokens += tokens
-        if stats["skipped"]:
-            s.skipped_steps += stats["skipped"]
-            log.warning(
-                f"step {s.step}: {stats['skipped']} step(s) skipped for a non-finite loss "
-                f"({s.skipped_steps} so far)"
-            )
-        if stats["longest_bad_run"] >= MAX_BAD_STEPS:
-            raise UserError(
-                f"training diverged: {MAX_BAD_STEPS} non-finite losses in a row by step {s.step}",
-                "lower train.lr or raise train.warmup_steps;"
-                " last.pt and best.pt keep the last good weights",
-            )
-        return {**stats, "tokens": tokens}
+        stats = replace(stats, tokens=tokens)
+        self.report.synced(stats)
+        return stats
 
     def _on_signal(self, signum, frame) -> None:
         if self.stop is not None and self.stop.kind is StopKind.INTERRUPTED:
@@ -302,15 +267,9 @@ class Trainer:
         s = self.state
         stats = self.sync()
         self._plan()
-        loss = stats["loss"]
-        s.losses.append([s.step, round(loss, 4) if math.isfinite(loss) else None])
-        release_free_memory()
-        mem = memory_mb()
-        s.memory.append([s.step, mem.get("rss"), mem.get("anon")])
-        rate, lr = stats["tokens"] / max(seconds, 1e-9), self.optimizer.param_groups[0]["lr"]
-        bar.report(s.step, s.elapsed, loss, lr, rate)
-        scalars = {"loss": loss, "lr": lr, "grad_norm": stats["grad_norm"], "tokens_per_s": rate}
-        self.board.scalars(s.step, {f"train/{k}": v for k, v in scalars.items()})
+        rate, lr = stats.tokens / max(seconds, 1e-9), self.optimizer.param_groups[0]["lr"]
+        self.report.logged(stats, lr, rate)
+        bar.report(s.step, s.elapsed, stats.loss, lr, rate)
 
     def _plan(self) -> None:
         """Re-estimate the run's length in steps from the pace so far. Every rank calls this
@@ -331,15 +290,14 @@ class Trainer:
 
     def run(self) -> TrainState:
         if self.group.main:
-            save_config(self.cfg, self.run_dir / "config.yaml")
+            save_config(self.cfg, self.run_dir.config)
         handlers = {
             sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)
         }
         self.model.train()
         s, main = self.state, self.group.main
         self.bar = TrainingBar(self.cfg.train, s.step, s.elapsed, main, self.run_log.note)
-        self.last_validated = -1
-        self.board = TensorBoardLog(self.run_dir, self.cfg.train.tensorboard and main)
+        self.report.board.open()
         self.startup_seconds = process_seconds()  # from the command's start to the first step
         with self.run_log.attached():  # again after __init__: no file stays open between
             try:
@@ -347,7 +305,7 @@ class Trainer:
                 self._finish()
             finally:
                 self.bar.close()
-                self.board.close()
+                self.report.close()
                 self.data.close()
                 for sig, handler in handlers.items():
                     signal.signal(sig, handler)
@@ -387,7 +345,7 @@ class Trainer:
             self.last_validated, synced = s.step, True
         if s.step % tc.save_every == 0:
             self.sync()
-            self.save("last.pt")
+            self.save_last()
             self.save_step()
             synced = True
         return synced
@@ -398,7 +356,7 @@ class Trainer:
         interrupted = self.stop.kind is StopKind.INTERRUPTED
         if self.last_validated != s.step and not interrupted and s.step > 0:
             self.validate_and_keep_best()
-        self.save("last.pt")
+        self.save_last()
         if self.stop.kind is StopKind.TIME_BUDGET:
             self.bar.stopped(s.step)
 
@@ -409,10 +367,12 @@ class Trainer:
             "dtype": str(self.dtype).split(".")[-1],
             "processes": self.group.world,
         }
-        self.summary = summary(self.state, self.stop, run, self.startup_seconds)
-        if self.group.main:
-            text = json.dumps(self.summary, indent=1) + "\n"
-            atomic_write_bytes(self.run_dir / "summary.json", text.encode())
+        self.report.write_summary(self.stop, run, self.startup_seconds)
+
+    @property
+    def summary(self) -> dict:
+        """summary.json's content, once run() has written it."""
+        return self.report.summary
 
     def close(self, finished: bool) -> None:
         """Tear down in order: the DDP wrapper (it holds the process
@@ -426,10 +386,7 @@ class Trainer:
 
 
 def train(
-    cfg: Config,
-    resume: bool = False,
-    init_from: str | Path | None = None,
-    overwrite: bool = False,
+    cfg: Config, resume: bool = False, init_from: str | Path | None = None, overwrite: bool = False
 ) -> dict:
     trainer = Trainer(cfg, resume=resume, init_from=init_from, overwrite=overwrite)
     finished = False

@@ -19,6 +19,7 @@ from torch import nn
 from translator.errors import UserError
 from translator.runtime import autocast, say
 from translator.train.loss import sequence_loss
+from translator.train.report import StepStats
 
 
 def fused_adamw_supported(device: torch.device) -> bool:
@@ -139,10 +140,9 @@ class Updater:
         self.run.add_(1).mul_(bad)
         torch.maximum(self.longest_run, self.run, out=self.longest_run)
 
-    def read(self) -> dict:
-        """Mean loss and gradient norm (before clipping) of the good steps, skipped steps and
-        the longest run of non-finite losses since the last read (a host sync: call it at log
-        intervals)."""
+    def read(self) -> StepStats:
+        """What the steps since the last read did, this rank's tokens aside (a host sync:
+        call it at log intervals)."""
         stats = [
             self.loss_sum,
             self.good,
@@ -155,12 +155,12 @@ class Updater:
         for t in (self.loss_sum, self.good, self.skipped, self.norm_sum, self.norms):
             t.zero_()
         self.longest_run.copy_(self.run)
-        return {
-            "loss": loss_sum / good if good else float("nan"),
-            "skipped": int(skipped),
-            "longest_bad_run": int(longest),
-            "grad_norm": norm_sum / norms if norms else float("nan"),
-        }
+        return StepStats(
+            loss=loss_sum / good if good else float("nan"),
+            grad_norm=norm_sum / norms if norms else float("nan"),
+            skipped=int(skipped),
+            longest_bad_run=int(longest),
+        )
 
 
 def is_oom(err: BaseException) -> bool:

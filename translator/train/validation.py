@@ -4,7 +4,7 @@ dev translations for a person to watch."""
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -18,10 +18,48 @@ from translator.train.loss import sequence_loss
 EXAMPLES = 3
 
 
+@dataclass
+class Validation:
+    """One look at the dev set: loss per target token (no smoothing), BLEU, the seconds it
+    took, and the dev translations in the order of the dev pairs."""
+
+    step: int
+    dev_loss: float
+    dev_bleu: float
+    seconds: float
+    hypotheses: list[str] = field(default_factory=list)
+
+    def entry(self, minutes: float) -> dict:
+        """The record validations.jsonl and summary.json keep; `minutes`: wall clock since the
+        run's start, this validation included (for `translator curves`)."""
+        return {
+            "step": self.step,
+            "dev_loss": self.dev_loss,
+            "dev_bleu": self.dev_bleu,
+            "seconds": self.seconds,
+            "minutes": minutes,
+        }
+
+    def report(self, note: str, dev_pairs, n: int = EXAMPLES) -> list[str]:
+        """The lines to print: the scores and `note` (how they compare), the first `n` dev
+        pairs and their translations."""
+        lines = [
+            f"validation step {self.step}: dev loss {self.dev_loss:.3f}, "
+            f"dev BLEU {self.dev_bleu:.2f} ({self.seconds:.1f}s){note}"
+        ]
+        pairs = zip(dev_pairs, self.hypotheses[:n])
+        for i, ((source, reference), hypothesis) in enumerate(pairs, 1):
+            lines += [
+                f"  example {i} source:     {source}",
+                f"  example {i} reference:  {reference}",
+                f"  example {i} hypothesis: {hypothesis}",
+            ]
+        return lines
+
+
 @torch.no_grad()
-def validate(model, tokenizer, cfg, dev_pairs, dev_batches, device, dtype) -> dict:
-    """Dev loss per target token (no smoothing), dev BLEU with `train.valid_beam`, and the
-    dev translations ("hypotheses", in the order of `dev_pairs`)."""
+def validate(model, tokenizer, cfg, dev_pairs, dev_batches, device, dtype, step: int) -> Validation:
+    """The dev set after `step` steps, translated with `train.valid_beam`."""
     start = time.perf_counter()
     model.eval()
     total = tokens = 0.0
@@ -30,33 +68,18 @@ def validate(model, tokenizer, cfg, dev_pairs, dev_batches, device, dtype) -> di
         with autocast(device, dtype):
             total += float(sequence_loss(model, batch, 0.0))
         tokens += batch.n_tokens
-    # On a CPU the search runs in float32, as `translator eval` does: bf16 decoding there is
-    # barely faster and leaves oneDNN holding tens of MB for the rest of the run.
+    # On a CPU the search runs in float32, as `translator eval` does: bf16 decoding there
+    # gains little and leaves oneDNN holding memory for the rest of the run.
     translator = Translator(
         model, tokenizer, cfg, device, torch.float32 if device.type == "cpu" else dtype
     )
     decode = replace(cfg.decode, beam=cfg.train.valid_beam)
     hyps = [r[0].text for r in translator.translate([s for s, _ in dev_pairs], decode)]
     model.train()
-    return {
-        "dev_loss": total / max(tokens, 1),
-        "dev_bleu": bleu(hyps, [t for _, t in dev_pairs]),
-        "seconds": time.perf_counter() - start,
-        "hypotheses": hyps,
-    }
-
-
-def report(result: dict, note: str, dev_pairs, hypotheses: list[str], n=EXAMPLES) -> list[str]:
-    """The lines to print after a validation: its `result` and `note` (how it compares), the
-    first `n` dev pairs and their translations."""
-    lines = [
-        f"validation step {result['step']}: dev loss {result['dev_loss']:.3f}, "
-        f"dev BLEU {result['dev_bleu']:.2f} ({result['seconds']:.1f}s){note}"
-    ]
-    for i, ((source, reference), hypothesis) in enumerate(zip(dev_pairs, hypotheses[:n]), 1):
-        lines += [
-            f"  example {i} source:     {source}",
-            f"  example {i} reference:  {reference}",
-            f"  example {i} hypothesis: {hypothesis}",
-        ]
-    return lines
+    return Validation(
+        step=step,
+        dev_loss=total / max(tokens, 1),
+        dev_bleu=bleu(hyps, [t for _, t in dev_pairs]),
+        seconds=time.perf_counter() - start,
+        hypotheses=hyps,
+    )

@@ -1,0 +1,129 @@
+"""A training run's folder: the name of every file in it, and whether a new run may claim it.
+
+RUN/
+  last.pt             what resuming needs (optimizer, random states, moving average)
+  best.pt             the weights of the best validation, for translating
+  step-NNNNNN.pt      weights kept for `translator average` (train.keep_checkpoints)
+  average.pt          what `translator average` writes by default
+  config.yaml         the resolved config the run trains with
+  summary.json        how the run went, written when it stops
+  train.log           what the run prints, appended across resumes
+  validations.jsonl   one JSON object a line per validation
+  tensorboard/        the scalars for TensorBoard (train.tensorboard)
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from translator.errors import UserError
+
+STEP_NAME = re.compile(r"step-(\d+)\.pt")
+
+
+class RunDir:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    @property
+    def last(self) -> Path:
+        return self.path / "last.pt"
+
+    @property
+    def best(self) -> Path:
+        return self.path / "best.pt"
+
+    @property
+    def average(self) -> Path:
+        return self.path / "average.pt"
+
+    @property
+    def config(self) -> Path:
+        return self.path / "config.yaml"
+
+    @property
+    def summary(self) -> Path:
+        return self.path / "summary.json"
+
+    @property
+    def log(self) -> Path:
+        return self.path / "train.log"
+
+    @property
+    def validations(self) -> Path:
+        return self.path / "validations.jsonl"
+
+    @property
+    def tensorboard(self) -> Path:
+        return self.path / "tensorboard"
+
+    # -- step checkpoints ----------------------------------------------------------------------
+    def step_checkpoint(self, step: int) -> Path:
+        return self.path / f"step-{step:06d}.pt"
+
+    def step_checkpoints(self) -> list[Path]:
+        """The run's step-numbered checkpoints, oldest first."""
+        found = [(STEP_NAME.fullmatch(p.name), p) for p in self.path.glob("step-*.pt")]
+        return [p for m, p in sorted((int(m[1]), p) for m, p in found if m)]
+
+    def prune_step_checkpoints(self, keep: int, step: int) -> None:
+        """Keep the `keep` newest step checkpoints up to `step` (called after the one of `step`
+        is written whole); later-numbered ones belong to an earlier run in the same folder that
+        this one is overwriting, as it overwrites its last.pt and best.pt."""
+        paths = self.step_checkpoints()
+        current = [p for p in paths if int(STEP_NAME.fullmatch(p.name)[1]) <= step]
+        for path in set(paths) - set(current[-keep:]):
+            path.unlink(missing_ok=True)
+
+    # -- claiming ------------------------------------------------------------------------------
+    def create(self) -> None:
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise UserError(f"run_dir '{self}' cannot be created: {err.strerror}") from None
+
+    def claim(self, overwrite: bool, init_from: str | Path | None, remove: bool) -> None:
+        """A new run in a folder that holds an earlier run's checkpoints: refused, unless
+        `overwrite`, which removes them (and the earlier run's step checkpoints, average,
+        summary and TensorBoard logs) so that nothing of the two runs mixes; `remove`: this
+        process deletes (rank 0 alone)."""
+        found = [path for path in (self.last, self.best) if path.exists()]
+        if not found:  # a log without a checkpoint belongs to no run that can go on
+            if remove:
+                for path in (self.log, self.validations):
+                    path.unlink(missing_ok=True)
+            return
+        if not overwrite:
+            raise UserError(
+                f"run_dir '{self}' holds an earlier run ({', '.join(p.name for p in found)}): "
+                "--resume continues it, --overwrite replaces it",
+                "or give the new run its own folder: --set run_dir=...",
+            )
+        if init_from is not None and Path(init_from).resolve().parent == self.path.resolve():
+            raise UserError(
+                f"--init-from {init_from} lies in run_dir '{self}', which --overwrite would "
+                "empty: give the new run its own folder (--set run_dir=...)"
+            )
+        if remove:
+            earlier = [*found, self.summary, self.average, self.log, self.validations]
+            for path in [*earlier, *self.step_checkpoints()]:
+                path.unlink(missing_ok=True)
+            shutil.rmtree(self.tensorboard, ignore_errors=True)  # its curves would mix in
+
+    def resumable(self) -> Path:
+        """last.pt, which `--resume` continues from."""
+        if not self.last.is_file():
+            raise UserError(
+                f"--resume: no {self.last} to resume from", "train without --resume first"
+            )
+        return self.last
+
+
+def summary_file(path: Path) -> Path:
+    """The summary of a run folder, or `path` itself where it names a summary file."""
+    return RunDir(path).summary if path.is_dir() else path
