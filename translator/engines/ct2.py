@@ -22,9 +22,9 @@ How our decoding settings map onto CTranslate2's:
 - <pad> and <bos> are never output, <unk> only with decode.allow_unk, an empty output
   is allowed (min_decoding_length 0), as in our search. One difference remains:
   CTranslate2 removes the banned tokens before its softmax, ours after, so its
-  log-probabilities are renormalized over the allowed tokens: the scores shown are a
-  little higher (by up to 0.02 on the test model) and, rarely, a beam ranking changes.
-  Greedy outputs are the same.
+  log-probabilities are renormalized over the allowed tokens: the scores shown are higher
+  by the mass the model gives the banned tokens, and where that mass is large (a briefly
+  trained model) a beam's ranking can change. Greedy outputs are the same.
 """
 
 from __future__ import annotations
