@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 DATA ?= ../shared/data/multi30k
 
-.PHONY: install demo test test-avx2 test-slow lint format bench-train bench-decode bench-serve bench-data sweep clean
+.PHONY: install demo test test-unit test-avx2 test-slow lint format bench-train bench-decode bench-serve bench-data sweep clean
 
 $(BIN)/translator: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,11 +24,16 @@ demo: install
 test: install
 	$(BIN)/python -m pytest -q
 
+# The unit tests alone: no training, no subprocess.
+test-unit: install
+	$(BIN)/python -m pytest -q tests/unit
+
 # The bf16 tests again as a CPU without native bf16 runs them: oneDNN limited to AVX2.
 test-avx2: install
-	ONEDNN_MAX_CPU_ISA=AVX2 $(BIN)/python -m pytest -q tests/test_dtype.py \
-		tests/test_rnn.py::test_weights_round_trip_and_bf16_autocast \
-		tests/test_transformer.py::test_cpu_mixed_precision_takes_the_plain_attention_kernel_and_stays_close_to_float32
+	ONEDNN_MAX_CPU_ISA=AVX2 $(BIN)/python -m pytest -q tests/unit/test_dtype.py \
+		tests/integration/test_dtype.py \
+		tests/unit/test_rnn.py::test_weights_round_trip_and_bf16_autocast \
+		tests/unit/test_transformer.py::test_cpu_mixed_precision_takes_the_plain_attention_kernel_and_stays_close_to_float32
 
 test-slow: install
 	$(BIN)/python -m pytest -q -m slow

@@ -138,3 +138,16 @@ def model_score(model, src_row, tokens, alpha):
     targets = tokens + [EOS]
     total = sum(float(logp[t, targets[t]]) for t in range(len(targets)))
     return total / float(length_penalty(torch.tensor(len(targets)), alpha))
+
+
+def assert_user_error(result, *needles):
+    """A finished command that failed as a user's mistake: exit 2, one error line holding
+    every needle, no traceback; that line."""
+    assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
+    err = result.stderr.strip()
+    assert "Traceback" not in err, err
+    last = err.splitlines()[-1]
+    assert last.startswith("error: "), err
+    for needle in needles:
+        assert needle in last, (needle, last)
+    return last

@@ -1,0 +1,306 @@
+"""Every mistake a user can make, through the real CLI: one line, exit code 2, no traceback."""
+
+import gzip
+import os
+import subprocess
+import sys
+from functools import partial
+from types import SimpleNamespace
+
+import pytest
+import torch
+import yaml
+from util import assert_user_error, cli, tiny_config
+
+from translator.config import config_from_dict
+from translator.models.checkpoint import load_checkpoint, save_checkpoint
+from translator.train.trainer import Trainer
+
+cli = partial(cli, timeout=300)
+
+
+def write(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# -- command line -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["trian"], "No such command 'trian'"),
+        (["train", "--bogus"], "--bogus"),
+        (["train"], "--config"),
+        (["translate", "--beam", "x", "a"], "--beam"),
+    ],
+)
+def test_command_line_mistakes_show_usage_and_one_error_line(args, needle):
+    result = cli(*args)
+    last = assert_user_error(result, needle)
+    err = result.stderr
+    assert err.lstrip().startswith("Usage:"), err
+    assert [line for line in err.splitlines() if "error" in line.lower()] == [last], err
+
+
+# -- config ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, needles",
+    [
+        ("train: [1, 2\n", ["not valid YAML", "line"]),
+        ("train:\n  lrr: 0.1\n", ["train.lrr", "did you mean 'train.lr'"]),
+        ("train:\n  lr: fast\n", ["train.lr", "must be a number"]),
+        ("model:\n  d_model: 1.5\n", ["model.d_model", "must be an integer"]),
+        ("train:\n  lr: -0.1\n", ["train.lr", "greater than 0"]),
+        ("decode:\n  beam: 0\n", ["decode.beam", "greater than 0"]),
+        ("train:\n  max_minutes: 0\n", ["train.max_minutes", "greater than 0"]),
+        ("model:\n  type: gru2seq\n", ["model.type", "transformer, lstm, bahdanau, luong"]),
+        ("train: 5\n", ["'train' must be a mapping"]),
+        ("- a\n- b\n", ["top level"]),
+        ("seed: 1\n", ["missing required key 'run_dir'"]),
+    ],
+)
+def test_config_mistakes(tmp_path, text, needles):
+    path = write(tmp_path / "bad.yaml", text)
+    assert_user_error(cli("train", "--config", str(path)), str(path), *needles)
+
+
+def test_missing_config_file_and_bad_set(tmp_path):
+    assert_user_error(cli("train", "--config", str(tmp_path / "nope.yaml")), "nope.yaml")
+    path = write(tmp_path / "ok.yaml", "seed: 1\n")
+    assert_user_error(cli("train", "--config", str(path), "--set", "train.lr"), "KEY=VALUE")
+    assert_user_error(cli("train", "--config", str(path), "--set", "train.lrr=1"), "train.lrr")
+
+
+# -- data -------------------------------------------------------------------------------------
+
+
+def corpus_dir(
+    tmp_path, train_de="Ein Hund.\nEine Katze.\n", train_en="A dog.\nA cat.\n", encoding_bytes=None
+):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for split in ("val", "test"):
+        write(folder / f"{split}.de", "Ein Hund.\n")
+        write(folder / f"{split}.en", "A dog.\n")
+    if train_de is not None:
+        write(folder / "train.de", train_de)
+    if encoding_bytes is not None:
+        (folder / "train.en.gz").write_bytes(gzip.compress(encoding_bytes))
+    elif train_en is not None:
+        write(folder / "train.en", train_en)
+    return folder
+
+
+def train_on(tmp_path, folder, *extra):
+    cfg = write(tmp_path / "c.yaml", yaml.safe_dump(tiny_config(run_dir=str(tmp_path / "run"))))
+    return cli("train", "--config", str(cfg), "--set", f"data.dir={folder}", *extra)
+
+
+def test_missing_data_file(tmp_path):
+    folder = corpus_dir(tmp_path, train_en=None)
+    assert_user_error(train_on(tmp_path, folder), "train.en")
+
+
+def test_missing_data_folder(tmp_path):
+    assert_user_error(train_on(tmp_path, tmp_path / "nowhere"), "data.dir", "nowhere")
+
+
+def test_line_counts_differ(tmp_path):
+    folder = corpus_dir(tmp_path, train_de="a\nb\nc\n", train_en="x\ny\n")
+    assert_user_error(train_on(tmp_path, folder), "train.de", "train.en", "3", "2")
+
+
+def test_not_utf8_names_file_and_line(tmp_path):
+    folder = corpus_dir(tmp_path, encoding_bytes=b"A dog.\nA caf\xe9.\n")
+    assert_user_error(train_on(tmp_path, folder), "train.en.gz:2", "UTF-8")
+
+
+def test_empty_after_cleaning(tmp_path):
+    folder = corpus_dir(tmp_path, train_de=" \n\n", train_en="x\n\n")
+    assert_user_error(train_on(tmp_path, folder), "empty after cleaning")
+
+
+def test_language_not_in_data(tmp_path):
+    folder = corpus_dir(tmp_path)
+    result = train_on(tmp_path, folder, "--set", "data.src_lang=fr")
+    assert_user_error(result, "data.src_lang", "fr", "de, en")
+
+
+def test_hub_dataset_offline_points_to_local_files(tmp_path):
+    cfg = write(tmp_path / "c.yaml", yaml.safe_dump(tiny_config(run_dir=str(tmp_path / "r"))))
+    result = cli("train", "--config", str(cfg), "--set", "data.dataset=nobody/no-such-corpus")
+    assert_user_error(result, "nobody/no-such-corpus", "data.dir")
+
+
+# -- checkpoints ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ckpt")
+    cfg = config_from_dict(tiny_config(run_dir=str(root / "run"), train={"max_steps": 3}))
+    Trainer(cfg).run()
+    return root / "run" / "last.pt"
+
+
+def test_missing_truncated_and_garbage_checkpoints(tmp_path, checkpoint):
+    assert_user_error(cli("eval", "--checkpoint", str(tmp_path / "none.pt")), "none.pt")
+    data = checkpoint.read_bytes()
+    cut = tmp_path / "cut.pt"
+    cut.write_bytes(data[: len(data) // 2])
+    assert_user_error(cli("translate", "--checkpoint", str(cut), "Hallo"), "truncated or corrupt")
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"hello world" * 100)
+    assert_user_error(cli("translate", "--checkpoint", str(junk), "Hallo"), "junk.pt")
+
+
+def test_checkpoint_from_an_incompatible_version(tmp_path, checkpoint):
+    ckpt = load_checkpoint(checkpoint)
+    ckpt["format"] = 99
+    path = tmp_path / "future.pt"
+    torch.save(ckpt, path)
+    assert_user_error(cli("translate", "--checkpoint", str(path), "Hallo"), "format 99")
+
+
+def test_checkpoint_with_a_swapped_tokenizer(tmp_path, checkpoint):
+    ckpt = load_checkpoint(checkpoint)
+    src = bytearray(ckpt["tokenizer"]["src"])
+    src[len(src) // 2] ^= 0x01  # one bit of the sentencepiece model changed, fingerprint kept
+    ckpt["tokenizer"] = {**ckpt["tokenizer"], "src": bytes(src)}
+    path = tmp_path / "swapped.pt"
+    save_checkpoint(path, {k: v for k, v in ckpt.items() if k not in ("format", "version")})
+    result = cli("translate", "--checkpoint", str(path), "Hallo")
+    assert_user_error(result, "swapped.pt", "fingerprint")
+
+
+def test_malicious_checkpoint_runs_nothing(tmp_path):
+    marker = tmp_path / "pwned"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    path = tmp_path / "evil.pt"
+    torch.save({"format": 1, "model": Payload()}, path)
+    assert_user_error(cli("translate", "--checkpoint", str(path), "Hallo"), "refused to load")
+    assert not marker.exists()
+
+
+# -- translate input --------------------------------------------------------------------------
+
+
+def test_translate_input_edge_cases(checkpoint):
+    result = cli(
+        "translate", "--checkpoint", str(checkpoint), "--beam", "1", stdin="\n☃ Ein Hund läuft.\n\n"
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.split("\n")[:-1]
+    assert len(lines) == 3 and lines[0] == "" and lines[2] == ""
+    assert "⁇" not in result.stdout and "<unk>" not in result.stdout
+    assert_user_error(
+        cli("translate", "--checkpoint", str(checkpoint), "--output", "x.txt"), "--input"
+    )
+    assert_user_error(cli("eval", "--checkpoint", str(checkpoint), "--split", "train"), "--split")
+
+
+# -- files, folders and streams ---------------------------------------------------------------
+
+
+def run_bytes(*args, stdin: bytes):
+    """The CLI with raw bytes on standard input; stderr as text."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "translator", *args]
+    done = subprocess.run(cmd, input=stdin, capture_output=True, env=env, timeout=300)
+    return SimpleNamespace(returncode=done.returncode, stderr=done.stderr.decode(errors="replace"))
+
+
+@pytest.fixture
+def files(tmp_path, checkpoint):
+    """The paths the cases below name: a folder, a file in a missing folder, a text file."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    text = write(tmp_path / "text.de", "Ein Hund.\n")
+    names = {"CKPT": str(checkpoint), "RUN": str(checkpoint.parent), "TEXT": str(text)}
+    names.update(FOLDER=str(folder), MISSING=str(tmp_path / "missing" / "out"))
+    names["PNG"] = str(tmp_path / "curves.png")
+    return names
+
+
+WRITES = [
+    "translate --checkpoint CKPT --input TEXT --output {}",
+    "translate --checkpoint CKPT --plot-attention {} Hallo",
+    "eval --checkpoint CKPT --src TEXT --ref TEXT --output {}",
+    "eval --checkpoint CKPT --src TEXT --ref TEXT --plot {}",
+    "average --checkpoint CKPT --checkpoint CKPT --output {}",
+    "curves RUN --plot {}",
+]
+
+
+@pytest.mark.parametrize("command", WRITES)
+@pytest.mark.parametrize(
+    "place, needles", [("FOLDER", ["folder", "is a folder"]), ("MISSING", ["missing", "not exist"])]
+)
+def test_a_file_to_write_that_cannot_be(files, command, place, needles):
+    args = [files.get(word, word) for word in command.format(place).split()]
+    assert_user_error(cli(*args), *needles)
+
+
+READS = [
+    ("translate --checkpoint CKPT --input FOLDER", ["folder", "is a folder"]),
+    ("translate --checkpoint CKPT --input MISSING", ["not found", "out"]),
+    ("eval --checkpoint CKPT --src MISSING --ref TEXT", ["not found", "out"]),
+    ("eval --checkpoint CKPT --src TEXT --ref FOLDER", ["folder", "is a folder"]),
+    ("translate --checkpoint FOLDER Hallo", ["folder", "not an exported model"]),
+    ("eval --checkpoint TEXT", ["text.de"]),
+    ("average --checkpoint CKPT --checkpoint FOLDER --output MISSING", ["missing"]),
+    ("export --checkpoint FOLDER --output MISSING", ["folder", "not found"]),
+    ("export --checkpoint CKPT --output TEXT", ["text.de", "is a file"]),
+    ("train --config FOLDER", ["folder"]),
+    ("curves FOLDER --plot MISSING", ["missing"]),
+    ("curves TEXT --plot PNG", ["text.de", "summary"]),
+]
+
+
+@pytest.mark.parametrize("command, needles", READS)
+def test_a_file_or_folder_to_read_that_is_not_one(files, command, needles):
+    args = [files.get(word, word) for word in command.split()]
+    assert_user_error(cli(*args), *needles)
+
+
+def test_text_that_is_not_utf8_on_stdin_in_arguments_and_typed(checkpoint):
+    latin1 = "Ein Café.\n".encode("latin-1")
+    ckpt = ["translate", "--checkpoint", str(checkpoint)]
+    result = run_bytes(*ckpt, stdin=b"Ein Hund.\n" + latin1)
+    assert_user_error(result, "standard input, line 2", "UTF-8", "0xe9")
+    assert_user_error(run_bytes(*ckpt, "--interactive", stdin=latin1), "UTF-8", "0xe9")
+    result = run_bytes(*ckpt, "Ein Hund.", b"Ein Caf\xe9", stdin=b"")
+    assert_user_error(result, "TEXT argument 2", "UTF-8", "0xe9")
+
+
+def test_serve_checkpoints_that_are_not_models(files):
+    pytest.importorskip("fastapi", reason="the `serve` extra is not installed")
+    pytest.importorskip("uvicorn", reason="the `serve` extra is not installed")
+    result = cli("serve", "--checkpoint", files["FOLDER"], "--port", "0")
+    assert_user_error(result, "folder", "not an exported model")
+    result = cli("serve", "--checkpoint", files["TEXT"], "--port", "0")
+    assert_user_error(result, "text.de")
+
+
+def test_a_full_disk_names_the_file_and_keeps_the_old_one(files, tmp_path):
+    out = write(tmp_path / "out.en", "old translations\n")
+    (tmp_path / "sitecustomize.py").write_text(  # this process's disk is full
+        "import errno, os\n"
+        "def fsync(fd):\n"
+        "    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))\n"
+        "os.fsync = fsync\n"
+    )
+    path = f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    args = ["translate", "--checkpoint", files["CKPT"], "--input", files["TEXT"]]
+    result = cli(*args, "--output", str(out), env_extra={"PYTHONPATH": path})
+    assert_user_error(result, f"{out}: No space left on device")
+    assert out.read_text(encoding="utf-8") == "old translations\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

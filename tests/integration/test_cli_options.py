@@ -1,0 +1,108 @@
+"""The command line itself: --version, help text, and the decoding overrides that translate,
+eval and serve share, with a PyTorch checkpoint and with a CTranslate2 export."""
+
+import json
+import re
+from dataclasses import replace
+from importlib.metadata import version
+
+import pytest
+from unit.test_cli_options import CHANGED, COMMANDS, OPTIONS, SENTENCES  # noqa: F401
+from util import cli, tiny_config
+
+from translator.config import config_from_dict
+from translator.engines.load import load_engine
+from translator.train.trainer import Trainer
+
+
+def test_version():
+    result = cli("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"translator {version('translator')}\n"
+
+
+# -- help -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["", *COMMANDS])
+def test_help_shows_no_python_types(command):
+    result = cli(*[command] if command else [], "--help", env_extra={"COLUMNS": "100"})
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert "Usage:" in text and "--help" in text, text
+    shown = re.findall(r"<[a-zA-Z][^>]*>|\blist\[|\bbool\b|\bstr\b|\bPath\b", text)
+    assert not shown, (shown, text)
+
+
+def test_top_level_help_gives_each_command_one_line():
+    result = cli("--help", env_extra={"COLUMNS": "100"})
+    panel = result.stdout.split("Commands")[1].splitlines()[1:-1]
+    rows = [line.strip("│ ").split(" ", 1)[0] for line in panel if line.startswith("│")]
+    assert rows == COMMANDS, result.stdout
+
+
+# -- decoding overrides -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """A tiny Transformer checkpoint and, where CTranslate2 is installed, its export."""
+    root = tmp_path_factory.mktemp("options")
+    cfg = config_from_dict(tiny_config(run_dir=str(root / "run"), train={"max_steps": 3}))
+    Trainer(cfg).run()
+    paths = {"pytorch": root / "run" / "last.pt"}
+    try:
+        import ctranslate2  # noqa: F401
+    except ImportError:
+        return paths
+    from translator.engines.export import export_checkpoint
+
+    export_checkpoint(paths["pytorch"], "ctranslate2", "float32", root / "ct2")
+    paths["ctranslate2"] = root / "ct2"
+    return paths
+
+
+def nbest_lines(stdout):
+    rows = [line.split("\t") for line in stdout.splitlines()]
+    return [(int(i), float(score), text) for i, score, text in rows]
+
+
+@pytest.mark.parametrize("engine", ["pytorch", "ctranslate2"])
+def test_translate_applies_the_decoding_overrides(models, engine):
+    if engine not in models:
+        pytest.skip("the `ctranslate2` extra is not installed")
+    path = models[engine]
+    args = ["translate", "--checkpoint", str(path), "--nbest", "2", "--batch-size", "2"]
+    result = cli(*args, *OPTIONS, *SENTENCES)
+    assert result.returncode == 0, result.stderr
+    got = nbest_lines(result.stdout)
+
+    translator = load_engine(path, "cpu")
+    default = translator.translate(SENTENCES, translator.cfg.decode, nbest=2)
+    want = translator.translate(SENTENCES, replace(translator.cfg.decode, **CHANGED), nbest=2)
+    flat = [(i, h) for i, hyps in enumerate(want) for h in hyps]
+    assert [(i, text) for i, _, text in got] == [(i, h.text) for i, h in flat]
+    assert all(abs(score - h.score) < 1e-3 for (_, score, _), (_, h) in zip(got, flat))
+    assert all(len(h.tokens) <= 3 for _, h in flat)
+    # The overrides matter here: the model's own settings give longer outputs and other scores.
+    assert any(len(h.tokens) > 3 for hyps in default for h in hyps)
+    assert [h.score for hyps in default for h in hyps] != pytest.approx([h.score for _, h in flat])
+
+
+@pytest.mark.parametrize("engine", ["pytorch", "ctranslate2"])
+def test_eval_applies_the_decoding_overrides(models, engine, tmp_path):
+    if engine not in models:
+        pytest.skip("the `ctranslate2` extra is not installed")
+    path = models[engine]
+    src, ref, out = tmp_path / "src.de", tmp_path / "ref.en", tmp_path / "hyps.en"
+    src.write_text("".join(s + "\n" for s in SENTENCES), encoding="utf-8")
+    ref.write_text("A dog runs.\nThe old woman reads a book.\nTwo cats play.\n", encoding="utf-8")
+    args = ["eval", "--checkpoint", str(path), "--src", str(src), "--ref", str(ref), "--json"]
+    result = cli(*args, *OPTIONS, "--batch-size", "2", "--output", str(out))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["beam"], report["len_penalty"]) == (3, 0.0)
+
+    translator = load_engine(path, "cpu")
+    want = translator.translate(SENTENCES, replace(translator.cfg.decode, **CHANGED))
+    assert out.read_text(encoding="utf-8").splitlines() == [r[0].text for r in want]

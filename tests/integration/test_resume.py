@@ -1,0 +1,80 @@
+"""--resume: the config changes it refuses and the ones it allows, files it cannot resume
+from, and every process's own random state under torchrun (2 CPU processes, gloo)."""
+
+import logging
+import shutil
+
+import pytest
+import torch
+from unit.test_resume import DDP, TINY, torchrun  # noqa: F401
+from util import user_error
+
+from translator.config import config_from_dict
+from translator.train.trainer import Trainer
+
+
+def configured(run_dir, *overrides):
+    return config_from_dict({**TINY, "run_dir": str(run_dir)}, overrides=list(overrides))
+
+
+@pytest.fixture(scope="module")
+def saved_run(tmp_path_factory):
+    """A 2-step run: its folder holds last.pt and best.pt."""
+    run_dir = tmp_path_factory.mktemp("resume") / "run"
+    Trainer(configured(run_dir)).run()
+    return run_dir
+
+
+def copy_of(saved_run, tmp_path):
+    run_dir = tmp_path / "run"
+    shutil.copytree(saved_run, run_dir)
+    return run_dir
+
+
+def test_changes_that_break_the_run_are_refused_with_their_keys(saved_run, tmp_path):
+    run_dir = copy_of(saved_run, tmp_path)
+    cfg = configured(run_dir, "model.d_model=48", "seed=2", "train.batch_tokens=500")
+    message = user_error(Trainer, cfg, resume=True)
+    assert message.startswith(f"cannot resume {run_dir / 'last.pt'}: config keys differ")
+    assert "model.d_model (32 -> 48)" in message and "seed (6 -> 2)" in message
+    assert "train.batch_tokens (400 -> 500)" in message and "new run_dir" in message
+    # a change that can resume is not named among them
+    cfg = configured(run_dir, "seed=2", "train.max_steps=9")
+    assert "max_steps" not in user_error(Trainer, cfg, resume=True)
+
+
+def test_changes_that_continue_the_run_are_allowed_and_logged(saved_run, tmp_path, caplog):
+    run_dir = copy_of(saved_run, tmp_path)
+    cfg = configured(run_dir, "train.max_steps=4", "decode.beam=3", "train.log_every=2")
+    with caplog.at_level(logging.INFO, logger="translator"):
+        trainer = Trainer(cfg, resume=True)
+    changed = [r.message for r in caplog.records if "changed settings" in r.message]
+    assert len(changed) == 1, caplog.text
+    assert "train.max_steps (2 -> 4)" in changed[0] and "decode.beam (2 -> 3)" in changed[0]
+    assert "train.log_every (25 -> 2)" in changed[0]
+    assert trainer.run().step == 4
+
+
+def test_a_checkpoint_without_training_state_cannot_resume(saved_run, tmp_path):
+    run_dir = copy_of(saved_run, tmp_path)
+    shutil.copy(run_dir / "best.pt", run_dir / "last.pt")
+    message = user_error(Trainer, configured(run_dir), resume=True)
+    assert "holds no training state" in message and "last.pt" in message
+
+
+def test_two_processes_resume_exactly_each_with_its_own_random_state(tmp_path):
+    straight = torchrun(tmp_path, tmp_path / "straight", 8)
+    half = torchrun(tmp_path, tmp_path / "halves", 4)
+    assert half.processes == 2
+    assert not torch.equal(half.rng[0]["torch"], half.rng[1]["torch"])
+    resumed = torchrun(tmp_path, tmp_path / "halves", 8, resume=True)
+    assert resumed.progress["step"] == straight.progress["step"] == 8
+    for name, weight in straight.model.items():
+        assert torch.equal(weight, resumed.model[name]), name
+    assert straight.ema["updates"] == resumed.ema["updates"] == 8
+    for name, weight in straight.ema["weights"].items():
+        assert torch.equal(weight, resumed.ema["weights"][name]), name
+    # one process cannot take over the data shares of two
+    cfg = config_from_dict({**DDP, "run_dir": str(tmp_path / "halves")})
+    message = user_error(Trainer, cfg, resume=True)
+    assert "saved by 2 process(es) and this run has 1" in message

@@ -1,0 +1,77 @@
+"""The run folder: the name of every file in it, and a new run never writes over an earlier
+run's checkpoints unless told to (--overwrite)."""
+
+import json
+
+import pytest
+import yaml
+from unit.test_run_dir import trainer  # noqa: F401
+from util import assert_user_error, cli, tiny_config
+
+from translator.errors import UserError
+
+
+def config_file(tmp_path, **train):
+    run = tmp_path / "run"
+    text = yaml.safe_dump(tiny_config(run_dir=str(run), train={"max_steps": 2, **train}))
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return path, run
+
+
+def test_a_second_run_is_refused_then_replaces_the_first_with_overwrite(tmp_path):
+    path, run = config_file(tmp_path)
+    first = cli("train", "--config", str(path))
+    assert first.returncode == 0, first.stderr[-2000:]
+    kept = {name: (run / name).read_bytes() for name in ("best.pt", "last.pt", "summary.json")}
+    stale = run / "step-000999.pt"  # a step checkpoint of the earlier run
+    stale.write_bytes(b"earlier")
+    average = run / "average.pt"  # and its average, and its TensorBoard curves
+    average.write_bytes(b"earlier")
+    (run / "tensorboard").mkdir()
+    events = run / "tensorboard" / "events.out.tfevents.1"
+    events.write_bytes(b"earlier")
+    logs = {name: (run / name).read_text() for name in ("train.log", "validations.jsonl")}
+    assert "validation step 2:" in logs["train.log"] and len(logs["validations.jsonl"]) > 0
+
+    again = cli("train", "--config", str(path), "--set", "seed=2")
+    assert_user_error(again, str(run), "--resume", "--overwrite")
+    for name, data in kept.items():  # nothing of the first run was touched
+        assert (run / name).read_bytes() == data
+    assert stale.read_bytes() == average.read_bytes() == events.read_bytes() == b"earlier"
+    assert logs == {name: (run / name).read_text() for name in logs}
+
+    replaced = cli("train", "--config", str(path), "--set", "seed=2", "--overwrite")
+    assert replaced.returncode == 0, replaced.stderr[-2000:]
+    assert not stale.exists()  # `translator average` would have mixed it in
+    assert not average.exists() and not events.exists()
+    assert (run / "last.pt").read_bytes() != kept["last.pt"]
+    # the logs are the new run's alone: one validation, one start
+    assert len((run / "validations.jsonl").read_text().splitlines()) == 1
+    assert (run / "train.log").read_text().count("model transformer:") == 1
+    assert "seed: 2" in (run / "config.yaml").read_text()
+
+
+def test_resume_and_overwrite_together_are_refused(tmp_path):
+    with pytest.raises(UserError, match="--overwrite starts a new run"):
+        trainer(tmp_path, resume=True, overwrite=True)
+
+
+def test_overwrite_does_not_empty_the_folder_that_init_from_reads(tmp_path):
+    run = tmp_path / "run"
+    trainer(tmp_path).run()
+    before = (run / "best.pt").read_bytes()
+    with pytest.raises(UserError, match="its own folder"):
+        trainer(tmp_path, init_from=run / "best.pt", overwrite=True)
+    assert (run / "best.pt").read_bytes() == before
+
+
+def test_an_empty_or_unfinished_folder_is_not_an_earlier_run(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text("seed: 1\n")  # no checkpoint: nothing to lose
+    (run / "train.log").write_text("a run that saved nothing\n")  # its logs start again
+    (run / "validations.jsonl").write_text('{"step": 7, "dev_bleu": 1.0}\n')
+    assert trainer(tmp_path).run().step == 2
+    assert "saved nothing" not in (run / "train.log").read_text()
+    assert [json.loads(line)["step"] for line in (run / "validations.jsonl").open()] == [2]

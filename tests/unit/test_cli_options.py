@@ -1,0 +1,42 @@
+"""The command line itself: --version, help text, and the decoding overrides that translate,
+eval and serve share, with a PyTorch checkpoint and with a CTranslate2 export."""
+
+from dataclasses import replace
+from functools import partial
+
+import typer
+from util import cli
+
+from translator.cli import app
+from translator.cli_options import decode_overrides
+from translator.config import DecodeConfig
+
+cli = partial(cli, timeout=300)
+COMMANDS = ["train", "prepare", "average", "eval", "translate", "export", "curves", "serve"]
+SENTENCES = ["Ein Hund läuft.", "Die alte Frau liest ein Buch.", "Zwei Katzen spielen."]
+
+
+# -- help -------------------------------------------------------------------------------------
+
+
+def test_every_command_and_option_has_help():
+    group = typer.main.get_command(app)
+    assert sorted(group.commands) == sorted(COMMANDS)
+    for name, command in group.commands.items():
+        assert (command.help or "").strip(), name
+        for param in command.params:
+            assert (getattr(param, "help", None) or "").strip(), (name, param.name)
+
+
+# -- decoding overrides -----------------------------------------------------------------------
+
+
+def test_decode_overrides_replace_only_what_is_given():
+    dc = DecodeConfig()
+    assert decode_overrides(dc) == dc
+    new = decode_overrides(dc, beam=3, len_penalty=0.0, max_len_a=0.5, max_len_b=0, batch_size=7)
+    assert new == replace(dc, beam=3, len_penalty=0.0, max_len_a=0.5, max_len_b=0, batch_size=7)
+
+
+OPTIONS = ["--beam", "3", "--len-penalty", "0", "--max-len-a", "0", "--max-len-b", "3"]
+CHANGED = dict(beam=3, len_penalty=0.0, max_len_a=0.0, max_len_b=3, batch_size=2)

@@ -1,0 +1,58 @@
+"""translator curves: training runs side by side from their summary.json files."""
+
+import json
+
+import pytest
+from util import user_error
+
+from translator.plots.curves import draw_curves, validation_minutes
+
+
+def summary(steps=100, minutes=None, losses=True):
+    validations = [
+        {"step": s, "dev_loss": 3.0 - s / 100, "dev_bleu": s / 10, "seconds": 60.0}
+        for s in (50, 100)
+    ]
+    if minutes is not None:
+        for v, m in zip(validations, minutes):
+            v["minutes"] = m
+    out = {"steps": steps, "train_minutes": 10.0, "wall_minutes": 12.0, "validations": validations}
+    if losses:
+        out["losses"] = [[s, 5.0 - s / 50] for s in range(10, steps + 1, 10)]
+    return out
+
+
+def test_validation_minutes_recorded_or_estimated_from_the_rate():
+    assert validation_minutes(summary(minutes=[3.0, 9.5])) == [3.0, 9.5]
+    estimated = validation_minutes(summary())  # 0.1 min a step, then 1 min per validation
+    assert estimated == pytest.approx([6.0, 12.0])
+    assert estimated[-1] == pytest.approx(summary()["wall_minutes"])
+
+
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        (None, "no training summary"),
+        ("{not json", "not a readable summary.json"),
+        (json.dumps({"steps": 3}), "no validations"),
+        (json.dumps({"validations": [{"step": 1}]}), "'dev_bleu'"),
+        (json.dumps({"validations": [{"step": 1, "dev_bleu": 2.0}]}), "wall-clock"),
+    ],
+)
+def test_a_missing_or_invalid_summary_is_a_one_line_error_naming_it(tmp_path, content, needle):
+    path = tmp_path / "x.summary.json"
+    if content is not None:
+        path.write_text(content)
+    message = user_error(draw_curves, [(path, path)], tmp_path / "c.png")
+    assert str(path) in message and needle in message
+    assert not (tmp_path / "c.png").exists()
+
+
+def test_without_matplotlib_curves_name_the_plot_extra(tmp_path, monkeypatch):
+    import sys
+
+    (tmp_path / "s.json").write_text(json.dumps(summary()))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
+    path = tmp_path / "s.json"
+    message = user_error(draw_curves, [(path, path)], tmp_path / "c.png")
+    assert 'pip install "translator[plot]"' in message

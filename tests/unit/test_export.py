@@ -1,0 +1,138 @@
+"""`translator export` to CTranslate2 and --quantize int8: the exported model gives the
+PyTorch model's output, folders that are not whole are refused in one line, the
+recurrent families say they cannot export, and a missing ctranslate2 names the extra."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+from util import tiny_config
+
+from translator.config import config_from_dict
+from translator.data.corpus import load_split
+from translator.data.tokenizer import Tokenizer
+from translator.decode.translator import Translation, in_batches
+from translator.engines.ct2 import ExportedTranslator
+from translator.engines.export import export_checkpoint
+from translator.engines.load import load_engine
+from translator.engines.quantize import QUANTIZED_TYPES
+from translator.models.checkpoint import Checkpoint
+from translator.models.family import build_model
+
+try:
+    import ctranslate2  # noqa: F401
+
+    HAVE_CT2 = True
+except ImportError:
+    HAVE_CT2 = False
+needs_ct2 = pytest.mark.skipif(
+    not HAVE_CT2,
+    reason="ctranslate2 is not installed (the `ctranslate2` extra; make install has it)",
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+# Trained enough (a minute on 2 busy cores) that its outputs are words of varied length,
+# not a constant: agreement on such outputs says something.
+DEMO = tiny_config(
+    seed=5,
+    data={"demo_train": 600, "demo_dev": 10, "demo_test": 100},
+    tokenizer={"vocab_size": 500},
+    model={"d_model": 64, "ff_dim": 128, "enc_layers": 2, "dec_layers": 2},
+    train={"max_steps": 100, "batch_tokens": 1000, "lr": 0.005, "warmup_steps": 30, "threads": 2},
+    decode={"beam": 5, "max_len_a": 1.5, "max_len_b": 5, "len_penalty": 0.6},
+)
+
+
+def agreement(a: list, b: list) -> float:
+    return sum(x[0].tokens == y[0].tokens for x, y in zip(a, b)) / len(a)
+
+
+def untrained(tmp_path: Path, joint: bool = True, **model) -> Path:
+    """A checkpoint of a freshly initialised model (what an export or a quantization does
+    with the weights does not depend on training)."""
+    raw = tiny_config(model=model, tokenizer={"joint": joint}, run_dir=str(tmp_path / "run"))
+    if model.get("type", "transformer") != "transformer":
+        for key in ("d_model", "heads", "ff_dim"):
+            raw["model"].pop(key)
+    cfg = config_from_dict(raw)
+    tokenizer = Tokenizer.train(load_split(cfg.data, "train", cfg.seed), cfg.tokenizer, cfg.seed)
+    torch.manual_seed(0)
+    net = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, joint)
+    path = tmp_path / "init.pt"
+    Checkpoint(config=cfg.to_dict(), tokenizer=tokenizer.state(), model=net.state_dict()).save(path)
+    return path
+
+
+def test_input_smaller_than_the_workers_batches_is_split_between_them():
+    """Fewer lines than `workers` batches: one batch per worker, answers in input order."""
+
+    class Words:
+        def encode_src(self, lines):
+            return [[len(w) for w in line.split()] for line in lines]
+
+    seen: list[int] = []
+
+    def run_batch(ids, dc, nbest):
+        seen.append(len(ids))
+        return [[Translation(str(sum(s)), 0.0)] for s in ids]
+
+    lines = ["a bb", "", "ccc", "dddd e", "ff ggg hhhh", "i"]
+    dc = replace(config_from_dict(tiny_config()).decode, batch_size=64)
+    for workers, sizes in ((1, [5]), (2, [3, 2]), (8, [1] * 5)):
+        seen.clear()
+        out = in_batches(Words(), lines, 100, dc, 1, False, run_batch, workers)
+        assert [h[0].text for h in out] == ["3", "", "3", "5", "9", "1"]
+        assert sorted(seen, reverse=True) == sizes
+
+
+@needs_ct2
+@pytest.mark.parametrize(
+    "model",
+    [
+        {"pre_norm": False},
+        {"tie_embeddings": False},
+        {"pre_norm": False, "tie_embeddings": False},
+    ],
+    ids=["post-norm", "untied", "post-norm-untied"],
+)
+@pytest.mark.parametrize("joint", [True, False], ids=["joint", "separate"])
+def test_every_transformer_variant_exports_exactly(tmp_path, model, joint):
+    """The same log-probabilities for reference targets (teacher forced), the same greedy
+    output. (Beam agreement is checked on the trained model: an untrained one is full of
+    near-ties that float rounding decides.)"""
+    ckpt = untrained(tmp_path, joint, **model)
+    pytorch = load_engine(str(ckpt), "cpu")
+    _, folder = export_checkpoint(ckpt, "ctranslate2", "float32", tmp_path / "out")
+    exported = ExportedTranslator(folder)
+    assert exported.tokenizer.joint == joint
+    pairs = load_split(pytorch.cfg.data, "test", pytorch.cfg.seed)
+    sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
+    tok = pytorch.tokenizer
+    src_ids, tgt_ids = tok.encode_src(sources), tok.encode_tgt(refs)
+    pieces = [[tok.src.id_to_piece(i) for i in s] for s in src_ids]
+    targets = [[tok.tgt.id_to_piece(i) for i in t[1:-1]] for t in tgt_ids]
+    theirs = exported.engine.score_batch(pieces, targets, max_input_length=0)
+    for s, t, result in zip(src_ids, tgt_ids, theirs):
+        with torch.no_grad():
+            logits = pytorch.model(torch.tensor([s]), torch.tensor([t[:-1]]))
+        ours = logits.log_softmax(-1)[0].gather(1, torch.tensor(t[1:])[:, None])[:, 0]
+        assert torch.allclose(ours, torch.tensor(result.log_probs), atol=1e-4)
+    dc = replace(pytorch.cfg.decode, beam=1)
+    assert agreement(pytorch.translate(sources, dc), exported.translate(sources, dc)) == 1.0
+
+
+@pytest.mark.parametrize("family", ["lstm", "bahdanau", "luong", "transformer"])
+def test_pytorch_int8_quantizes_every_family_and_still_translates(tmp_path, family):
+    small = {} if family == "transformer" else {"hidden_size": 16, "embed_dim": 16}
+    translator = load_engine(untrained(tmp_path, type=family, **small), "auto", "int8")
+    modules = list(translator.model.modules())
+    assert not [m for m in modules if type(m) in QUANTIZED_TYPES]  # no float Linear/LSTM left
+    quantized = {type(m).__name__ for m in modules if ".quantized." in type(m).__module__}
+    assert "Linear" in quantized, quantized
+    if family != "transformer":  # the encoder's nn.LSTM and (with attention) the decoder cells
+        assert "LSTM" in quantized, quantized
+        assert "LSTMCell" in quantized or family == "lstm", quantized
+    dc = replace(translator.cfg.decode, beam=2)
+    out = translator.translate(["Ein Hund läuft.", ""], dc, nbest=2)
+    assert len(out) == 2 and len(out[0]) == 2 and out[1][0].text == ""
