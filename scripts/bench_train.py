@@ -27,7 +27,7 @@ import time
 import torch
 
 from translator.config import load_config
-from translator.runtime import memory_mb, process_seconds
+from translator.memory import memory_mb, process_seconds
 from translator.specials import PAD
 from translator.train.trainer import Trainer
 

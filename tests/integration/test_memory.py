@@ -13,7 +13,7 @@ from translator.runtime import cpu_has_bf16
 # Fresh process: the caches' sizes are read at the first matrix product.
 PROBE = """
 import torch
-import translator.runtime as runtime
+import translator.memory as memory
 
 torch.set_num_threads(1)
 weight = torch.randn(1024, 256, dtype=torch.bfloat16, requires_grad=True)
@@ -23,8 +23,8 @@ def products(first, count):
     for rows in range(first, first + count):
         x = torch.randn(rows, 256, dtype=torch.bfloat16, requires_grad=True)
         torch.nn.functional.linear(x, weight).sum().backward()
-    runtime.release_free_memory()
-    return runtime.memory_mb()["rss"]
+    memory.release_free_memory()
+    return memory.memory_mb()["rss"]
 
 
 before = products(100, 50)

@@ -14,7 +14,7 @@ from translator.train import update as update_mod
 from translator.train.trainer import Trainer
 
 
-def test_out_of_memory_splits_the_batch_and_gives_the_same_update(tmp_path, monkeypatch):
+def test_out_of_memory_splits_the_batch_and_gives_the_same_update(tmp_path, monkeypatch, caplog):
     plain = trainer(tmp_path, "plain")
     plain.train_step()
 
@@ -30,7 +30,9 @@ def test_out_of_memory_splits_the_batch_and_gives_the_same_update(tmp_path, monk
 
     monkeypatch.setattr(update_mod, "sequence_loss", small_memory)
     split = trainer(tmp_path, "split")
-    tokens = split.train_step()
+    with caplog.at_level("WARNING", logger="translator.train.update"):
+        tokens = split.train_step()
+    assert "out of memory with batches of up to" in caplog.text  # logged, so train.log has it
     assert calls[0] == rows and max(calls[1:]) <= (rows + 1) // 2 and len(calls) >= 3
     assert tokens > 0 and split.state.step == 1
     # the gradients of the step (still in .grad) are those of the unsplit batch

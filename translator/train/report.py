@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from translator.errors import UserError
 from translator.fileio import atomic_write_bytes
-from translator.runtime import memory_mb, release_free_memory
+from translator.memory import memory_mb, release_free_memory
 from translator.train.run_dir import RunDir
 from translator.train.state import Stop, StopKind, TrainState
 from translator.train.tensorboard_log import TensorBoardLog

@@ -21,13 +21,13 @@ from torch.nn.parallel import DistributedDataParallel
 
 from translator.config import Config, save_config
 from translator.errors import UserError
+from translator.memory import process_seconds
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
 from translator.progress import TrainingBar
 from translator.runtime import (
     pick_device,
     pick_dtype,
-    process_seconds,
     seed_everything,
     set_threads,
     to_device,

@@ -11,15 +11,18 @@ instead of stopping at every step to read a number.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 
 import torch
 from torch import nn
 
 from translator.errors import UserError
-from translator.runtime import autocast, say
+from translator.runtime import autocast
 from translator.train.loss import sequence_loss
 from translator.train.report import StepStats
+
+log = logging.getLogger(__name__)
 
 
 def fused_adamw_supported(device: torch.device) -> bool:
@@ -105,7 +108,11 @@ class Updater:
                 if self.device.type == "cuda":
                     torch.cuda.empty_cache()
                 rows = max(b.src.size(0) for b in micro) // pieces
-                say(f"step {step}: out of memory with batches of up to {rows} rows; splitting them")
+                log.warning(
+                    "step %d: out of memory with batches of up to %d rows; splitting them",
+                    step,
+                    rows,
+                )
         self.optimizer.zero_grad(set_to_none=True)
         raise UserError(
             f"out of memory (train.batch_tokens={self.tc.batch_tokens}"
