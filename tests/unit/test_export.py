@@ -14,6 +14,7 @@ from translator.data.corpus import load_split
 from translator.data.tokenizer import Tokenizer
 from translator.decode.translator import Translation, in_batches
 from translator.engines.ct2 import ExportedTranslator
+from translator.engines.engine import Engine
 from translator.engines.export import export_checkpoint
 from translator.engines.load import load_engine
 from translator.engines.quantize import QUANTIZED_TYPES
@@ -136,3 +137,26 @@ def test_pytorch_int8_quantizes_every_family_and_still_translates(tmp_path, fami
     dc = replace(translator.cfg.decode, beam=2)
     out = translator.translate(["Ein Hund läuft.", ""], dc, nbest=2)
     assert len(out) == 2 and len(out[0]) == 2 and out[1][0].text == ""
+
+
+@needs_ct2
+def test_every_engine_offers_the_engine_interface(tmp_path):
+    """A checkpoint, an ensemble and an export all open through load_engine as an Engine,
+    describe themselves with the same keys and translate the same lines in order."""
+    ckpt = untrained(tmp_path)
+    _, folder = export_checkpoint(ckpt, "ctranslate2", "float32", tmp_path / "out")
+    engines = {
+        "pytorch": load_engine(ckpt, "cpu"),
+        "ensemble": load_engine([ckpt, ckpt], "cpu", ensemble=True),
+        "ctranslate2": load_engine(folder, "cpu"),
+    }
+    lines = ["Ein Hund läuft.", "", "Zwei Männer."]
+    for name, engine in engines.items():
+        assert isinstance(engine, Engine), name
+        facts = engine.describe()
+        assert set(facts) == set(engines["pytorch"].describe()), name
+        assert facts["engine"] == ("ctranslate2" if name == "ctranslate2" else "pytorch")
+        assert facts["attention"] == engine.supports_attention == (engine.attention_layers > 0)
+        assert [len(h) for h in engine.translate(lines)] == [1, 1, 1], name
+    assert not engines["ctranslate2"].supports_streaming
+    assert engines["pytorch"].supports_streaming

@@ -107,6 +107,13 @@ class Translator:
         return bool(self.model.attention_layers)
 
     @property
+    def attention_layers(self) -> int:
+        return self.model.attention_layers
+
+    def attention_label(self, layer: int) -> str:
+        return self.model.attention_label(layer)
+
+    @property
     def supports_streaming(self) -> bool:
         """Serve's continuous batching steps the beam search of a model whose states can take
         sentences mid-search (models/base.py's StreamingStates); sampling has no such stream."""

@@ -147,6 +147,7 @@ class ExportedTranslator:
         self._eos = tgt.id_to_piece(EOS)
 
     supports_attention = False
+    attention_layers = 0
     supports_streaming = False
 
     @property
@@ -169,6 +170,9 @@ class ExportedTranslator:
             f"--plot-attention needs the PyTorch checkpoint: the exported model in "
             f"{self.folder} gives no attention weights"
         )
+
+    def attention_label(self, layer: int) -> str:
+        return self.attention("", None, layer)  # raises: no layer to name
 
     def translate(
         self,

@@ -15,6 +15,7 @@ class Engine(Protocol):
     tokenizer: Any  # data.tokenizer.Tokenizer
     max_source: int  # source subwords the model takes; a longer line is cut
     supports_attention: bool  # attention() gives weights (else it raises a UserError)
+    attention_layers: int  # decoder layers attention() can show; 0 where none
     supports_streaming: bool  # serve's continuous batching can step its search
 
     def translate(
@@ -32,6 +33,10 @@ class Engine(Protocol):
     ) -> tuple:
         """(best Translation, source pieces, target pieces, [target, source] weights) of
         `line`, the weights from the search that translated it."""
+        ...
+
+    def attention_label(self, layer: int) -> str:
+        """What `layer`'s weights are, for a picture's title (engines with attention)."""
         ...
 
     def describe(self) -> dict:

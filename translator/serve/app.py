@@ -142,7 +142,7 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
             )
             raise LimitError(400, what)
         check_texts([req.text])
-        layers = translator.model.attention_layers
+        layers = translator.attention_layers
         if not -layers <= req.layer < layers:
             raise LimitError(
                 422, f"layer {req.layer}: the model has {layers} (0..{layers - 1}, or -1)"
@@ -162,7 +162,7 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
             "source": source,
             "target": target,
             "attention": [[round(float(w), 4) for w in row] for row in matrix],
-            "label": translator.model.attention_label(req.layer),
+            "label": translator.attention_label(req.layer),
         }
 
     @app.get("/health")
