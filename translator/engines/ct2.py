@@ -1,7 +1,7 @@
 """An exported folder (translator/engines/export.py) translated by `ctranslate2.Translator`.
 
 `ExportedTranslator` has the `translate(lines, decode_cfg, nbest, progress)` of
-inference.Translator and returns the same `Translation` objects, so `translate` and
+decode.translator.Translator and returns the same `Translation` objects, so `translate` and
 `eval` only differ in how they open the model (translator/engines/load.py).
 
 How our decoding settings map onto CTranslate2's:
@@ -181,7 +181,7 @@ class ExportedTranslator:
         nbest: int = 1,
         progress: bool = False,
     ) -> list[list[Translation]]:
-        """As inference.Translator.translate: length-sorted batches, input order back."""
+        """As decode.translator.Translator.translate: length-sorted batches, input order back."""
         dc = decode_cfg or self.cfg.decode
         if problem := nbest_problem(nbest, dc.beam):
             raise UserError("--" + problem)
