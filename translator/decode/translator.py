@@ -103,10 +103,6 @@ class Translator:
         self.sampling = None
 
     @property
-    def supports_attention(self) -> bool:
-        return bool(self.model.attention_layers)
-
-    @property
     def attention_layers(self) -> int:
         return self.model.attention_layers
 
@@ -127,7 +123,7 @@ class Translator:
             "device": str(self.device),
             "languages": [self.cfg.data.src_lang, self.cfg.data.tgt_lang],
             "beam": self.cfg.decode.beam,
-            "attention": self.supports_attention,
+            "attention": self.attention_layers > 0,
         }
 
     def translate(

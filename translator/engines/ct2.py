@@ -146,7 +146,6 @@ class ExportedTranslator:
         self._banned = [[tgt.id_to_piece(PAD)], [tgt.id_to_piece(BOS)]]
         self._eos = tgt.id_to_piece(EOS)
 
-    supports_attention = False
     attention_layers = 0
     supports_streaming = False
 

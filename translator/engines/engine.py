@@ -14,8 +14,7 @@ class Engine(Protocol):
     cfg: Config  # the model's config; cfg.decode holds the default decoding settings
     tokenizer: Any  # data.tokenizer.Tokenizer
     max_source: int  # source subwords the model takes; a longer line is cut
-    supports_attention: bool  # attention() gives weights (else it raises a UserError)
-    attention_layers: int  # decoder layers attention() can show; 0 where none
+    attention_layers: int  # decoder layers attention() can show; 0: it raises a UserError
     supports_streaming: bool  # serve's continuous batching can step its search
 
     def translate(

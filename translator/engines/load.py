@@ -33,11 +33,11 @@ def load_engine(
     if quantize is not None:
         _check_quantize(quantize, device)
     from translator.decode.translator import Translator
-    from translator.models.checkpoint import Checkpoint, load_checkpoint
+    from translator.models.checkpoint import Checkpoint
     from translator.runtime import pick_device
 
     device = "cpu" if quantize is not None else device
-    built = [Checkpoint.from_payload(load_checkpoint(p)).build(str(p)) for p in paths]
+    built = [Checkpoint.load(p).build(str(p)) for p in paths]
     if ensemble:
         translator = _ensemble(paths, built, pick_device(device))
     else:
