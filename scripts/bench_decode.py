@@ -22,7 +22,6 @@ import json
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from translator.config import config_from_dict
@@ -95,7 +94,7 @@ def bench_checkpoint(path: str, args, folder: Path) -> None:
         model = translator.model if engine.startswith("pytorch") else None
         caches = [True, False] if engine == "pytorch" and model.uncached_step else [True]
         for beam in args.beam or [1, 5]:
-            dc = replace(cfg.decode, beam=beam, batch_size=args.batch_size)
+            dc = cfg.decode.replace(beam=beam, batch_size=args.batch_size)
             outputs = {}
             for cache in caches:
                 if model is not None:

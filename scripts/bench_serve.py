@@ -30,7 +30,6 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from translator.data.corpus import read_lines
@@ -153,7 +152,7 @@ def main() -> None:
     sentences = [lines[i % len(lines)] for i in range(args.requests)]
     translator = load_engine(args.checkpoint, args.device)
     beam = args.beam or translator.cfg.decode.beam
-    dc = replace(translator.cfg.decode, beam=beam, batch_size=args.batch_size)
+    dc = translator.cfg.decode.replace(beam=beam, batch_size=args.batch_size)
 
     def offline() -> tuple[list[str], float]:
         start = time.perf_counter()

@@ -1,7 +1,7 @@
 """Write docs/configuration.md, the reference of every config key, from the typed config.
 
-Keys, types and defaults come from the config dataclasses (translator/config/schema.py and each
-model family's config class); a key's meaning is the comment on or just above its field. So
+Keys, types and defaults come from the config's pydantic models (translator/config/schema.py and
+each model family's config class); a key's meaning is the comment on or just above its field. So
 the code stays the one place that describes a key: change the comment, then run
 
     python scripts/config_reference.py           # writes docs/configuration.md
@@ -21,12 +21,14 @@ import io
 import re
 import sys
 import tokenize
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from translator.config import base as config_base
 from translator.config import schema as config
 from translator.config import type_words
 from translator.fileio import atomic_write_bytes
@@ -110,7 +112,7 @@ def _home(module: str, name: str) -> str | None:
         if isinstance(node, ast.ClassDef | ast.Assign) and name in _names(node):
             return module
         if isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
-            return node.module
+            return node.module if node.module.startswith("translator") else None
     return None
 
 
@@ -132,7 +134,7 @@ def _comment(node: ast.stmt, lines: list[str], comments: dict[int, str]) -> str:
 
 
 def fields(module: str, name: str) -> dict[str, Field]:
-    """The fields of dataclass `name` (its bases' first, as dataclasses orders them); a field
+    """The fields of config class `name` (its bases' first, as pydantic orders them); a field
     a subclass redefines without a comment keeps its base's."""
     tree, lines, comments = _parse(module)
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
@@ -165,12 +167,15 @@ def default(f: Field) -> Any:
     if f.value is None:
         return REQUIRED
     node = f.value
-    if isinstance(node, ast.Call) and ast.unparse(node.func) in ("field", "dataclasses.field"):
+    if isinstance(node, ast.Call) and ast.unparse(node.func) in ("Field", "pydantic.Field"):
         kw = {k.arg: k.value for k in node.keywords}
+        if node.args:
+            return _literal(node.args[0], f.module)
         if "default" in kw:
             return _literal(kw["default"], f.module)
         factory = kw["default_factory"]
-        return _literal(factory.body, f.module) if isinstance(factory, ast.Lambda) else SECTION
+        literal = isinstance(factory, ast.Lambda) and not isinstance(factory.body, ast.Call)
+        return _literal(factory.body, f.module) if literal else SECTION
     return _literal(node, f.module)
 
 
@@ -179,7 +184,8 @@ def default(f: Field) -> Any:
 
 def _type(f: Field) -> Any:
     """The annotation as a type (the names it uses are builtins or the config's classes)."""
-    return eval(f.annotation, {**vars(builtins), **vars(config)})  # noqa: S307 (our source)
+    names = {**vars(builtins), **vars(typing), **vars(config_base), **vars(config)}
+    return eval(f.annotation, names)  # noqa: S307 (our source)
 
 
 def _yaml(value: Any) -> str:
@@ -195,7 +201,7 @@ def keys(prefix: str, given: list[Field]) -> list[Key]:
         tp = _type(f)
         out.append(Key(prefix + f.name, type_words(tp), _yaml(default(f)), f.comment))
         for part in getattr(tp, "__args__", ()):  # a mapping inside, e.g. data.train: {src, tgt}
-            if isinstance(part, type) and hasattr(part, "__dataclass_fields__"):
+            if isinstance(part, type) and issubclass(part, config_base.Section):
                 inner = fields(_home(CONFIG, part.__name__), part.__name__).values()
                 out += keys(f"{prefix}{f.name}.", list(inner))
     return out

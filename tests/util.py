@@ -23,11 +23,9 @@ def user_error(fn, *args, **kwargs) -> str:
 def family_config(family: str, **sizes):
     """The typed model section of `family` from sizes shared by tests of several families:
     keys that this family does not have are left out."""
-    import dataclasses
-
     from translator.models import family as families
 
-    own = {f.name for f in dataclasses.fields(families.config_class(family))}
+    own = families.config_class(family).model_fields
     return families.model_config(family, **{k: v for k, v in sizes.items() if k in own})
 
 

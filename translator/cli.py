@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -291,7 +290,7 @@ def translate(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size
     )
     if nbest > dc.beam:
-        dc = replace(dc, beam=nbest)
+        dc = dc.replace(beam=nbest)
     if plot_attention is not None:
         draw_attention(translator, text, dc, plot_attention, layer)
         return

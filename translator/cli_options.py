@@ -3,7 +3,6 @@ and serve, files to write, and how help shows option values. Light: no torch, no
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -166,4 +165,4 @@ def decode_overrides(
         "max_len_b": max_len_b,
         "batch_size": batch_size,
     }
-    return replace(dc, **{key: value for key, value in given.items() if value is not None})
+    return dc.replace(**{key: value for key, value in given.items() if value is not None})

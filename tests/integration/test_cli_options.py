@@ -3,7 +3,6 @@ eval and serve share, with a PyTorch checkpoint and with a CTranslate2 export.""
 
 import json
 import re
-from dataclasses import replace
 from importlib.metadata import version
 
 import pytest
@@ -79,7 +78,7 @@ def test_translate_applies_the_decoding_overrides(models, engine):
 
     translator = load_engine(path, "cpu")
     default = translator.translate(SENTENCES, translator.cfg.decode, nbest=2)
-    want = translator.translate(SENTENCES, replace(translator.cfg.decode, **CHANGED), nbest=2)
+    want = translator.translate(SENTENCES, translator.cfg.decode.replace(**CHANGED), nbest=2)
     flat = [(i, h) for i, hyps in enumerate(want) for h in hyps]
     assert [(i, text) for i, _, text in got] == [(i, h.text) for i, h in flat]
     assert all(abs(score - h.score) < 1e-3 for (_, score, _), (_, h) in zip(got, flat))
@@ -104,5 +103,5 @@ def test_eval_applies_the_decoding_overrides(models, engine, tmp_path):
     assert (report["beam"], report["len_penalty"]) == (3, 0.0)
 
     translator = load_engine(path, "cpu")
-    want = translator.translate(SENTENCES, replace(translator.cfg.decode, **CHANGED))
+    want = translator.translate(SENTENCES, translator.cfg.decode.replace(**CHANGED))
     assert out.read_text(encoding="utf-8").splitlines() == [r[0].text for r in want]

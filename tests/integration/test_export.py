@@ -4,7 +4,6 @@ errors (tests/unit/test_export.py: every variant exports exactly)."""
 
 import json
 import sys
-from dataclasses import replace
 
 import pytest
 import torch
@@ -45,7 +44,7 @@ def test_the_float32_export_gives_the_pytorch_output(demo, beam):
     root, ckpt, pytorch, sources, _ = demo
     _, folder = export_checkpoint(ckpt, "ctranslate2", "float32", root / "f32")
     exported = ExportedTranslator(folder)
-    dc = replace(pytorch.cfg.decode, beam=beam, batch_size=16)
+    dc = pytorch.cfg.decode.replace(beam=beam, batch_size=16)
     theirs = exported.translate(sources, dc)
     if beam == 1:
         ours = pytorch.translate(sources, dc)
@@ -67,7 +66,7 @@ def test_the_float32_export_gives_the_pytorch_output(demo, beam):
 def test_nbest_lists_agree_and_come_best_first(demo):
     root, ckpt, pytorch, sources, _ = demo
     _, folder = export_checkpoint(ckpt, "ctranslate2", "float32", root / "nbest")
-    dc = replace(pytorch.cfg.decode, beam=4)
+    dc = pytorch.cfg.decode.replace(beam=4)
     ours = pytorch.translate(sources[:30], dc, nbest=3)
     theirs = ExportedTranslator(folder).translate(sources[:30], dc, nbest=3)
     assert all(len(h) == 3 for h in theirs)
@@ -83,7 +82,7 @@ def test_batches_decoded_side_by_side_give_the_same_output_in_order(demo):
     root, ckpt, pytorch, sources, _ = demo
     _, folder = export_checkpoint(ckpt, "ctranslate2", "float32", root / "workers")
     exported = ExportedTranslator(folder)
-    dc = replace(pytorch.cfg.decode, beam=3, batch_size=8)
+    dc = pytorch.cfg.decode.replace(beam=3, batch_size=8)
     found = {}
     for workers in (1, 3):
         exported.workers = workers
@@ -118,7 +117,7 @@ def test_int8_stays_close_to_float32(demo):
     1,000-pair demo model trained 300 steps (BLEU 12.3 greedy, 12.2 beam 5) int8 moved
     BLEU by -0.2 (CTranslate2) and -0.8 (PyTorch) greedy, +0.9 and +0.6 with beam 5.)"""
     root, ckpt, pytorch, sources, refs = demo
-    dc = replace(pytorch.cfg.decode, beam=1)
+    dc = pytorch.cfg.decode.replace(beam=1)
     base = [r[0].text for r in pytorch.translate(sources, dc)]
     outputs = {"pytorch-int8": load_engine(ckpt, "cpu", "int8").translate(sources, dc)}
     for scheme in ("int8", "int8_float32"):
@@ -159,7 +158,7 @@ def test_translate_and_eval_take_the_folder_like_a_checkpoint(demo, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "exported to" in result.stdout
     lines = ["Ein Hund läuft.", "", "Die Katze schläft."]
-    expect = [r[0].text for r in pytorch.translate(lines, replace(pytorch.cfg.decode, beam=1))]
+    expect = [r[0].text for r in pytorch.translate(lines, pytorch.cfg.decode.replace(beam=1))]
     out = cli(
         "translate", "--checkpoint", str(folder), "--beam", "1", stdin="\n".join(lines) + "\n"
     )

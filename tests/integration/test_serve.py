@@ -14,7 +14,6 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import replace
 
 import pytest
 from util import cli, tiny_config
@@ -129,7 +128,7 @@ def post(url: str, obj):
 
 
 def expected(translator, texts, beam, nbest=1):
-    dc = replace(translator.cfg.decode, beam=beam)
+    dc = translator.cfg.decode.replace(beam=beam)
     return translator.translate(texts, dc, nbest=nbest)
 
 
@@ -369,7 +368,7 @@ def test_decoding_options_set_what_requests_get(transformer, tmp_path):
         assert get(srv.url + "/health")[1]["beam"] == 3
         status, body, raw = post(srv.url + "/translate", {"texts": SENTENCES, "nbest": 2})
         assert status == 200 and body["beam"] == 3, raw
-        dc = replace(translator.cfg.decode, beam=3, len_penalty=0.0, max_len_a=0.0, max_len_b=2)
+        dc = translator.cfg.decode.replace(beam=3, len_penalty=0.0, max_len_a=0.0, max_len_b=2)
         want = translator.translate(SENTENCES, dc, nbest=2)
         assert [[g["text"] for g in got] for got in body["nbest"]] == [
             [h.text for h in hyps] for hyps in want

@@ -1,7 +1,6 @@
 """The command line itself: --version, help text, and the decoding overrides that translate,
 eval and serve share, with a PyTorch checkpoint and with a CTranslate2 export."""
 
-from dataclasses import replace
 from functools import partial
 
 import typer
@@ -35,7 +34,7 @@ def test_decode_overrides_replace_only_what_is_given():
     dc = DecodeConfig()
     assert decode_overrides(dc) == dc
     new = decode_overrides(dc, beam=3, len_penalty=0.0, max_len_a=0.5, max_len_b=0, batch_size=7)
-    assert new == replace(dc, beam=3, len_penalty=0.0, max_len_a=0.5, max_len_b=0, batch_size=7)
+    assert new == dc.replace(beam=3, len_penalty=0.0, max_len_a=0.5, max_len_b=0, batch_size=7)
 
 
 OPTIONS = ["--beam", "3", "--len-penalty", "0", "--max-len-a", "0", "--max-len-b", "3"]

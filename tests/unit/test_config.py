@@ -3,7 +3,6 @@ mistake is a one-line UserError that names the key and where it came from."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -114,6 +113,15 @@ def test_exponent_notation_is_a_number(tmp_path, text, expected):
 def test_exponent_notation_is_still_not_an_integer(tmp_path):
     message = user_error(load_config, write(tmp_path, "train:\n  max_steps: 1e5\n"))
     assert "train.max_steps" in message and "integer" in message
+
+
+def test_a_number_is_taken_as_a_string_but_a_string_is_not_taken_as_a_number(tmp_path):
+    cfg = load_config(write(tmp_path, "run_dir: 2024\ndata:\n  test_split: 2016\n"))
+    assert (cfg.run_dir, cfg.data.test_split) == ("2024", "2016")
+    message = user_error(load_config, write(tmp_path, 'decode:\n  beam: "5"\n'))
+    assert "decode.beam" in message and "an integer greater than 0" in message
+    message = user_error(load_config, write(tmp_path, "data:\n  dedupe: 1\n"))
+    assert "data.dedupe" in message and "true or false" in message
 
 
 # -- unknown keys and wrong types -------------------------------------------------------------
@@ -438,7 +446,7 @@ def test_save_then_load_round_trips(tmp_path):
     save_config(cfg, path)
     again = load_config(path)
     assert again == cfg
-    assert dataclasses.asdict(again) == cfg.to_dict()
+    assert again.to_dict() == cfg.to_dict()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["saved.yaml"]  # no temp files left
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import sys
 import textwrap
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from translator.config import Config
+from translator.config.base import Section
 from translator.models import family as families
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,12 +42,12 @@ def test_every_key_has_a_description(ref):
 def _real_keys(obj, prefix: str = "") -> dict[str, object]:
     """Every key of a config object and its default, as the loader knows them."""
     out = {}
-    for f in dataclasses.fields(obj):
-        value = getattr(obj, f.name)
-        if dataclasses.is_dataclass(value):
-            out.update(_real_keys(value, f"{prefix}{f.name}."))
+    for name in type(obj).model_fields:
+        value = getattr(obj, name)
+        if isinstance(value, Section):
+            out.update(_real_keys(value, f"{prefix}{name}."))
         else:
-            out[prefix + f.name] = value
+            out[prefix + name] = value
     return out
 
 
@@ -76,23 +76,21 @@ def test_a_field_without_a_comment_is_caught_and_comments_are_read(ref, tmp_path
     (tmp_path / "fake_family.py").write_text(
         textwrap.dedent(
             """
-            from dataclasses import dataclass, field
+            from pydantic import BaseModel, Field
 
             LIMIT = 7
 
 
-            @dataclass
-            class Base:
+            class Base(BaseModel):
                 # said above,
                 # on two lines
                 width: int = LIMIT
                 depth: float | None = None  # said beside
 
 
-            @dataclass
             class Child(Base):
                 width: int = 9
-                sizes: list[int] = field(default_factory=lambda: [1, 2])
+                sizes: list[int] = Field(default_factory=lambda: [1, 2])
             """
         )
     )
@@ -119,4 +117,4 @@ def test_check_fails_on_a_stale_page_and_writing_makes_it_current(ref, tmp_path,
     assert ref.main(["--check"]) == 0
     text = page.read_text()
     assert "| `data.train.src` | a string | required |" in text
-    assert "&lt;unk&gt;" in text and "\\| bpe" in text  # table-safe cells
+    assert "&lt;unk&gt;" in text and "\\| linear" in text  # table-safe cells

@@ -2,7 +2,6 @@
 PyTorch model's output, folders that are not whole are refused in one line, the
 recurrent families say they cannot export, and a missing ctranslate2 names the extra."""
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -79,7 +78,7 @@ def test_input_smaller_than_the_workers_batches_is_split_between_them():
         return [[Translation(str(sum(s)), 0.0)] for s in ids]
 
     lines = ["a bb", "", "ccc", "dddd e", "ff ggg hhhh", "i"]
-    dc = replace(config_from_dict(tiny_config()).decode, batch_size=64)
+    dc = config_from_dict(tiny_config()).decode.replace(batch_size=64)
     for workers, sizes in ((1, [5]), (2, [3, 2]), (8, [1] * 5)):
         seen.clear()
         out = in_batches(Words(), lines, 100, dc, 1, False, run_batch, workers)
@@ -119,7 +118,7 @@ def test_every_transformer_variant_exports_exactly(tmp_path, model, joint):
             logits = pytorch.model(torch.tensor([s]), torch.tensor([t[:-1]]))
         ours = logits.log_softmax(-1)[0].gather(1, torch.tensor(t[1:])[:, None])[:, 0]
         assert torch.allclose(ours, torch.tensor(result.log_probs), atol=1e-4)
-    dc = replace(pytorch.cfg.decode, beam=1)
+    dc = pytorch.cfg.decode.replace(beam=1)
     assert agreement(pytorch.translate(sources, dc), exported.translate(sources, dc)) == 1.0
 
 
@@ -134,7 +133,7 @@ def test_pytorch_int8_quantizes_every_family_and_still_translates(tmp_path, fami
     if family != "transformer":  # the encoder's nn.LSTM and (with attention) the decoder cells
         assert "LSTM" in quantized, quantized
         assert "LSTMCell" in quantized or family == "lstm", quantized
-    dc = replace(translator.cfg.decode, beam=2)
+    dc = translator.cfg.decode.replace(beam=2)
     out = translator.translate(["Ein Hund läuft.", ""], dc, nbest=2)
     assert len(out) == 2 and len(out[0]) == 2 and out[1][0].text == ""
 

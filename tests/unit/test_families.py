@@ -93,8 +93,6 @@ def test_a_new_family_is_one_module_and_one_registry_line(tmp_path, monkeypatch)
     module.write_text(
         textwrap.dedent(
             """
-            from dataclasses import dataclass
-
             import torch
             from torch import nn
 
@@ -102,7 +100,6 @@ def test_a_new_family_is_one_module_and_one_registry_line(tmp_path, monkeypatch)
             from translator.models.family import Family, ModelConfig
 
 
-            @dataclass
             class EchoConfig(ModelConfig):
                 type: str = "echo"
                 width: int = 4

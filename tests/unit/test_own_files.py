@@ -135,7 +135,7 @@ def test_both_shapes_load_and_set_works_key_by_key(tmp_path):
     cfg = config_from_dict(
         {"data": {"test": None}}, overrides=["data.test.src=a", "data.test.tgt=b"]
     )
-    assert cfg.data.test == SplitFiles("a", "b")
+    assert cfg.data.test == SplitFiles(src="a", tgt="b")
     save_config(cfg, tmp_path / "saved.yaml")
     assert load_config(tmp_path / "saved.yaml") == cfg
 

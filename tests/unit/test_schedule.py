@@ -43,7 +43,7 @@ def test_the_plan_is_max_steps_or_what_the_budget_holds_at_the_pace_so_far():
 
 
 def test_an_unknown_schedule_is_a_config_error():
-    with pytest.raises(UserError, match="train.lr_schedule.*inverse_sqrt, linear, cosine"):
+    with pytest.raises(UserError, match="train.lr_schedule.*inverse_sqrt, linear or cosine"):
         config_from_dict(tiny_config(train={"lr_schedule": "step"}))
 
 

@@ -1,5 +1,3 @@
-from dataclasses import replace
-
 import pytest
 import torch
 from util import favour_eos, model_and_src, model_score, tiny_model
@@ -145,7 +143,7 @@ def prefer_specials(model):
 def test_search_never_outputs_pad_or_bos_and_unk_only_on_request():
     model, src = model_and_src(5)
     prefer_specials(model)
-    for search in (greedy_search, lambda m, s, dc: beam_search(m, s, replace(dc, beam=3), 3)):
+    for search in (greedy_search, lambda m, s, dc: beam_search(m, s, dc.replace(beam=3), 3)):
         plain = [h for hyps in search(model, src, DecodeConfig()) for h in hyps]
         assert sum(len(h.tokens) for h in plain) > len(plain)  # they do say something
         assert not any({PAD, UNK, BOS} & set(h.tokens) for h in plain)

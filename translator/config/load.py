@@ -1,13 +1,12 @@
-"""YAML in, validated dataclasses out.
+"""YAML in, validated config out.
 
-Every key has a type; an unknown key, a wrong type or an impossible value is a
-UserError that names the key and the file it came from. `--set a.b=value`
-overrides are parsed as YAML scalars and checked the same way.
+pydantic checks every key's type, range and choices (schema.py); an unknown key, a wrong
+type or an impossible value becomes a UserError that names the key and the file it came
+from. `--set a.b=value` overrides are parsed as YAML scalars and checked the same way.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import logging
 import re
@@ -17,21 +16,29 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
-from translator.config.schema import (
-    SCHEDULES,
-    SPLIT_FILE,
-    Config,
-    SplitFiles,
-)
+from translator.config.base import ModelConfig, Section
+from translator.config.schema import SPLIT_FILE, Config, SplitFiles
 from translator.errors import UserError
 from translator.models import family as families
-from translator.models.family import ModelConfig
 
 log = logging.getLogger(__name__)
 
-# PyYAML follows YAML 1.1, which reads 1e-3 and 1.0e3 as strings; accept them as numbers.
-_EXP_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.1 as PyYAML reads it, but 1e-3 and 1.0e3 are numbers, as in YAML 1.2."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$"),
+    list("-+0123456789."),
+)
+
+
+def read_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader)
 
 
 _WORDS = {
@@ -42,10 +49,33 @@ _WORDS = {
 }
 
 
+def _bounds(base: str, limits: list[Any]) -> str:
+    """`base` ("an integer") with its limits in words: "an integer greater than 0"."""
+    low = {type(m).__name__: m for m in limits}
+    if "Ge" in low and ("Lt" in low or "Le" in low):
+        top = low.get("Lt") or low.get("Le")
+        close = "]" if "Le" in low else ")"
+        return f"{base} in [{low['Ge'].ge}, {getattr(top, 'lt', getattr(top, 'le', None))}{close}"
+    if "Gt" in low and "Le" in low:
+        return f"{base} in ({low['Gt'].gt}, {low['Le'].le}]"
+    if "Gt" in low:
+        return f"{base} greater than {low['Gt'].gt}"
+    if "Ge" in low:
+        return f"{base} of at least {low['Ge'].ge}" if low["Ge"].ge else f"{base}, not negative"
+    return base
+
+
 def type_words(tp: Any) -> str:
     """A key's type in words, for errors and the configuration reference: "an integer",
     "a list of numbers", "a number or null", "a mapping {src, tgt}, a string or null"."""
     origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        inner, *extra = typing.get_args(tp)
+        limits = [m for m in extra if type(m).__module__ == "annotated_types"]
+        return _bounds(type_words(inner), limits)
+    if origin is typing.Literal:
+        words = [str(a) for a in typing.get_args(tp)]
+        return f"{', '.join(words[:-1])} or {words[-1]}"
     if origin in (typing.Union, types.UnionType):
         words = [type_words(a) for a in typing.get_args(tp)]
         return f"{', '.join(words[:-1])} or {words[-1]}"
@@ -53,75 +83,74 @@ def type_words(tp: Any) -> str:
         return "null"
     if origin is list:
         (item,) = typing.get_args(tp)
-        return f"a list of {_WORDS[item][1]}" if item in _WORDS else f"a list of {item}"
-    if dataclasses.is_dataclass(tp):
-        return "a mapping {" + ", ".join(f.name for f in dataclasses.fields(tp)) + "}"
+        words = type_words(item)
+        for one, many in _WORDS.values():
+            if words.startswith(one):
+                return f"a list of {many}{words[len(one) :]}"
+        return f"a list of {words}"
+    if isinstance(tp, type) and issubclass(tp, Section):
+        return "a mapping {" + ", ".join(tp.model_fields) + "}"
     return _WORDS[tp][0] if tp in _WORDS else str(tp).replace("typing.", "")
 
 
-def _coerce(value: Any, tp: Any, key: str, where: str) -> Any:
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        args = typing.get_args(tp)
-        if value is None and type(None) in args:
-            return None
-        inner = [a for a in args if a is not type(None)]
-        shaped = [a for a in inner if dataclasses.is_dataclass(a)]
-        if not shaped:
-            return _coerce(value, inner[0], key, where)
-        if isinstance(value, dict):  # a section of its own, e.g. data.train: {src, tgt}
-            return _build(shaped[0], value, f"{key}.", where)
-        plain = [a for a in inner if a not in shaped]
-        if plain and not isinstance(value, list):
-            return _coerce(value, plain[0], key, where)
-        raise UserError(f"{where}: key '{key}' must be {type_words(tp)}, got {value!r}")
-    if origin is list:
-        (item,) = typing.get_args(tp)
-        if not isinstance(value, list):
-            raise UserError(f"{where}: key '{key}' must be a list, got {value!r}")
-        return [_coerce(v, item, f"{key}[{i}]", where) for i, v in enumerate(value)]
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-    elif tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif tp is float:
-        if isinstance(value, str) and _EXP_FLOAT.fullmatch(value.strip()):
-            value = float(value)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    elif tp is str:
-        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            return str(value)
-    raise UserError(f"{where}: key '{key}' must be {type_words(tp)}, got {value!r}")
+def _hints(cls: type) -> dict[str, Any]:
+    """The annotations of a section's keys, constraints included."""
+    return {name: f.rebuild_annotation() for name, f in cls.model_fields.items()}
+
+
+def _members(tp: Any) -> tuple[Any, ...]:
+    if typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        return typing.get_args(tp)
+    return (tp,)
+
+
+def _message(err: dict, cls: type, prefix: str, where: str) -> tuple[int, str]:
+    """One pydantic error as (preference, one line): the key as the user wrote it, what it
+    must be, and the value. An error inside a mapping a union allows (data.train: {src, tgt})
+    is preferred over the union's other members failing on that mapping."""
+    names, tp, section, rank = [], None, cls, 1
+    parts = list(err["loc"])
+    while parts:
+        part = parts.pop(0)
+        if tp is None:  # `part` is a key of `section`
+            hints = _hints(section)
+            if part not in hints:
+                close = difflib.get_close_matches(str(part), list(hints), n=1)
+                key = ".".join(names + [str(part)])
+                hint = f"; did you mean '{prefix}{'.'.join(names + [close[0]])}'?" if close else ""
+                return -1, f"{where}: unknown key '{prefix}{key}'{hint}"
+            names.append(str(part))
+            tp = hints[part]
+        elif isinstance(part, int):  # an item of a list
+            names[-1] += f"[{part}]"
+            tp = typing.get_args(tp)[0]
+        else:  # the member of a union that was tried
+            member = next((m for m in _members(tp) if getattr(m, "__name__", "") == part), None)
+            if member is None or not parts:
+                break
+            tp, section, rank = None, member, 0
+            continue
+        if tp is not None and isinstance(tp, type) and issubclass(tp, Section) and parts:
+            section, tp = tp, None
+    key = prefix + ".".join(names)
+    if err["type"] == "missing":
+        return rank, f"{where}: missing key '{key}'"
+    if tp is None or (isinstance(tp, type) and issubclass(tp, Section)):  # not a mapping
+        return rank, f"{where}: '{key}' must be a mapping of keys, got {err['input']!r}"
+    return rank, f"{where}: key '{key}' must be {type_words(tp)}, got {err['input']!r}"
 
 
 def _build(cls: type, raw: Any, prefix: str, where: str) -> Any:
     if not isinstance(raw, dict):
         name = prefix.rstrip(".") or "the top level"
         raise UserError(f"{where}: '{name}' must be a mapping of keys, got {raw!r}")
-    hints = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls)]
-    kwargs = {}
-    for key, value in raw.items():
-        full = f"{prefix}{key}"
-        if key not in names:
-            close = difflib.get_close_matches(str(key), names, n=1)
-            hint = f"; did you mean '{prefix}{close[0]}'?" if close else ""
-            raise UserError(f"{where}: unknown key '{full}'{hint}")
-        tp = hints[key]
-        if tp is ModelConfig:
-            kwargs[key] = _build_model(value, f"{full}.", where)
-        elif dataclasses.is_dataclass(tp):
-            kwargs[key] = _build(tp, value, f"{full}.", where)
-        else:
-            kwargs[key] = _coerce(value, tp, full, where)
-    for f in dataclasses.fields(cls):
-        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        if required and f.name not in kwargs:
-            raise UserError(f"{where}: missing key '{prefix}{f.name}'")
-    return cls(**kwargs)
+    try:
+        return cls.model_validate(raw)
+    except ValidationError as err:
+        found = [_message(e, cls, prefix, where) for e in err.errors()]
+        raise UserError(min(found, key=lambda f: f[0])[1]) from None
 
 
 def _build_model(raw: Any, prefix: str, where: str) -> ModelConfig:
@@ -137,11 +166,11 @@ def _build_model(raw: Any, prefix: str, where: str) -> ModelConfig:
             f"got {kind!r}"
         )
     cls = families.config_class(kind)
-    own = {f.name for f in dataclasses.fields(cls)}
+    own = cls.model_fields
     others = families.all_keys()
     for key in [k for k in raw if k not in own and k in others]:
         value = raw.pop(key)
-        if any(value != _default(families.config_class(f), key) for f in others[key]):
+        if any(value != families.config_class(f).model_fields[key].default for f in others[key]):
             log.warning(
                 "%s: key '%s%s' belongs to model.type %s, not %s; ignored",
                 where, prefix, key, " / ".join(others[key]), kind,
@@ -149,11 +178,9 @@ def _build_model(raw: Any, prefix: str, where: str) -> ModelConfig:
     return _build(cls, raw, prefix, where)
 
 
-def _default(cls: type, key: str) -> Any:
-    return next(f.default for f in dataclasses.fields(cls) if f.name == key)
-
-
 def _check(cfg: Config, where: str) -> None:
+    """What the types alone cannot say: combinations of keys and the shapes of strings."""
+
     def bad(key: str, expected: str) -> UserError:
         section, name = key.split(".") if "." in key else ("", key)
         obj = getattr(cfg, section) if section else cfg
@@ -161,45 +188,10 @@ def _check(cfg: Config, where: str) -> None:
 
     for key, problem in cfg.model.problems():
         raise bad(f"model.{key}", problem)
-    positive = """tokenizer.vocab_size train.max_steps train.batch_tokens train.accumulate train.lr
-        train.valid_every train.save_every train.log_every decode.beam decode.batch_size
-        train.valid_beam data.max_words""".split()
-    for key in positive:
-        section, name = key.split(".")
-        if getattr(getattr(cfg, section), name) <= 0:
-            raise bad(key, "must be greater than 0")
-    for key in """train.warmup_steps train.patience train.clip_norm train.weight_decay
-        decode.max_len_b decode.max_len_a train.threads train.keep_checkpoints""".split():
-        section, name = key.split(".")
-        if getattr(getattr(cfg, section), name) < 0:
-            raise bad(key, "must not be negative")
-    if cfg.data.max_len_ratio is not None and cfg.data.max_len_ratio < 1:
-        raise bad("data.max_len_ratio", "must be at least 1 (or null to keep every pair)")
-    if cfg.data.workers < 0:
-        raise bad("data.workers", "must not be negative")
-    if cfg.train.max_minutes is not None and cfg.train.max_minutes <= 0:
-        raise bad("train.max_minutes", "must be greater than 0 (or null for no limit)")
-    if cfg.train.ema_decay is not None and not 0.0 <= cfg.train.ema_decay < 1.0:
-        raise bad("train.ema_decay", "must be in [0, 1) (or null for no moving average)")
-    if cfg.train.warmup_share is not None and not 0.0 <= cfg.train.warmup_share < 1.0:
-        raise bad("train.warmup_share", "must be in [0, 1) (or null to use train.warmup_steps)")
-    for key in ["train.label_smoothing"]:
-        section, name = key.split(".")
-        if not 0.0 <= getattr(getattr(cfg, section), name) < 1.0:
-            raise bad(key, "must be in [0, 1)")
-    if cfg.tokenizer.model_type not in ("unigram", "bpe"):
-        raise bad("tokenizer.model_type", "must be unigram or bpe")
-    if cfg.train.device not in ("auto", "cpu", "cuda", "mps") and not cfg.train.device.startswith(
-        "cuda:"
-    ):
+    device = cfg.train.device
+    if device not in ("auto", "cpu", "cuda", "mps") and not re.fullmatch(r"cuda:\d+", device):
         raise bad("train.device", "must be auto, cpu, cuda, cuda:N or mps")
-    if cfg.train.best_by not in ("bleu", "loss"):
-        raise bad("train.best_by", "must be bleu or loss")
-    if cfg.train.lr_schedule not in SCHEDULES:
-        raise bad("train.lr_schedule", f"must be one of {', '.join(SCHEDULES)}")
-    if cfg.train.dtype not in ("auto", "fp32", "bf16", "fp16"):
-        raise bad("train.dtype", "must be auto, fp32, bf16 or fp16")
-    if len(cfg.train.betas) != 2 or not all(0 <= b < 1 for b in cfg.train.betas):
+    if len(cfg.train.betas) != 2:
         raise bad("train.betas", "must be two numbers in [0, 1)")
     if cfg.data.src_lang == cfg.data.tgt_lang:
         raise bad("data.tgt_lang", "must differ from data.src_lang")
@@ -220,7 +212,7 @@ def _apply_override(raw: dict, assignment: str) -> None:
         raise UserError(f"--set '{assignment}': expected KEY=VALUE, e.g. --set train.lr=0.001")
     key, text = assignment.split("=", 1)
     try:
-        value = yaml.safe_load(text) if text.strip() else None
+        value = read_yaml(text) if text.strip() else None
     except yaml.YAMLError:
         value = text
     parts = key.strip().split(".")
@@ -243,10 +235,12 @@ def config_from_dict(raw: Any, where: str = "config", overrides: list[str] = ())
         raise UserError(
             f"{where}: expected a mapping of keys at the top level, got {type(raw).__name__}"
         )
-    raw = yaml.safe_load(yaml.safe_dump(raw))  # deep copy of plain data
+    raw = read_yaml(yaml.safe_dump(raw))  # deep copy of plain data
     for assignment in overrides:
         _apply_override(raw, assignment)
     label = where if not overrides else f"{where} (with --set)"
+    if "model" in raw:  # typed by its family first, so its errors name model.<key>
+        raw["model"] = _build_model(raw["model"], "model.", label)
     cfg = _build(Config, raw, "", label)
     _check(cfg, label)
     return cfg
@@ -259,7 +253,7 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
     if not path.is_file():
         raise UserError(f"config file not found: {path}", "the configs/ folder has examples")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = read_yaml(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise UserError(f"{path}: not a UTF-8 text file") from None
     except yaml.YAMLError as err:

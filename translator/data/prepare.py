@@ -25,7 +25,7 @@ import random
 import shutil
 import time
 from collections import deque
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -74,7 +74,7 @@ def _identity(cfg: Config, source: Source, tokenizer_sha: str | None) -> dict:
         },
         "tokenizer": {"sha256": tokenizer_sha}
         if tokenizer_sha
-        else {"config": asdict(cfg.tokenizer), "seed": cfg.seed},
+        else {"config": cfg.tokenizer.to_dict(), "seed": cfg.seed},
     }
 
 

@@ -11,7 +11,6 @@ import io
 import json
 import logging
 import os
-from dataclasses import asdict
 from pathlib import Path
 
 import sentencepiece as spm
@@ -61,7 +60,7 @@ def _train_model(sentences: list[str], cfg: TokenizerConfig, seed: int) -> bytes
 
 
 def _cached_model(sentences: list[str], cfg: TokenizerConfig, seed: int) -> bytes:
-    digest = hashlib.sha256(json.dumps([asdict(cfg), seed, spm.__version__]).encode())
+    digest = hashlib.sha256(json.dumps([cfg.to_dict(), seed, spm.__version__]).encode())
     for s in sentences:
         digest.update(s.encode("utf-8"))
         digest.update(b"\n")

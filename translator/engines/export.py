@@ -14,7 +14,6 @@ an older export in the same place is replaced only then. translator/engines/ct2.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
@@ -124,7 +123,7 @@ def export_checkpoint(
                 "target": None if tokenizer.joint else TARGET_SPM,
             },
             "config": cfg.to_dict(),
-            "decode": dataclasses.asdict(cfg.decode),
+            "decode": cfg.decode.to_dict(),
             "files": {p.name: p.stat().st_size for p in sorted(tmp.iterdir())},
         }
         atomic_write_bytes(tmp / MANIFEST, json.dumps(manifest, indent=1).encode("utf-8"))

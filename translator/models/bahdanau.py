@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 from torch import nn
 
@@ -12,7 +10,6 @@ from translator.models.family import Family
 from translator.models.rnn import AttentionRNNConfig, AttentionSeq2Seq, CellStack, stack, unstack
 
 
-@dataclass
 class BahdanauConfig(AttentionRNNConfig):
     type: str = "bahdanau"
 

@@ -2,7 +2,7 @@
 
 A family is one module under translator/models/ that defines
 
-    class XConfig(ModelConfig): ...     # its typed `model:` section, with its own problems()
+    class XConfig(ModelConfig): ...     # its typed `model:` section (translator/config/base.py)
     class X(Seq2Seq): ...               # the model, on the interface of models/base.py
     FAMILY = Family("x", XConfig, X, "one line for listings")
 
@@ -15,11 +15,11 @@ This module imports no torch, so reading a config stays cheap until a family is 
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from translator.config.base import ModelConfig
 
 # model.type -> module; a new family is one new module and one line here.
 MODULES = {
@@ -29,28 +29,6 @@ MODULES = {
     "luong": "translator.models.luong",
 }
 DEFAULT = "transformer"
-
-
-@dataclass
-class ModelConfig:
-    """The keys every family has. A family's config subclasses this and adds its own."""
-
-    type: str = DEFAULT  # the model family: transformer | lstm | bahdanau | luong
-    enc_layers: int = 3  # encoder layers
-    dec_layers: int = 3  # decoder layers
-    dropout: float = 0.1  # dropout probability on embeddings and between layers
-    tie_embeddings: bool = True  # decoder input and output embeddings (and source, if joint)
-    max_positions: int = 1024  # longest source/target in subwords (training drops longer pairs)
-
-    def problems(self) -> Iterator[tuple[str, str]]:
-        """(key, what is wrong) for every impossible value; the config names file and value."""
-        for key in ("enc_layers", "dec_layers"):
-            if getattr(self, key) < 0:
-                yield key, "must not be negative"
-        if not 0.0 <= self.dropout < 1.0:
-            yield "dropout", "must be in [0, 1)"
-        if self.max_positions <= 0:
-            yield "max_positions", "must be greater than 0"
 
 
 @dataclass(frozen=True)
@@ -89,8 +67,8 @@ def all_keys() -> dict[str, list[str]]:
     """Every family's keys: key -> the families that have it."""
     out: dict[str, list[str]] = {}
     for name in names():
-        for f in dataclasses.fields(config_class(name)):
-            out.setdefault(f.name, []).append(name)
+        for key in config_class(name).model_fields:
+            out.setdefault(key, []).append(name)
     return out
 
 

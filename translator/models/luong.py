@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import Literal
 
 import torch
 from torch import nn
@@ -21,16 +20,10 @@ from translator.models.rnn import (
 )
 
 
-@dataclass
 class LuongConfig(AttentionRNNConfig):
     type: str = "luong"
-    attention_score: str = "general"  # score of a source position: dot | general | concat
+    attention_score: Literal["dot", "general", "concat"] = "general"  # score of a source position
     input_feeding: bool = True  # feed the last attentional state into the next step
-
-    def problems(self) -> Iterator[tuple[str, str]]:
-        yield from super().problems()
-        if self.attention_score not in ("dot", "general", "concat"):
-            yield "attention_score", "must be dot, general or concat"
 
 
 class Luong(AttentionSeq2Seq):

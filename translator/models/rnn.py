@@ -33,41 +33,34 @@ luong.py) with its typed config section.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import Literal
 
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from translator.config.base import ModelConfig, Positive
 from translator.models.base import RowStates, Seq2Seq, init_embeddings
-from translator.models.family import ModelConfig
 from translator.runtime import cpu_has_bf16
 from translator.specials import EOS, PAD
 
 RNNS = {"lstm": nn.LSTM, "gru": nn.GRU}
 
 
-@dataclass
 class RNNConfig(ModelConfig):
     """Keys of the three recurrent families; depth is enc_layers / dec_layers."""
 
-    embed_dim: int = 256  # width of the token embeddings
-    hidden_size: int = 512  # units of each recurrent layer (per direction when bidirectional)
-    rnn_type: str = "lstm"  # the recurrent unit: lstm | gru
+    embed_dim: Positive = 256  # width of the token embeddings
+    hidden_size: Positive = 512  # units of each recurrent layer (per direction when bidirectional)
+    rnn_type: Literal["lstm", "gru"] = "lstm"  # the recurrent unit
 
     def problems(self) -> Iterator[tuple[str, str]]:
         yield from super().problems()
-        for key in ("embed_dim", "hidden_size"):
-            if getattr(self, key) <= 0:
-                yield key, "must be greater than 0"
-        if self.rnn_type not in RNNS:
-            yield "rnn_type", "must be lstm or gru"
         for key in ("enc_layers", "dec_layers"):
             if getattr(self, key) < 1:
                 yield key, "must be at least 1 for the recurrent families"
 
 
-@dataclass
 class AttentionRNNConfig(RNNConfig):
     bidirectional: bool = True  # the encoder reads the source both ways
 

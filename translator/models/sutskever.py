@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from translator.models.family import Family
 from translator.models.rnn import (
     RNNS,
@@ -17,7 +15,6 @@ from translator.models.rnn import (
 )
 
 
-@dataclass
 class LSTMConfig(RNNConfig):
     type: str = "lstm"
     reverse_source: bool = True  # feed the source backwards (sec. 3.3 of the paper)

@@ -16,33 +16,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from translator.config.base import ModelConfig, Positive, Probability
 from translator.models.base import Seq2Seq, init_embeddings, join_rows, pad_to, put_rows
-from translator.models.family import Family, ModelConfig
+from translator.models.family import Family
 
 
-@dataclass
 class TransformerConfig(ModelConfig):
     type: str = "transformer"
-    d_model: int = 256  # width of the embeddings and of every layer's output
-    heads: int = 4  # attention heads per layer (d_model must be divisible by it)
-    ff_dim: int = 1024  # inner width of each position-wise feed-forward block
-    attention_dropout: float = 0.0  # dropout on the attention weights
+    d_model: Positive = 256  # width of the embeddings and of every layer's output
+    heads: Positive = 4  # attention heads per layer (d_model must be divisible by it)
+    ff_dim: Positive = 1024  # inner width of each position-wise feed-forward block
+    attention_dropout: Probability = 0.0  # dropout on the attention weights
     pre_norm: bool = True  # LayerNorm before each sublayer (False: the paper's post-norm)
 
     def problems(self) -> Iterator[tuple[str, str]]:
         yield from super().problems()
-        for key in ("d_model", "heads", "ff_dim"):
-            if getattr(self, key) <= 0:
-                yield key, "must be greater than 0"
-        if not 0.0 <= self.attention_dropout < 1.0:
-            yield "attention_dropout", "must be in [0, 1)"
-        if self.heads > 0 and self.d_model % self.heads:
+        if self.d_model % self.heads:
             yield "d_model", f"must be divisible by model.heads ({self.heads})"
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import replace
 from importlib import resources
 
 from fastapi import FastAPI, Request
@@ -151,7 +150,7 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
             raise LimitError(422, "text: an empty sentence has no attention to show")
         beam = beam_of(req.beam, 1)
         # The search that translates the sentence gives the weights, on the decoding thread.
-        dc = replace(translator.cfg.decode, beam=beam)
+        dc = translator.cfg.decode.replace(beam=beam)
         best, source, target, matrix = await batcher.call(
             lambda: translator.attention(req.text, dc, req.layer)
         )

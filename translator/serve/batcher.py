@@ -19,7 +19,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from translator.errors import UserError
@@ -134,7 +134,7 @@ class Batcher:
         cfg = self.translator.cfg.decode
         for (beam, nbest), group in groups.items():
             lines = [text for job in group for text in job.texts]
-            dc = replace(cfg, beam=beam, batch_size=self.limits.batch_size)
+            dc = cfg.replace(beam=beam, batch_size=self.limits.batch_size)
             try:
                 results = self.translator.translate(lines, dc, nbest=nbest)
             except Exception as err:  # a bug, not the client's fault: logged, answered 500

@@ -4,7 +4,6 @@ level, so `translator --help` stays fast and works without the `serve` extra."""
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -110,7 +109,7 @@ def serve(
             f"the beam of requests that name none, {dc.beam} (--beam or the model's "
             f"decode.beam), is over --max-beam {max_beam}"
         )
-    translator.cfg = replace(translator.cfg, decode=dc)  # what requests get by default
+    translator.cfg = translator.cfg.replace(decode=dc)  # what requests get by default
     limits = Limits(
         max_body=max_body,
         max_texts=max_texts,

@@ -14,7 +14,6 @@ batches (batcher.Batcher).
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 
 import torch
 
@@ -61,7 +60,7 @@ class StreamBatcher(Batcher):
 
     def _stream(self, beam: int) -> BeamStream:
         if beam not in self.streams:
-            dc = replace(self.translator.cfg.decode, beam=beam)
+            dc = self.translator.cfg.decode.replace(beam=beam)
             size = self.limits.batch_size
             self.streams[beam] = BeamStream(
                 self.translator.model,

@@ -9,7 +9,6 @@ optimizer, the learning-rate schedule, the step count and the best dev BLEU star
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from pathlib import Path
 
@@ -34,9 +33,7 @@ def initial_checkpoint(path: str | Path, cfg: Config) -> tuple[Checkpoint, Token
         saved = config_from_dict(ckpt.config, f"{path} (saved config)")
     except UserError as err:
         raise UserError(f"--init-from: {err.message}", err.hint) from None
-    changes = config_changes(
-        {"model": dataclasses.asdict(saved.model)}, {"model": dataclasses.asdict(cfg.model)}
-    )
+    changes = config_changes({"model": saved.model.to_dict()}, {"model": cfg.model.to_dict()})
     if "model.type" in changes:  # the other keys differ because the family does
         changes = {"model.type": changes["model.type"]}
     refused = {k: v for k, v in changes.items() if k not in FREE}
@@ -45,6 +42,6 @@ def initial_checkpoint(path: str | Path, cfg: Config) -> tuple[Checkpoint, Token
             f"--init-from {path}: model keys differ from the checkpoint's: {describe_changes(refused)}",
             "set them as the checkpoint has them; fine-tuning keeps the model's shape",
         )
-    if dataclasses.asdict(saved.tokenizer) != dataclasses.asdict(cfg.tokenizer):
+    if saved.tokenizer != cfg.tokenizer:
         log.info(f"--init-from: the sentencepiece model of {path} is used; tokenizer.* unused")
     return ckpt, tokenizer

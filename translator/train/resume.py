@@ -10,7 +10,6 @@ device and precision, decoding) may change; the changes are logged.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import random
 
@@ -68,7 +67,7 @@ def check_resumable(ckpt: Checkpoint, cfg: Config, processes: int, where: str) -
             "resume from the last.pt that training wrote",
         )
     saved = config_from_dict(ckpt.config, f"{where} (saved config)")
-    changes = config_changes(dataclasses.asdict(saved), dataclasses.asdict(cfg))
+    changes = config_changes(saved.to_dict(), cfg.to_dict())
     refused = {k: v for k, v in changes.items() if not resumable(k)}
     if refused:
         raise UserError(

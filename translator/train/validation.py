@@ -4,7 +4,7 @@ dev translations for a person to watch."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import torch
 
@@ -73,7 +73,7 @@ def validate(model, tokenizer, cfg, dev_pairs, dev_batches, device, dtype, step:
     translator = Translator(
         model, tokenizer, cfg, device, torch.float32 if device.type == "cpu" else dtype
     )
-    decode = replace(cfg.decode, beam=cfg.train.valid_beam)
+    decode = cfg.decode.replace(beam=cfg.train.valid_beam)
     hyps = [r[0].text for r in translator.translate([s for s, _ in dev_pairs], decode)]
     model.train()
     return Validation(
