@@ -30,6 +30,8 @@ from translator.cli_options import (
     input_option,
     output_option,
 )
+from translator.commands.filter import filter_pairs
+from translator.commands.score import score
 from translator.errors import UserError, one_line
 from translator.fileio import refusal
 from translator.serve.command import serve
@@ -349,6 +351,8 @@ def curves(
 
 
 app.command(cls=Command)(serve)  # translator/serve/command.py
+app.command(cls=Command)(score)  # translator/commands/score.py
+app.command("filter", cls=Command)(filter_pairs)  # translator/commands/filter.py
 
 
 def _click_exceptions():

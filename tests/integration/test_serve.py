@@ -255,6 +255,22 @@ def test_attention(server, transformer):
     assert_error(post(server.url + "/attention", {"text": "  "}), 422, "empty")
 
 
+def test_score(server, transformer):
+    _, translator = transformer
+    targets = ["A dog runs.", "Two women walk.", ""]
+    sources = SENTENCES[: len(targets)]
+    status, body, raw = post(server.url + "/score", {"sources": sources, "targets": targets})
+    assert status == 200, raw
+    want = translator.score(sources, targets)
+    assert [s["tokens"] for s in body["scores"]] == [s.tokens for s in want]
+    for got, score in zip(body["scores"], want):
+        assert got["logprob"] == pytest.approx(score.logprob, abs=1e-3)
+        assert got["mean"] == pytest.approx(score.mean, abs=1e-3)
+    assert_error(post(server.url + "/score", {"sources": sources, "targets": []}), 422, "3 sources")
+    many = {"sources": ["a"] * 9, "targets": ["b"] * 9}
+    assert_error(post(server.url + "/score", many), 413, "limit is 8")
+
+
 def test_health_and_page(server):
     status, body, _ = get(server.url + "/health")
     assert status == 200

@@ -11,7 +11,18 @@ from translator.cli_options import decode_overrides
 from translator.config import DecodeConfig
 
 cli = partial(cli, timeout=300)
-COMMANDS = ["train", "prepare", "average", "eval", "translate", "export", "curves", "serve"]
+COMMANDS = [
+    "train",
+    "prepare",
+    "average",
+    "eval",
+    "translate",
+    "export",
+    "curves",
+    "serve",
+    "score",
+    "filter",
+]
 SENTENCES = ["Ein Hund läuft.", "Die alte Frau liest ein Buch.", "Zwei Katzen spielen."]
 
 

@@ -27,6 +27,7 @@ FLOORS = {
     "translator.serve": 5,
     "translator.cli_options": 5,
     "translator.cli": 6,
+    "translator.commands": 6,
     "translator.__main__": 6,
 }
 

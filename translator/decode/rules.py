@@ -1,15 +1,19 @@
 """What every search obeys, whichever picks the tokens (search.py, beam.py, and the
 CTranslate2 engine's limits): the step's log-probabilities, length limits, the forced end,
-the banned specials, the length penalty and the hypothesis they produce."""
+the banned specials, the length penalty, the hypothesis they produce, and the cut of an
+input longer than the model takes."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import torch
 
 from translator.models.base import Seq2Seq, State, log_softmax
 from translator.specials import BOS, EOS, PAD, UNK
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -70,3 +74,15 @@ def nbest_problem(nbest: int, beam: int) -> str | None:
     if nbest > beam:
         return f"nbest {nbest} needs a beam of at least {nbest} (beam is {beam})"
     return None
+
+
+def cut(ids: list[list[int]], limit: int | None, lines: list[int]) -> list[list[int]]:
+    """Each sequence of more than `limit` ids cut to its first limit - 1 and its last (the
+    end token), with a warning naming its line (1 + lines[j])."""
+    for j, s in enumerate(ids):
+        if limit is not None and len(s) > limit:
+            log.warning(
+                "line %d: %d subwords, cut to the model's limit of %d", lines[j] + 1, len(s), limit
+            )
+            ids[j] = s[: limit - 1] + s[-1:]
+    return ids

@@ -12,7 +12,8 @@ import torch
 from translator.config import Config, DecodeConfig
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer
-from translator.decode.rules import nbest_problem
+from translator.decode.rules import cut, nbest_problem
+from translator.decode.score import Score, score_in_batches, teacher_forced
 from translator.decode.search import decode
 from translator.errors import UserError
 from translator.models.base import Seq2Seq
@@ -35,13 +36,7 @@ def source_ids(tokenizer, lines: list[str], limit: int) -> tuple[list[int], list
     than `limit` subwords is cut (with a warning)."""
     todo = [i for i, line in enumerate(lines) if line.strip()]
     ids = tokenizer.encode_src([lines[i] for i in todo]) if todo else []
-    for j, s in enumerate(ids):
-        if len(s) > limit:  # keep the end token; the rest of the line is dropped
-            log.warning(
-                "line %d: %d subwords, cut to the model's limit of %d", todo[j] + 1, len(s), limit
-            )
-            ids[j] = s[: limit - 1] + s[-1:]
-    return todo, ids
+    return todo, cut(ids, limit, todo)
 
 
 def in_batches(
@@ -141,6 +136,22 @@ class Translator:
         if self.sampling is None and (problem := nbest_problem(nbest, dc.beam)):
             raise UserError("--" + problem)
         return in_batches(self.tokenizer, lines, self.max_source, dc, nbest, progress, self._batch)
+
+    def score(
+        self,
+        sources: list[str],
+        targets: list[str],
+        batch_size: int | None = None,
+        progress: bool = False,
+    ) -> list[Score]:
+        """How likely the model finds each target given its source (decode/score.py)."""
+
+        def run(src, tgt):
+            return teacher_forced(self.model, src, tgt, self.device, self.dtype)
+
+        limits = (self.max_source, self.model.max_output_len)
+        size = batch_size or self.cfg.decode.batch_size
+        return score_in_batches(self.tokenizer, sources, targets, limits, size, progress, run)
 
     def _batch(self, ids: list[list[int]], dc: DecodeConfig, nbest: int) -> list[list[Translation]]:
         src = pad_ids(ids).to(self.device)

@@ -39,6 +39,7 @@ from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer, fingerprint
 from translator.decode.rules import length_penalty, max_lengths, nbest_problem
+from translator.decode.score import Score, score_in_batches
 from translator.decode.translator import Translation, in_batches
 from translator.engines.export import FORMAT_VERSION, MANIFEST, MANIFEST_FORMAT
 from translator.errors import UserError, optional_import
@@ -188,6 +189,28 @@ class ExportedTranslator:
         return in_batches(
             self.tokenizer, lines, limit, dc, nbest, progress, self._batch, self.workers
         )
+
+    def score(
+        self,
+        sources: list[str],
+        targets: list[str],
+        batch_size: int | None = None,
+        progress: bool = False,
+    ) -> list[Score]:
+        """As decode.translator.Translator.score, through CTranslate2's score_batch."""
+        pieces = self.tokenizer.tgt.id_to_piece
+
+        def run(src, tgt):
+            found = self.engine.score_batch(
+                [[self._src_pieces[i] for i in s] for s in src],
+                [[pieces(i) for i in t[1:-1]] for t in tgt],  # it adds <bos> and <eos>
+                max_input_length=0,
+            )
+            return [Score(float(sum(r.log_probs)), len(r.log_probs)) for r in found]
+
+        limits = (self.max_source, self.cfg.model.max_positions)
+        size = batch_size or self.cfg.decode.batch_size
+        return score_in_batches(self.tokenizer, sources, targets, limits, size, progress, run)
 
     def _search(self, sources: list[list[str]], length: int, dc: DecodeConfig) -> list:
         """Per sentence: [pieces without <eos>, log-probability, ended] of each hypothesis."""

@@ -27,6 +27,17 @@ class Engine(Protocol):
         """Per line, its `nbest` best decode.translator.Translation, in input order."""
         ...
 
+    def score(
+        self,
+        sources: list[str],
+        targets: list[str],
+        batch_size: int | None = None,
+        progress: bool = False,
+    ) -> list[Any]:
+        """Per aligned pair, its decode.score.Score: the log-probability of the target given
+        the source, as a search would add it up; in input order."""
+        ...
+
     def attention(
         self, line: str, decode_cfg: DecodeConfig | None = None, layer: int = -1
     ) -> tuple:

@@ -1,4 +1,4 @@
-"""The FastAPI app: /translate, /attention, /health and the page at /.
+"""The FastAPI app: /translate, /score, /attention, /health and the page at /.
 
 Every error reaches the client as one line of JSON, {"error": "..."}, with a 4xx status
 for the client's mistakes and limits, 503 when the server is too busy, and 500 (the
@@ -38,6 +38,12 @@ class AttentionRequest(BaseModel):
     text: StrictStr = Field(description="One sentence")
     beam: StrictInt | None = Field(None, ge=1, description="Beam size (default: the model's)")
     layer: StrictInt = Field(-1, description="Transformer decoder layer (-1: the last)")
+
+
+class ScoreRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    sources: list[StrictStr] = Field(description="Source sentences")
+    targets: list[StrictStr] = Field(description="Their translations, one per source")
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -127,6 +133,19 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
                 [{"text": h.text, "score": round(h.score, 4)} for h in hyps] for hyps in results
             ]
         return answer
+
+    @app.post("/score")
+    async def score(req: ScoreRequest) -> dict:
+        """How likely the model finds each target given its source: the log-probability
+        summed over its subwords and <eos> (logprob), per subword (mean), and how many."""
+        if len(req.sources) != len(req.targets):
+            raise LimitError(
+                422, f"{len(req.sources)} sources but {len(req.targets)} targets: give one each"
+            )
+        check_texts(req.sources)
+        check_texts(req.targets)
+        found = await batcher.call(lambda: translator.score(req.sources, req.targets))
+        return {"scores": [{k: round(v, 4) for k, v in s.as_dict().items()} for s in found]}
 
     @app.post("/attention")
     async def attention(req: AttentionRequest) -> dict:

@@ -1,0 +1,1 @@
+"""Commands too long for cli.py, each in its own module; cli.py registers them."""

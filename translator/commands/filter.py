@@ -1,0 +1,109 @@
+"""`translator filter`: keep the pairs a model (or two) finds most likely to be translations.
+
+With one model a pair's score is exp(mean log-probability of the target given the source),
+the geometric mean of its subwords' probabilities. With a model of the reverse direction as
+well it is dual conditional cross-entropy (Junczys-Dowmunt 2018): with H_f and H_r the
+per-subword cross-entropies of the target given the source and of the source given the
+target, exp(-(|H_f - H_r| + (H_f + H_r) / 2)): a pair goes when either model finds it
+unlikely or the two disagree. Both scores lie in (0, 1]; higher is better.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from translator.cli_options import BatchSizeOpt, CkptOpt, DeviceOpt, input_option, output_option
+from translator.commands.score import SrcOpt, TgtOpt, stream_scores
+from translator.errors import UserError
+
+
+def pair_score(forward_mean: float, reverse_mean: float | None) -> float:
+    """One pair's score from the mean log-probabilities of one or two models."""
+    if reverse_mean is None:
+        return math.exp(forward_mean)
+    h_f, h_r = -forward_mean, -reverse_mean
+    return math.exp(-(abs(h_f - h_r) + 0.5 * (h_f + h_r)))
+
+
+def kept(scores: list[float], keep: float | None, min_score: float | None) -> list[bool]:
+    """Which pairs stay: the best `keep` share (ties kept in file order), or those scoring
+    at least `min_score`."""
+    if min_score is not None:
+        return [s >= min_score for s in scores]
+    n = round(len(scores) * keep)
+    best = sorted(range(len(scores)), key=lambda i: -scores[i])[:n]
+    out = [False] * len(scores)
+    for i in best:
+        out[i] = True
+    return out
+
+
+def filter_pairs(
+    checkpoint: CkptOpt,
+    src: SrcOpt,
+    tgt: TgtOpt,
+    out_src: Annotated[Path, output_option("--out-src", "Write the kept sources here")],
+    out_tgt: Annotated[Path, output_option("--out-tgt", "Write the kept targets here")],
+    reverse: Annotated[
+        Path | None,
+        input_option("--reverse", "A model of the other direction: dual conditional filtering"),
+    ] = None,
+    keep: Annotated[
+        float | None,
+        typer.Option("--keep", min=0.0, max=1.0, metavar="SHARE", help="Keep this best share"),
+    ] = None,
+    min_score: Annotated[
+        float | None,
+        typer.Option("--min-score", metavar="S", help="Keep pairs scoring at least S (0 to 1)"),
+    ] = None,
+    scores_file: Annotated[
+        Path | None, output_option("--scores", "Write every pair's score here, one a line")
+    ] = None,
+    batch_size: BatchSizeOpt = None,
+    device: DeviceOpt = "auto",
+):
+    """Keep the pairs a model finds likeliest; with --reverse, dual conditional filtering.
+
+    Give --keep SHARE or --min-score S. A pair scores exp(its target's mean log-probability).
+
+    With --reverse: exp(-(|Hf - Hr| + (Hf + Hr) / 2)), Hf and Hr each model's cross-entropy."""
+    from translator.data.readers import iter_pair_files
+    from translator.engines.load import load_engine
+    from translator.fileio import atomic_open
+
+    if (keep is None) == (min_score is None):
+        raise UserError("give either --keep SHARE (for example 0.9) or --min-score S")
+    forward = load_engine(checkpoint, device)
+    means = [s.mean for chunk in stream_scores(forward, src, tgt, batch_size) for s in chunk]
+    backward = [None] * len(means)
+    if reverse is not None:
+        backward_engine = load_engine(reverse, device)
+        langs = forward.cfg.data.src_lang, forward.cfg.data.tgt_lang
+        theirs = backward_engine.cfg.data.src_lang, backward_engine.cfg.data.tgt_lang
+        if theirs != langs[::-1]:
+            raise UserError(
+                f"--reverse {reverse} translates {theirs[0]}->{theirs[1]}; dual conditional "
+                f"filtering needs {langs[1]}->{langs[0]}, the other way from --checkpoint"
+            )
+        chunks = stream_scores(backward_engine, tgt, src, batch_size)
+        backward = [s.mean for chunk in chunks for s in chunk]
+    scores = [pair_score(f, b) for f, b in zip(means, backward)]
+    stays = kept(scores, keep, min_score)
+    # Each output appears whole, by rename, once every pair is written.
+    with (
+        atomic_open(out_src, "w", encoding="utf-8") as s_out,
+        atomic_open(out_tgt, "w", encoding="utf-8") as t_out,
+    ):
+        for (s, t), stay in zip(iter_pair_files(src, tgt), stays):
+            if stay:
+                s_out.write(s + "\n")
+                t_out.write(t + "\n")
+    if scores_file is not None:
+        with atomic_open(scores_file, "w", encoding="utf-8") as out:
+            out.writelines(f"{s:.6f}\n" for s in scores)
+    n = sum(stays)
+    typer.echo(f"kept {n} of {len(scores)} pairs in {out_src} and {out_tgt}", err=True)

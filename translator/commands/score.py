@@ -1,0 +1,80 @@
+"""`translator score`: the log-probability a model gives each target of two aligned files."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from translator.cli_options import (
+    BatchSizeOpt,
+    CkptOpt,
+    DeviceOpt,
+    EnsembleOpt,
+    QuantizeOpt,
+    input_option,
+    output_option,
+)
+
+# Pairs read, scored and written at a time: a corpus of any size streams through.
+CHUNK = 8192
+
+SrcOpt = Annotated[Path, input_option("--src", "Source sentences, one a line")]
+TgtOpt = Annotated[Path, input_option("--tgt", "Their translations, line by line")]
+
+
+def score(
+    checkpoint: CkptOpt,
+    src: SrcOpt,
+    tgt: TgtOpt,
+    output_file: Annotated[
+        Path | None, output_option("--output", "Write the scores here (default: standard output)")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object a line instead of tab-separated")
+    ] = False,
+    ensemble: EnsembleOpt = False,
+    batch_size: BatchSizeOpt = None,
+    device: DeviceOpt = "auto",
+    quantize: QuantizeOpt = None,
+):
+    """Score aligned pairs: how likely the model finds each target given its source.
+
+    One line per pair: logprob (summed over the target's subwords and <eos>), mean, tokens.
+
+    The sum is what a search adds up for that output, before its length penalty."""
+    from translator.engines.load import load_engine
+    from translator.fileio import atomic_open
+
+    engine = load_engine(checkpoint, device, quantize, ensemble)
+
+    def write(out) -> None:
+        for scores in stream_scores(engine, src, tgt, batch_size):
+            for found in scores:
+                if as_json:
+                    out.write(json.dumps(found.as_dict()) + "\n")
+                else:
+                    out.write(f"{found.logprob:.6f}\t{found.mean:.6f}\t{found.tokens}\n")
+            out.flush()
+
+    if output_file is None:
+        write(sys.stdout)
+        return
+    with atomic_open(output_file, "w", encoding="utf-8") as out:  # whole, or not at all
+        write(out)
+
+
+def stream_scores(engine, src: Path, tgt: Path, batch_size: int | None, progress: bool = True):
+    """The scores of two aligned files, a list per chunk of CHUNK pairs, in order; the files
+    are read as they are scored (a bar counts the pairs on a terminal)."""
+    from translator.data.readers import chunked, iter_pair_files
+    from translator.progress import progress_bar
+
+    with progress_bar(desc="score", unit="pair", enabled=progress) as bar:
+        for chunk in chunked(iter_pair_files(src, tgt), CHUNK):
+            sources, targets = [s for s, _ in chunk], [t for _, t in chunk]
+            yield engine.score(sources, targets, batch_size)
+            bar.update(len(chunk))

@@ -1,0 +1,101 @@
+"""Forced decoding: how likely a model finds a given translation.
+
+A pair's score is the sum of the log-probabilities the model gives the target's subwords
+and the final <eos>, each given the source and the target before it: the same numbers a
+search adds up when it produces that target, so a beam hypothesis's score is this sum
+divided by its length penalty. Used to filter and rerank corpora (`translator score`,
+`translator filter`, the server's /score).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from translator.data.batching import pad_ids
+from translator.decode.rules import cut
+from translator.errors import UserError
+from translator.models.base import Seq2Seq, log_softmax
+from translator.progress import progress_bar
+from translator.runtime import autocast
+from translator.specials import PAD
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Score:
+    logprob: float  # summed over the target's subwords and its <eos>
+    tokens: int  # the target's subwords and its <eos>
+
+    @property
+    def mean(self) -> float:
+        """Per-token log-probability: comparable across lengths (its negative is the
+        cross-entropy that dual conditional filtering compares)."""
+        return self.logprob / self.tokens
+
+    def as_dict(self) -> dict:
+        return {"logprob": self.logprob, "mean": self.mean, "tokens": self.tokens}
+
+
+def check_aligned(sources: list[str], targets: list[str], names: tuple[str, str]) -> None:
+    if len(sources) != len(targets):
+        raise UserError(
+            f"{names[0]} has {len(sources)} lines but {names[1]} has {len(targets)}: "
+            "the files must be aligned line by line"
+        )
+
+
+def score_in_batches(
+    tokenizer,
+    sources: list[str],
+    targets: list[str],
+    limits: tuple[int, int | None],
+    batch_size: int,
+    progress: bool,
+    run_batch: Callable[[list[list[int]], list[list[int]]], list[Score]],
+) -> list[Score]:
+    """Score aligned lines in batches of `batch_size` pairs sorted by length, with
+    `run_batch(source ids, target ids)`; scores come back in input order. `limits`: the
+    source subwords and decoder steps the model takes (longer lines are cut)."""
+    check_aligned(sources, targets, ("the source", "the target"))
+    rows = list(range(len(sources)))
+    src = cut(tokenizer.encode_src(sources), limits[0], rows)
+    # [<bos>, subwords, <eos>]: the decoder reads all but the last, so `limits[1]` steps
+    # take limits[1] + 1 ids; a longer target is scored as far as the model reads it.
+    steps = None if limits[1] is None else limits[1] + 1
+    tgt = cut(tokenizer.encode_tgt(targets), steps, rows)
+    order = sorted(range(len(src)), key=lambda i: (len(tgt[i]), len(src[i])))
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    scores: list[Score | None] = [None] * len(src)
+    bar = progress_bar(total=len(batches), desc="score", unit="batch", enabled=progress)
+    with bar:
+        for batch in batches:
+            found = run_batch([src[i] for i in batch], [tgt[i] for i in batch])
+            for i, score in zip(batch, found):
+                scores[i] = score
+            bar.update()
+    return scores  # type: ignore[return-value]
+
+
+def teacher_forced(
+    model: Seq2Seq,
+    src: list[list[int]],
+    tgt: list[list[int]],
+    device: torch.device,
+    dtype: torch.dtype,
+) -> list[Score]:
+    """The scores of one batch: every target read in one pass (the model's `forward`), its
+    log-softmax normalised as the searches normalise each step (`log_probs`)."""
+    s = pad_ids(src).to(device)
+    t = pad_ids(tgt).to(device)
+    tgt_in, tgt_out = t[:, :-1], t[:, 1:]
+    with torch.inference_mode(), autocast(device, dtype):
+        logp = log_softmax(model(s, tgt_in))
+    picked = logp.gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1)
+    real = tgt_out != PAD
+    sums = picked.masked_fill(~real, 0.0).sum(1).tolist()
+    return [Score(float(v), int(n)) for v, n in zip(sums, real.sum(1).tolist())]
