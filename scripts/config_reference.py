@@ -201,9 +201,12 @@ def keys(prefix: str, given: list[Field]) -> list[Key]:
         tp = _type(f)
         out.append(Key(prefix + f.name, type_words(tp), _yaml(default(f)), f.comment))
         for part in getattr(tp, "__args__", ()):  # a mapping inside, e.g. data.train: {src, tgt}
+            inside = f"{prefix}{f.name}."
+            if typing.get_origin(part) is list:  # mappings in a list: data.corpora[].weight
+                part, inside = typing.get_args(part)[0], f"{prefix}{f.name}[]."
             if isinstance(part, type) and issubclass(part, config_base.Section):
                 inner = fields(_home(CONFIG, part.__name__), part.__name__).values()
-                out += keys(f"{prefix}{f.name}.", list(inner))
+                out += keys(inside, list(inner))
     return out
 
 

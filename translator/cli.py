@@ -25,12 +25,14 @@ from translator.cli_options import (
     MaxLenBOpt,
     QuantizeOpt,
     SetOpt,
+    TagOpt,
     VersionOpt,
     decode_overrides,
     input_option,
     output_option,
 )
 from translator.commands.filter import filter_pairs
+from translator.commands.prepare import prepare
 from translator.commands.score import score
 from translator.errors import UserError, one_line
 from translator.fileio import refusal
@@ -101,20 +103,7 @@ def train(
     )
 
 
-@app.command(cls=Command)
-def prepare(config: ConfigOpt, set_: SetOpt = None):
-    """Clean and tokenize the training data into memory-mapped arrays.
-
-    train does this itself when the prepared data is missing or out of date."""
-    from translator.config import load_config
-    from translator.data.prepare import prepare as run_prepare
-
-    data = run_prepare(load_config(config, set_ or []))
-    m = data.manifest
-    typer.echo(
-        f"{m['pairs']:,} training pairs of {m['counts']['read']:,} read, "
-        f"{m['seconds']:.1f}s to prepare; in {data.folder}"
-    )
+app.command(cls=Command)(prepare)  # translator/commands/prepare.py
 
 
 @app.command(cls=Command)
@@ -171,6 +160,7 @@ def evaluate(
             help="Override a key of the model's config, e.g. --set data.test.src=F (repeatable)",
         ),
     ] = None,
+    tag: TagOpt = None,
     device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,
 ):
@@ -194,7 +184,7 @@ def evaluate(
     series = []
     for paths in models:
         path = " + ".join(map(str, paths))
-        translator = load_engine(paths, device, quantize, ensemble)
+        translator = load_engine(paths, device, quantize, ensemble, tag)
         cfg = translator.cfg
         if set_:  # --set applies to the data and the decoding settings alike
             cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", set_)
@@ -262,6 +252,7 @@ def translate(
         int,
         typer.Option("--layer", metavar="N", help="Transformer decoder layer to draw (-1: last)"),
     ] = -1,
+    tag: TagOpt = None,
     device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,
 ):
@@ -286,7 +277,7 @@ def translate(
     sampler = sampling_options(sampling, temperature, seed, beam)
     if sampler is not None and checkpoint[0].is_dir():
         raise UserError(f"--sampling: {checkpoint[0]} is an exported model, which only searches")
-    translator = load_engine(checkpoint, device, quantize, ensemble)
+    translator = load_engine(checkpoint, device, quantize, ensemble, tag)
     translator.sampling = sampler
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size

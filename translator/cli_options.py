@@ -103,6 +103,14 @@ QuantizeOpt = Annotated[
         "--quantize", metavar="SCHEME", help="int8: PyTorch dynamic quantization (on the CPU)"
     ),
 ]
+TagOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tag",
+        metavar="TAG",
+        help="Put this tag of the model's corpora (data.corpora[].tag) before every source",
+    ),
+]
 DeviceOpt = Annotated[
     str, typer.Option("--device", metavar="DEVICE", help="auto, cpu, cuda or mps")
 ]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from translator.config import Config
+from translator.config import Config, CorpusConfig
 from translator.config.base import Section
 from translator.models import family as families
 
@@ -59,8 +59,9 @@ def test_the_page_lists_the_keys_and_defaults_the_loader_has(ref):
         page[family] = page.get(family, {}) | {k.name: k.default for k in keys}
     common = page.pop(None)
     expected = {k: v for k, v in _real_keys(Config()).items() if not k.startswith("model.")}
-    for split in ("train", "dev", "test"):  # a mapping inside a key: its keys are listed too
+    for split in ("train", "dev", "test", "corpora[].train"):  # a mapping's keys are listed too
         expected |= {f"data.{split}.src": "required", f"data.{split}.tgt": "required"}
+    expected |= _real_keys(CorpusConfig(), "data.corpora[].")  # and those of a list's mappings
     assert {k for k in common if not k.startswith("model.")} == set(expected)
     for key, value in expected.items():
         assert common[key] == (value if value == "required" else ref._yaml(value)), key

@@ -113,9 +113,9 @@ def _count_training(monkeypatch) -> list[int]:
     calls: list[int] = []
     real = tok_mod._train_model
 
-    def counting(sentences, cfg, seed):
+    def counting(sentences, cfg, seed, *symbols):
         calls.append(len(sentences))
-        return real(sentences, cfg, seed)
+        return real(sentences, cfg, seed, *symbols)
 
     monkeypatch.setattr(tok_mod, "_train_model", counting)
     return calls

@@ -15,6 +15,7 @@ from translator.cli_options import (
     DeviceOpt,
     EnsembleOpt,
     QuantizeOpt,
+    TagOpt,
     input_option,
     output_option,
 )
@@ -38,18 +39,19 @@ def score(
     ] = False,
     ensemble: EnsembleOpt = False,
     batch_size: BatchSizeOpt = None,
+    tag: TagOpt = None,
     device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,
 ):
     """Score aligned pairs: how likely the model finds each target given its source.
 
-    One line per pair: logprob (summed over the target's subwords and <eos>), mean, tokens.
+    One line per pair: logprob (summed over the target's subwords and its end), mean, tokens.
 
     The sum is what a search adds up for that output, before its length penalty."""
     from translator.engines.load import load_engine
     from translator.fileio import atomic_open
 
-    engine = load_engine(checkpoint, device, quantize, ensemble)
+    engine = load_engine(checkpoint, device, quantize, ensemble, tag)
 
     def write(out) -> None:
         for scores in stream_scores(engine, src, tgt, batch_size):

@@ -22,6 +22,7 @@ from translator.config.base import ModelConfig, Section
 from translator.config.schema import SPLIT_FILE, Config, SplitFiles
 from translator.errors import UserError
 from translator.models import family as families
+from translator.specials import SPECIAL_PIECES
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,8 @@ def type_words(tp: Any) -> str:
     if origin is list:
         (item,) = typing.get_args(tp)
         words = type_words(item)
+        if words.startswith("a mapping"):
+            return "a list of mappings" + words[len("a mapping") :]
         for one, many in _WORDS.values():
             if words.startswith(one):
                 return f"a list of {many}{words[len(one) :]}"
@@ -125,7 +128,8 @@ def _message(err: dict, cls: type, prefix: str, where: str) -> tuple[int, str]:
             tp = hints[part]
         elif isinstance(part, int):  # an item of a list
             names[-1] += f"[{part}]"
-            tp = typing.get_args(tp)[0]
+            listed = next(m for m in _members(tp) if typing.get_origin(m) is list)
+            tp = typing.get_args(listed)[0]
         else:  # the member of a union that was tried
             member = next((m for m in _members(tp) if getattr(m, "__name__", "") == part), None)
             if member is None or not parts:
@@ -195,16 +199,48 @@ def _check(cfg: Config, where: str) -> None:
         raise bad("train.betas", "must be two numbers in [0, 1)")
     if cfg.data.src_lang == cfg.data.tgt_lang:
         raise bad("data.tgt_lang", "must differ from data.src_lang")
-    for name in ("train", "dev", "test"):
-        files = getattr(cfg.data, name)
+    splits = [(f"data.{name}", getattr(cfg.data, name)) for name in ("train", "dev", "test")]
+    for i, corpus in enumerate(cfg.data.corpora or []):
+        splits.append((f"data.corpora[{i}].train", corpus.train))
+    for key, files in splits:
         if isinstance(files, str) and not SPLIT_FILE.fullmatch(files.lower()):
-            raise bad(
-                f"data.{name}",
-                "must be a .tsv or .jsonl file (optionally .gz), or {src: PATH, tgt: PATH}",
+            raise UserError(
+                f"{where}: key '{key}' must be a .tsv or .jsonl file (optionally .gz), or "
+                f"{{src: PATH, tgt: PATH}}, got {files!r}"
             )
         for side in ("src", "tgt") if isinstance(files, SplitFiles) else ():
             if not getattr(files, side).strip():
-                raise UserError(f"{where}: key 'data.{name}.{side}' must name a file, got ''")
+                raise UserError(f"{where}: key '{key}.{side}' must name a file, got ''")
+    _check_corpora(cfg.data, where)
+
+
+def _check_corpora(data, where: str) -> None:
+    if data.corpora is None:
+        return
+    if not data.corpora:
+        raise UserError(f"{where}: key 'data.corpora' lists no corpus; list some, or set it null")
+    if data.train is not None:
+        raise UserError(
+            f"{where}: data.train and data.corpora both give training data; "
+            "put the data.train files into data.corpora as one more corpus"
+        )
+    for i, corpus in enumerate(data.corpora):
+        given = [k for k in ("train", "dir", "dataset") if getattr(corpus, k) is not None]
+        if len(given) != 1:
+            raise UserError(
+                f"{where}: data.corpora[{i}] must give exactly one of train, dir or dataset, "
+                f"got {', '.join(given) or 'none'}"
+            )
+    tags = sorted({c.tag for c in data.corpora if c.tag is not None})
+    for tag in tags:
+        if not tag or any(ch.isspace() for ch in tag):
+            raise UserError(f"{where}: tag {tag!r} must be one word, e.g. <bt>")
+        if tag in SPECIAL_PIECES:
+            raise UserError(f"{where}: tag {tag!r} is a special piece of the vocabulary")
+        # sentencepiece matches user symbols in text greedily: one inside another is ambiguous
+        for other in tags:
+            if other != tag and tag in other:
+                raise UserError(f"{where}: tags {tag!r} and {other!r} collide: one holds the other")
 
 
 def _apply_override(raw: dict, assignment: str) -> None:

@@ -38,6 +38,26 @@ class SplitFiles(Section):
 SPLIT_FILE = re.compile(r".+\.(tsv|jsonl)(\.gz)?")
 
 
+class CorpusConfig(Section):
+    """One training corpus of several (data.corpora): where its pairs come from, as the data
+    section says it for one corpus (exactly one of train, dir, dataset), and its share."""
+
+    # Its files: {src: PATH, tgt: PATH} or one .tsv/.jsonl PATH.
+    train: SplitFiles | Text | None = None
+    # A folder in any layout data.dir reads; its train_split is used.
+    dir: Text | None = None
+    dataset: Text | None = None  # a Hugging Face hub dataset (or a local one); its train_split
+    train_split: Text = "train"  # the split to read in `dir` or `dataset`
+    streaming: bool = False  # read a hub dataset as a stream
+    # Its share of each epoch's pairs, relative to the others' weights: an epoch holds as many
+    # pairs as all corpora together, drawn from each by weight (a small set is repeated, a
+    # large one sampled), deterministically from the seed.
+    weight: PositiveNumber = 1.0
+    # A symbol put before each of its sources, e.g. "<bt>" for back-translated pairs: a piece
+    # of its own in the vocabulary, never split or produced; translate --tag gives it.
+    tag: Text | None = None
+
+
 class DataConfig(Section):
     # Your own files for a split, any names and places (relative paths start at the working
     # directory): {src: PATH, tgt: PATH} or one .tsv/.jsonl PATH; replaces dir/dataset there.
@@ -46,6 +66,10 @@ class DataConfig(Section):
     dev: SplitFiles | Text | None = None
     # Test files, as for `train`; needed by `translator eval` when `train` names files.
     test: SplitFiles | Text | None = None
+    # Several training corpora mixed by weight, each {train | dir | dataset, weight, tag}
+    # (data.corpora[].* below); replaces the training split of train/dir/dataset, which
+    # still give dev and test. The subword model is trained on the first corpus.
+    corpora: list[CorpusConfig] | None = None
     # "demo" (built-in generator) or a Hugging Face hub name; `dir` wins when set.
     dataset: Text = "demo"
     # A local folder: aligned text files ({split}.{lang}[.gz]), {split}.tsv,
@@ -73,6 +97,11 @@ class DataConfig(Section):
     max_len_ratio: Annotated[float, Ge(1)] | None = None
     dedupe: bool = False  # drop training pairs that repeat an earlier pair exactly
     workers: NonNegative = 0  # processes that tokenize while preparing; 0 = all cores
+
+    @property
+    def tags(self) -> list[str]:
+        """The corpus tags in use, each once, in the order data.corpora names them."""
+        return list(dict.fromkeys(c.tag for c in self.corpora or [] if c.tag is not None))
 
 
 class TokenizerConfig(Section):

@@ -196,6 +196,7 @@ class TokenBatches:
         seed: int,
         pool_batches: int = 64,
         rows: np.ndarray | None = None,
+        draw=None,
     ):
         self.ids = src if isinstance(src, PairIds) else PairIds.from_lists(src, tgt)
         self.batch_tokens = batch_tokens
@@ -203,14 +204,19 @@ class TokenBatches:
         self.pool_batches = pool_batches
         self.rows = rows  # the pairs used (all when None), e.g. those within max_positions
         self.cost = self.ids.cost if rows is None else np.asarray(self.ids.cost[rows])
+        # epoch -> the rows it holds, when epochs are drawn (several corpora by weight,
+        # data/corpora.py) rather than every pair once
+        self.draw = draw
 
     def __len__(self) -> int:
         return len(self.cost)
 
     def plan(self, epoch: int) -> EpochPlan:
-        plan = plan_epoch(self.cost, self.batch_tokens, self.seed, epoch, self.pool_batches)
-        if self.rows is not None:
-            plan.order = self.rows[plan.order]
+        rows = self.rows if self.draw is None else self.draw(epoch)
+        cost = self.cost if self.draw is None else np.asarray(self.ids.cost[rows])
+        plan = plan_epoch(cost, self.batch_tokens, self.seed, epoch, self.pool_batches)
+        if rows is not None:
+            plan.order = rows[plan.order]
         return plan
 
     def epoch(self, epoch: int) -> list[list[int]]:

@@ -317,7 +317,7 @@ def _unset(name: str, cfg: DataConfig) -> Callable[[], Iterator[Pair]]:
     return stream
 
 
-def _with_own_files(cfg: DataConfig, own: list[str], base: Source | None) -> Source:
+def with_own_files(cfg: DataConfig, own: list[str], base: Source | None) -> Source:
     """`base` with the splits in `own` read from the files data.<split> names."""
     streams = dict(base.streams) if base else {name: _unset(name, cfg) for name in FIELDS}
     for name in own:
@@ -338,7 +338,8 @@ def _with_own_files(cfg: DataConfig, own: list[str], base: Source | None) -> Sou
 # ---------------------------------------------------------------- entry points
 
 
-def _open_base(cfg: DataConfig, seed: int) -> Source:
+def open_base(cfg: DataConfig, seed: int) -> Source:
+    """The folder, hub dataset or demo the data section names, its own files aside."""
     if cfg.dir is not None:
         return _load_dir(cfg)
     if cfg.dataset == "demo":
@@ -351,12 +352,12 @@ def open_source(cfg: DataConfig, seed: int = 1) -> Source:
     data.train/dev/test, where set, replace data.dir or data.dataset for their splits."""
     own = [name for name in FIELDS if getattr(cfg, name) is not None]
     if not own:
-        return _open_base(cfg, seed)
+        return open_base(cfg, seed)
     # The built-in demo is only a default: it never fills in the dev or test split of a
     # corpus of one's own, whereas a folder or dataset the config names does.
     borrow = cfg.dir is not None or cfg.dataset != "demo" or "train" not in own
-    base = _open_base(cfg, seed) if borrow and len(own) < len(FIELDS) else None
-    return _with_own_files(cfg, own, base)
+    base = open_base(cfg, seed) if borrow and len(own) < len(FIELDS) else None
+    return with_own_files(cfg, own, base)
 
 
 def load_split(cfg: DataConfig, name: str, seed: int = 1) -> list[Pair]:

@@ -59,8 +59,11 @@ class Prepared:
     dev: list[Pair]
 
 
-def _identity(cfg: Config, source: Source, tokenizer_sha: str | None) -> dict:
+def _identity(cfg: Config, source: Source, tokenizer_sha: str | None, symbols=()) -> dict:
     d = cfg.data
+    trained = {"config": cfg.tokenizer.to_dict(), "seed": cfg.seed}
+    if symbols:
+        trained["symbols"] = list(symbols)
     return {
         "format": FORMAT,
         "corpus": source.fingerprint,
@@ -72,9 +75,7 @@ def _identity(cfg: Config, source: Source, tokenizer_sha: str | None) -> dict:
             "max_len_ratio": d.max_len_ratio,
             "dedupe": d.dedupe,
         },
-        "tokenizer": {"sha256": tokenizer_sha}
-        if tokenizer_sha
-        else {"config": cfg.tokenizer.to_dict(), "seed": cfg.seed},
+        "tokenizer": {"sha256": tokenizer_sha} if tokenizer_sha else trained,
     }
 
 
@@ -227,7 +228,19 @@ def _dedupe(folder: Path, hashes: np.ndarray, dtype) -> int:
     return len(hashes) - len(first)
 
 
-def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer) -> None:
+def _check_tags(sample: list[Pair], symbols, where: str) -> None:
+    """A tag must not occur in the text the subword model learns from: sentencepiece would
+    cut it out of every word that holds it."""
+    for src, tgt in sample:
+        for tag in symbols:
+            if tag in src or tag in tgt:
+                raise UserError(
+                    f"tag {tag!r} occurs in the training text of {where} ({src!r}, "
+                    f"{tgt!r}); choose a tag that does not, such as <bt>"
+                )
+
+
+def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer, symbols) -> None:
     d, start = cfg.data, time.perf_counter()
     if tokenizer is None:
         size = cfg.tokenizer.max_sentences // (2 if cfg.tokenizer.joint else 1)
@@ -236,7 +249,8 @@ def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer) ->
             raise empty_after_cleaning(
                 source.description, 0, {"empty": 0, "too_long": 0}, d.max_words
             )
-        tokenizer = Tokenizer.train(sample, cfg.tokenizer, cfg.seed)
+        _check_tags(sample, symbols, source.description)
+        tokenizer = Tokenizer.train(sample, cfg.tokenizer, cfg.seed, symbols)
         del sample
     tokenizer_seconds = time.perf_counter() - start
     (tmp / "src.model").write_bytes(tokenizer.src_bytes)
@@ -307,9 +321,11 @@ def _locked(folder: Path):
         yield
 
 
-def _wanted(cfg: Config, tokenizer: Tokenizer | None, source: Source) -> tuple[Path, str, dict]:
+def _wanted(
+    cfg: Config, tokenizer: Tokenizer | None, source: Source, symbols=()
+) -> tuple[Path, str, dict]:
     """Folder, key and identity of the prepared data for this config (and tokenizer)."""
-    identity = _identity(cfg, source, None)
+    identity = _identity(cfg, source, None, symbols)
     key = _key(identity)
     if tokenizer is not None:  # resuming: the data prepared with the same tokenizer will do
         found, _ = check_prepared(folder_for(cfg, key), key)
@@ -319,11 +335,15 @@ def _wanted(cfg: Config, tokenizer: Tokenizer | None, source: Source) -> tuple[P
     return folder_for(cfg, key), key, identity
 
 
-def prepare(cfg: Config, tokenizer: Tokenizer | None = None) -> Prepared:
-    """The prepared training data for `cfg`: opened if current, else (re)built."""
-    source = open_source(cfg.data, cfg.seed)
+def prepare(
+    cfg: Config, tokenizer: Tokenizer | None = None, source: Source | None = None, symbols=()
+) -> Prepared:
+    """The prepared training data for `cfg`: opened if current, else (re)built. `source`:
+    the corpus (default: the data section's); `symbols`: corpus tags, pieces of their own in
+    a subword model trained here."""
+    source = source or open_source(cfg.data, cfg.seed)
     source.require("train", "dev")
-    folder, key, identity = _wanted(cfg, tokenizer, source)
+    folder, key, identity = _wanted(cfg, tokenizer, source, symbols)
     with _locked(folder):
         found, why = check_prepared(folder, key)
         if found is not None:
@@ -336,7 +356,7 @@ def prepare(cfg: Config, tokenizer: Tokenizer | None = None) -> Prepared:
         tmp = folder.parent / f".{folder.name}.tmp-{os.getpid()}"
         try:
             tmp.mkdir()
-            _build(cfg, source, tmp, identity, tokenizer)
+            _build(cfg, source, tmp, identity, tokenizer, symbols)
             replace_folder(tmp, folder)
         except OSError as err:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -356,11 +376,17 @@ def prepare(cfg: Config, tokenizer: Tokenizer | None = None) -> Prepared:
         return found
 
 
-def wait_for_prepared(cfg: Config, tokenizer: Tokenizer | None, poll: float = 0.5) -> Prepared:
+def wait_for_prepared(
+    cfg: Config,
+    tokenizer: Tokenizer | None,
+    source: Source | None = None,
+    symbols=(),
+    poll: float = 0.5,
+) -> Prepared:
     """For the processes that do not prepare: wait until another one has, then map it."""
-    source = open_source(cfg.data, cfg.seed)
+    source = source or open_source(cfg.data, cfg.seed)
     while True:
-        folder, key, _ = _wanted(cfg, tokenizer, source)
+        folder, key, _ = _wanted(cfg, tokenizer, source, symbols)
         found, _ = check_prepared(folder, key)
         if found is not None:
             return found

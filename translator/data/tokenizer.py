@@ -27,7 +27,9 @@ def cache_dir() -> Path:
     return Path(root) / "sentencepiece"
 
 
-def _train_model(sentences: list[str], cfg: TokenizerConfig, seed: int) -> bytes:
+def _train_model(
+    sentences: list[str], cfg: TokenizerConfig, seed: int, symbols: tuple[str, ...] = ()
+) -> bytes:
     out = io.BytesIO()
     spm.set_random_generator_seed(seed)
     # hard_vocab_limit=False makes vocab_size an upper bound, so a small corpus
@@ -47,6 +49,7 @@ def _train_model(sentences: list[str], cfg: TokenizerConfig, seed: int) -> bytes
             unk_id=UNK,
             bos_id=BOS,
             eos_id=EOS,
+            user_defined_symbols=list(symbols),  # corpus tags: one piece each, never split
             num_threads=os.cpu_count() or 1,
             minloglevel=2,
         )
@@ -59,8 +62,11 @@ def _train_model(sentences: list[str], cfg: TokenizerConfig, seed: int) -> bytes
     return out.getvalue()
 
 
-def _cached_model(sentences: list[str], cfg: TokenizerConfig, seed: int) -> bytes:
-    digest = hashlib.sha256(json.dumps([cfg.to_dict(), seed, spm.__version__]).encode())
+def _cached_model(
+    sentences: list[str], cfg: TokenizerConfig, seed: int, symbols: tuple[str, ...] = ()
+) -> bytes:
+    key = [cfg.to_dict(), seed, spm.__version__] + ([list(symbols)] if symbols else [])
+    digest = hashlib.sha256(json.dumps(key).encode())
     for s in sentences:
         digest.update(s.encode("utf-8"))
         digest.update(b"\n")
@@ -69,7 +75,7 @@ def _cached_model(sentences: list[str], cfg: TokenizerConfig, seed: int) -> byte
         log.info("sentencepiece: reusing cached model %s", path)
         return path.read_bytes()
     log.info("sentencepiece: training a %s model on %d sentences", cfg.model_type, len(sentences))
-    data = _train_model(sentences, cfg, seed)
+    data = _train_model(sentences, cfg, seed, symbols)
     try:
         from translator.fileio import atomic_write_bytes
 
@@ -140,10 +146,38 @@ class Tokenizer:
     def from_state(cls, state: dict) -> Tokenizer:
         return cls(state["src"], state.get("tgt"))
 
+    def tag_ids(self, tags) -> tuple[list[int], list[int]]:
+        """The ids of corpus tags (user symbols) in the source and the target vocabulary; a
+        tag the vocabulary does not hold as a piece of its own is left out."""
+        sides = []
+        for sp in (self.src, self.tgt):
+            ids = [sp.piece_to_id(t) for t in tags]
+            sides.append([i for i, t in zip(ids, tags) if i != UNK and sp.id_to_piece(i) == t])
+        return sides[0], sides[1]
+
+    def never_output(self, tags) -> tuple[int, ...]:
+        """The target ids of corpus tags: input-only, so no search may output them."""
+        return tuple(self.tag_ids(tags)[1])
+
+    def tag_prefix(self, tag: str | None, tags) -> list[int]:
+        """The source ids that `tag` puts before a sentence ([] for None); a tag that is not
+        one of the model's corpus `tags` is a one-line error."""
+        if tag is None:
+            return []
+        known = self.tag_ids([tag])[0] if tag in tags else []
+        if not known:
+            listed = ", ".join(tags) if tags else "none (it was trained without data.corpora tags)"
+            raise UserError(f"--tag {tag}: not a tag of this model; its tags: {listed}")
+        return known
+
     @classmethod
-    def train(cls, pairs: list[tuple[str, str]], cfg: TokenizerConfig, seed: int) -> Tokenizer:
+    def train(
+        cls, pairs: list[tuple[str, str]], cfg: TokenizerConfig, seed: int, symbols=()
+    ) -> Tokenizer:
+        """`symbols`: corpus tags, each a piece of the source vocabulary (of the joint one)."""
         src = [s for s, _ in pairs]
         tgt = [t for _, t in pairs]
+        symbols = tuple(symbols)
         if cfg.joint:
-            return cls(_cached_model(src + tgt, cfg, seed))
-        return cls(_cached_model(src, cfg, seed), _cached_model(tgt, cfg, seed))
+            return cls(_cached_model(src + tgt, cfg, seed, symbols))
+        return cls(_cached_model(src, cfg, seed, symbols), _cached_model(tgt, cfg, seed))

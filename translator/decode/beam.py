@@ -181,7 +181,7 @@ class BeamStream:
         self.steps, self.advanced = self.steps + 1, self.advanced + m - self.owners.count(None)
         last = self.limit <= self.t  # at the limit: this step's token is <eos>
         logp, state, weights = next_log_probs(model, self.prev, self.state, self.attention_layer)
-        logp = mask_specials(logp, dc.allow_unk)
+        logp = mask_specials(logp, dc.allow_unk, model.never_output)
         force_eos(logp, last.repeat_interleave(k))
         vocab = logp.size(-1)
         cand = (self.scores.unsqueeze(-1) + logp.view(m, k, vocab)).view(m, k * vocab)

@@ -46,10 +46,11 @@ def max_lengths(src: torch.Tensor, a: float, b: int, steps: int | None = None) -
     return (a * src_len.float() + b).long().clamp(min=1, max=None if steps is None else steps - 1)
 
 
-def mask_specials(logp: torch.Tensor, allow_unk: bool) -> torch.Tensor:
+def mask_specials(logp: torch.Tensor, allow_unk: bool, never=()) -> torch.Tensor:
     """<pad> and <bos> never appear in an output, and <unk> only on request: the detokenizer
-    drops them, so a hypothesis would be ranked on tokens its text does not show."""
-    banned = [PAD, BOS] if allow_unk else [PAD, BOS, UNK]
+    drops them, so a hypothesis would be ranked on tokens its text does not show. Nor do
+    the ids in `never` (a model's never_output: corpus tags)."""
+    banned = [PAD, BOS, *never] if allow_unk else [PAD, BOS, UNK, *never]
     logp[:, banned] = float("-inf")
     return logp
 

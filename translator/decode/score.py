@@ -57,13 +57,15 @@ def score_in_batches(
     batch_size: int,
     progress: bool,
     run_batch: Callable[[list[list[int]], list[list[int]]], list[Score]],
+    prefix=(),
 ) -> list[Score]:
     """Score aligned lines in batches of `batch_size` pairs sorted by length, with
     `run_batch(source ids, target ids)`; scores come back in input order. `limits`: the
-    source subwords and decoder steps the model takes (longer lines are cut)."""
+    source subwords and decoder steps the model takes (longer lines are cut); `prefix`: the
+    source ids put before each source (a corpus tag's)."""
     check_aligned(sources, targets, ("the source", "the target"))
     rows = list(range(len(sources)))
-    src = cut(tokenizer.encode_src(sources), limits[0], rows)
+    src = cut([[*prefix, *s] for s in tokenizer.encode_src(sources)], limits[0], rows)
     # [<bos>, subwords, <eos>]: the decoder reads all but the last, so `limits[1]` steps
     # take limits[1] + 1 ids; a longer target is scored as far as the model reads it.
     steps = None if limits[1] is None else limits[1] + 1

@@ -55,7 +55,7 @@ def _token_by_token(
     seen: list[list[torch.Tensor]] = [[] for _ in range(n)]
     for t in range(int(limit.max()) + 1):  # + 1: the <eos> after a full-length output
         logp, state, weights = next_log_probs(model, prev, state, attention_layer)
-        logp = mask_specials(logp, dc.allow_unk)
+        logp = mask_specials(logp, dc.allow_unk, model.never_output)
         if weights is not None:
             for row, w in zip(alive.tolist(), weights):
                 seen[row].append(w)

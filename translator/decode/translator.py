@@ -31,16 +31,28 @@ class Translation:
     tokens: tuple[int, ...] = ()  # target subword ids, without <bos>/<eos>
 
 
-def source_ids(tokenizer, lines: list[str], limit: int) -> tuple[list[int], list[list[int]]]:
-    """(indices of the lines that are not blank, their source subword ids); a source longer
-    than `limit` subwords is cut (with a warning)."""
+def source_ids(
+    tokenizer, lines: list[str], limit: int, prefix=()
+) -> tuple[list[int], list[list[int]]]:
+    """(indices of the lines that are not blank, their source subword ids, after `prefix`:
+    a corpus tag's id); a source longer than `limit` subwords is cut (with a warning)."""
     todo = [i for i, line in enumerate(lines) if line.strip()]
     ids = tokenizer.encode_src([lines[i] for i in todo]) if todo else []
+    if prefix:
+        ids = [[*prefix, *s] for s in ids]
     return todo, cut(ids, limit, todo)
 
 
 def in_batches(
-    tokenizer, lines, limit: int, dc, nbest: int, progress: bool, run_batch, workers: int = 1
+    tokenizer,
+    lines,
+    limit: int,
+    dc,
+    nbest: int,
+    progress: bool,
+    run_batch,
+    workers: int = 1,
+    prefix=(),
 ):
     """Translate `lines` in length-sorted batches of dc.batch_size with `run_batch(ids, dc,
     nbest)`; results come back in input order. A blank line yields an empty translation
@@ -49,7 +61,7 @@ def in_batches(
     the GIL, such as CTranslate2), and input that would make fewer batches is split so that
     every worker gets one."""
     results: list[list[Translation]] = [[Translation("", 0.0)] * nbest for _ in lines]
-    todo, ids = source_ids(tokenizer, lines, limit)
+    todo, ids = source_ids(tokenizer, lines, limit, prefix)
     if not todo:
         return results
     order = sorted(range(len(todo)), key=lambda j: len(ids[j]))
@@ -96,6 +108,7 @@ class Translator:
         # How translate() picks tokens: None searches (greedy or beam, by the beam size),
         # a translator.decode.sampling.Sampling draws them.
         self.sampling = None
+        self.prefix: list[int] = []  # source ids put before every line: a corpus tag's
 
     @property
     def attention_layers(self) -> int:
@@ -135,7 +148,9 @@ class Translator:
         dc = decode_cfg or self.cfg.decode
         if self.sampling is None and (problem := nbest_problem(nbest, dc.beam)):
             raise UserError("--" + problem)
-        return in_batches(self.tokenizer, lines, self.max_source, dc, nbest, progress, self._batch)
+        return in_batches(
+            self.tokenizer, lines, self.max_source, dc, nbest, progress, self._batch, 1, self.prefix
+        )
 
     def score(
         self,
@@ -151,7 +166,9 @@ class Translator:
 
         limits = (self.max_source, self.model.max_output_len)
         size = batch_size or self.cfg.decode.batch_size
-        return score_in_batches(self.tokenizer, sources, targets, limits, size, progress, run)
+        return score_in_batches(
+            self.tokenizer, sources, targets, limits, size, progress, run, self.prefix
+        )
 
     def _batch(self, ids: list[list[int]], dc: DecodeConfig, nbest: int) -> list[list[Translation]]:
         src = pad_ids(ids).to(self.device)
@@ -176,7 +193,7 @@ class Translator:
             raise UserError(
                 f"--layer {layer}: the model has {n} attention layers (0..{n - 1}, or -1)"
             )
-        _, ids = source_ids(self.tokenizer, [line], self.max_source)
+        _, ids = source_ids(self.tokenizer, [line], self.max_source, self.prefix)
         if not ids:
             raise UserError("an empty sentence has no attention to show")
         src = pad_ids(ids).to(self.device)

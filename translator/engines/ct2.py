@@ -144,7 +144,9 @@ class ExportedTranslator:
         src, tgt = self.tokenizer.src, self.tokenizer.tgt
         self._src_pieces = [src.id_to_piece(i) for i in range(src.get_piece_size())]
         self._tgt_ids = {tgt.id_to_piece(i): i for i in range(tgt.get_piece_size())}
-        self._banned = [[tgt.id_to_piece(PAD)], [tgt.id_to_piece(BOS)]]
+        self.prefix: list[int] = []  # source ids put before every line: a corpus tag's
+        never = self.tokenizer.never_output(self.cfg.data.tags)
+        self._banned = [[tgt.id_to_piece(i)] for i in (PAD, BOS, *never)]
         self._eos = tgt.id_to_piece(EOS)
 
     attention_layers = 0
@@ -187,7 +189,15 @@ class ExportedTranslator:
             raise UserError("--" + problem)
         limit = self.max_source
         return in_batches(
-            self.tokenizer, lines, limit, dc, nbest, progress, self._batch, self.workers
+            self.tokenizer,
+            lines,
+            limit,
+            dc,
+            nbest,
+            progress,
+            self._batch,
+            self.workers,
+            self.prefix,
         )
 
     def score(
@@ -210,7 +220,9 @@ class ExportedTranslator:
 
         limits = (self.max_source, self.cfg.model.max_positions)
         size = batch_size or self.cfg.decode.batch_size
-        return score_in_batches(self.tokenizer, sources, targets, limits, size, progress, run)
+        return score_in_batches(
+            self.tokenizer, sources, targets, limits, size, progress, run, self.prefix
+        )
 
     def _search(self, sources: list[list[str]], length: int, dc: DecodeConfig) -> list:
         """Per sentence: [pieces without <eos>, log-probability, ended] of each hypothesis."""

@@ -16,6 +16,7 @@ class Engine(Protocol):
     max_source: int  # source subwords the model takes; a longer line is cut
     attention_layers: int  # decoder layers attention() can show; 0: it raises a UserError
     supports_streaming: bool  # serve's continuous batching can step its search
+    prefix: list[int]  # source ids put before every line: a corpus tag's (translate --tag)
 
     def translate(
         self,

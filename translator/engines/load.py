@@ -15,10 +15,18 @@ def load_engine(
     device: str = "auto",
     quantize: str | None = None,
     ensemble: bool = False,
+    tag: str | None = None,
 ) -> Engine:
     """One model's engine (a checkpoint file, or a folder from `translator export`), or with
     `ensemble` the translator of all the checkpoints as one model: decoding settings and
-    languages from the first, the shortest length limit of all. `quantize`: int8 on the CPU."""
+    languages from the first, the shortest length limit of all. `quantize`: int8 on the CPU.
+    `tag`: a corpus tag of the model's (data.corpora) put before every source."""
+    engine = _open(paths, device, quantize, ensemble)
+    engine.prefix = engine.tokenizer.tag_prefix(tag, engine.cfg.data.tags)
+    return engine
+
+
+def _open(paths, device: str, quantize: str | None, ensemble: bool) -> Engine:
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     if not ensemble and len(paths) > 1:
         raise UserError(

@@ -116,6 +116,9 @@ class Seq2Seq(nn.Module):
     # every beam of a sentence holds the same rows of them.
     source_keys: tuple[str, ...] = ()
     max_output_len: int | None = None  # steps the decoder can take at most (positions)
+    # Target ids that searches never output: the corpus tags, which only sources carry
+    # (set from the tokenizer where the model is built, Tokenizer.never_output).
+    never_output: tuple[int, ...] = ()
     # Decoder layers whose source attention step_attention can return (0: the family has none).
     attention_layers: int = 0
     uncached_step: bool = False  # the family has a step without its cache (use_cache=False)

@@ -197,4 +197,5 @@ class Checkpoint:
             cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, tokenizer.joint
         )
         self.load_weights(model, where)
+        model.never_output = tokenizer.never_output(cfg.data.tags)
         return cfg, tokenizer, model

@@ -32,6 +32,7 @@ class Ensemble(Seq2Seq):
         self.members = nn.ModuleList(members)
         lengths = [m.max_output_len for m in members if m.max_output_len is not None]
         self.max_output_len = min(lengths) if lengths else None
+        self.never_output = tuple(sorted({i for m in members for i in m.never_output}))
         self.seeing = [i for i, m in enumerate(members) if m.attention_layers]
         self.attention_layers = min((members[i].attention_layers for i in self.seeing), default=0)
 

@@ -16,6 +16,7 @@ from translator.cli_options import (
     LenPenaltyOpt,
     MaxLenAOpt,
     MaxLenBOpt,
+    TagOpt,
     decode_overrides,
 )
 from translator.serve.limits import Limits
@@ -36,6 +37,7 @@ def serve(
     port: Annotated[
         int, typer.Option("--port", min=0, max=65535, metavar="PORT", help="Port to listen on")
     ] = 8000,
+    tag: TagOpt = None,
     device: DeviceOpt = "auto",
     beam: BeamOpt = None,
     len_penalty: LenPenaltyOpt = None,
@@ -100,7 +102,7 @@ def serve(
 
     if batching not in ("batch", "continuous"):
         raise UserError(f"--batching {batching!r}: choose batch or continuous")
-    translator = load_engine(checkpoint, device)
+    translator = load_engine(checkpoint, device, tag=tag)
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size
     )

@@ -78,7 +78,7 @@ class StreamBatcher(Batcher):
             return
         tr, (beam, nbest) = self.translator, job.key
         answers: list = [[Translation("", 0.0)] * nbest for _ in job.texts]
-        todo, ids = source_ids(tr.tokenizer, job.texts, tr.max_source)
+        todo, ids = source_ids(tr.tokenizer, job.texts, tr.max_source, tr.prefix)
         self.sentences += len(job.texts)
         if not todo:
             self._finish(job, answers, None)

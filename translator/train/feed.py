@@ -7,6 +7,7 @@ import logging
 
 from translator.config import Config
 from translator.data.batching import Batch, TokenBatches
+from translator.data.corpora import mixed_batches, prepare_corpora
 from translator.data.prepare import prepare, wait_for_prepared
 from translator.data.stream import BatchStream
 from translator.data.tokenizer import Tokenizer
@@ -21,16 +22,22 @@ class TrainingData:
         The first process on each machine prepares (or finds current) the data; the others
         wait for it and map the same files."""
         self.cfg, self.group, self.pin = cfg, group, pin
-        if group.local_rank == 0:
-            data = prepare(cfg, tokenizer)
-        else:
-            data = wait_for_prepared(cfg, tokenizer)
-        self.tokenizer = data.tokenizer
         limit = cfg.model.max_positions
-        rows = data.ids.within(limit)
-        if rows is not None:
-            log.info(f"dropped {len(data.ids) - len(rows)} pairs over model.max_positions={limit}")
-        self.batches = TokenBatches(data.ids, None, cfg.train.batch_tokens, cfg.seed, rows=rows)
+        if cfg.data.corpora:
+            prepared = prepare_corpora(cfg, tokenizer, wait=group.local_rank != 0)
+            data = prepared[0]
+            self.batches = mixed_batches(cfg, prepared, limit)
+        else:
+            if group.local_rank == 0:
+                data = prepare(cfg, tokenizer)
+            else:
+                data = wait_for_prepared(cfg, tokenizer)
+            rows = data.ids.within(limit)
+            if rows is not None:
+                dropped = len(data.ids) - len(rows)
+                log.info(f"dropped {dropped} pairs over model.max_positions={limit}")
+            self.batches = TokenBatches(data.ids, None, cfg.train.batch_tokens, cfg.seed, rows=rows)
+        self.tokenizer = data.tokenizer
         self.dev = data.dev
         self.dev_batches = self.encode(data.dev)
         self.stream: BatchStream | None = None  # started at the first step, from the state

@@ -114,6 +114,7 @@ class Trainer:
         self.model = build_model(cfg.model, tok.src_vocab_size, tok.tgt_vocab_size, tok.joint).to(
             self.device
         )
+        self.model.never_output = tok.never_output(cfg.data.tags)
         # The model as training calls it: wrapped for gradient all-reduce under torchrun.
         self.net = self.model
         if self.group.active:

@@ -1,0 +1,24 @@
+"""`translator prepare`: the training data cleaned and tokenized ahead of training."""
+
+from __future__ import annotations
+
+import typer
+
+from translator.cli_options import ConfigOpt, SetOpt
+
+
+def prepare(config: ConfigOpt, set_: SetOpt = None):
+    """Clean and tokenize the training data into memory-mapped arrays.
+
+    train does this itself when the prepared data is missing or out of date."""
+    from translator.config import load_config
+    from translator.data.corpora import prepare_corpora
+    from translator.data.prepare import prepare as run_prepare
+
+    cfg = load_config(config, set_ or [])
+    for data in prepare_corpora(cfg, None, False) if cfg.data.corpora else [run_prepare(cfg)]:
+        m = data.manifest
+        typer.echo(
+            f"{m['pairs']:,} training pairs of {m['counts']['read']:,} read, "
+            f"{m['seconds']:.1f}s to prepare; in {data.folder}"
+        )

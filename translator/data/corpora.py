@@ -1,0 +1,192 @@
+"""Several training corpora (data.corpora) as one: each prepared on its own, their pairs
+seen as one set of rows, each epoch drawn from them by weight, and a corpus's tag put in
+front of its sources as the batches are cut.
+
+Corpus c holds the rows bases[c] .. bases[c + 1] - 1. An epoch holds as many pairs as all
+corpora together; corpus c gives round(total * weight_c / sum of weights) of them: its
+rows repeated as many whole times as that fits and a random subset for the rest, so a small
+in-domain set is seen several times an epoch and a large crawl in part. The draw depends
+on (seed, epoch) alone, so a resumed run sees the same epochs.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import torch
+
+from translator.config import Config, CorpusConfig, DataConfig, SplitFiles
+from translator.data.batching import Batch, PairIds, TokenBatches
+from translator.data.corpus import Source, open_base, open_source, with_own_files
+from translator.data.prepare import Prepared, prepare, wait_for_prepared
+from translator.data.tokenizer import Tokenizer
+from translator.errors import UserError
+from translator.specials import PAD
+
+log = logging.getLogger(__name__)
+
+
+def open_corpus(corpus: CorpusConfig, data: DataConfig, seed: int) -> Source:
+    """The training split of one of data.corpora, with the data section's dev and test."""
+    main = open_source(data.replace(corpora=None), seed)
+    if corpus.train is not None:
+        own = with_own_files(data.replace(corpora=None, train=corpus.train), ["train"], None)
+    else:  # only its training split is looked for: a corpus folder needs no dev or test
+        skip = SplitFiles(src="", tgt="")
+        sub = data.replace(
+            corpora=None, train=None, dev=skip, test=skip, dir=corpus.dir,
+            dataset=corpus.dataset or data.dataset, train_split=corpus.train_split,
+            streaming=corpus.streaming,
+        )  # fmt: skip
+        own = open_base(sub, seed)
+    streams = {"train": own.streams["train"], "dev": main.streams["dev"]}
+    streams["test"] = main.streams["test"]
+    prints = {"train": own.fingerprint, "dev": main.fingerprint}
+    return Source(own.label("train"), streams, prints, {"dev": main.label("dev")})
+
+
+def prepare_corpora(cfg: Config, tokenizer: Tokenizer | None, wait: bool) -> list[Prepared]:
+    """Each corpus of data.corpora prepared on its own (or, with `wait`, mapped once another
+    process has). The first one's pairs train the subword model, with the tags as pieces of
+    their own, so that adding or dropping another corpus leaves it and the others as they
+    are; the others are prepared with it."""
+    symbols = cfg.data.tags
+    out: list[Prepared] = []
+    for i, corpus in enumerate(cfg.data.corpora):
+        source = open_corpus(corpus, cfg.data, cfg.seed)
+        source.description = f"data.corpora[{i}] ({source.description})"
+        given = tokenizer if not out else out[0].tokenizer
+        first = symbols if not out else ()
+        if wait:
+            out.append(wait_for_prepared(cfg, given, source, first))
+        else:
+            out.append(prepare(cfg, given, source, first))
+    return out
+
+
+def mixed_batches(cfg: Config, prepared: list[Prepared], limit: int) -> TokenBatches:
+    """The batches of all corpora, each epoch drawn by weight, sources tagged."""
+    tokenizer = prepared[0].tokenizer
+    tag_ids = []
+    for corpus in cfg.data.corpora:
+        ids = tokenizer.tag_ids([corpus.tag])[0] if corpus.tag is not None else [None]
+        if not ids:
+            raise UserError(
+                f"tag {corpus.tag!r} is not a piece of the subword model; prepare the data "
+                "again with the tags in the config"
+            )
+        tag_ids.append(ids[0])
+    ids = MixedIds([p.ids for p in prepared], tag_ids)
+    rows = ids.within(limit)
+    if rows is not None:
+        log.info(f"dropped {len(ids) - len(rows)} pairs over model.max_positions={limit}")
+    weights = [c.weight for c in cfg.data.corpora]
+    draw = WeightedDraw(ids, weights, cfg.seed, rows)
+    shares = ", ".join(
+        f"{len(r)} pairs, {100 * s:.1f}% of each epoch" for r, s in zip(draw.rows, draw.shares())
+    )
+    log.info(f"{len(prepared)} corpora: {shares}")
+    return TokenBatches(ids, None, cfg.train.batch_tokens, cfg.seed, rows=rows, draw=draw)
+
+
+class MixedIds(PairIds):
+    """The pairs of several PairIds as one, with each corpus's source tag (an id or None)
+    counted in its sources' lengths and put first when a batch is cut."""
+
+    def __init__(self, parts: list[PairIds], tags: list[int | None]):
+        self.parts, self.tags = parts, tags
+        self.maps = tuple(m for p in parts for m in p.maps)
+        self.bases = np.cumsum([0] + [len(p) for p in parts])
+        costs = []
+        for part, tag in zip(parts, tags):
+            if tag is None:
+                costs.append(np.asarray(part.cost))
+            else:  # the tag makes each source one longer
+                s, t = part.lengths(np.arange(len(part)))
+                costs.append(np.maximum(s + 1, t - 1).astype(np.int32))
+        self.cost = np.concatenate(costs) if costs else np.zeros(0, np.int32)
+
+    def _split(self, rows) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """(corpus, positions in `rows`, rows within the corpus) for each corpus in `rows`."""
+        rows = np.asarray(rows, dtype=np.int64)
+        which = np.searchsorted(self.bases, rows, side="right") - 1
+        out = []
+        for c in np.unique(which):
+            at = np.nonzero(which == c)[0]
+            out.append((int(c), at, rows[at] - self.bases[c]))
+        return out
+
+    def lengths(self, rows) -> tuple[np.ndarray, np.ndarray]:
+        rows = np.asarray(rows, dtype=np.int64)
+        src, tgt = np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
+        for c, at, local in self._split(rows):
+            s, t = self.parts[c].lengths(local)
+            src[at], tgt[at] = s + (self.tags[c] is not None), t
+        return src, tgt
+
+    def release(self) -> None:
+        for part in self.parts:
+            part.release()
+
+    def collate(self, rows) -> Batch:
+        """The rows as one batch, grouped by corpus (order within a batch does not matter
+        to training); a tagged corpus's sources get the tag as their first id."""
+        pieces = []
+        for c, _, local in self._split(rows):
+            batch = self.parts[c].collate(local)
+            if self.tags[c] is not None:
+                tag = torch.full((batch.src.size(0), 1), self.tags[c], dtype=batch.src.dtype)
+                batch.src = torch.cat([tag, batch.src], 1)
+            pieces.append(batch)
+        if len(pieces) == 1:
+            return pieces[0]
+
+        def stack(tensors):
+            width = max(t.size(1) for t in tensors)
+            return torch.cat([torch.nn.functional.pad(t, (0, width - t.size(1)), value=PAD)
+                              for t in tensors])  # fmt: skip
+
+        return Batch(
+            stack([b.src for b in pieces]),
+            stack([b.tgt_in for b in pieces]),
+            stack([b.tgt_out for b in pieces]),
+            sum(b.n_tokens for b in pieces),
+        )
+
+
+class WeightedDraw:
+    """Each epoch's rows of a MixedIds, drawn by weight (module docstring); `allowed`: the
+    rows that may be drawn (e.g. those within model.max_positions), None for all."""
+
+    def __init__(self, ids: MixedIds, weights: list[float], seed: int, allowed=None):
+        self.seed = seed
+        rows = np.arange(len(ids)) if allowed is None else np.asarray(allowed, dtype=np.int64)
+        which = np.searchsorted(ids.bases, rows, side="right") - 1
+        self.rows = [rows[which == c] for c in range(len(ids.parts))]
+        total, weight = len(rows), float(sum(weights))
+        # Largest remainders: the quotas add up to the epoch's length exactly.
+        exact = [total * w / weight for w in weights]
+        self.quota = [int(q) for q in exact]
+        by_rest = sorted(range(len(exact)), key=lambda c: self.quota[c] - exact[c])
+        for c in by_rest[: total - sum(self.quota)]:
+            self.quota[c] += 1
+        for c, (mine, quota) in enumerate(zip(self.rows, self.quota)):
+            if quota and not len(mine):
+                raise UserError(
+                    f"data.corpora[{c}]: none of its pairs is within model.max_positions"
+                )
+
+    def __call__(self, epoch: int) -> np.ndarray:
+        rng = np.random.Generator(np.random.PCG64([self.seed % 2**63, epoch, 1]))
+        drawn = []
+        for mine, quota in zip(self.rows, self.quota):
+            whole, rest = divmod(quota, len(mine)) if len(mine) else (0, 0)
+            drawn.append(np.tile(mine, whole))
+            drawn.append(np.sort(rng.choice(mine, rest, replace=False)))
+        return np.concatenate(drawn)
+
+    def shares(self) -> list[float]:
+        """Each corpus's share of an epoch's pairs."""
+        total = sum(self.quota)
+        return [q / total for q in self.quota]
