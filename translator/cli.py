@@ -264,8 +264,8 @@ def translate(
         chunks,
         draw_attention,
         interactive_loop,
+        print_file,
         read_stdin,
-        translate_file,
         utf8_arguments,
         write_translations,
     )
@@ -297,7 +297,13 @@ def translate(
         chunk = 1 if sys.stdin.isatty() else dc.batch_size
         write_translations(translator, chunks(read_stdin(), chunk), sys.stdout, dc, nbest)
         return
-    translate_file(translator, input_file, output_file, dc, nbest)
+    if output_file is None:
+        print_file(translator, input_file, dc, nbest)
+        return
+    from translator.decode.resumable import file_stamp, translate_file
+
+    model = [file_stamp(p) if p.is_file() else str(p.resolve()) for p in checkpoint]
+    translate_file(translator, input_file, output_file, dc, nbest, model)
 
 
 @app.command(cls=Command)

@@ -55,23 +55,16 @@ def write_translations(translator, chunks, out, dc, nbest: int, bar=None) -> Non
             bar.update(len(lines))
 
 
-def translate_file(translator, input_file: Path, output_file: Path | None, dc, nbest) -> None:
-    from translator.data.corpus import read_lines
-    from translator.fileio import atomic_open
+def print_file(translator, input_file: Path, dc, nbest) -> None:
+    """Translate a file of any size to standard output, a chunk of lines at a time (--output
+    writes one instead, resumably: decode/resumable.py)."""
+    from translator.data.readers import iter_lines
     from translator.progress import progress_bar
 
-    lines = read_lines(input_file)
-    chunks = [lines[i : i + 4096] for i in range(0, len(lines), 4096)]
-    bar = progress_bar(total=len(lines), desc="translate", unit="line")
-    try:
-        if output_file is None:
-            write_translations(translator, chunks, sys.stdout, dc, nbest, bar)
-            return
-        # Never a half-written output file: it appears, by rename, when all is translated.
-        with atomic_open(output_file, "w", encoding="utf-8") as out:
-            write_translations(translator, chunks, out, dc, nbest, bar)
-    finally:
-        bar.close()
+    with progress_bar(desc="translate", unit="line") as bar:
+        write_translations(
+            translator, chunked(iter_lines(input_file), 4096), sys.stdout, dc, nbest, bar
+        )
 
 
 def interactive_loop(translator, dc) -> None:

@@ -1,0 +1,83 @@
+"""translate --input F --output G on a large file (decode/resumable.py): a run that stops
+continues where it stopped, no line lost or doubled, and G appears only when whole."""
+
+import pytest
+
+from translator.config import DecodeConfig
+from translator.decode import resumable
+from translator.decode.sampling import Sampling
+from translator.decode.translator import Translation
+
+
+class Upper:
+    """A translator that upper-cases, and stops (like Ctrl-C) after `stop_after` chunks."""
+
+    def __init__(self, stop_after=None):
+        self.sampling, self.prefix, self.calls, self.stop_after = None, [], 0, stop_after
+        self.seeds = []
+
+    def translate(self, lines, dc=None, nbest=1, progress=False):
+        if self.stop_after is not None and self.calls >= self.stop_after:
+            raise KeyboardInterrupt
+        self.calls += 1
+        if self.sampling is not None:
+            self.seeds.append(self.sampling.seed)
+        return [[Translation(line.upper(), 0.0)] for line in lines]
+
+
+@pytest.fixture
+def job(tmp_path, monkeypatch):
+    monkeypatch.setattr(resumable, "CHUNK", 3)
+    src = tmp_path / "in.txt"
+    src.write_text("".join(f"line {i}\n" for i in range(10)), encoding="utf-8")
+    return src, tmp_path / "out.txt"
+
+
+def run(translator, src, out, model="m"):
+    resumable.translate_file(translator, src, out, DecodeConfig(), 1, model)
+
+
+def test_a_stopped_run_continues_and_writes_every_line_once(job):
+    src, out = job
+    with pytest.raises(KeyboardInterrupt):
+        run(Upper(stop_after=2), src, out)
+    assert not out.exists()  # never half written
+    partial = out.with_name("out.txt.partial")
+    assert partial.read_text().splitlines() == [f"LINE {i}" for i in range(6)]
+    with partial.open("a") as f:  # a chunk written after the last record: dropped
+        f.write("LINE 6\nLINE")
+    again = Upper()
+    run(again, src, out)
+    assert again.calls == 2  # lines 6-8 and 9: the first six were not translated again
+    assert out.read_text().splitlines() == [f"LINE {i}" for i in range(10)]
+    assert not partial.exists() and not out.with_name("out.txt.partial.json").exists()
+
+
+def test_another_input_or_model_starts_over(job):
+    src, out = job
+    with pytest.raises(KeyboardInterrupt):
+        run(Upper(stop_after=1), src, out)
+    again = Upper()
+    run(again, src, out, model="another")
+    assert again.calls == 4 and len(out.read_text().splitlines()) == 10
+    with pytest.raises(KeyboardInterrupt):
+        run(Upper(stop_after=1), src, out)
+    src.write_text("".join(f"row {i}\n" for i in range(10)), encoding="utf-8")
+    again = Upper()
+    run(again, src, out)
+    assert again.calls == 4 and out.read_text().splitlines()[0] == "ROW 0"
+
+
+def test_sampling_draws_each_chunk_from_its_own_seed(job):
+    src, out = job
+    straight = Upper()
+    straight.sampling = Sampling(None, 0.9, 1.0, seed=7)
+    run(straight, src, out)
+    stopped = Upper(stop_after=2)
+    stopped.sampling = Sampling(None, 0.9, 1.0, seed=7)
+    with pytest.raises(KeyboardInterrupt):
+        run(stopped, src, out.with_name("b.txt"))
+    resumed = Upper()
+    resumed.sampling = Sampling(None, 0.9, 1.0, seed=7)
+    run(resumed, src, out.with_name("b.txt"))
+    assert straight.seeds == [7, 8, 9, 10] == stopped.seeds + resumed.seeds

@@ -1,0 +1,112 @@
+"""`translate --input F --output G` on files of any size, resumable.
+
+The input is read a chunk of lines at a time. Each chunk's translations are appended to
+G.partial and made durable (fsync) before G.partial.json records how many input lines and
+output bytes are done. A run that stops (Ctrl-C, a crash, a lost machine) leaves both; the
+same command run again finds them, cuts G.partial back to the recorded bytes (a chunk
+written after the last record is dropped, so no line is doubled) and continues with the
+next input line. When all is done G.partial becomes G by rename, so G is never half
+written. The record also holds what the translations depend on (the input file's size and
+time, the model, the decoding settings); a run that differs in any of them starts over.
+
+With --sampling, each chunk draws from its own seed (--seed plus the chunk's number), so a
+resumed run writes what an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+from pathlib import Path
+
+from translator.data.readers import chunked, iter_lines
+from translator.decode.translate_io import write_translations
+from translator.fileio import atomic_write_bytes, writable_file
+from translator.progress import progress_bar
+
+log = logging.getLogger(__name__)
+
+CHUNK = 4096  # input lines translated, written and recorded at a time
+
+
+def file_stamp(path: str | Path) -> list:
+    """What identifies a file's version cheaply: its path, size and modification time."""
+    path = Path(path)
+    st = path.stat()
+    return [str(path.resolve()), st.st_size, st.st_mtime_ns]
+
+
+def _done(record: Path, partial: Path, identity: dict) -> tuple[int, int]:
+    """(input lines, output bytes) an earlier run of the same job finished; (0, 0) if none."""
+    if not (record.is_file() and partial.is_file()):
+        return 0, 0
+    try:
+        saved = json.loads(record.read_text(encoding="utf-8"))
+        lines, size = int(saved["lines"]), int(saved["bytes"])
+    except (ValueError, KeyError, TypeError, OSError):
+        return 0, 0
+    if saved.get("identity") != identity or partial.stat().st_size < size:
+        log.info("%s is from another input, model or settings: starting over", partial)
+        return 0, 0
+    return lines, size
+
+
+def translate_file(translator, input_file: Path, output_file: Path, dc, nbest: int, model) -> None:
+    """Translate `input_file` into `output_file` (module docstring). `model`: what
+    identifies the model (file stamps of the checkpoints)."""
+    output_file = writable_file(output_file)
+    partial = output_file.with_name(output_file.name + ".partial")
+    record = output_file.with_name(output_file.name + ".partial.json")
+    sampling = translator.sampling
+    identity = {
+        "input": file_stamp(input_file),
+        "model": model,
+        "decode": dc.to_dict(),
+        "nbest": nbest,
+        "prefix": list(translator.prefix),
+        "sampling": None if sampling is None else repr(sampling),
+    }
+    lines, size = _done(record, partial, identity)
+    if lines:
+        log.info("resuming %s: %d lines were translated before", output_file, lines)
+    total = sum(1 for _ in iter_lines(input_file))
+    bar = progress_bar(total=total, initial=lines, desc="translate", unit="line")
+    seed = None if sampling is None else sampling.seed
+    try:
+        _append(translator, input_file, partial, record, identity, dc, nbest, lines, size, bar)
+    except OSError as err:  # a full disk: named by the output asked for (G.partial is kept)
+        if err.filename in (None, str(partial), str(record)):
+            err.filename, err.filename2 = str(output_file), None
+        raise
+    finally:
+        if sampling is not None:
+            sampling.seed = seed
+    os.replace(partial, output_file)
+    record.unlink(missing_ok=True)
+
+
+def _append(translator, input_file, partial, record, identity, dc, nbest, lines, size, bar):
+    """Translate the input after its first `lines` lines onto `partial` (cut to `size`
+    bytes first), recording each chunk in `record`."""
+    sampling = translator.sampling
+    seed = None if sampling is None else sampling.seed
+    with bar, open(partial, "r+b" if lines else "wb") as raw:
+        raw.truncate(size)
+        raw.seek(size)
+        stream = iter_lines(input_file)
+        for _ in range(lines):
+            next(stream)
+        for chunk in chunked(stream, CHUNK):
+            if seed is not None:  # each chunk its own stream, whatever chunk a run starts at
+                sampling.seed, sampling.generators = seed + lines // CHUNK, {}
+            text = io.StringIO()
+            write_translations(translator, [chunk], text, dc, nbest)
+            raw.write(text.getvalue().encode("utf-8"))
+            raw.flush()
+            os.fsync(raw.fileno())
+            lines, size = lines + len(chunk), raw.tell()
+            state = {"identity": identity, "lines": lines, "bytes": size}
+            atomic_write_bytes(record, json.dumps(state).encode())
+            bar.update(len(chunk))
