@@ -50,12 +50,22 @@ def two(files):
     ]
 
 
-def test_resume_with_several_corpora_continues_exactly(files, tmp_path):
-    straight = Trainer(configured(files, tmp_path / "a", two(files), "train.max_steps=10"))
+@pytest.mark.parametrize("alpha", ["null", "0.3"])
+def test_resume_with_several_corpora_continues_exactly(files, tmp_path, alpha):
+    """With subword sampling too: each batch's draw is named by its place in the run."""
+    sampling = f"tokenizer.sampling_alpha={alpha}"
+    straight = Trainer(
+        configured(files, tmp_path / "a", two(files), "train.max_steps=10", sampling)
+    )
     straight.run()
     assert straight.state.epoch >= 1  # the run crosses an epoch: the next draw matters
-    Trainer(configured(files, tmp_path / "b", two(files), "train.max_steps=5")).run()
-    cfg = configured(files, tmp_path / "b", two(files), "train.max_steps=10")
+    if alpha != "null":  # training batches are drawn, dev stays as the tokenizer cuts it
+        assert type(straight.data.batches.ids.parts[0]).__name__ == "SampledIds"
+        dev = straight.data.dev_batches.ids
+        src = [dev.src[dev.src_offsets[i] : dev.src_offsets[i + 1]].tolist() for i in range(3)]
+        assert src == straight.tokenizer.encode_src([s for s, _ in straight.data.dev[:3]])
+    Trainer(configured(files, tmp_path / "b", two(files), "train.max_steps=5", sampling)).run()
+    cfg = configured(files, tmp_path / "b", two(files), "train.max_steps=10", sampling)
     resumed = Trainer(cfg, resume=True)
     resumed.run()
     a, b = straight.model.state_dict(), resumed.model.state_dict()

@@ -112,6 +112,17 @@ class TokenizerConfig(Section):
     character_coverage: Annotated[float, Gt(0), Le(1)] = 1.0
     byte_fallback: bool = True  # unseen characters become bytes, not <unk>
     max_sentences: Positive = 2_000_000  # sentencepiece's input_sentence_size
+    # Subword regularization of the training pairs, drawn afresh for every batch: unigram
+    # models sample a segmentation (Kudo 2018; this is the smoothing alpha, lower = more
+    # varied, 0.1 to 0.5 is usual), bpe models drop merges with this probability (BPE-dropout,
+    # 0.1 is usual). Dev, test and translation keep the one best segmentation. null = off.
+    sampling_alpha: Annotated[float, Gt(0), Le(1)] | None = None
+
+    def model_keys(self) -> dict:
+        """The keys the subword model is trained from (sampling only changes its use)."""
+        keys = self.to_dict()
+        keys.pop("sampling_alpha")
+        return keys
 
 
 class TrainConfig(Section):

@@ -123,7 +123,9 @@ class PairIds:
             keep.append(rows[(s <= limit) & (t <= limit)])
         return np.concatenate(keep)
 
-    def collate(self, rows) -> Batch:
+    def collate(self, rows, key: tuple = ()) -> Batch:
+        """The rows as one padded batch; `key` names the batch (epoch, index) for those that
+        draw something per batch (data/subwords.py)."""
         rows = np.asarray(rows, dtype=np.int64)
         s0, s1 = self.src_offsets[rows], self.src_offsets[rows + 1]
         t0, t1 = self.tgt_offsets[rows], self.tgt_offsets[rows + 1]
@@ -224,8 +226,8 @@ class TokenBatches:
         plan = self.plan(epoch)
         return [plan.rows(k).tolist() for k in range(len(plan))]
 
-    def collate(self, indices) -> Batch:
-        return self.ids.collate(indices)
+    def collate(self, indices, key: tuple = ()) -> Batch:
+        return self.ids.collate(indices, key)
 
     def padding_share(self, batches) -> float:
         """Fraction of padded source+target cells that are padding."""

@@ -65,8 +65,9 @@ def prepare_corpora(cfg: Config, tokenizer: Tokenizer | None, wait: bool) -> lis
     return out
 
 
-def mixed_batches(cfg: Config, prepared: list[Prepared], limit: int) -> TokenBatches:
-    """The batches of all corpora, each epoch drawn by weight, sources tagged."""
+def mixed_batches(cfg: Config, prepared: list[Prepared], limit: int, drawn) -> TokenBatches:
+    """The batches of all corpora, each epoch drawn by weight, sources tagged; `drawn(ids,
+    tokenizer)`: a corpus's ids as training reads them (subword sampling, data/subwords.py)."""
     tokenizer = prepared[0].tokenizer
     tag_ids = []
     for corpus in cfg.data.corpora:
@@ -77,7 +78,7 @@ def mixed_batches(cfg: Config, prepared: list[Prepared], limit: int) -> TokenBat
                 "again with the tags in the config"
             )
         tag_ids.append(ids[0])
-    ids = MixedIds([p.ids for p in prepared], tag_ids)
+    ids = MixedIds([drawn(p.ids, tokenizer) for p in prepared], tag_ids)
     rows = ids.within(limit)
     if rows is not None:
         log.info(f"dropped {len(ids) - len(rows)} pairs over model.max_positions={limit}")
@@ -129,12 +130,12 @@ class MixedIds(PairIds):
         for part in self.parts:
             part.release()
 
-    def collate(self, rows) -> Batch:
+    def collate(self, rows, key: tuple = ()) -> Batch:
         """The rows as one batch, grouped by corpus (order within a batch does not matter
         to training); a tagged corpus's sources get the tag as their first id."""
         pieces = []
         for c, _, local in self._split(rows):
-            batch = self.parts[c].collate(local)
+            batch = self.parts[c].collate(local, (*key, c))
             if self.tags[c] is not None:
                 tag = torch.full((batch.src.size(0), 1), self.tags[c], dtype=batch.src.dtype)
                 batch.src = torch.cat([tag, batch.src], 1)

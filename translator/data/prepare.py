@@ -61,7 +61,7 @@ class Prepared:
 
 def _identity(cfg: Config, source: Source, tokenizer_sha: str | None, symbols=()) -> dict:
     d = cfg.data
-    trained = {"config": cfg.tokenizer.to_dict(), "seed": cfg.seed}
+    trained = {"config": cfg.tokenizer.model_keys(), "seed": cfg.seed}
     if symbols:
         trained["symbols"] = list(symbols)
     return {

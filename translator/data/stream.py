@@ -66,7 +66,7 @@ class BatchStream:
                 padding = self.batches.plan_padding_share(plan) if index == 0 else None
                 self.batches.ids.release()
                 for k in range(index, len(plan)):
-                    batch = self.batches.collate(plan.rows(k))
+                    batch = self.batches.collate(plan.rows(k), (epoch, k))
                     # The kernel maps pages around each one read; without this, the
                     # resident set would gather much of a big corpus's files.
                     self.batches.ids.release()

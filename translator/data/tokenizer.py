@@ -65,7 +65,7 @@ def _train_model(
 def _cached_model(
     sentences: list[str], cfg: TokenizerConfig, seed: int, symbols: tuple[str, ...] = ()
 ) -> bytes:
-    key = [cfg.to_dict(), seed, spm.__version__] + ([list(symbols)] if symbols else [])
+    key = [cfg.model_keys(), seed, spm.__version__] + ([list(symbols)] if symbols else [])
     digest = hashlib.sha256(json.dumps(key).encode())
     for s in sentences:
         digest.update(s.encode("utf-8"))

@@ -10,6 +10,7 @@ from translator.data.batching import Batch, TokenBatches
 from translator.data.corpora import mixed_batches, prepare_corpora
 from translator.data.prepare import prepare, wait_for_prepared
 from translator.data.stream import BatchStream
+from translator.data.subwords import SampledIds
 from translator.data.tokenizer import Tokenizer
 from translator.train.distributed import Group
 
@@ -23,20 +24,25 @@ class TrainingData:
         wait for it and map the same files."""
         self.cfg, self.group, self.pin = cfg, group, pin
         limit = cfg.model.max_positions
+        alpha = cfg.tokenizer.sampling_alpha
+
+        def drawn(ids, tokenizer):  # every training batch cut with a segmentation drawn anew
+            return ids if alpha is None else SampledIds(ids, tokenizer, alpha, cfg.seed, limit)
+
         if cfg.data.corpora:
             prepared = prepare_corpora(cfg, tokenizer, wait=group.local_rank != 0)
             data = prepared[0]
-            self.batches = mixed_batches(cfg, prepared, limit)
+            self.batches = mixed_batches(cfg, prepared, limit, drawn)
         else:
             if group.local_rank == 0:
                 data = prepare(cfg, tokenizer)
             else:
                 data = wait_for_prepared(cfg, tokenizer)
-            rows = data.ids.within(limit)
+            ids = drawn(data.ids, data.tokenizer)
+            rows = ids.within(limit)
             if rows is not None:
-                dropped = len(data.ids) - len(rows)
-                log.info(f"dropped {dropped} pairs over model.max_positions={limit}")
-            self.batches = TokenBatches(data.ids, None, cfg.train.batch_tokens, cfg.seed, rows=rows)
+                log.info(f"dropped {len(ids) - len(rows)} pairs over model.max_positions={limit}")
+            self.batches = TokenBatches(ids, None, cfg.train.batch_tokens, cfg.seed, rows=rows)
         self.tokenizer = data.tokenizer
         self.dev = data.dev
         self.dev_batches = self.encode(data.dev)
