@@ -61,7 +61,8 @@ def print_file(translator, input_file: Path, dc, nbest) -> None:
     from translator.data.readers import iter_lines
     from translator.progress import progress_bar
 
-    with progress_bar(desc="translate", unit="line") as bar:
+    total = sum(1 for _ in iter_lines(input_file))  # a cheap pass, for the bar's total
+    with progress_bar(total=total, desc="translate", unit="line") as bar:
         write_translations(
             translator, chunked(iter_lines(input_file), 4096), sys.stdout, dc, nbest, bar
         )
