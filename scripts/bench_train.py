@@ -2,6 +2,7 @@
 
     python scripts/bench_train.py --config configs/multi30k_transformer.yaml \
         --set data.dir=../shared/data/multi30k --steps 30 --dtype fp32 --dtype bf16
+    python scripts/bench_train.py ... --vary tokenizer.sampling_alpha=null,0.3
 
 Each configuration trains in its own Trainer; the peak memory is the process's
 peak so far (CPU) or the peak allocated on the GPU.
@@ -25,6 +26,7 @@ import tempfile
 import time
 
 import torch
+from sweep import grid_points  # scripts/sweep.py, beside this file
 
 from translator.config import load_config
 from translator.memory import memory_mb, process_seconds
@@ -65,16 +67,22 @@ def main() -> None:
     ap.add_argument("--batch-tokens", action="append", type=int, help="(repeatable)")
     ap.add_argument("--compile", action="append", choices=["false", "true"], help="(repeatable)")
     ap.add_argument("--peak-tflops", type=float, help="the device's bf16 peak, for MFU")
+    ap.add_argument(
+        "--vary", action="append", default=[], metavar="KEY=V1,V2",
+        help="any config key, each value measured in turn (repeatable, as sweep.py --grid)",
+    )  # fmt: skip
     args = ap.parse_args()
     for dtype in args.dtype or ["auto"]:
         for bt in args.batch_tokens or [None]:
             for compiled in args.compile or ["false"]:
-                extra = [f"train.dtype={dtype}", f"run_dir={tempfile.mkdtemp()}"]
-                extra.append(f"train.compile={compiled}")
-                if bt:
-                    extra.append(f"train.batch_tokens={bt}")
-                cfg = load_config(args.config, args.overrides + extra)
-                print(json.dumps(measure(cfg, args)), flush=True)
+                for varied in grid_points(args.vary):
+                    extra = [f"train.dtype={dtype}", f"run_dir={tempfile.mkdtemp()}"]
+                    extra.append(f"train.compile={compiled}")
+                    if bt:
+                        extra.append(f"train.batch_tokens={bt}")
+                    extra += [f"{k}={v}" for k, v in varied.items()]
+                    cfg = load_config(args.config, args.overrides + extra)
+                    print(json.dumps({**varied, **measure(cfg, args)}), flush=True)
 
 
 def measure(cfg, args) -> dict:
