@@ -4,7 +4,7 @@ from the same text, seeded by its name, within the length limit; BPE models drop
 import pytest
 
 from translator.config import TokenizerConfig
-from translator.data.batching import PairIds
+from translator.data.batching import PairIds, TokenBatches
 from translator.data.demo import demo_splits
 from translator.data.subwords import SampledIds
 from translator.data.tokenizer import Tokenizer
@@ -54,3 +54,38 @@ def test_a_draw_over_the_length_limit_keeps_the_best_segmentation(tokenizer):
     drawn = SampledIds(best, tokenizer, 0.05, seed=1, limit=limit)
     batch = drawn.collate(list(range(len(best))), (0, 0))
     assert batch.src.size(1) <= limit and batch.tgt_in.size(1) + 1 <= limit
+
+
+def padding(batches) -> float:
+    cells = sum(b.src.numel() + b.tgt_out.numel() for b in batches)
+    real = sum(int((b.src != PAD).sum() + (b.tgt_out != PAD).sum()) for b in batches)
+    return 1 - real / cells
+
+
+def test_rows_drawn_together_are_cut_again_by_drawn_length(tokenizer):
+    best = prepared(tokenizer)
+    drawn = SampledIds(best, tokenizer, 0.1, seed=1, limit=1024)
+    batches = TokenBatches(drawn, None, 300, seed=1)
+    plan = batches.plan(0)
+    cut = dict(batches.batches(plan, 0, 0))
+    assert sorted(cut) == list(range(len(plan)))
+    # each planned batch keeps its row count, and the epoch holds every pair once
+    assert all(cut[k].src.size(0) == len(plan.rows(k)) for k in cut)
+    texts = sorted(
+        tokenizer.tgt.decode([i for i in row if i > EOS])
+        for b in cut.values() for row in rows_of(b.tgt_out)
+    )  # fmt: skip
+    assert texts == sorted(t for _, t in PAIRS)
+    # padding close to that of the best segmentation's batches, unlike batches drawn one
+    # by one from the plan's rows
+    one_by_one = [drawn.collate(plan.rows(k), (0, k)) for k in range(len(plan))]
+    plain = TokenBatches(best, None, 300, seed=1)
+    unsampled = [plain.collate(rows) for rows in plain.epoch(0)]
+    assert padding(cut.values()) - padding(unsampled) < 0.75 * (
+        padding(one_by_one) - padding(unsampled)
+    )
+    # a resumed epoch gives the same batches from its position on
+    resumed = dict(batches.batches(plan, 0, 21))
+    assert sorted(resumed) == list(range(21, len(plan)))
+    assert all(resumed[k].src.equal(cut[k].src) for k in resumed)
+    assert all(resumed[k].tgt_in.equal(cut[k].tgt_in) for k in resumed)

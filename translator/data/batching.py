@@ -10,6 +10,7 @@ numpy from the lengths alone, and a batch is sliced out of the arrays.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,6 +67,16 @@ def pad_ids(seqs: list[list[int]], pad: int = PAD) -> torch.Tensor:
     return torch.from_numpy(out)
 
 
+def batch_of(src: list[list[int]], tgt: list[list[int]]) -> Batch:
+    """Sources (ending in <eos>) and framed targets (<bos> .. <eos>) as one padded batch."""
+    return Batch(
+        src=pad_ids(src),
+        tgt_in=pad_ids([t[:-1] for t in tgt]),
+        tgt_out=pad_ids([t[1:] for t in tgt]),
+        n_tokens=sum(len(t) - 1 for t in tgt),
+    )
+
+
 def gather(tokens: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> torch.Tensor:
     """Rows tokens[starts[i]:ends[i]] as one PAD-padded int64 tensor (at least 1 wide)."""
     lengths = ends - starts
@@ -80,6 +91,10 @@ def gather(tokens: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> torch.Te
 class PairIds:
     """Source ids (ending in <eos>) and framed target ids (<bos> .. <eos>) of many pairs,
     as flat token arrays with offsets: numpy arrays or memory maps of a prepared dataset."""
+
+    # Whether each epoch cuts the pairs anew (data/subwords.py), so that a batch's lengths
+    # are known only once its rows are drawn.
+    redraws = False
 
     def __init__(self, src, src_offsets, tgt, tgt_offsets, cost=None, maps=()):
         self.maps = maps  # the npyfile.Mapped files behind the arrays, if any
@@ -122,6 +137,15 @@ class PairIds:
             s, t = self.lengths(rows)
             keep.append(rows[(s <= limit) & (t <= limit)])
         return np.concatenate(keep)
+
+    def draw(self, rows, key: tuple = ()) -> tuple[list[list[int]], list[list[int]]]:
+        """The rows' ids as lists: sources with <eos>, targets <bos> .. <eos>; `key` is
+        for those that draw a segmentation (data/subwords.py)."""
+        src, tgt = [], []
+        for r in np.asarray(rows, dtype=np.int64):
+            src.append(self.src[self.src_offsets[r] : self.src_offsets[r + 1]].tolist())
+            tgt.append(self.tgt[self.tgt_offsets[r] : self.tgt_offsets[r + 1]].tolist())
+        return src, tgt
 
     def collate(self, rows, key: tuple = ()) -> Batch:
         """The rows as one padded batch; `key` names the batch (epoch, index) for those that
@@ -229,6 +253,14 @@ class TokenBatches:
     def collate(self, indices, key: tuple = ()) -> Batch:
         return self.ids.collate(indices, key)
 
+    def batches(self, plan: EpochPlan, epoch: int, start: int) -> Iterator[tuple[int, Batch]]:
+        """(k, batch k) of the epoch for every k from `start` on."""
+        if self.ids.redraws:
+            yield from redrawn_batches(self.ids, plan, epoch, start)
+            return
+        for k in range(start, len(plan)):
+            yield k, self.collate(plan.rows(k), (epoch, k))
+
     def padding_share(self, batches) -> float:
         """Fraction of padded source+target cells that are padding."""
         real = padded = 0
@@ -242,3 +274,31 @@ class TokenBatches:
         """padding_share of an epoch plan, estimated on its first `most` batches (a whole
         epoch of millions of pairs would take corpus-sized temporaries)."""
         return self.padding_share([plan.rows(k) for k in range(min(len(plan), most))])
+
+
+REDRAW_POOL = 16  # planned batches whose rows are drawn together and cut again
+
+
+def redrawn_batches(ids, plan: EpochPlan, epoch: int, start: int, pool: int = REDRAW_POOL):
+    """(k, batch k) from `start` on, for ids whose every epoch draws new segmentations
+    (data/subwords.py). Drawn lengths vary around the planned ones, so batches cut by the
+    plan would carry much padding. Instead the rows of `pool` planned batches are drawn
+    together (seeded by the pool's place), sorted by drawn length and cut again into as
+    many batches: the planned batch of the i-th shortest rows gets the i-th shortest cut,
+    of the same row count. Each batch is a function of (epoch, k), so resume stays exact."""
+    for p0 in range(start - start % pool, len(plan), pool):
+        ks = range(p0, min(p0 + pool, len(plan)))
+        planned = [plan.rows(k) for k in ks]
+        rows = np.concatenate(planned)
+        src, tgt = ids.draw(rows, (epoch, p0 // pool))
+        drawn = np.array([max(len(a), len(b) - 1) for a, b in zip(src, tgt)])
+        by_length = np.argsort(drawn, kind="stable")
+        shortest_first = np.argsort([int(ids.cost[r].max()) for r in planned], kind="stable")
+        cuts, at = {}, 0
+        for j in shortest_first:
+            group = by_length[at : at + len(planned[j])]
+            at += len(group)
+            cuts[ks[j]] = batch_of([src[i] for i in group], [tgt[i] for i in group])
+        for k in ks:
+            if k >= start:
+                yield k, cuts[k]

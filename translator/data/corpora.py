@@ -130,6 +130,22 @@ class MixedIds(PairIds):
         for part in self.parts:
             part.release()
 
+    @property
+    def redraws(self) -> bool:
+        return any(part.redraws for part in self.parts)
+
+    def draw(self, rows, key: tuple = ()) -> tuple[list[list[int]], list[list[int]]]:
+        """The rows' ids in their order, each corpus's drawn with its own key; a tagged
+        corpus's sources start with the tag."""
+        src: list = [None] * len(rows)
+        tgt: list = [None] * len(rows)
+        for c, at, local in self._split(rows):
+            s, t = self.parts[c].draw(local, (*key, c))
+            tag = [] if self.tags[c] is None else [self.tags[c]]
+            for i, a, b in zip(at.tolist(), s, t):
+                src[i], tgt[i] = tag + a, b
+        return src, tgt
+
     def collate(self, rows, key: tuple = ()) -> Batch:
         """The rows as one batch, grouped by corpus (order within a batch does not matter
         to training); a tagged corpus's sources get the tag as their first id."""

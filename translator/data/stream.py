@@ -65,8 +65,7 @@ class BatchStream:
                     )
                 padding = self.batches.plan_padding_share(plan) if index == 0 else None
                 self.batches.ids.release()
-                for k in range(index, len(plan)):
-                    batch = self.batches.collate(plan.rows(k), (epoch, k))
+                for k, batch in self.batches.batches(plan, epoch, index):
                     # The kernel maps pages around each one read; without this, the
                     # resident set would gather much of a big corpus's files.
                     self.batches.ids.release()

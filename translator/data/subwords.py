@@ -11,7 +11,9 @@ the best one.
 
 Sampled segmentations are longer than the best one. The epoch is planned with each pair's
 length times the mean growth measured on a sample at the start, so that a batch still
-holds about train.batch_tokens tokens.
+holds about train.batch_tokens tokens. They also vary around that length, so rows planned
+together would carry much padding: the rows of a few planned batches are drawn together
+and cut again by their drawn lengths (data/batching.py, `redrawn_batches`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import zlib
 import numpy as np
 import sentencepiece as spm
 
-from translator.data.batching import Batch, PairIds, pad_ids
+from translator.data.batching import Batch, PairIds, batch_of
 from translator.specials import BOS, EOS
 
 log = logging.getLogger(__name__)
@@ -32,6 +34,8 @@ SAMPLE_ROWS = 2000  # pairs the growth of the lengths is measured on
 
 class SampledIds(PairIds):
     """`ids` with every batch's segmentation drawn anew (module docstring)."""
+
+    redraws = True
 
     def __init__(self, ids: PairIds, tokenizer, alpha: float, seed: int, limit: int):
         self.ids, self.alpha, self.seed, self.limit = ids, alpha, seed, limit
@@ -49,18 +53,10 @@ class SampledIds(PairIds):
             return 1.0
         rng = np.random.default_rng(self.seed)
         rows = np.sort(rng.choice(len(self.ids), min(SAMPLE_ROWS, len(self.ids)), replace=False))
-        src, tgt = self._best(rows)
+        src, tgt = self.ids.draw(rows)
         drawn = self._draw(src, tgt, (-1,))
         best = sum(map(len, src)) + sum(map(len, tgt))
         return max(1.0, (sum(map(len, drawn[0])) + sum(map(len, drawn[1]))) / max(1, best))
-
-    def _best(self, rows) -> tuple[list[list[int]], list[list[int]]]:
-        """The prepared (best) ids of `rows`: sources with <eos>, targets <bos> .. <eos>."""
-        src, tgt = [], []
-        for r in np.asarray(rows, dtype=np.int64):
-            src.append(self.ids.src[self.ids.src_offsets[r] : self.ids.src_offsets[r + 1]].tolist())
-            tgt.append(self.ids.tgt[self.ids.tgt_offsets[r] : self.ids.tgt_offsets[r + 1]].tolist())
-        return src, tgt
 
     def _draw(self, src, tgt, key: tuple) -> tuple[list[list[int]], list[list[int]]]:
         """New segmentations of the pairs, seeded by (seed, key); one that comes out longer
@@ -88,11 +84,8 @@ class SampledIds(PairIds):
     def release(self) -> None:
         self.ids.release()
 
+    def draw(self, rows, key: tuple = ()) -> tuple[list[list[int]], list[list[int]]]:
+        return self._draw(*self.ids.draw(rows), key)
+
     def collate(self, rows, key: tuple = ()) -> Batch:
-        src, tgt = self._draw(*self._best(rows), key)
-        return Batch(
-            src=pad_ids(src),
-            tgt_in=pad_ids([t[:-1] for t in tgt]),
-            tgt_out=pad_ids([t[1:] for t in tgt]),
-            n_tokens=sum(len(t) - 1 for t in tgt),
-        )
+        return batch_of(*self.draw(rows, key))
