@@ -73,7 +73,8 @@ def test_input_smaller_than_the_workers_batches_is_split_between_them():
 
     seen: list[int] = []
 
-    def run_batch(ids, dc, nbest):
+    def run_batch(ids, dc, nbest, prefixes):
+        assert prefixes is None
         seen.append(len(ids))
         return [[Translation(str(sum(s)), 0.0)] for s in ids]
 
@@ -120,6 +121,26 @@ def test_every_transformer_variant_exports_exactly(tmp_path, model, joint):
         assert torch.allclose(ours, torch.tensor(result.log_probs), atol=1e-4)
     dc = pytorch.cfg.decode.replace(beam=1)
     assert agreement(pytorch.translate(sources, dc), exported.translate(sources, dc)) == 1.0
+
+
+@needs_ct2
+@pytest.mark.parametrize("beam", [1, 3])
+def test_both_engines_go_on_from_a_prefix_alike(tmp_path, beam):
+    """CTranslate2's target_prefix and our search: the same outputs, each beginning with its
+    line's prefix (none for some lines, in the same batch)."""
+    ckpt = untrained(tmp_path)
+    pytorch = load_engine(str(ckpt), "cpu")
+    _, folder = export_checkpoint(ckpt, "ctranslate2", "float32", tmp_path / "out")
+    exported = load_engine(str(folder), "cpu")
+    pairs = load_split(pytorch.cfg.data, "test", pytorch.cfg.seed)[:24]
+    sources = [s for s, _ in pairs]
+    prefixes = [" ".join(t.split()[: i % 4]) or None for i, (_, t) in enumerate(pairs)]
+    dc = pytorch.cfg.decode.replace(beam=beam)
+    ours = pytorch.translate(sources, dc, prefixes=prefixes)
+    theirs = exported.translate(sources, dc, prefixes=prefixes)
+    assert agreement(ours, theirs) >= (1.0 if beam == 1 else 0.9)
+    for hyps, prefix in zip(ours + theirs, prefixes + prefixes):
+        assert hyps[0].text.startswith(prefix or "")
 
 
 @pytest.mark.parametrize("family", ["lstm", "bahdanau", "luong", "transformer"])

@@ -6,7 +6,9 @@ import pytest
 from translator.config import DecodeConfig
 from translator.decode import resumable
 from translator.decode.sampling import Sampling
+from translator.decode.translate_io import PrefixLines
 from translator.decode.translator import Translation
+from translator.errors import UserError
 
 
 class Upper:
@@ -16,13 +18,14 @@ class Upper:
         self.sampling, self.prefix, self.calls, self.stop_after = None, [], 0, stop_after
         self.seeds = []
 
-    def translate(self, lines, dc=None, nbest=1, progress=False):
+    def translate(self, lines, dc=None, nbest=1, progress=False, prefixes=None):
         if self.stop_after is not None and self.calls >= self.stop_after:
             raise KeyboardInterrupt
         self.calls += 1
         if self.sampling is not None:
             self.seeds.append(self.sampling.seed)
-        return [[Translation(line.upper(), 0.0)] for line in lines]
+        prefixes = prefixes or [""] * len(lines)
+        return [[Translation(p + line.upper(), 0.0)] for p, line in zip(prefixes, lines)]
 
 
 @pytest.fixture
@@ -33,8 +36,8 @@ def job(tmp_path, monkeypatch):
     return src, tmp_path / "out.txt"
 
 
-def run(translator, src, out, model="m"):
-    resumable.translate_file(translator, src, out, DecodeConfig(), 1, model)
+def run(translator, src, out, model="m", prefixes=None):
+    resumable.translate_file(translator, src, out, DecodeConfig(), 1, model, prefixes)
 
 
 def test_a_stopped_run_continues_and_writes_every_line_once(job):
@@ -81,3 +84,28 @@ def test_sampling_draws_each_chunk_from_its_own_seed(job):
     resumed.sampling = Sampling(None, 0.9, 1.0, seed=7)
     run(resumed, src, out.with_name("b.txt"))
     assert straight.seeds == [7, 8, 9, 10] == stopped.seeds + resumed.seeds
+
+
+def test_a_resumed_run_keeps_each_line_with_its_own_prefix(job, tmp_path):
+    src, out = job
+    given = tmp_path / "prefixes.txt"
+    given.write_text("".join(f"p{i}: \n" for i in range(10)), encoding="utf-8")
+    with pytest.raises(KeyboardInterrupt):
+        run(Upper(stop_after=2), src, out, prefixes=PrefixLines(given, src))
+    again = Upper()
+    run(again, src, out, prefixes=PrefixLines(given, src))
+    assert again.calls == 2
+    assert out.read_text().splitlines() == [f"p{i}: LINE {i}" for i in range(10)]
+    with pytest.raises(KeyboardInterrupt):  # other prefixes: another job, started over
+        run(Upper(stop_after=1), src, out, prefixes="x ")
+    again = Upper()
+    run(again, src, out, prefixes=PrefixLines(given, src))
+    assert again.calls == 4
+
+
+def test_a_prefix_file_of_another_length_is_one_line(job, tmp_path):
+    src, _ = job
+    given = tmp_path / "prefixes.txt"
+    given.write_text("a\nb\n", encoding="utf-8")
+    with pytest.raises(UserError, match="2 lines, but --input .* has 10"):
+        PrefixLines(given, src)

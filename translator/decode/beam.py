@@ -27,6 +27,7 @@ import torch
 from translator.config import DecodeConfig
 from translator.decode.rules import (
     Hypothesis,
+    TargetPrefixes,
     force_eos,
     length_penalty,
     mask_specials,
@@ -58,7 +59,10 @@ class BeamStream:
         # rows: leaving copies every row of the state, taking a row writes only that row.
         self.regroup = regroup
         self.cancelled = cancelled  # owner -> True when nobody waits for it any more
-        self.waiting: deque[tuple[torch.Tensor, Any]] = deque()
+        self.waiting: deque[tuple[torch.Tensor, Any, list[int]]] = deque()
+        # each sentence's target prefix (translate --prefix); empty ones force nothing
+        self.pins: TargetPrefixes | None = None
+        self.pinning = False  # whether any sentence that joined had a prefix
         self.owners: list[Any] = []  # of each sentence being decoded
         self.finished: list[list[Hypothesis]] = []
         self.state = None
@@ -66,11 +70,14 @@ class BeamStream:
         # ended sentences not counted)
         self.advanced = 0
 
-    def add(self, src: torch.Tensor, owners: list[Any]) -> None:
-        """Queue the sentences of `src` [n, S] (source ids, PAD-padded), one owner each."""
+    def add(
+        self, src: torch.Tensor, owners: list[Any], prefixes: list[list[int]] | None = None
+    ) -> None:
+        """Queue the sentences of `src` [n, S] (source ids, PAD-padded), one owner each, and
+        the target ids each output must begin with (none by default)."""
         if self.state is not None:
             self._check_join()
-        self.waiting.extend(zip(src, owners))
+        self.waiting.extend(zip(src, owners, prefixes or [[] for _ in owners]))
 
     def _check_join(self) -> None:
         """Sentences may join a running search: the model has StreamingStates, and no
@@ -109,17 +116,19 @@ class BeamStream:
             self.t, self.limit, self.scores = self.t[idx], self.limit[idx], self.scores[idx]
             self.history, self.prev = self.history[idx], self.prev.view(-1, k)[idx].view(-1)
             self.seen = None if self.seen is None else self.seen[idx]
+            self.pins = self.pins.take(idx)
         self.history = self.history[:, :, -(int(self.t.max()) + 1) :]  # <bos>, the longest
 
     def _admit(self) -> None:
         """Queued sentences join: first into the rows of ended sentences (written in place,
         `model.place_states`), then as new rows (`model.merge_states`, a copy of all)."""
-        rows, owners, room = [], [], self._room()
+        rows, owners, prefixes, room = [], [], [], self._room()
         while self.waiting and len(rows) < room:
-            row, owner = self.waiting.popleft()
+            row, owner, prefix = self.waiting.popleft()
             if self.cancelled is None or not self.cancelled(owner):
                 rows.append(row)
                 owners.append(owner)
+                prefixes.append(prefix)
         if not rows:
             return
         width = max(int((row != PAD).sum()) for row in rows) or 1
@@ -130,11 +139,15 @@ class BeamStream:
         scores = torch.full((n, k), float("-inf"), device=dev)
         scores[:, 0] = 0.0  # all beams start identical: let only the first one expand
         limit = max_lengths(src, dc.max_len_a, dc.max_len_b, model.max_output_len)
+        pins = TargetPrefixes(prefixes, dev)
+        limit = torch.maximum(limit, pins.lengths)  # room for the prefix at least
+        self.pinning = self.pinning or any(prefixes)
         history = torch.full((n, k, 1), BOS, dtype=torch.long, device=dev)
         if self.state is None:
             if self.attention_layer is not None:
                 self.seen = torch.zeros((n, k, 0, src.size(1)), device=dev)
             self.state, self.history, self.scores, self.limit = state, history, scores, limit
+            self.pins = pins
             self.t = torch.zeros(n, dtype=torch.long, device=dev)
             self.prev = torch.full((n * k,), BOS, dtype=torch.long, device=dev)
             self.owners, self.finished = owners, [[] for _ in owners]
@@ -147,6 +160,7 @@ class BeamStream:
             part = state if fill == n else select_rows(state, torch.arange(fill * k, device=dev))
             self.state = cast(StreamingStates, model).place_states(self.state, beams, part)
             self.t[slots], self.limit[slots], self.scores[slots] = 0, limit[:fill], scores[:fill]
+            self.pins.place(slots, pins.take(torch.arange(fill, device=dev)))
             self.prev[beams] = BOS
             self.history[slots] = PAD
             self.history[slots, :, -1] = BOS
@@ -165,6 +179,7 @@ class BeamStream:
         self.t = torch.cat([self.t, torch.zeros(n - fill, dtype=torch.long, device=dev)])
         self.limit = torch.cat([self.limit, limit[fill:]])
         self.scores = torch.cat([self.scores, scores[fill:]])
+        self.pins = TargetPrefixes.joined([self.pins, pins.take(torch.arange(fill, n, device=dev))])
         self.prev = torch.cat([self.prev, torch.full(((n - fill) * k,), BOS, device=dev)])
         self.owners += owners[fill:]
         self.finished += [[] for _ in owners[fill:]]
@@ -181,7 +196,11 @@ class BeamStream:
         self.steps, self.advanced = self.steps + 1, self.advanced + m - self.owners.count(None)
         last = self.limit <= self.t  # at the limit: this step's token is <eos>
         logp, state, weights = next_log_probs(model, self.prev, self.state, self.attention_layer)
-        logp = mask_specials(logp, dc.allow_unk, model.never_output)
+        held = None
+        if self.pinning and self.pins is not None:
+            rows = torch.arange(m, device=dev).repeat_interleave(k)
+            held = self.pins.hold(logp, rows, self.t.repeat_interleave(k))
+        logp = TargetPrefixes.force(mask_specials(logp, dc.allow_unk, model.never_output), held)
         force_eos(logp, last.repeat_interleave(k))
         vocab = logp.size(-1)
         cand = (self.scores.unsqueeze(-1) + logp.view(m, k, vocab)).view(m, k * vocab)

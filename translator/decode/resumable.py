@@ -53,9 +53,12 @@ def _done(record: Path, partial: Path, identity: dict) -> tuple[int, int]:
     return lines, size
 
 
-def translate_file(translator, input_file: Path, output_file: Path, dc, nbest: int, model) -> None:
+def translate_file(
+    translator, input_file: Path, output_file: Path, dc, nbest: int, model, prefixes=None
+) -> None:
     """Translate `input_file` into `output_file` (module docstring). `model`: what
-    identifies the model (file stamps of the checkpoints)."""
+    identifies the model (file stamps of the checkpoints); `prefixes`: as
+    translate_io.write_translations takes them."""
     output_file = writable_file(output_file)
     partial = output_file.with_name(output_file.name + ".partial")
     record = output_file.with_name(output_file.name + ".partial.json")
@@ -66,6 +69,7 @@ def translate_file(translator, input_file: Path, output_file: Path, dc, nbest: i
         "decode": dc.to_dict(),
         "nbest": nbest,
         "prefix": list(translator.prefix),
+        "target_prefix": None if prefixes is None else _stamp_of(prefixes),
         "sampling": None if sampling is None else repr(sampling),
     }
     lines, size = _done(record, partial, identity)
@@ -75,7 +79,8 @@ def translate_file(translator, input_file: Path, output_file: Path, dc, nbest: i
     bar = progress_bar(total=total, initial=lines, desc="translate", unit="line")
     seed = None if sampling is None else sampling.seed
     try:
-        _append(translator, input_file, partial, record, identity, dc, nbest, lines, size, bar)
+        job = (translator, input_file, partial, record, identity, dc, nbest, prefixes)
+        _append(*job, lines, size, bar)
     except OSError as err:  # a full disk: named by the output asked for (G.partial is kept)
         if err.filename in (None, str(partial), str(record)):
             err.filename, err.filename2 = str(output_file), None
@@ -87,7 +92,13 @@ def translate_file(translator, input_file: Path, output_file: Path, dc, nbest: i
     record.unlink(missing_ok=True)
 
 
-def _append(translator, input_file, partial, record, identity, dc, nbest, lines, size, bar):
+def _stamp_of(prefixes) -> list | str:
+    """What identifies the prefixes: the text, or the --prefixes file's stamp."""
+    return prefixes if isinstance(prefixes, str) else file_stamp(prefixes.path)
+
+
+def _append(translator, input_file, partial, record, identity, dc, nbest, prefixes, lines, size,
+            bar):  # fmt: skip
     """Translate the input after its first `lines` lines onto `partial` (cut to `size`
     bytes first), recording each chunk in `record`."""
     sampling = translator.sampling
@@ -102,7 +113,7 @@ def _append(translator, input_file, partial, record, identity, dc, nbest, lines,
             if seed is not None:  # each chunk its own stream, whatever chunk a run starts at
                 sampling.seed, sampling.generators = seed + lines // CHUNK, {}
             text = io.StringIO()
-            write_translations(translator, [chunk], text, dc, nbest)
+            write_translations(translator, [chunk], text, dc, nbest, None, prefixes, lines)
             raw.write(text.getvalue().encode("utf-8"))
             raw.flush()
             os.fsync(raw.fileno())

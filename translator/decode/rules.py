@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from translator.models.base import Seq2Seq, State, log_softmax
+from translator.models.base import Seq2Seq, State, log_softmax, pad_to
 from translator.specials import BOS, EOS, PAD, UNK
 
 log = logging.getLogger(__name__)
@@ -63,6 +63,67 @@ def force_eos(logp: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
         logp[at] = float("-inf")
         logp[at, EOS] = end
     return logp
+
+
+class TargetPrefixes:
+    """The target ids each sentence's output must begin with (translate --prefix): ids
+    [n, P], PAD after each prefix's end, and lengths [n]. A row still inside its prefix can
+    take only the prefix's next token, scored by its log-probability under the model, so
+    the search goes on from the prefix as if it had chosen it."""
+
+    def __init__(self, prefixes: list[list[int]], device: torch.device):
+        width = max([1, *map(len, prefixes)])
+        self.ids = torch.full((len(prefixes), width), PAD, dtype=torch.long, device=device)
+        for i, p in enumerate(prefixes):
+            self.ids[i, : len(p)] = torch.tensor(p, dtype=torch.long)
+        self.lengths = torch.tensor([len(p) for p in prefixes], dtype=torch.long, device=device)
+
+    def take(self, rows: torch.Tensor) -> TargetPrefixes:
+        """The prefixes of sentences `rows`, in that order."""
+        out = TargetPrefixes([], self.ids.device)
+        out.ids, out.lengths = self.ids[rows], self.lengths[rows]
+        return out
+
+    def _widen(self, width: int) -> None:
+        if self.ids.size(1) < width:
+            self.ids = pad_to(self.ids, (0, width))  # PAD after each prefix
+
+    def place(self, slots: torch.Tensor, part: TargetPrefixes) -> None:
+        """Sentences `slots` get the prefixes of `part`, in order."""
+        width = max(self.ids.size(1), part.ids.size(1))
+        self._widen(width)
+        part._widen(width)
+        self.ids[slots], self.lengths[slots] = part.ids, part.lengths
+
+    @staticmethod
+    def joined(parts: list[TargetPrefixes]) -> TargetPrefixes:
+        """The sentences of `parts`, one after another."""
+        width = max(p.ids.size(1) for p in parts)
+        for p in parts:
+            p._widen(width)
+        out = TargetPrefixes([], parts[0].ids.device)
+        out.ids = torch.cat([p.ids for p in parts])
+        out.lengths = torch.cat([p.lengths for p in parts])
+        return out
+
+    def hold(self, logp: torch.Tensor, rows: torch.Tensor, t: torch.Tensor):
+        """Before any mask: for the rows of `logp` (sentence `rows` [N] of these prefixes,
+        at steps `t` [N]) inside their prefix, (which rows, their forced token, its
+        log-probability), or None where none is."""
+        at = (self.lengths[rows] > t).nonzero().squeeze(1)
+        if not at.numel():
+            return None
+        token = self.ids[rows[at], t[at]]
+        return at, token, logp[at, token]
+
+    @staticmethod
+    def force(logp: torch.Tensor, held) -> torch.Tensor:
+        """After the masks: the held rows can take only their forced token."""
+        if held is not None:
+            at, token, value = held
+            logp[at] = float("-inf")
+            logp[at, token] = value
+        return logp
 
 
 def length_penalty(length, alpha: float):

@@ -19,6 +19,7 @@ from translator.config import DecodeConfig
 from translator.decode.beam import BeamStream
 from translator.decode.rules import (
     Hypothesis,
+    TargetPrefixes,
     force_eos,
     length_penalty,
     mask_specials,
@@ -41,12 +42,16 @@ def _token_by_token(
     dc: DecodeConfig,
     choose: Callable,
     attention_layer: int | None = None,
+    prefixes: list[list[int]] | None = None,
 ) -> list[list[Hypothesis]]:
     """One hypothesis per sentence, its next token picked by `choose(logp [N, V]) -> [N]`
     at every step and scored by its log-probability under the model; with `attention_layer`,
-    it carries that layer's attention weights."""
+    it carries that layer's attention weights; with `prefixes`, it begins with its own."""
     n = src.size(0)
     limit = max_lengths(src, dc.max_len_a, dc.max_len_b, model.max_output_len)
+    pins = TargetPrefixes(prefixes, src.device) if prefixes and any(prefixes) else None
+    if pins is not None:
+        limit = torch.maximum(limit, pins.lengths)
     state = model.init_state(model.encode(src))
     prev = torch.full((n,), BOS, dtype=torch.long, device=src.device)
     alive = torch.arange(n, device=src.device)
@@ -55,7 +60,8 @@ def _token_by_token(
     seen: list[list[torch.Tensor]] = [[] for _ in range(n)]
     for t in range(int(limit.max()) + 1):  # + 1: the <eos> after a full-length output
         logp, state, weights = next_log_probs(model, prev, state, attention_layer)
-        logp = mask_specials(logp, dc.allow_unk, model.never_output)
+        held = None if pins is None else pins.hold(logp, alive, torch.full_like(alive, t))
+        logp = TargetPrefixes.force(mask_specials(logp, dc.allow_unk, model.never_output), held)
         if weights is not None:
             for row, w in zip(alive.tolist(), weights):
                 seen[row].append(w)
@@ -82,10 +88,12 @@ def greedy_search(
     src: torch.Tensor,
     dc: DecodeConfig | None = None,
     attention_layer: int | None = None,
+    prefixes: list[list[int]] | None = None,
 ) -> list[list[Hypothesis]]:
     """The likeliest next token at every step (`dc.beam` is not used)."""
     dc = dc or DecodeConfig()
-    return _token_by_token(model, src, dc, lambda logp: logp.argmax(-1), attention_layer)
+    argmax = lambda logp: logp.argmax(-1)  # noqa: E731
+    return _token_by_token(model, src, dc, argmax, attention_layer, prefixes)
 
 
 @torch.no_grad()
@@ -96,13 +104,15 @@ def sample_search(
     sampling: Sampler,
     nbest: int = 1,
     attention_layer: int | None = None,
+    prefixes: list[list[int]] | None = None,
 ) -> list[list[Hypothesis]]:
     """`nbest` outputs per sentence, each token drawn by `sampling.choose`, best score first.
     All rows of the batch draw at once from one random stream, so the output is the same for
     the same input and batch, and changes with the batch (`dc.beam` is not used)."""
     n = src.size(0)
     rows = torch.arange(n, device=src.device).repeat_interleave(nbest)
-    drawn = _token_by_token(model, src[rows], dc, sampling.choose, attention_layer)
+    repeated = None if prefixes is None else [prefixes[i] for i in rows.tolist()]
+    drawn = _token_by_token(model, src[rows], dc, sampling.choose, attention_layer, repeated)
     return [
         sorted((h[0] for h in drawn[i * nbest : (i + 1) * nbest]), key=lambda h: -h.score)
         for i in range(n)
@@ -116,11 +126,12 @@ def beam_search(
     dc: DecodeConfig | None = None,
     nbest: int = 1,
     attention_layer: int | None = None,
+    prefixes: list[list[int]] | None = None,
 ) -> list[list[Hypothesis]]:
     """Batched beam search of width `dc.beam`; the `nbest` best hypotheses per sentence
     (translator/decode/beam.py: all sentences join at the first step)."""
     stream = BeamStream(model, dc or DecodeConfig(), attention_layer=attention_layer)
-    stream.add(src, list(range(src.size(0))))
+    stream.add(src, list(range(src.size(0))), prefixes)
     out: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
     while len(stream):
         for i, hyps in stream.step():
@@ -135,12 +146,14 @@ def decode(
     nbest: int = 1,
     sampling: Sampler | None = None,
     attention_layer: int | None = None,
+    prefixes: list[list[int]] | None = None,
 ) -> list[list[Hypothesis]]:
     """Sampling when asked for; else greedy search for a beam of one (the same output,
     faster), else beam search. With `attention_layer`, the searches' hypotheses carry that
-    decoder layer's attention weights."""
+    decoder layer's attention weights; with `prefixes` (target ids per sentence), each
+    output begins with its sentence's prefix and the search continues from it."""
     if sampling is not None:
-        return sample_search(model, src, dc, sampling, nbest, attention_layer)
+        return sample_search(model, src, dc, sampling, nbest, attention_layer, prefixes)
     if dc.beam == 1 and nbest == 1:
-        return greedy_search(model, src, dc, attention_layer)
-    return beam_search(model, src, dc, nbest, attention_layer)
+        return greedy_search(model, src, dc, attention_layer, prefixes)
+    return beam_search(model, src, dc, nbest, attention_layer, prefixes)

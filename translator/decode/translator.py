@@ -43,6 +43,24 @@ def source_ids(
     return todo, cut(ids, limit, todo)
 
 
+def target_prefixes(
+    tokenizer, texts: list[str | None] | None, lines: list[str], steps: int | None
+) -> list[list[int]] | None:
+    """The target ids each line's translation must begin with (translate --prefix), or None
+    where no line has one; a prefix the model cannot fit before its <eos> is a UserError."""
+    if not texts or not any(texts):
+        return None
+    if len(texts) != len(lines):
+        raise UserError(f"{len(texts)} prefixes for {len(lines)} lines: give one per line")
+    ids = [t[1:-1] for t in tokenizer.encode_tgt([t or "" for t in texts])]
+    for n, p in enumerate(ids, 1):
+        if steps is not None and len(p) >= steps:
+            raise UserError(
+                f"prefix {n}: {len(p)} subwords, more than the model's output limit of {steps - 1}"
+            )
+    return ids
+
+
 def in_batches(
     tokenizer,
     lines,
@@ -53,9 +71,11 @@ def in_batches(
     run_batch,
     workers: int = 1,
     prefix=(),
+    targets: list[list[int]] | None = None,
 ):
     """Translate `lines` in length-sorted batches of dc.batch_size with `run_batch(ids, dc,
-    nbest)`; results come back in input order. A blank line yields an empty translation
+    nbest, prefixes)` (`targets`: the target ids each line's translation begins with, or
+    None); results come back in input order. A blank line yields an empty translation
     without running the model; a source longer than `limit` subwords is cut (with a warning).
     With `workers` > 1, that many batches run at once on threads (for an engine that releases
     the GIL, such as CTranslate2), and input that would make fewer batches is split so that
@@ -74,7 +94,8 @@ def in_batches(
     )
 
     def run(batch: list[int]) -> list[list[Translation]]:
-        return list(run_batch([ids[j] for j in batch], dc, nbest))
+        pre = None if targets is None else [targets[todo[j]] for j in batch]
+        return list(run_batch([ids[j] for j in batch], dc, nbest, pre))
 
     with bar, contextlib.ExitStack() as stack:
         if workers > 1 and len(batches) > 1:
@@ -140,17 +161,21 @@ class Translator:
         decode_cfg: DecodeConfig | None = None,
         nbest: int = 1,
         progress: bool = False,
+        prefixes: list[str | None] | None = None,
     ) -> list[list[Translation]]:
         """Translate lines in length-sorted batches; results come back in input order.
+        `prefixes`: per line, the text its translation begins with (None or "": none).
 
         A blank line yields an empty translation without running the model.
         """
         dc = decode_cfg or self.cfg.decode
         if self.sampling is None and (problem := nbest_problem(nbest, dc.beam)):
             raise UserError("--" + problem)
+        targets = target_prefixes(self.tokenizer, prefixes, lines, self.model.max_output_len)
         return in_batches(
-            self.tokenizer, lines, self.max_source, dc, nbest, progress, self._batch, 1, self.prefix
-        )
+            self.tokenizer, lines, self.max_source, dc, nbest, progress, self._batch, 1,
+            self.prefix, targets,
+        )  # fmt: skip
 
     def score(
         self,
@@ -170,10 +195,12 @@ class Translator:
             self.tokenizer, sources, targets, limits, size, progress, run, self.prefix
         )
 
-    def _batch(self, ids: list[list[int]], dc: DecodeConfig, nbest: int) -> list[list[Translation]]:
+    def _batch(
+        self, ids: list[list[int]], dc: DecodeConfig, nbest: int, prefixes=None
+    ) -> list[list[Translation]]:
         src = pad_ids(ids).to(self.device)
         with torch.inference_mode(), autocast(self.device, self.dtype):
-            hyps = decode(self.model, src, dc, nbest, self.sampling)
+            hyps = decode(self.model, src, dc, nbest, self.sampling, prefixes=prefixes)
         return [self.translations(sent) for sent in hyps]
 
     def translations(self, hyps) -> list[Translation]:

@@ -40,7 +40,7 @@ from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer, fingerprint
 from translator.decode.rules import length_penalty, max_lengths, nbest_problem
 from translator.decode.score import Score, score_in_batches
-from translator.decode.translator import Translation, in_batches
+from translator.decode.translator import Translation, in_batches, target_prefixes
 from translator.engines.export import FORMAT_VERSION, MANIFEST, MANIFEST_FORMAT
 from translator.errors import UserError, optional_import
 from translator.specials import BOS, EOS, PAD
@@ -182,23 +182,19 @@ class ExportedTranslator:
         decode_cfg: DecodeConfig | None = None,
         nbest: int = 1,
         progress: bool = False,
+        prefixes: list[str | None] | None = None,
     ) -> list[list[Translation]]:
-        """As decode.translator.Translator.translate: length-sorted batches, input order back."""
+        """As decode.translator.Translator.translate: length-sorted batches, input order back;
+        prefixes through CTranslate2's target_prefix."""
         dc = decode_cfg or self.cfg.decode
         if problem := nbest_problem(nbest, dc.beam):
             raise UserError("--" + problem)
-        limit = self.max_source
+        steps = self.cfg.model.max_positions
+        targets = target_prefixes(self.tokenizer, prefixes, lines, steps)
         return in_batches(
-            self.tokenizer,
-            lines,
-            limit,
-            dc,
-            nbest,
-            progress,
-            self._batch,
-            self.workers,
-            self.prefix,
-        )
+            self.tokenizer, lines, self.max_source, dc, nbest, progress, self._batch,
+            self.workers, self.prefix, targets,
+        )  # fmt: skip
 
     def score(
         self,
@@ -224,11 +220,13 @@ class ExportedTranslator:
             self.tokenizer, sources, targets, limits, size, progress, run, self.prefix
         )
 
-    def _search(self, sources: list[list[str]], length: int, dc: DecodeConfig) -> list:
-        """Per sentence: [pieces without <eos>, log-probability, ended] of each hypothesis."""
+    def _search(self, sources: list[list[str]], length: int, dc: DecodeConfig, prefix) -> list:
+        """Per sentence: [pieces without <eos>, log-probability, ended] of each hypothesis;
+        `prefix`: the target pieces each begins with, or None."""
         alpha = dc.len_penalty if dc.len_penalty != 0 else 1e-6
         outputs = self.engine.translate_batch(
             sources,
+            target_prefix=prefix,
             beam_size=dc.beam,
             num_hypotheses=dc.beam,
             length_penalty=alpha,
@@ -250,19 +248,24 @@ class ExportedTranslator:
             found.append(hyps)
         return found
 
-    def _batch(self, ids: list[list[int]], dc: DecodeConfig, nbest: int):
-        # our search's output limit of each sentence
+    def _batch(self, ids: list[list[int]], dc: DecodeConfig, nbest: int, prefixes=None):
+        # our search's output limit of each sentence (a prefix fits whole)
         steps = self.cfg.model.max_positions
         caps = max_lengths(pad_ids(ids), dc.max_len_a, dc.max_len_b, steps).tolist()
         sources = [[self._src_pieces[i] for i in s] for s in ids]
-        found = self._search(sources, max(caps), dc)
+        pieces = self.tokenizer.tgt.id_to_piece
+        prefix = None if prefixes is None else [[pieces(i) for i in p] for p in prefixes]
+        if prefixes is not None:
+            caps = [max(c, len(p)) for c, p in zip(caps, prefixes)]
+        found = self._search(sources, max(caps), dc, prefix)
         if dc.beam > 1:  # beams that reached a limit below the batch's: again with their own
             again: dict[int, list[int]] = {}
             for n, hyps in enumerate(found):
                 if caps[n] < max(caps) and any(len(h[0]) >= caps[n] for h in hyps):
                     again.setdefault(caps[n], []).append(n)
             for cap, rows in again.items():
-                for n, hyps in zip(rows, self._search([sources[n] for n in rows], cap, dc)):
+                part = None if prefix is None else [prefix[n] for n in rows]
+                for n, hyps in zip(rows, self._search([sources[n] for n in rows], cap, dc, part)):
                     found[n] = hyps
         cut = []  # hypotheses at their limit: our search ends them with a forced <eos>
         for n, hyps in enumerate(found):

@@ -24,8 +24,10 @@ class Engine(Protocol):
         decode_cfg: DecodeConfig | None = None,
         nbest: int = 1,
         progress: bool = False,
+        prefixes: list[str | None] | None = None,
     ) -> list[list[Any]]:
-        """Per line, its `nbest` best decode.translator.Translation, in input order."""
+        """Per line, its `nbest` best decode.translator.Translation, in input order; with
+        `prefixes`, each translation begins with its line's prefix text (None: none)."""
         ...
 
     def score(

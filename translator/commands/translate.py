@@ -1,0 +1,152 @@
+"""`translator translate`: sentences from arguments, standard input or a file, with the
+search's settings, sampling, target prefixes, a source tag or an attention picture."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from translator.cli_options import (
+    BatchSizeOpt,
+    BeamOpt,
+    CkptOpt,
+    DeviceOpt,
+    EnsembleOpt,
+    LenPenaltyOpt,
+    MaxLenAOpt,
+    MaxLenBOpt,
+    QuantizeOpt,
+    TagOpt,
+    decode_overrides,
+    input_option,
+    output_option,
+)
+from translator.errors import UserError
+
+
+def prefix_source(prefix: str | None, prefix_file: Path | None, input_file: Path | None):
+    """What the translations begin with: None, one text for every line (--prefix), or a
+    decode.translate_io.PrefixLines over a file in step with --input (--prefixes)."""
+    from translator.decode.translate_io import PrefixLines, checked_text
+
+    if prefix is not None and prefix_file is not None:
+        raise UserError("give --prefix TEXT or --prefixes FILE, not both")
+    if prefix is not None:
+        return checked_text(prefix, "--prefix")
+    if prefix_file is None:
+        return None
+    if input_file is None:
+        raise UserError("--prefixes FILE goes with --input F: one prefix per line of F")
+    return PrefixLines(prefix_file, input_file)
+
+
+def translate(
+    checkpoint: CkptOpt,
+    text: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="TEXT", help="Sentences to translate; none: standard input"),
+    ] = None,
+    input_file: Annotated[
+        Path | None, input_option("--input", "Translate this file (one sentence a line)")
+    ] = None,
+    output_file: Annotated[
+        Path | None, output_option("--output", "Write the translations of --input to this file")
+    ] = None,
+    ensemble: EnsembleOpt = False,
+    beam: BeamOpt = None,
+    len_penalty: LenPenaltyOpt = None,
+    max_len_a: MaxLenAOpt = None,
+    max_len_b: MaxLenBOpt = None,
+    batch_size: BatchSizeOpt = None,
+    nbest: Annotated[
+        int, typer.Option("--nbest", min=1, metavar="K", help="Print K lines per input")
+    ] = 1,
+    sampling: Annotated[
+        str | None,
+        typer.Option("--sampling", metavar="topk:K|topp:P", help="Sample instead of searching"),
+    ] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option("--temperature", metavar="T", help="Sampling temperature (default 1.0)"),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", metavar="N", help="Seed of the sampling")
+    ] = None,
+    interactive: Annotated[
+        bool, typer.Option("--interactive", help="A prompt loop for typing sentences")
+    ] = False,
+    plot_attention: Annotated[
+        Path | None,
+        output_option("--plot-attention", "Draw the attention of the one TEXT to this PNG"),
+    ] = None,
+    layer: Annotated[
+        int,
+        typer.Option("--layer", metavar="N", help="Transformer decoder layer to draw (-1: last)"),
+    ] = -1,
+    prefix: Annotated[
+        str | None,
+        typer.Option("--prefix", metavar="TEXT", help="Every translation begins with TEXT"),
+    ] = None,
+    prefix_file: Annotated[
+        Path | None,
+        input_option("--prefixes", "Per line of --input, the text its translation begins with"),
+    ] = None,
+    tag: TagOpt = None,
+    device: DeviceOpt = "auto",
+    quantize: QuantizeOpt = None,
+):
+    """Translate sentences from arguments, standard input or a file, line by line.
+
+    --checkpoint takes a checkpoint file or a folder written by `translator export`."""
+    from translator.decode.sampling import sampling_options
+    from translator.decode.translate_io import (
+        chunks,
+        draw_attention,
+        interactive_loop,
+        print_file,
+        read_stdin,
+        utf8_arguments,
+        write_translations,
+    )
+    from translator.engines.load import load_engine
+
+    text = utf8_arguments(text or [])
+    if output_file is not None and input_file is None:
+        raise UserError("--output needs --input F (arguments and stdin go to standard output)")
+    prefixes = prefix_source(prefix, prefix_file, input_file)
+    sampler = sampling_options(sampling, temperature, seed, beam)
+    if sampler is not None and checkpoint[0].is_dir():
+        raise UserError(f"--sampling: {checkpoint[0]} is an exported model, which only searches")
+    translator = load_engine(checkpoint, device, quantize, ensemble, tag)
+    translator.sampling = sampler
+    dc = decode_overrides(
+        translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size
+    )
+    if nbest > dc.beam:
+        dc = dc.replace(beam=nbest)
+    if prefixes is not None and (plot_attention is not None or interactive):
+        raise UserError("--prefix and --prefixes go with TEXT, standard input or --input")
+    if plot_attention is not None:
+        draw_attention(translator, text, dc, plot_attention, layer)
+        return
+    if interactive:
+        interactive_loop(translator, dc)
+        return
+    if text:
+        write_translations(translator, [text], sys.stdout, dc, nbest, prefixes=prefixes)
+        return
+    if input_file is None:  # stdin: a person typing gets each line back at once
+        chunk = 1 if sys.stdin.isatty() else dc.batch_size
+        lines = chunks(read_stdin(), chunk)
+        write_translations(translator, lines, sys.stdout, dc, nbest, prefixes=prefixes)
+        return
+    if output_file is None:
+        print_file(translator, input_file, dc, nbest, prefixes)
+        return
+    from translator.decode.resumable import file_stamp, translate_file
+
+    model = [file_stamp(p) if p.is_file() else str(p.resolve()) for p in checkpoint]
+    translate_file(translator, input_file, output_file, dc, nbest, model, prefixes)
