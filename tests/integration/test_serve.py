@@ -240,6 +240,39 @@ def test_continuous_batching(transformer, tmp_path):
     assert "--batching 'sometimes'" in result.stderr
 
 
+def check_prefixes(url: str, translator, long: tuple) -> None:
+    """Prefixes per request and per text give what the translator gives them; a bad one is
+    a one-line 4xx; `long`: the status and words a 600-character prefix gets."""
+    texts, prefixes = SENTENCES[:4], ["A", "", "Two men", "The"]
+    dc = translator.cfg.decode.replace(beam=2)
+    want = translator.translate(texts, dc, prefixes=prefixes)
+    status, body, raw = post(url + "/translate", {"texts": texts, "beam": 2, "prefixes": prefixes})
+    assert status == 200 and body["translations"] == [r[0].text for r in want], raw
+    assert all(t.startswith(p) for t, p in zip(body["translations"], prefixes))
+    status, body, raw = post(url + "/translate", {"text": texts[1], "prefix": "A dog"})
+    assert status == 200 and body["translations"][0].startswith("A dog"), raw
+    assert_error(post(url + "/translate", {"texts": texts, "prefixes": ["A"]}), 422, "1 prefixes")
+    both = {"text": texts[0], "prefix": "A", "prefixes": ["A"]}
+    assert_error(post(url + "/translate", both), 422, "not both")
+    # each character three byte-fallback pieces: 1,800 subwords
+    too_long = {"text": texts[0], "prefix": "\u6f22" * 600}
+    assert_error(post(url + "/translate", too_long), *long)
+
+
+def test_prefixes_in_requests(server, transformer):
+    check_prefixes(server.url, transformer[1], (413, "over this server's limit"))
+
+
+def test_prefixes_join_a_continuous_batch(transformer, tmp_path):
+    path, translator = transformer
+    srv = Server(path, tmp_path / "log", "--batching", "continuous", "--batch-size", "16")
+    try:
+        check_prefixes(srv.url, translator, (400, "output limit of 1023"))
+        assert "Traceback" not in srv.log()
+    finally:
+        srv.stop()
+
+
 def test_attention(server, transformer):
     _, translator = transformer
     status, body, raw = post(server.url + "/attention", {"text": SENTENCES[1], "beam": 2})

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.exceptions import HTTPException
 
 from translator.decode.rules import nbest_problem
+from translator.decode.translator import target_prefixes
 from translator.errors import UserError, one_line
 from translator.serve.batcher import Batcher
 from translator.serve.limits import LimitError, Limits
@@ -31,6 +32,10 @@ class TranslateRequest(BaseModel):
     texts: list[StrictStr] | None = Field(None, description="Several sentences")
     beam: StrictInt | None = Field(None, ge=1, description="Beam size (default: the model's)")
     nbest: StrictInt = Field(1, ge=1, description="Hypotheses per sentence, with scores")
+    prefix: StrictStr | None = Field(None, description="Every translation begins with this")
+    prefixes: list[StrictStr] | None = Field(
+        None, description="Per text of `texts`, what its translation begins with"
+    )
 
 
 class AttentionRequest(BaseModel):
@@ -114,6 +119,22 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
                     413, f"text {i} has {len(text)} characters; the limit is {limits.max_chars}"
                 )
 
+    def prefixes_of(req: TranslateRequest, texts: list[str]) -> list[str] | None:
+        """Each text's prefix, checked here so that a bad one is the client's 4xx."""
+        if req.prefix is not None and req.prefixes is not None:
+            raise LimitError(422, 'give "prefix" (for every text) or "prefixes", not both')
+        if req.prefixes is not None and len(req.prefixes) != len(texts):
+            raise LimitError(
+                422, f"{len(req.prefixes)} prefixes for {len(texts)} texts: give one per text"
+            )
+        given = [req.prefix] * len(texts) if req.prefix is not None else req.prefixes
+        if given is None or not any(given):
+            return None
+        check_texts(given)
+        steps = translator.cfg.model.max_positions
+        target_prefixes(translator.tokenizer, given, texts, steps)  # raises a UserError: 400
+        return given
+
     @app.post("/translate")
     async def translate(req: TranslateRequest) -> dict:
         """Translate `text` or `texts`; `nbest` > 1 adds that many hypotheses with scores."""
@@ -122,7 +143,8 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
         texts = [req.text] if req.text is not None else req.texts
         check_texts(texts)
         beam = beam_of(req.beam, req.nbest)
-        results = await batcher.translate(texts, beam, req.nbest) if texts else []
+        prefixes = prefixes_of(req, texts)
+        results = await batcher.translate(texts, beam, req.nbest, prefixes) if texts else []
         answer: dict = {
             "beam": beam,
             "translations": [hyps[0].text for hyps in results],

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 class Job:
     texts: list[str] = field(default_factory=list)
     key: tuple[int, int] = (1, 1)  # (beam, nbest): jobs with equal keys share a search
+    prefixes: list[str] | None = None  # what each text's translation begins with
     fn: Callable[[], Any] | None = None  # other work (the attention of one sentence)
     loop: asyncio.AbstractEventLoop | None = None
     future: asyncio.Future | None = None
@@ -57,9 +58,10 @@ class Batcher:
         """Let `run` decode what is queued, then return."""
         self._jobs.put(None)
 
-    async def translate(self, texts: list[str], beam: int, nbest: int):
-        """One list of Translation (n-best) per text, in order."""
-        return await self._submit(Job(texts=texts, key=(beam, nbest)))
+    async def translate(self, texts: list[str], beam: int, nbest: int, prefixes=None):
+        """One list of Translation (n-best) per text, in order; `prefixes`: per text, what
+        its translation begins with ("": nothing), or None."""
+        return await self._submit(Job(texts=texts, key=(beam, nbest), prefixes=prefixes))
 
     async def call(self, fn: Callable[[], Any]):
         """fn() run by the decoding loop, between batches."""
@@ -134,9 +136,10 @@ class Batcher:
         cfg = self.translator.cfg.decode
         for (beam, nbest), group in groups.items():
             lines = [text for job in group for text in job.texts]
+            pre = [p for job in group for p in job.prefixes or [""] * len(job.texts)]
             dc = cfg.replace(beam=beam, batch_size=self.limits.batch_size)
             try:
-                results = self.translator.translate(lines, dc, nbest=nbest)
+                results = self.translator.translate(lines, dc, nbest=nbest, prefixes=pre)
             except Exception as err:  # a bug, not the client's fault: logged, answered 500
                 log.exception("decoding a batch of %d sentences failed", len(lines))
                 for job in group:

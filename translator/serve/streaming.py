@@ -19,7 +19,7 @@ import torch
 
 from translator.data.batching import pad_ids
 from translator.decode.beam import BeamStream
-from translator.decode.translator import Translation, source_ids
+from translator.decode.translator import Translation, source_ids, target_prefixes
 from translator.errors import UserError
 from translator.runtime import autocast
 from translator.serve.batcher import Batcher, Job
@@ -79,13 +79,15 @@ class StreamBatcher(Batcher):
         tr, (beam, nbest) = self.translator, job.key
         answers: list = [[Translation("", 0.0)] * nbest for _ in job.texts]
         todo, ids = source_ids(tr.tokenizer, job.texts, tr.max_source, tr.prefix)
+        targets = target_prefixes(tr.tokenizer, job.prefixes, job.texts, tr.model.max_output_len)
         self.sentences += len(job.texts)
         if not todo:
             self._finish(job, answers, None)
             return
         self._answers[job] = answers
         job.left = len(todo)
-        self._stream(beam).add(pad_ids(ids).to(tr.device), [(job, i) for i in todo])
+        pre = None if targets is None else [targets[i] for i in todo]
+        self._stream(beam).add(pad_ids(ids).to(tr.device), [(job, i) for i in todo], pre)
 
     def _step(self, beam: int, stream: BeamStream) -> None:
         tr = self.translator
@@ -96,7 +98,7 @@ class StreamBatcher(Batcher):
         except Exception as err:  # a bug, not the clients' fault: logged, answered 500
             log.exception("a decoding step of beam %d failed", beam)
             del self.streams[beam]
-            waiting = [owner for _, owner in stream.waiting]
+            waiting = [entry[1] for entry in stream.waiting]  # (source, owner, prefix)
             for job in {owner[0] for owner in stream.owners + waiting if owner is not None}:
                 if self._answers.pop(job, None) is not None:
                     self._finish(job, None, err)
