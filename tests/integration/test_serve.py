@@ -2,6 +2,7 @@
 equal to the translator's own, 64 concurrent clients, every limit answered with one-line
 JSON, SIGTERM that loses no request, and the page rendered by a headless Chromium."""
 
+import html
 import json
 import os
 import shutil
@@ -448,19 +449,40 @@ def test_serve_user_errors(server, transformer, tmp_path):
     assert 'pip install "translator[serve]"' in result.stderr
 
 
-def test_the_page_in_headless_chromium(server, tmp_path):
+def rendered(url: str, tmp_path, **query) -> str:
+    """The page's DOM once headless Chromium has run its script (10 s of virtual time)."""
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
         pytest.skip("chromium is not installed (apt-get install chromium): page not rendered")
-    query = urllib.parse.urlencode({"text": SENTENCES[1], "beam": 2})
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000"]
+    page = f"{url}/?{urllib.parse.urlencode(query)}"
     result = subprocess.run(
-        [browser, *flags, f"--user-data-dir={tmp_path}", "--dump-dom", f"{server.url}/?{query}"],
+        [browser, *flags, f"--user-data-dir={tmp_path}", "--dump-dom", page],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    dom = result.stdout
+    return result.stdout
+
+
+def test_the_page_completes_a_prefix(server, tmp_path):
+    dom = rendered(server.url, tmp_path, text=SENTENCES[1], beam=2, prefix="Two old")
+    _, body, _ = post(
+        server.url + "/translate", {"text": SENTENCES[1], "beam": 2, "prefix": "Two old"}
+    )
+    best = body["translations"][0]
+    assert best.startswith("Two old")
+    assert f'<div id="translation">{best}</div>' in dom, dom[-2000:]
+    heat = dom[dom.index('id="heatmap"') :]  # the heatmap of the prefixed translation
+    ask = {"text": SENTENCES[1], "beam": 2, "prefix": "Two old"}
+    _, att, raw = post(server.url + "/attention", ask)
+    assert att["translation"] == best, raw
+    assert heat.count("<tr") == 1 + len(att["target"])
+    assert all(f"<th>{html.escape(piece, quote=False)}</th>" in heat for piece in att["target"])
+
+
+def test_the_page_in_headless_chromium(server, tmp_path):
+    dom = rendered(server.url, tmp_path, text=SENTENCES[1], beam=2)
     _, body, _ = post(server.url + "/translate", {"text": SENTENCES[1], "beam": 2, "nbest": 2})
     assert f'<div id="translation">{body["translations"][0]}</div>' in dom, dom[-2000:]
     assert dom.count("<li>") == 2 and 'class="score"' in dom  # the n-best list

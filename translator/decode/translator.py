@@ -208,10 +208,16 @@ class Translator:
         texts = self.tokenizer.decode_tgt([h.tokens for h in hyps])
         return [Translation(t, h.score, tuple(h.tokens)) for t, h in zip(texts, hyps)]
 
-    def attention(self, line: str, decode_cfg: DecodeConfig | None = None, layer: int = -1):
-        """The best translation of `line`, its source and target pieces, and the [target,
-        source] attention weights of decoder `layer` that the same search gave while producing
-        it (then <eos>)."""
+    def attention(
+        self,
+        line: str,
+        decode_cfg: DecodeConfig | None = None,
+        layer: int = -1,
+        prefix: list[int] | None = None,
+    ):
+        """The best translation of `line` (beginning with the target ids `prefix`, if
+        given), its source and target pieces, and the [target, source] attention weights of
+        decoder `layer` that the same search gave while producing it (then <eos>)."""
         model = self.model
         if not model.attention_layers:
             raise UserError(f"{self.name} has no attention weights to draw")
@@ -226,7 +232,8 @@ class Translator:
         src = pad_ids(ids).to(self.device)
         dc = decode_cfg or self.cfg.decode
         with torch.inference_mode(), autocast(self.device, self.dtype):
-            best = decode(model, src, dc, 1, self.sampling, attention_layer=layer)[0][0]
+            pre = None if prefix is None else [prefix]
+            best = decode(model, src, dc, 1, self.sampling, layer, pre)[0][0]
         pieces = self.tokenizer.src.id_to_piece
         source = [pieces(int(i)) for i in src[0]]
         target = [self.tokenizer.tgt.id_to_piece(int(t)) for t in [*best.tokens, EOS]]

@@ -167,7 +167,8 @@ class ExportedTranslator:
             "attention": False,
         }
 
-    def attention(self, line: str, decode_cfg: DecodeConfig | None = None, layer: int = -1):
+    def attention(self, line: str, decode_cfg: DecodeConfig | None = None, layer: int = -1,
+                  prefix: list[int] | None = None):  # fmt: skip
         raise UserError(
             f"--plot-attention needs the PyTorch checkpoint: the exported model in "
             f"{self.folder} gives no attention weights"

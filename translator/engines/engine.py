@@ -42,10 +42,15 @@ class Engine(Protocol):
         ...
 
     def attention(
-        self, line: str, decode_cfg: DecodeConfig | None = None, layer: int = -1
+        self,
+        line: str,
+        decode_cfg: DecodeConfig | None = None,
+        layer: int = -1,
+        prefix: list[int] | None = None,
     ) -> tuple:
         """(best Translation, source pieces, target pieces, [target, source] weights) of
-        `line`, the weights from the search that translated it."""
+        `line`, the weights from the search that translated it (beginning with the target
+        ids `prefix`, if given)."""
         ...
 
     def attention_label(self, layer: int) -> str:

@@ -43,6 +43,7 @@ class AttentionRequest(BaseModel):
     text: StrictStr = Field(description="One sentence")
     beam: StrictInt | None = Field(None, ge=1, description="Beam size (default: the model's)")
     layer: StrictInt = Field(-1, description="Transformer decoder layer (-1: the last)")
+    prefix: StrictStr | None = Field(None, description="The translation begins with this")
 
 
 class ScoreRequest(BaseModel):
@@ -190,10 +191,15 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
         if not req.text.strip():
             raise LimitError(422, "text: an empty sentence has no attention to show")
         beam = beam_of(req.beam, 1)
+        prefix = None
+        if req.prefix:
+            check_texts([req.prefix])
+            steps = translator.cfg.model.max_positions
+            prefix = target_prefixes(translator.tokenizer, [req.prefix], [req.text], steps)[0]
         # The search that translates the sentence gives the weights, on the decoding thread.
         dc = translator.cfg.decode.replace(beam=beam)
         best, source, target, matrix = await batcher.call(
-            lambda: translator.attention(req.text, dc, req.layer)
+            lambda: translator.attention(req.text, dc, req.layer, prefix)
         )
         return {
             "translation": best.text,
