@@ -1,131 +1,18 @@
 """`translator serve` over real HTTP: a uvicorn subprocess on a free loopback port, answers
 equal to the translator's own, 64 concurrent clients, every limit answered with one-line
-JSON, SIGTERM that loses no request, and the page rendered by a headless Chromium."""
+JSON, and SIGTERM that loses no request (test_serve_page.py: target prefixes and the page)."""
 
-import html
-import json
 import os
-import shutil
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 
 import pytest
-from util import cli, tiny_config
-
-from translator.config import config_from_dict
-from translator.engines.load import load_engine
-from translator.train.trainer import Trainer
+from serving import SENTENCES, Server, get, post, request
+from util import cli
 
 pytest.importorskip("fastapi", reason="the `serve` extra (fastapi) is not installed")
 pytest.importorskip("uvicorn", reason="the `serve` extra (uvicorn) is not installed")
-
-SENTENCES = [
-    "Ein Hund läuft.",
-    "Die alte Frau liest ein Buch.",
-    "Am dritten März schläft der Mann.",
-    "Zwei Katzen spielen im Garten.",
-    "Das Kind trinkt Wasser.",
-    "",
-    "Drei kleine Hunde laufen schnell über die Straße.",
-    "Ein Mann",
-]
-
-
-def train(root, **model) -> str:
-    cfg = tiny_config(
-        run_dir=str(root),
-        seed=5,
-        data={"demo_train": 400},
-        model={"d_model": 48, "ff_dim": 96, **model},
-        train={"max_steps": 80, "batch_tokens": 1000, "lr": 0.005, "warmup_steps": 20},
-        decode={"beam": 2, "max_len_a": 1.5, "max_len_b": 5},
-    )
-    Trainer(config_from_dict(cfg)).run()
-    return str(root / "best.pt")
-
-
-@pytest.fixture(scope="module")
-def transformer(tmp_path_factory):
-    path = train(tmp_path_factory.mktemp("serve") / "run")
-    return path, load_engine(path, "cpu")
-
-
-@pytest.fixture(scope="module")
-def lstm(tmp_path_factory):
-    path = train(tmp_path_factory.mktemp("serve-lstm") / "run", type="lstm", hidden_size=32)
-    return path, load_engine(path, "cpu")
-
-
-class Server:
-    """`python -m translator serve` on a free loopback port, ready once /health answers."""
-
-    def __init__(self, checkpoint: str, log_path, *options: str):
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = log_path
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-        args = ["serve", "--checkpoint", checkpoint, "--port", str(self.port), *options]
-        with open(log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "translator", *args], stdout=log, stderr=log, env=env
-            )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, f"server exited: {self.log()}"
-            try:
-                if get(self.url + "/health")[0] == 200:
-                    return
-            except OSError:
-                time.sleep(0.05)  # not listening yet
-        self.stop()
-        raise AssertionError(f"server not up in 60 s: {self.log()}")
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def server(transformer, tmp_path_factory):
-    log = tmp_path_factory.mktemp("serve-log") / "server.log"
-    limits = ["--max-body", "3000", "--max-texts", "8", "--max-chars", "200", "--max-beam", "4"]
-    srv = Server(transformer[0], log, *limits)
-    yield srv
-    srv.stop()
-
-
-def request(method: str, url: str, body: bytes | None = None, content_type="application/json"):
-    """(status, parsed JSON or text, raw body) of one HTTP request; errors are answers too."""
-    req = urllib.request.Request(url, data=body, method=method)
-    if body is not None:
-        req.add_header("Content-Type", content_type)
-    try:
-        with urllib.request.urlopen(req, timeout=60) as res:
-            status, raw, kind = res.status, res.read(), res.headers.get("content-type", "")
-    except urllib.error.HTTPError as err:
-        status, raw, kind = err.code, err.read(), err.headers.get("content-type", "")
-    return status, json.loads(raw) if "json" in kind else raw.decode(), raw
-
-
-def get(url: str):
-    return request("GET", url)
-
-
-def post(url: str, obj):
-    return request("POST", url, json.dumps(obj).encode())
 
 
 def expected(translator, texts, beam, nbest=1):
@@ -239,39 +126,6 @@ def test_continuous_batching(transformer, tmp_path):
     result = cli("serve", "--checkpoint", path, "--batching", "sometimes")
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "--batching 'sometimes'" in result.stderr
-
-
-def check_prefixes(url: str, translator, long: tuple) -> None:
-    """Prefixes per request and per text give what the translator gives them; a bad one is
-    a one-line 4xx; `long`: the status and words a 600-character prefix gets."""
-    texts, prefixes = SENTENCES[:4], ["A", "", "Two men", "The"]
-    dc = translator.cfg.decode.replace(beam=2)
-    want = translator.translate(texts, dc, prefixes=prefixes)
-    status, body, raw = post(url + "/translate", {"texts": texts, "beam": 2, "prefixes": prefixes})
-    assert status == 200 and body["translations"] == [r[0].text for r in want], raw
-    assert all(t.startswith(p) for t, p in zip(body["translations"], prefixes))
-    status, body, raw = post(url + "/translate", {"text": texts[1], "prefix": "A dog"})
-    assert status == 200 and body["translations"][0].startswith("A dog"), raw
-    assert_error(post(url + "/translate", {"texts": texts, "prefixes": ["A"]}), 422, "1 prefixes")
-    both = {"text": texts[0], "prefix": "A", "prefixes": ["A"]}
-    assert_error(post(url + "/translate", both), 422, "not both")
-    # each character three byte-fallback pieces: 1,800 subwords
-    too_long = {"text": texts[0], "prefix": "\u6f22" * 600}
-    assert_error(post(url + "/translate", too_long), *long)
-
-
-def test_prefixes_in_requests(server, transformer):
-    check_prefixes(server.url, transformer[1], (413, "over this server's limit"))
-
-
-def test_prefixes_join_a_continuous_batch(transformer, tmp_path):
-    path, translator = transformer
-    srv = Server(path, tmp_path / "log", "--batching", "continuous", "--batch-size", "16")
-    try:
-        check_prefixes(srv.url, translator, (400, "output limit of 1023"))
-        assert "Traceback" not in srv.log()
-    finally:
-        srv.stop()
 
 
 def test_attention(server, transformer):
@@ -447,45 +301,3 @@ def test_serve_user_errors(server, transformer, tmp_path):
     result = cli("serve", "--checkpoint", "x.pt", env_extra={"PYTHONPATH": path})
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert 'pip install "translator[serve]"' in result.stderr
-
-
-def rendered(url: str, tmp_path, **query) -> str:
-    """The page's DOM once headless Chromium has run its script (10 s of virtual time)."""
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        pytest.skip("chromium is not installed (apt-get install chromium): page not rendered")
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000"]
-    page = f"{url}/?{urllib.parse.urlencode(query)}"
-    result = subprocess.run(
-        [browser, *flags, f"--user-data-dir={tmp_path}", "--dump-dom", page],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return result.stdout
-
-
-def test_the_page_completes_a_prefix(server, tmp_path):
-    dom = rendered(server.url, tmp_path, text=SENTENCES[1], beam=2, prefix="Two old")
-    _, body, _ = post(
-        server.url + "/translate", {"text": SENTENCES[1], "beam": 2, "prefix": "Two old"}
-    )
-    best = body["translations"][0]
-    assert best.startswith("Two old")
-    assert f'<div id="translation">{best}</div>' in dom, dom[-2000:]
-    heat = dom[dom.index('id="heatmap"') :]  # the heatmap of the prefixed translation
-    ask = {"text": SENTENCES[1], "beam": 2, "prefix": "Two old"}
-    _, att, raw = post(server.url + "/attention", ask)
-    assert att["translation"] == best, raw
-    assert heat.count("<tr") == 1 + len(att["target"])
-    assert all(f"<th>{html.escape(piece, quote=False)}</th>" in heat for piece in att["target"])
-
-
-def test_the_page_in_headless_chromium(server, tmp_path):
-    dom = rendered(server.url, tmp_path, text=SENTENCES[1], beam=2)
-    _, body, _ = post(server.url + "/translate", {"text": SENTENCES[1], "beam": 2, "nbest": 2})
-    assert f'<div id="translation">{body["translations"][0]}</div>' in dom, dom[-2000:]
-    assert dom.count("<li>") == 2 and 'class="score"' in dom  # the n-best list
-    heat = dom[dom.index('id="heatmap"') :]
-    assert heat.count("<td ") >= 2 and "rgba(var(--accent)" in heat  # the heatmap's cells
-    assert "▁Frau" in heat

@@ -1,0 +1,118 @@
+"""The served page in a headless Chromium (the translation, the n-best list, the heatmap, a
+prefix typed and completed) and target prefixes in /translate requests, batched and
+continuous."""
+
+import html
+import subprocess
+import urllib.parse
+
+import pytest
+from browser import Browser, chromium
+from serving import SENTENCES, Server, get, post
+
+from integration.test_serve import assert_error
+
+
+def check_prefixes(url: str, translator, long: tuple) -> None:
+    """Prefixes per request and per text give what the translator gives them; a bad one is
+    a one-line 4xx; `long`: the status and words a 600-character prefix gets."""
+    texts, prefixes = SENTENCES[:4], ["A", "", "Two men", "The"]
+    dc = translator.cfg.decode.replace(beam=2)
+    want = translator.translate(texts, dc, prefixes=prefixes)
+    status, body, raw = post(url + "/translate", {"texts": texts, "beam": 2, "prefixes": prefixes})
+    assert status == 200 and body["translations"] == [r[0].text for r in want], raw
+    assert all(t.startswith(p) for t, p in zip(body["translations"], prefixes))
+    status, body, raw = post(url + "/translate", {"text": texts[1], "prefix": "A dog"})
+    assert status == 200 and body["translations"][0].startswith("A dog"), raw
+    assert_error(post(url + "/translate", {"texts": texts, "prefixes": ["A"]}), 422, "1 prefixes")
+    both = {"text": texts[0], "prefix": "A", "prefixes": ["A"]}
+    assert_error(post(url + "/translate", both), 422, "not both")
+    # each character three byte-fallback pieces: 1,800 subwords
+    too_long = {"text": texts[0], "prefix": "\u6f22" * 600}
+    assert_error(post(url + "/translate", too_long), *long)
+
+
+def test_prefixes_in_requests(server, transformer):
+    check_prefixes(server.url, transformer[1], (413, "over this server's limit"))
+
+
+def test_prefixes_join_a_continuous_batch(transformer, tmp_path):
+    path, translator = transformer
+    srv = Server(path, tmp_path / "log", "--batching", "continuous", "--batch-size", "16")
+    try:
+        check_prefixes(srv.url, translator, (400, "output limit of 1023"))
+        assert "Traceback" not in srv.log()
+    finally:
+        srv.stop()
+
+
+def rendered(url: str, tmp_path, **query) -> str:
+    """The page's DOM once headless Chromium has run its script (10 s of virtual time)."""
+    browser = chromium()
+    if browser is None:
+        pytest.skip("chromium is not installed (apt-get install chromium): page not rendered")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000"]
+    page = f"{url}/?{urllib.parse.urlencode(query)}"
+    result = subprocess.run(
+        [browser, *flags, f"--user-data-dir={tmp_path}", "--dump-dom", page],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return result.stdout
+
+
+def test_the_page_completes_a_prefix(server, tmp_path):
+    dom = rendered(server.url, tmp_path, text=SENTENCES[1], beam=2, prefix="Two old")
+    _, body, _ = post(
+        server.url + "/translate", {"text": SENTENCES[1], "beam": 2, "prefix": "Two old"}
+    )
+    best = body["translations"][0]
+    assert best.startswith("Two old")
+    assert f'<div id="translation">{best}</div>' in dom, dom[-2000:]
+    heat = dom[dom.index('id="heatmap"') :]  # the heatmap of the prefixed translation
+    ask = {"text": SENTENCES[1], "beam": 2, "prefix": "Two old"}
+    _, att, raw = post(server.url + "/attention", ask)
+    assert att["translation"] == best, raw
+    assert heat.count("<tr") == 1 + len(att["target"])
+    assert all(f"<th>{html.escape(piece, quote=False)}</th>" in heat for piece in att["target"])
+
+
+def test_the_page_in_headless_chromium(server, tmp_path):
+    dom = rendered(server.url, tmp_path, text=SENTENCES[1], beam=2)
+    _, body, _ = post(server.url + "/translate", {"text": SENTENCES[1], "beam": 2, "nbest": 2})
+    assert f'<div id="translation">{body["translations"][0]}</div>' in dom, dom[-2000:]
+    assert dom.count("<li>") == 2 and 'class="score"' in dom  # the n-best list
+    heat = dom[dom.index('id="heatmap"') :]
+    assert heat.count("<td ") >= 2 and "rgba(var(--accent)" in heat  # the heatmap's cells
+    assert "▁Frau" in heat
+
+
+def test_typing_a_prefix_completes_the_translation_once_the_typing_pauses(server, tmp_path):
+    if chromium() is None:
+        pytest.skip("chromium is not installed (apt-get install chromium): page not typed in")
+    browser = Browser(str(tmp_path))
+    try:
+        query = urllib.parse.urlencode({"text": SENTENCES[1], "beam": 2})
+        browser.open(f"{server.url}/?{query}")
+        first = browser.wait_for("document.getElementById('status').textContent.includes('ms')")
+        before = get(server.url + "/health")[1]["sentences"]
+        typed = "Two old"  # a key at a time, faster than the pause that asks for a completion
+        browser.run(
+            "(() => { const box = document.getElementById('prefix'); box.focus();"
+            f" for (const key of {typed!r}) {{ box.value += key;"
+            " box.dispatchEvent(new Event('input', { bubbles: true })); } })()"
+        )
+        shown = browser.wait_for(
+            "(() => { const t = document.getElementById('translation').textContent;"
+            f" return t.startsWith({typed!r}) && t; }})()"
+        )
+        _, body, _ = post(
+            server.url + "/translate", {"text": SENTENCES[1], "beam": 2, "prefix": typed}
+        )
+        assert shown == body["translations"][0]
+        after = get(server.url + "/health")[1]["sentences"]
+        assert after - before == 2  # one completion for seven keys, and the check just above
+        assert first and "error" not in browser.run("document.getElementById('status').className")
+    finally:
+        browser.close()

@@ -1,0 +1,97 @@
+"""What the server tests share: a small model to serve, `translator serve` as a subprocess
+on a free loopback port, and HTTP requests whose errors are answers too."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from util import tiny_config
+
+from translator.config import config_from_dict
+from translator.train.trainer import Trainer
+
+SENTENCES = [
+    "Ein Hund läuft.",
+    "Die alte Frau liest ein Buch.",
+    "Am dritten März schläft der Mann.",
+    "Zwei Katzen spielen im Garten.",
+    "Das Kind trinkt Wasser.",
+    "",
+    "Drei kleine Hunde laufen schnell über die Straße.",
+    "Ein Mann",
+]
+
+
+def train(root, **model) -> str:
+    cfg = tiny_config(
+        run_dir=str(root),
+        seed=5,
+        data={"demo_train": 400},
+        model={"d_model": 48, "ff_dim": 96, **model},
+        train={"max_steps": 80, "batch_tokens": 1000, "lr": 0.005, "warmup_steps": 20},
+        decode={"beam": 2, "max_len_a": 1.5, "max_len_b": 5},
+    )
+    Trainer(config_from_dict(cfg)).run()
+    return str(root / "best.pt")
+
+
+class Server:
+    """`python -m translator serve` on a free loopback port, ready once /health answers."""
+
+    def __init__(self, checkpoint: str, log_path, *options: str):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_path
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+        args = ["serve", "--checkpoint", checkpoint, "--port", str(self.port), *options]
+        with open(log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "translator", *args], stdout=log, stderr=log, env=env
+            )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, f"server exited: {self.log()}"
+            try:
+                if get(self.url + "/health")[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.05)  # not listening yet
+        self.stop()
+        raise AssertionError(f"server not up in 60 s: {self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+
+def request(method: str, url: str, body: bytes | None = None, content_type="application/json"):
+    """(status, parsed JSON or text, raw body) of one HTTP request; errors are answers too."""
+    req = urllib.request.Request(url, data=body, method=method)
+    if body is not None:
+        req.add_header("Content-Type", content_type)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as res:
+            status, raw, kind = res.status, res.read(), res.headers.get("content-type", "")
+    except urllib.error.HTTPError as err:
+        status, raw, kind = err.code, err.read(), err.headers.get("content-type", "")
+    return status, json.loads(raw) if "json" in kind else raw.decode(), raw
+
+
+def get(url: str):
+    return request("GET", url)
+
+
+def post(url: str, obj):
+    return request("POST", url, json.dumps(obj).encode())
