@@ -5,8 +5,8 @@ import pytest
 
 from translator.config import DecodeConfig
 from translator.decode import resumable
+from translator.decode.line_guides import LineGuides
 from translator.decode.sampling import Sampling
-from translator.decode.translate_io import PrefixLines
 from translator.decode.translator import Translation
 from translator.errors import UserError
 
@@ -18,14 +18,18 @@ class Upper:
         self.sampling, self.prefix, self.calls, self.stop_after = None, [], 0, stop_after
         self.seeds = []
 
-    def translate(self, lines, dc=None, nbest=1, progress=False, prefixes=None):
+    def translate(self, lines, dc=None, nbest=1, progress=False, prefixes=None, constraints=None):
         if self.stop_after is not None and self.calls >= self.stop_after:
             raise KeyboardInterrupt
         self.calls += 1
         if self.sampling is not None:
             self.seeds.append(self.sampling.seed)
         prefixes = prefixes or [""] * len(lines)
-        return [[Translation(p + line.upper(), 0.0)] for p, line in zip(prefixes, lines)]
+        musts = constraints or [[] for _ in lines]
+        return [
+            [Translation(p + line.upper() + "".join(f" +{c}" for c in must), 0.0)]
+            for p, line, must in zip(prefixes, lines, musts)
+        ]
 
 
 @pytest.fixture
@@ -86,26 +90,35 @@ def test_sampling_draws_each_chunk_from_its_own_seed(job):
     assert straight.seeds == [7, 8, 9, 10] == stopped.seeds + resumed.seeds
 
 
-def test_a_resumed_run_keeps_each_line_with_its_own_prefix(job, tmp_path):
+def test_a_resumed_run_keeps_each_line_with_its_own_prefix_and_phrases(job, tmp_path):
     src, out = job
     given = tmp_path / "prefixes.txt"
     given.write_text("".join(f"p{i}: \n" for i in range(10)), encoding="utf-8")
+    musts = tmp_path / "constraints.txt"
+    musts.write_text("".join(f"c{i}\tlast\n" if i % 2 else "\n" for i in range(10)))
+    guides = LineGuides(prefix_file=given, constraint_file=musts, constraints=["all"])
+    guides.check(src)
     with pytest.raises(KeyboardInterrupt):
-        run(Upper(stop_after=2), src, out, prefixes=PrefixLines(given, src))
+        run(Upper(stop_after=2), src, out, prefixes=guides)
     again = Upper()
-    run(again, src, out, prefixes=PrefixLines(given, src))
+    run(again, src, out, prefixes=guides)
     assert again.calls == 2
-    assert out.read_text().splitlines() == [f"p{i}: LINE {i}" for i in range(10)]
-    with pytest.raises(KeyboardInterrupt):  # other prefixes: another job, started over
-        run(Upper(stop_after=1), src, out, prefixes="x ")
+    want = [f"p{i}: LINE {i} +all" + (f" +c{i} +last" if i % 2 else "") for i in range(10)]
+    assert out.read_text().splitlines() == want
+    with pytest.raises(KeyboardInterrupt):  # other guides: another job, started over
+        run(Upper(stop_after=1), src, out, prefixes=LineGuides(prefix="x "))
     again = Upper()
-    run(again, src, out, prefixes=PrefixLines(given, src))
+    run(again, src, out, prefixes=guides)
     assert again.calls == 4
 
 
-def test_a_prefix_file_of_another_length_is_one_line(job, tmp_path):
+def test_a_guide_file_of_another_length_is_one_line(job, tmp_path):
     src, _ = job
     given = tmp_path / "prefixes.txt"
     given.write_text("a\nb\n", encoding="utf-8")
     with pytest.raises(UserError, match="2 lines, but --input .* has 10"):
-        PrefixLines(given, src)
+        LineGuides(prefix_file=given).check(src)
+    with pytest.raises(UserError, match="--constraints .* 2 lines, but --input"):
+        LineGuides(constraint_file=given).check(src)
+    with pytest.raises(UserError, match="goes with --input"):
+        LineGuides(constraint_file=given).check(None)

@@ -1,5 +1,6 @@
 """`translator translate`: sentences from arguments, standard input or a file, with the
-search's settings, sampling, target prefixes, a source tag or an attention picture."""
+search's settings, sampling, target prefixes, required phrases and terms, a source tag
+or an attention picture."""
 
 from __future__ import annotations
 
@@ -25,22 +26,6 @@ from translator.cli_options import (
     output_option,
 )
 from translator.errors import UserError
-
-
-def prefix_source(prefix: str | None, prefix_file: Path | None, input_file: Path | None):
-    """What the translations begin with: None, one text for every line (--prefix), or a
-    decode.translate_io.PrefixLines over a file in step with --input (--prefixes)."""
-    from translator.decode.translate_io import PrefixLines, checked_text
-
-    if prefix is not None and prefix_file is not None:
-        raise UserError("give --prefix TEXT or --prefixes FILE, not both")
-    if prefix is not None:
-        return checked_text(prefix, "--prefix")
-    if prefix_file is None:
-        return None
-    if input_file is None:
-        raise UserError("--prefixes FILE goes with --input F: one prefix per line of F")
-    return PrefixLines(prefix_file, input_file)
 
 
 def translate(
@@ -94,6 +79,23 @@ def translate(
         Path | None,
         input_option("--prefixes", "Per line of --input, the text its translation begins with"),
     ] = None,
+    constraint: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--constraint", metavar="PHRASE", help="Every translation holds PHRASE (repeatable)"
+        ),
+    ] = None,
+    constraint_file: Annotated[
+        Path | None,
+        input_option("--constraints", "Per line of --input, phrases it must hold (TAB between)"),
+    ] = None,
+    terms: Annotated[
+        Path | None,
+        input_option("--terms", "Terminology TSV: a source term found makes its target required"),
+    ] = None,
+    terms_ignore_case: Annotated[
+        bool, typer.Option("--terms-ignore-case", help="Find source terms in any letter case")
+    ] = False,
     tag: TagOpt = None,
     device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,
@@ -101,8 +103,10 @@ def translate(
     """Translate sentences from arguments, standard input or a file, line by line.
 
     --checkpoint takes a checkpoint file or a folder written by `translator export`."""
+    from translator.decode.line_guides import LineGuides, Terms
     from translator.decode.sampling import sampling_options
     from translator.decode.translate_io import (
+        checked_text,
         chunks,
         draw_attention,
         interactive_loop,
@@ -116,7 +120,15 @@ def translate(
     text = utf8_arguments(text or [])
     if output_file is not None and input_file is None:
         raise UserError("--output needs --input F (arguments and stdin go to standard output)")
-    prefixes = prefix_source(prefix, prefix_file, input_file)
+    guides = LineGuides(
+        checked_text(prefix, "--prefix") if prefix is not None else None,
+        prefix_file,
+        utf8_arguments(constraint or []),
+        constraint_file,
+        Terms.read(terms, terms_ignore_case) if terms is not None else None,
+        terms,
+    )
+    guides.check(input_file)
     sampler = sampling_options(sampling, temperature, seed, beam)
     if sampler is not None and checkpoint[0].is_dir():
         raise UserError(f"--sampling: {checkpoint[0]} is an exported model, which only searches")
@@ -127,8 +139,10 @@ def translate(
     )
     if nbest > dc.beam:
         dc = dc.replace(beam=nbest)
-    if prefixes is not None and (plot_attention is not None or interactive):
-        raise UserError("--prefix and --prefixes go with TEXT, standard input or --input")
+    if guides and (plot_attention is not None or interactive):
+        raise UserError(
+            "--prefix, --constraint and --terms go with TEXT, standard input or --input"
+        )
     if plot_attention is not None:
         draw_attention(translator, text, dc, plot_attention, layer)
         return
@@ -136,17 +150,17 @@ def translate(
         interactive_loop(translator, dc)
         return
     if text:
-        write_translations(translator, [text], sys.stdout, dc, nbest, prefixes=prefixes)
+        write_translations(translator, [text], sys.stdout, dc, nbest, guides=guides)
         return
     if input_file is None:  # stdin: a person typing gets each line back at once
         chunk = 1 if sys.stdin.isatty() else dc.batch_size
         lines = chunks(read_stdin(), chunk)
-        write_translations(translator, lines, sys.stdout, dc, nbest, prefixes=prefixes)
+        write_translations(translator, lines, sys.stdout, dc, nbest, guides=guides)
         return
     if output_file is None:
-        print_file(translator, input_file, dc, nbest, prefixes)
+        print_file(translator, input_file, dc, nbest, guides)
         return
     from translator.decode.resumable import file_stamp, translate_file
 
     model = [file_stamp(p) if p.is_file() else str(p.resolve()) for p in checkpoint]
-    translate_file(translator, input_file, output_file, dc, nbest, model, prefixes)
+    translate_file(translator, input_file, output_file, dc, nbest, model, guides)

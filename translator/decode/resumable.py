@@ -54,11 +54,11 @@ def _done(record: Path, partial: Path, identity: dict) -> tuple[int, int]:
 
 
 def translate_file(
-    translator, input_file: Path, output_file: Path, dc, nbest: int, model, prefixes=None
+    translator, input_file: Path, output_file: Path, dc, nbest: int, model, guides=None
 ) -> None:
     """Translate `input_file` into `output_file` (module docstring). `model`: what
-    identifies the model (file stamps of the checkpoints); `prefixes`: as
-    translate_io.write_translations takes them."""
+    identifies the model (file stamps of the checkpoints); `guides`: each line's prefix and
+    required phrases (line_guides.LineGuides), or None."""
     output_file = writable_file(output_file)
     partial = output_file.with_name(output_file.name + ".partial")
     record = output_file.with_name(output_file.name + ".partial.json")
@@ -69,7 +69,7 @@ def translate_file(
         "decode": dc.to_dict(),
         "nbest": nbest,
         "prefix": list(translator.prefix),
-        "target_prefix": None if prefixes is None else _stamp_of(prefixes),
+        "guides": guides.stamp(file_stamp) if guides else None,
         "sampling": None if sampling is None else repr(sampling),
     }
     lines, size = _done(record, partial, identity)
@@ -79,7 +79,7 @@ def translate_file(
     bar = progress_bar(total=total, initial=lines, desc="translate", unit="line")
     seed = None if sampling is None else sampling.seed
     try:
-        job = (translator, input_file, partial, record, identity, dc, nbest, prefixes)
+        job = (translator, input_file, partial, record, identity, dc, nbest, guides)
         _append(*job, lines, size, bar)
     except OSError as err:  # a full disk: named by the output asked for (G.partial is kept)
         if err.filename in (None, str(partial), str(record)):
@@ -92,12 +92,7 @@ def translate_file(
     record.unlink(missing_ok=True)
 
 
-def _stamp_of(prefixes) -> list | str:
-    """What identifies the prefixes: the text, or the --prefixes file's stamp."""
-    return prefixes if isinstance(prefixes, str) else file_stamp(prefixes.path)
-
-
-def _append(translator, input_file, partial, record, identity, dc, nbest, prefixes, lines, size,
+def _append(translator, input_file, partial, record, identity, dc, nbest, guides, lines, size,
             bar):  # fmt: skip
     """Translate the input after its first `lines` lines onto `partial` (cut to `size`
     bytes first), recording each chunk in `record`."""
@@ -113,7 +108,7 @@ def _append(translator, input_file, partial, record, identity, dc, nbest, prefix
             if seed is not None:  # each chunk its own stream, whatever chunk a run starts at
                 sampling.seed, sampling.generators = seed + lines // CHUNK, {}
             text = io.StringIO()
-            write_translations(translator, [chunk], text, dc, nbest, None, prefixes, lines)
+            write_translations(translator, [chunk], text, dc, nbest, None, guides, lines)
             raw.write(text.getvalue().encode("utf-8"))
             raw.flush()
             os.fsync(raw.fileno())

@@ -17,6 +17,7 @@ import torch
 
 from translator.config import DecodeConfig
 from translator.decode.beam import BeamStream
+from translator.decode.constrained import constrained_beam_search
 from translator.decode.rules import (
     Hypothesis,
     TargetPrefixes,
@@ -147,11 +148,18 @@ def decode(
     sampling: Sampler | None = None,
     attention_layer: int | None = None,
     prefixes: list[list[int]] | None = None,
+    phrases: list[list[list[int]]] | None = None,
 ) -> list[list[Hypothesis]]:
     """Sampling when asked for; else greedy search for a beam of one (the same output,
     faster), else beam search. With `attention_layer`, the searches' hypotheses carry that
     decoder layer's attention weights; with `prefixes` (target ids per sentence), each
-    output begins with its sentence's prefix and the search continues from it."""
+    output begins with its sentence's prefix and the search continues from it; with
+    `phrases` (target-id phrases per sentence), the constrained beam search (constrained.py)
+    puts every phrase in each output."""
+    if phrases is not None and any(phrases):
+        if sampling is not None or attention_layer is not None:
+            raise ValueError("required phrases need the constrained beam search alone")
+        return constrained_beam_search(model, src, dc, phrases, nbest, prefixes)
     if sampling is not None:
         return sample_search(model, src, dc, sampling, nbest, attention_layer, prefixes)
     if dc.beam == 1 and nbest == 1:

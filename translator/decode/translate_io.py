@@ -39,44 +39,17 @@ def chunks(stream, size: int):
     return chunked((line.rstrip("\n").rstrip("\r") for line in stream), size)
 
 
-class PrefixLines:
-    """The lines of a --prefixes file, one per line of the input it goes with (checked)."""
-
-    def __init__(self, path: Path, input_file: Path):
-        from translator.data.readers import iter_lines
-
-        self.path = path
-        count, wanted = (sum(1 for _ in iter_lines(p)) for p in (path, input_file))
-        if count != wanted:
-            raise UserError(
-                f"--prefixes {path}: {count} lines, but --input {input_file} has {wanted}; "
-                "give one prefix per line (an empty line for none)"
-            )
-
-    def lines(self, start: int = 0):
-        """Its lines from line `start` (0-based) on."""
-        from itertools import islice
-
-        from translator.data.readers import iter_lines
-
-        return islice(iter_lines(self.path), start, None)
-
-
 def write_translations(
-    translator, chunks, out, dc, nbest: int, bar=None, prefixes=None, start: int = 0
+    translator, chunks, out, dc, nbest: int, bar=None, guides=None, start: int = 0
 ) -> None:
     """Translate chunk by chunk; one line per input line (nbest: K lines, index TAB score TAB
-    text), flushed after each chunk so output starts before the input ends. `prefixes`:
-    None, the text every translation begins with, or a PrefixLines whose line `start` goes
-    with the first line of `chunks`."""
+    text), flushed after each chunk so output starts before the input ends. `guides`: a
+    line_guides.LineGuides whose input line `start` is the first line of `chunks`, or None."""
     index = 0
-    given = prefixes.lines(start) if isinstance(prefixes, PrefixLines) else None
+    take = guides.reader(start) if guides else None
     for lines in chunks:
-        if given is not None:
-            pre = [next(given) for _ in lines]
-        else:
-            pre = None if prefixes is None else [prefixes] * len(lines)
-        for hyps in translator.translate(lines, dc, nbest=nbest, prefixes=pre):
+        pre, phrases = take(lines) if take is not None else (None, None)
+        for hyps in translator.translate(lines, dc, nbest=nbest, prefixes=pre, constraints=phrases):
             if nbest == 1:
                 out.write(hyps[0].text + "\n")
             else:
@@ -87,7 +60,7 @@ def write_translations(
             bar.update(len(lines))
 
 
-def print_file(translator, input_file: Path, dc, nbest, prefixes=None) -> None:
+def print_file(translator, input_file: Path, dc, nbest, guides=None) -> None:
     """Translate a file of any size to standard output, a chunk of lines at a time (--output
     writes one instead, resumably: decode/resumable.py)."""
     from translator.data.readers import iter_lines
@@ -96,7 +69,7 @@ def print_file(translator, input_file: Path, dc, nbest, prefixes=None) -> None:
     total = sum(1 for _ in iter_lines(input_file))  # a cheap pass, for the bar's total
     with progress_bar(total=total, desc="translate", unit="line") as bar:
         lines = chunked(iter_lines(input_file), 4096)
-        write_translations(translator, lines, sys.stdout, dc, nbest, bar, prefixes)
+        write_translations(translator, lines, sys.stdout, dc, nbest, bar, guides)
 
 
 def interactive_loop(translator, dc) -> None:

@@ -12,6 +12,7 @@ import torch
 from translator.config import Config, DecodeConfig
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer
+from translator.decode.guide import Guides
 from translator.decode.rules import cut, nbest_problem
 from translator.decode.score import Score, score_in_batches, teacher_forced
 from translator.decode.search import decode
@@ -43,24 +44,6 @@ def source_ids(
     return todo, cut(ids, limit, todo)
 
 
-def target_prefixes(
-    tokenizer, texts: list[str | None] | None, lines: list[str], steps: int | None
-) -> list[list[int]] | None:
-    """The target ids each line's translation must begin with (translate --prefix), or None
-    where no line has one; a prefix the model cannot fit before its <eos> is a UserError."""
-    if not texts or not any(texts):
-        return None
-    if len(texts) != len(lines):
-        raise UserError(f"{len(texts)} prefixes for {len(lines)} lines: give one per line")
-    ids = [t[1:-1] for t in tokenizer.encode_tgt([t or "" for t in texts])]
-    for n, p in enumerate(ids, 1):
-        if steps is not None and len(p) >= steps:
-            raise UserError(
-                f"prefix {n}: {len(p)} subwords, more than the model's output limit of {steps - 1}"
-            )
-    return ids
-
-
 def in_batches(
     tokenizer,
     lines,
@@ -71,11 +54,11 @@ def in_batches(
     run_batch,
     workers: int = 1,
     prefix=(),
-    targets: list[list[int]] | None = None,
+    guides: Guides | None = None,
 ):
     """Translate `lines` in length-sorted batches of dc.batch_size with `run_batch(ids, dc,
-    nbest, prefixes)` (`targets`: the target ids each line's translation begins with, or
-    None); results come back in input order. A blank line yields an empty translation
+    nbest, guides)` (`guides`: each line's target prefix and required phrases, decode/
+    guide.py, or None); results come back in input order. A blank line yields an empty translation
     without running the model; a source longer than `limit` subwords is cut (with a warning).
     With `workers` > 1, that many batches run at once on threads (for an engine that releases
     the GIL, such as CTranslate2), and input that would make fewer batches is split so that
@@ -94,8 +77,8 @@ def in_batches(
     )
 
     def run(batch: list[int]) -> list[list[Translation]]:
-        pre = None if targets is None else [targets[todo[j]] for j in batch]
-        return list(run_batch([ids[j] for j in batch], dc, nbest, pre))
+        part = None if guides is None else guides.of([todo[j] for j in batch])
+        return list(run_batch([ids[j] for j in batch], dc, nbest, part))
 
     with bar, contextlib.ExitStack() as stack:
         if workers > 1 and len(batches) > 1:
@@ -162,19 +145,24 @@ class Translator:
         nbest: int = 1,
         progress: bool = False,
         prefixes: list[str | None] | None = None,
+        constraints: list[list[str]] | None = None,
     ) -> list[list[Translation]]:
         """Translate lines in length-sorted batches; results come back in input order.
-        `prefixes`: per line, the text its translation begins with (None or "": none).
+        `prefixes`: per line, the text its translation begins with (None or "": none);
+        `constraints`: per line, the phrases its translation must hold.
 
         A blank line yields an empty translation without running the model.
         """
         dc = decode_cfg or self.cfg.decode
         if self.sampling is None and (problem := nbest_problem(nbest, dc.beam)):
             raise UserError("--" + problem)
-        targets = target_prefixes(self.tokenizer, prefixes, lines, self.model.max_output_len)
+        steps = self.model.max_output_len
+        guides = Guides.read(self.tokenizer, lines, steps, dc.beam, prefixes, constraints)
+        if guides is not None and guides.phrases is not None and self.sampling is not None:
+            raise UserError("--constraint needs a search: it does not go with --sampling")
         return in_batches(
             self.tokenizer, lines, self.max_source, dc, nbest, progress, self._batch, 1,
-            self.prefix, targets,
+            self.prefix, guides,
         )  # fmt: skip
 
     def score(
@@ -196,11 +184,12 @@ class Translator:
         )
 
     def _batch(
-        self, ids: list[list[int]], dc: DecodeConfig, nbest: int, prefixes=None
+        self, ids: list[list[int]], dc: DecodeConfig, nbest: int, guides: Guides | None = None
     ) -> list[list[Translation]]:
         src = pad_ids(ids).to(self.device)
+        pre, phrases = (None, None) if guides is None else (guides.prefixes, guides.phrases)
         with torch.inference_mode(), autocast(self.device, self.dtype):
-            hyps = decode(self.model, src, dc, nbest, self.sampling, prefixes=prefixes)
+            hyps = decode(self.model, src, dc, nbest, self.sampling, None, pre, phrases)
         return [self.translations(sent) for sent in hyps]
 
     def translations(self, hyps) -> list[Translation]:

@@ -38,9 +38,10 @@ import torch
 from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer, fingerprint
+from translator.decode.guide import Guides
 from translator.decode.rules import length_penalty, max_lengths, nbest_problem
 from translator.decode.score import Score, score_in_batches
-from translator.decode.translator import Translation, in_batches, target_prefixes
+from translator.decode.translator import Translation, in_batches
 from translator.engines.export import FORMAT_VERSION, MANIFEST, MANIFEST_FORMAT
 from translator.errors import UserError, optional_import
 from translator.specials import BOS, EOS, PAD
@@ -184,17 +185,24 @@ class ExportedTranslator:
         nbest: int = 1,
         progress: bool = False,
         prefixes: list[str | None] | None = None,
+        constraints: list[list[str]] | None = None,
     ) -> list[list[Translation]]:
         """As decode.translator.Translator.translate: length-sorted batches, input order back;
-        prefixes through CTranslate2's target_prefix."""
+        prefixes through CTranslate2's target_prefix. Its search cannot require phrases, so
+        constraints are refused, never dropped."""
         dc = decode_cfg or self.cfg.decode
         if problem := nbest_problem(nbest, dc.beam):
             raise UserError("--" + problem)
+        if constraints and any(constraints):
+            raise UserError(
+                f"{self.folder} is an exported (CTranslate2) model, whose search cannot require "
+                "phrases; give the checkpoint file for --constraint and --terms"
+            )
         steps = self.cfg.model.max_positions
-        targets = target_prefixes(self.tokenizer, prefixes, lines, steps)
+        guides = Guides.read(self.tokenizer, lines, steps, dc.beam, prefixes)
         return in_batches(
             self.tokenizer, lines, self.max_source, dc, nbest, progress, self._batch,
-            self.workers, self.prefix, targets,
+            self.workers, self.prefix, guides,
         )  # fmt: skip
 
     def score(
@@ -249,12 +257,13 @@ class ExportedTranslator:
             found.append(hyps)
         return found
 
-    def _batch(self, ids: list[list[int]], dc: DecodeConfig, nbest: int, prefixes=None):
+    def _batch(self, ids: list[list[int]], dc: DecodeConfig, nbest: int, guides=None):
         # our search's output limit of each sentence (a prefix fits whole)
         steps = self.cfg.model.max_positions
         caps = max_lengths(pad_ids(ids), dc.max_len_a, dc.max_len_b, steps).tolist()
         sources = [[self._src_pieces[i] for i in s] for s in ids]
         pieces = self.tokenizer.tgt.id_to_piece
+        prefixes = None if guides is None else guides.prefixes
         prefix = None if prefixes is None else [[pieces(i) for i in p] for p in prefixes]
         if prefixes is not None:
             caps = [max(c, len(p)) for c, p in zip(caps, prefixes)]

@@ -17,8 +17,8 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.exceptions import HTTPException
 
+from translator.decode.guide import target_prefixes
 from translator.decode.rules import nbest_problem
-from translator.decode.translator import target_prefixes
 from translator.errors import UserError, one_line
 from translator.serve.batcher import Batcher
 from translator.serve.limits import LimitError, Limits

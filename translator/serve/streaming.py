@@ -19,7 +19,8 @@ import torch
 
 from translator.data.batching import pad_ids
 from translator.decode.beam import BeamStream
-from translator.decode.translator import Translation, source_ids, target_prefixes
+from translator.decode.guide import target_prefixes
+from translator.decode.translator import Translation, source_ids
 from translator.errors import UserError
 from translator.runtime import autocast
 from translator.serve.batcher import Batcher, Job

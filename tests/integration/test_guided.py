@@ -1,0 +1,99 @@
+"""`translate --prefix/--prefixes`, `--constraint/--constraints` and `--terms` as a user runs
+them: every translation begins with its prefix and holds its phrases, files go line by line
+with --input (resumable output included), and mistakes are one-line errors."""
+
+import pytest
+from util import assert_user_error, cli, tiny_config
+
+from translator.config import config_from_dict
+from translator.train.trainer import Trainer
+
+SOURCES = ["Ein Hund läuft.", "Zwei Katzen spielen im Garten.", "Ein Mann liest."]
+PREFIXES = ["A black", "", "The old man"]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    root = tmp_path_factory.mktemp("prefix")
+    cfg = config_from_dict(tiny_config(run_dir=str(root / "run"), train={"max_steps": 3}))
+    Trainer(cfg).run()
+    return str(root / "run" / "last.pt")
+
+
+def test_every_translation_begins_with_the_prefix(checkpoint):
+    for extra in ([], ["--beam", "1"], ["--sampling", "topk:5", "--seed", "1"]):
+        done = cli("translate", "--checkpoint", checkpoint, "--prefix", "A dog", *extra, *SOURCES)
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert len(lines) == 3 and all(line.startswith("A dog") for line in lines), lines
+
+
+def test_a_prefix_file_goes_with_the_input_line_by_line(checkpoint, tmp_path):
+    src, pre = tmp_path / "in.de", tmp_path / "prefixes.en"
+    src.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
+    pre.write_text("\n".join(PREFIXES) + "\n", encoding="utf-8")
+    printed = cli(
+        "translate", "--checkpoint", checkpoint, "--input", str(src), "--prefixes", str(pre)
+    )
+    assert printed.returncode == 0, printed.stderr
+    out = tmp_path / "out.en"
+    written = cli(
+        "translate", "--checkpoint", checkpoint, "--input", str(src), "--prefixes", str(pre),
+        "--output", str(out),
+    )  # fmt: skip
+    assert written.returncode == 0, written.stderr
+    assert out.read_text(encoding="utf-8").splitlines() == printed.stdout.splitlines()
+    for line, prefix in zip(printed.stdout.splitlines(), PREFIXES):
+        assert line.startswith(prefix)
+
+
+def test_prefix_mistakes_are_one_line_errors(checkpoint, tmp_path):
+    src, pre = tmp_path / "in.de", tmp_path / "prefixes.en"
+    src.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
+    pre.write_text("only one\n", encoding="utf-8")
+    ck = ["translate", "--checkpoint", checkpoint]
+    assert_user_error(cli(*ck, "--input", str(src), "--prefixes", str(pre)), "1 lines", "has 3")
+    assert_user_error(
+        cli(*ck, "--prefixes", str(pre), "Hallo"), "--prefixes FILE goes with --input"
+    )
+    assert_user_error(
+        cli(*ck, "--prefix", "a", "--prefixes", str(pre), "--input", str(src)), "not both"
+    )
+    assert_user_error(cli(*ck, "--prefix", "a " * 2000, "Hallo"), "output limit")
+
+
+def test_every_translation_holds_the_required_phrases(checkpoint, tmp_path):
+    done = cli("translate", "--checkpoint", checkpoint, "--beam", "3", "--constraint", "red ball",
+               "--constraint", "dog", *SOURCES)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3 and all("red ball" in line and "dog" in line for line in lines), lines
+    src, terms, musts = tmp_path / "in.de", tmp_path / "terms.tsv", tmp_path / "musts.en"
+    src.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
+    terms.write_text("Katzen\tkittens\nMann\tgentleman\n", encoding="utf-8")
+    musts.write_text("blue\n\nsky\tsea\n", encoding="utf-8")
+    out = tmp_path / "out.en"
+    done = cli("translate", "--checkpoint", checkpoint, "--beam", "4", "--input", str(src),
+               "--terms", str(terms), "--constraints", str(musts), "--output", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first, second, third = out.read_text(encoding="utf-8").splitlines()
+    assert "blue" in first and "kittens" not in first
+    assert "kittens" in second
+    assert "gentleman" in third and "sky" in third and "sea" in third
+
+
+def test_constraint_mistakes_are_one_line_errors(checkpoint, tmp_path):
+    ck = ["translate", "--checkpoint", checkpoint]
+    assert_user_error(cli(*ck, "--constraint", " ", "Hallo"), "a constraint is empty")
+    assert_user_error(cli(*ck, "--beam", "2", "--constraint", "a", "--constraint", "b", "Hallo"),
+                      "2 constraints need a beam of at least 3 (beam is 2")  # fmt: skip
+    assert_user_error(cli(*ck, "--beam", "3", "--constraint", "a " * 1100, "Hallo"), "output limit")
+    terms = tmp_path / "terms.tsv"
+    terms.write_text("Hund\tdog\nKatze\n", encoding="utf-8")
+    assert_user_error(cli(*ck, "--terms", str(terms), "Hallo"), f"{terms}:2:")
+    folder = tmp_path / "ct2"
+    assert cli("export", "--checkpoint", checkpoint, "--output", str(folder)).returncode == 0
+    exported = ["translate", "--checkpoint", str(folder), "--beam", "3"]
+    assert_user_error(cli(*exported, "--constraint", "dog", "Hallo"), "cannot require phrases")
+    done = cli(*exported, "--prefix", "A dog", "Hallo")
+    assert done.returncode == 0 and done.stdout.startswith("A dog"), done.stderr

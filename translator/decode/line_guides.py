@@ -1,0 +1,126 @@
+"""Where `translate` finds each line's target prefix and required phrases: one text (or list)
+for every line, a file with one line per input line, and a terminology list whose source
+terms are looked for in each line."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+
+from translator.data.readers import iter_lines
+from translator.errors import UserError
+
+
+@dataclass
+class Terms:
+    """Source term -> target term. A source term found in a line, on whole words (case-
+    sensitive unless asked otherwise), makes its target term a required phrase."""
+
+    pairs: list[tuple[str, str]]
+    ignore_case: bool = False
+    pattern: re.Pattern | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        terms = sorted({s for s, _ in self.pairs}, key=len, reverse=True)  # longest first
+        flags = re.IGNORECASE if self.ignore_case else 0
+        words = "|".join(re.escape(t) for t in terms)
+        self.pattern = re.compile(rf"(?<!\w)(?:{words})(?!\w)", flags) if terms else None
+        fold = str.casefold if self.ignore_case else str
+        self.target = {fold(s): t for s, t in self.pairs}
+        self.fold = fold
+
+    @classmethod
+    def read(cls, path: Path, ignore_case: bool = False) -> Terms:
+        pairs = []
+        for n, line in enumerate(iter_lines(path), 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            parts = line.split("\t")
+            if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+                raise UserError(
+                    f"{path}:{n}: expected 'source term<TAB>target term', got {line[:60]!r}"
+                )
+            pairs.append((parts[0].strip(), parts[1].strip()))
+        return cls(pairs, ignore_case)
+
+    def found(self, line: str) -> list[str]:
+        """The target terms of the source terms in `line`, each once, in order."""
+        if self.pattern is None:
+            return []
+        out = [self.target[self.fold(m.group(0))] for m in self.pattern.finditer(line)]
+        return list(dict.fromkeys(out))
+
+
+def _lines_of(path: Path, input_file: Path, option: str, what: str) -> None:
+    count, wanted = (sum(1 for _ in iter_lines(p)) for p in (path, input_file))
+    if count != wanted:
+        raise UserError(
+            f"{option} {path}: {count} lines, but --input {input_file} has {wanted}; "
+            f"give one line per input line ({what})"
+        )
+
+
+@dataclass
+class LineGuides:
+    """translate's --prefix/--prefixes, --constraint/--constraints and --terms together."""
+
+    prefix: str | None = None  # every line's
+    prefix_file: Path | None = None  # a line per input line
+    constraints: list[str] = field(default_factory=list)  # every line's
+    constraint_file: Path | None = None  # a line per input line, phrases TAB-separated
+    terms: Terms | None = None
+    terms_file: Path | None = None
+
+    def __bool__(self) -> bool:
+        return any(
+            (self.prefix, self.prefix_file, self.constraints, self.constraint_file, self.terms)
+        )
+
+    def check(self, input_file: Path | None) -> None:
+        """A UserError where the options do not go together."""
+        if self.prefix is not None and self.prefix_file is not None:
+            raise UserError("give --prefix TEXT or --prefixes FILE, not both")
+        files = [(self.prefix_file, "--prefixes", "an empty line for none"),
+                 (self.constraint_file, "--constraints", "phrases TAB-separated, or none")]  # fmt: skip
+        for path, option, what in files:
+            if path is None:
+                continue
+            if input_file is None:
+                raise UserError(f"{option} FILE goes with --input F: one line per line of F")
+            _lines_of(path, input_file, option, what)
+
+    def stamp(self, file_stamp) -> dict:
+        """What the translations depend on (a resumed run with other guides starts over)."""
+        files = {"prefixes": self.prefix_file, "constraints": self.constraint_file,
+                 "terms": self.terms_file}  # fmt: skip
+        stamps = {k: file_stamp(p) for k, p in files.items() if p is not None}
+        return {"prefix": self.prefix, "constraint": list(self.constraints), **stamps}
+
+    def reader(self, start: int = 0):
+        """take(lines) -> (prefixes, constraints) of the next lines, from input line `start`
+        (0-based) on; either is None where nothing was asked."""
+        pre = (
+            None if self.prefix_file is None else islice(iter_lines(self.prefix_file), start, None)
+        )
+        con = None
+        if self.constraint_file is not None:
+            con = islice(iter_lines(self.constraint_file), start, None)
+
+        def take(lines: list[str]):
+            prefixes = None
+            if pre is not None:
+                prefixes = [next(pre) for _ in lines]
+            elif self.prefix is not None:
+                prefixes = [self.prefix] * len(lines)
+            phrases = [list(self.constraints) for _ in lines]
+            if con is not None:
+                for given in phrases:
+                    given += [p for p in next(con).split("\t") if p.strip()]
+            if self.terms is not None:
+                for given, line in zip(phrases, lines):
+                    given += [t for t in self.terms.found(line) if t not in given]
+            return prefixes, phrases if any(phrases) else None
+
+        return take
