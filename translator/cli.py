@@ -161,6 +161,17 @@ def evaluate(
             help="Override a key of the model's config, e.g. --set data.test.src=F (repeatable)",
         ),
     ] = None,
+    constraint_file: Annotated[
+        Path | None,
+        input_option("--constraints", "Per sentence, phrases it must hold (TAB between)"),
+    ] = None,
+    terms: Annotated[
+        Path | None,
+        input_option("--terms", "Terminology TSV: a source term found makes its target required"),
+    ] = None,
+    terms_ignore_case: Annotated[
+        bool, typer.Option("--terms-ignore-case", help="Find source terms in any letter case")
+    ] = False,
     tag: TagOpt = None,
     device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,
@@ -171,6 +182,7 @@ def evaluate(
     of them as one model with --ensemble."""
     from translator.config import config_from_dict
     from translator.decode.evaluate import evaluate_translator, report_lines
+    from translator.decode.line_guides import LineGuides, Terms
     from translator.engines.load import load_engine
     from translator.fileio import atomic_write_bytes
     from translator.plots.figures import plot_by_length
@@ -179,6 +191,8 @@ def evaluate(
         raise UserError(f"--split must be dev or test, got '{split}'")
     if (src is None) != (ref is None):
         raise UserError("--src and --ref go together: give both files or neither")
+    glossary = Terms.read(terms, terms_ignore_case) if terms is not None else None
+    guides = LineGuides(constraint_file=constraint_file, terms=glossary, terms_file=terms)
     models = [checkpoint] if ensemble else [[path] for path in checkpoint]
     if output is not None and len(models) > 1:
         raise UserError("--output takes one --checkpoint (or --ensemble); give one model at a time")
@@ -192,7 +206,7 @@ def evaluate(
         dc = decode_overrides(cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size)
         files, lengths = (src, ref), by_length or plot is not None
         result, hyps = evaluate_translator(
-            translator, cfg.data, cfg.seed, dc, split, files, lengths
+            translator, cfg.data, cfg.seed, dc, split, files, lengths, guides
         )
         result["checkpoint"] = path
         series.append((translator.cfg.model.type, paths, result.get("by_length", [])))

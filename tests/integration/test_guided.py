@@ -2,6 +2,8 @@
 them: every translation begins with its prefix and holds its phrases, files go line by line
 with --input (resumable output included), and mistakes are one-line errors."""
 
+import json
+
 import pytest
 from util import assert_user_error, cli, tiny_config
 
@@ -97,3 +99,18 @@ def test_constraint_mistakes_are_one_line_errors(checkpoint, tmp_path):
     assert_user_error(cli(*exported, "--constraint", "dog", "Hallo"), "cannot require phrases")
     done = cli(*exported, "--prefix", "A dog", "Hallo")
     assert done.returncode == 0 and done.stdout.startswith("A dog"), done.stderr
+
+
+def test_eval_reports_how_many_required_phrases_the_translations_hold(checkpoint, tmp_path):
+    src, ref, musts = tmp_path / "s.de", tmp_path / "r.en", tmp_path / "m.en"
+    src.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
+    ref.write_text("A dog runs.\nTwo cats play in the garden.\nA man reads.\n", encoding="utf-8")
+    musts.write_text("dog\n\ngarden\treads\n", encoding="utf-8")
+    ev = ["eval", "--checkpoint", checkpoint, "--src", str(src), "--ref", str(ref), "--beam", "3"]
+    done = cli(*ev, "--constraints", str(musts), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["constraints"] == {"given": 3, "honoured": 3}
+    done = cli(*ev, "--constraints", str(musts))
+    assert "constraints honoured: 3 of 3 (100.0%)" in done.stdout
+    musts.write_text("dog\n", encoding="utf-8")
+    assert_user_error(cli(*ev, "--constraints", str(musts)), "1 lines", "3 sentences")

@@ -32,15 +32,34 @@ def check_prefixes(url: str, translator, long: tuple) -> None:
     assert_error(post(url + "/translate", too_long), *long)
 
 
-def test_prefixes_in_requests(server, transformer):
+def check_constraints(url: str, translator) -> None:
+    """Required phrases and terms per request: every translation holds them, as the
+    translator's own search gives; mistakes are one-line 400s."""
+    texts = SENTENCES[:4]
+    dc = translator.cfg.decode.replace(beam=3)
+    musts = [["red ball", "Katzen" in t and "kittens" or ""] for t in texts]
+    want = translator.translate(texts, dc, constraints=[[m for m in ms if m] for ms in musts])
+    ask = {"texts": texts, "beam": 3, "constraints": ["red ball"], "terms": {"Katzen": "kittens"}}
+    status, body, raw = post(url + "/translate", ask)
+    assert status == 200 and body["translations"] == [r[0].text for r in want], raw
+    for text, out in zip(texts, body["translations"]):
+        assert "red ball" in out and ("kittens" in out) == ("Katzen" in text)
+    bad = {"text": texts[0], "beam": 2, "constraints": ["a", "b"]}
+    assert_error(post(url + "/translate", bad), 400, "2 constraints need a beam of at least 3")
+    assert_error(post(url + "/translate", {"text": texts[0], "constraints": [" "]}), 400, "empty")
+
+
+def test_prefixes_and_constraints_in_requests(server, transformer):
     check_prefixes(server.url, transformer[1], (413, "over this server's limit"))
+    check_constraints(server.url, transformer[1])
 
 
-def test_prefixes_join_a_continuous_batch(transformer, tmp_path):
+def test_prefixes_join_a_continuous_batch_and_constraints_are_decoded_apart(transformer, tmp_path):
     path, translator = transformer
     srv = Server(path, tmp_path / "log", "--batching", "continuous", "--batch-size", "16")
     try:
         check_prefixes(srv.url, translator, (400, "output limit of 1023"))
+        check_constraints(srv.url, translator)
         assert "Traceback" not in srv.log()
     finally:
         srv.stop()
@@ -76,6 +95,15 @@ def test_the_page_completes_a_prefix(server, tmp_path):
     assert att["translation"] == best, raw
     assert heat.count("<tr") == 1 + len(att["target"])
     assert all(f"<th>{html.escape(piece, quote=False)}</th>" in heat for piece in att["target"])
+
+
+def test_the_page_requires_the_words_asked_for(server, tmp_path):
+    dom = rendered(server.url, tmp_path, text=SENTENCES[1], beam=2, must="red ball, dog")
+    ask = {"text": SENTENCES[1], "beam": 3, "constraints": ["red ball", "dog"]}
+    _, body, raw = post(server.url + "/translate", ask)  # the page raises the beam to 3
+    best = body["translations"][0]
+    assert "red ball" in best and "dog" in best, raw
+    assert f'<div id="translation">{best}</div>' in dom, dom[-2000:]
 
 
 def test_the_page_in_headless_chromium(server, tmp_path):

@@ -61,12 +61,20 @@ def by_length(
     return rows
 
 
+def honoured(hypotheses: list[str], phrases: list[list[str]]) -> dict:
+    """How many of the required phrases the hypotheses hold (as text)."""
+    given = sum(len(p) for p in phrases)
+    held = sum(p.strip() in h for h, ps in zip(hypotheses, phrases) for p in ps)
+    return {"given": given, "honoured": held}
+
+
 def evaluate_translator(
-    translator, data, seed: int, dc, split: str, files, with_lengths: bool
+    translator, data, seed: int, dc, split: str, files, with_lengths: bool, guides=None
 ) -> tuple[dict, list[str]]:
     """Decode `split` of the data section `data` (or the (source, reference) `files` when
     given) with the decode settings `dc` and score it: (scores and settings, hypotheses);
-    `with_lengths` adds BLEU by source length."""
+    `with_lengths` adds BLEU by source length; `guides` (line_guides.LineGuides, a line per
+    sentence) adds required phrases, and how many the translations hold."""
     from translator.data.corpus import open_source, read_pair_files
 
     src, ref = files
@@ -77,8 +85,15 @@ def evaluate_translator(
         pairs = list(source.pairs(split))
         what = source.label(split)
     sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
-    hyps = [r[0].text for r in translator.translate(sources, dc, progress=True)]
+    prefixes = phrases = None
+    if guides:
+        guides.check_count(len(sources), what)
+        prefixes, phrases = guides.reader()(sources)
+    found = translator.translate(sources, dc, progress=True, prefixes=prefixes, constraints=phrases)
+    hyps = [r[0].text for r in found]
     result = {**score(hyps, refs), "beam": dc.beam, "len_penalty": dc.len_penalty, "data": what}
+    if phrases is not None:
+        result["constraints"] = honoured(hyps, phrases)
     if with_lengths:
         result["by_length"] = by_length(sources, hyps, refs)
     return result, hyps
@@ -91,6 +106,10 @@ def report_lines(result: dict, by_length: bool) -> list[str]:
         f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  TER {result['ter']:.2f}",
         f"signature: {result['signature']}",
     ]
+    if "constraints" in result:
+        c = result["constraints"]
+        share = 100 * c["honoured"] / max(1, c["given"])
+        lines.append(f"constraints honoured: {c['honoured']} of {c['given']} ({share:.1f}%)")
     for row in result.get("by_length", []) if by_length else []:
         lines.append(f"  source words {row['bucket']:>6}: BLEU {row['bleu']:6.2f}  (n={row['n']})")
     return lines

@@ -91,6 +91,17 @@ class LineGuides:
                 raise UserError(f"{option} FILE goes with --input F: one line per line of F")
             _lines_of(path, input_file, option, what)
 
+    def check_count(self, n: int, what: str) -> None:
+        """A UserError unless each file has a line for each of the `n` sentences of `what`."""
+        for path, option in ((self.prefix_file, "--prefixes"),
+                             (self.constraint_file, "--constraints")):  # fmt: skip
+            count = 0 if path is None else sum(1 for _ in iter_lines(path))
+            if path is not None and count != n:
+                raise UserError(
+                    f"{option} {path}: {count} lines, but {what} has {n} sentences; give one "
+                    "line per sentence"
+                )
+
     def stamp(self, file_stamp) -> dict:
         """What the translations depend on (a resumed run with other guides starts over)."""
         files = {"prefixes": self.prefix_file, "constraints": self.constraint_file,

@@ -17,7 +17,8 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.exceptions import HTTPException
 
-from translator.decode.guide import target_prefixes
+from translator.decode.guide import Guides, target_prefixes
+from translator.decode.line_guides import Terms
 from translator.decode.rules import nbest_problem
 from translator.errors import UserError, one_line
 from translator.serve.batcher import Batcher
@@ -35,6 +36,12 @@ class TranslateRequest(BaseModel):
     prefix: StrictStr | None = Field(None, description="Every translation begins with this")
     prefixes: list[StrictStr] | None = Field(
         None, description="Per text of `texts`, what its translation begins with"
+    )
+    constraints: list[StrictStr] | None = Field(
+        None, description="Phrases every translation must hold (a beam above their number)"
+    )
+    terms: dict[StrictStr, StrictStr] | None = Field(
+        None, description="Source term -> target term: a term found in a text is required"
     )
 
 
@@ -136,6 +143,22 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
         target_prefixes(translator.tokenizer, given, texts, steps)  # raises a UserError: 400
         return given
 
+    def constraints_of(req: TranslateRequest, texts, beam, prefixes) -> list[list[str]] | None:
+        """Each text's required phrases: `constraints` and the `terms` found in it."""
+        glossary = Terms(list(req.terms.items())) if req.terms else None
+        musts = [list(req.constraints or []) for _ in texts]
+        if glossary is not None:
+            for given, text in zip(musts, texts):
+                given += [t for t in glossary.found(text) if t not in given]
+        if not any(musts):
+            return None
+        if info["engine"] != "pytorch":
+            raise LimitError(400, "an exported (CTranslate2) model cannot require phrases")
+        check_texts([p for given in musts for p in given])
+        steps = translator.cfg.model.max_positions
+        Guides.read(translator.tokenizer, texts, steps, beam, prefixes, musts)  # UserError: 400
+        return musts
+
     @app.post("/translate")
     async def translate(req: TranslateRequest) -> dict:
         """Translate `text` or `texts`; `nbest` > 1 adds that many hypotheses with scores."""
@@ -145,7 +168,8 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
         check_texts(texts)
         beam = beam_of(req.beam, req.nbest)
         prefixes = prefixes_of(req, texts)
-        results = await batcher.translate(texts, beam, req.nbest, prefixes) if texts else []
+        musts = constraints_of(req, texts, beam, prefixes)
+        results = await batcher.translate(texts, beam, req.nbest, prefixes, musts) if texts else []
         answer: dict = {
             "beam": beam,
             "translations": [hyps[0].text for hyps in results],

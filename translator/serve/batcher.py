@@ -33,6 +33,7 @@ class Job:
     texts: list[str] = field(default_factory=list)
     key: tuple[int, int] = (1, 1)  # (beam, nbest): jobs with equal keys share a search
     prefixes: list[str] | None = None  # what each text's translation begins with
+    constraints: list[list[str]] | None = None  # the phrases each text's translation holds
     fn: Callable[[], Any] | None = None  # other work (the attention of one sentence)
     loop: asyncio.AbstractEventLoop | None = None
     future: asyncio.Future | None = None
@@ -58,10 +59,14 @@ class Batcher:
         """Let `run` decode what is queued, then return."""
         self._jobs.put(None)
 
-    async def translate(self, texts: list[str], beam: int, nbest: int, prefixes=None):
+    async def translate(
+        self, texts: list[str], beam: int, nbest: int, prefixes=None, constraints=None
+    ):
         """One list of Translation (n-best) per text, in order; `prefixes`: per text, what
-        its translation begins with ("": nothing), or None."""
-        return await self._submit(Job(texts=texts, key=(beam, nbest), prefixes=prefixes))
+        its translation begins with ("": nothing), or None; `constraints`: per text, the
+        phrases it must hold, or None."""
+        job = Job(texts=texts, key=(beam, nbest), prefixes=prefixes, constraints=constraints)
+        return await self._submit(job)
 
     async def call(self, fn: Callable[[], Any]):
         """fn() run by the decoding loop, between batches."""
@@ -137,9 +142,12 @@ class Batcher:
         for (beam, nbest), group in groups.items():
             lines = [text for job in group for text in job.texts]
             pre = [p for job in group for p in job.prefixes or [""] * len(job.texts)]
+            musts = [c for job in group for c in job.constraints or [[] for _ in job.texts]]
             dc = cfg.replace(beam=beam, batch_size=self.limits.batch_size)
             try:
-                results = self.translator.translate(lines, dc, nbest=nbest, prefixes=pre)
+                results = self.translator.translate(
+                    lines, dc, nbest=nbest, prefixes=pre, constraints=musts
+                )
             except Exception as err:  # a bug, not the client's fault: logged, answered 500
                 log.exception("decoding a batch of %d sentences failed", len(lines))
                 for job in group:

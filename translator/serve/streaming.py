@@ -77,6 +77,9 @@ class StreamBatcher(Batcher):
         if job.abandoned:
             self._finish(job, None, None)
             return
+        if job.constraints and any(job.constraints):  # the constrained search is not a stream
+            self._decode([job])
+            return
         tr, (beam, nbest) = self.translator, job.key
         answers: list = [[Translation("", 0.0)] * nbest for _ in job.texts]
         todo, ids = source_ids(tr.tokenizer, job.texts, tr.max_source, tr.prefix)
