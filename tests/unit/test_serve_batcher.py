@@ -24,7 +24,8 @@ class SlowEcho:
         self.cfg = SimpleNamespace(decode=DecodeConfig())
         self.seconds, self.batches, self.threads = seconds, [], []
 
-    def translate(self, lines, dc, nbest=1):
+    def translate(self, lines, dc, nbest=1, progress=False, prefixes=None, constraints=None):
+        assert prefixes is None and constraints is None  # none asked for: none passed on
         self.batches.append(len(lines))
         self.threads.append(threading.current_thread())
         time.sleep(self.seconds)

@@ -143,6 +143,7 @@ class Batcher:
             lines = [text for job in group for text in job.texts]
             pre = [p for job in group for p in job.prefixes or [""] * len(job.texts)]
             musts = [c for job in group for c in job.constraints or [[] for _ in job.texts]]
+            pre, musts = (pre if any(pre) else None), (musts if any(musts) else None)
             dc = cfg.replace(beam=beam, batch_size=self.limits.batch_size)
             try:
                 results = self.translator.translate(
