@@ -17,6 +17,7 @@ from translator.cli_options import (
     CkptOpt,
     Command,
     ConfigOpt,
+    ConstraintsOpt,
     DeviceOpt,
     EnsembleOpt,
     Group,
@@ -26,6 +27,8 @@ from translator.cli_options import (
     QuantizeOpt,
     SetOpt,
     TagOpt,
+    TermsIgnoreCaseOpt,
+    TermsOpt,
     VersionOpt,
     decode_overrides,
     input_option,
@@ -161,17 +164,9 @@ def evaluate(
             help="Override a key of the model's config, e.g. --set data.test.src=F (repeatable)",
         ),
     ] = None,
-    constraint_file: Annotated[
-        Path | None,
-        input_option("--constraints", "Per sentence, phrases it must hold (TAB between)"),
-    ] = None,
-    terms: Annotated[
-        Path | None,
-        input_option("--terms", "Terminology TSV: a source term found makes its target required"),
-    ] = None,
-    terms_ignore_case: Annotated[
-        bool, typer.Option("--terms-ignore-case", help="Find source terms in any letter case")
-    ] = False,
+    constraint_file: ConstraintsOpt = None,
+    terms: TermsOpt = None,
+    terms_ignore_case: TermsIgnoreCaseOpt = False,
     tag: TagOpt = None,
     device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,

@@ -111,6 +111,18 @@ TagOpt = Annotated[
         help="Put this tag of the model's corpora (data.corpora[].tag) before every source",
     ),
 ]
+# Required phrases (decode/line_guides.py): a line per sentence of the input or test set.
+ConstraintsOpt = Annotated[
+    Path | None,
+    input_option("--constraints", "Per sentence, the phrases it must hold (TAB between)"),
+]
+TermsOpt = Annotated[
+    Path | None,
+    input_option("--terms", "Terminology TSV: a source term found makes its target required"),
+]
+TermsIgnoreCaseOpt = Annotated[
+    bool, typer.Option("--terms-ignore-case", help="Find source terms in any letter case")
+]
 DeviceOpt = Annotated[
     str, typer.Option("--device", metavar="DEVICE", help="auto, cpu, cuda or mps")
 ]

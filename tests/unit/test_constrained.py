@@ -3,33 +3,20 @@ phrase appears in every output, sentences with different phrases share a batch, 
 phrases the search gives what the plain beam search gives."""
 
 import pytest
-import torch
-from util import favour_eos, model_score, tiny_model
+from util import model_score
 
 from translator.config import DecodeConfig
 from translator.decode.constrained import Progress, allocate, constrained_beam_search
 from translator.decode.search import beam_search
 from translator.specials import PAD
+from unit.test_prefix import FAMILIES, build
+from unit.test_prefix import batch as sources
 
-FAMILIES = ["transformer", "lstm", "bahdanau", "luong", "transformer+luong"]
 DC = DecodeConfig(beam=4, max_len_a=1.0, max_len_b=4, len_penalty=0.6)
 
 
-def build(family: str):
-    from translator.models.ensemble import Ensemble
-
-    torch.manual_seed(7)
-    members = [tiny_model(name) for name in family.split("+")]
-    favour_eos(members[0], 0.3)
-    return (members[0] if len(members) == 1 else Ensemble(members)).eval()
-
-
-def batch(n: int = 6, seed: int = 3):
-    g = torch.Generator().manual_seed(seed)
-    src = torch.randint(4, 30, (n, 9), generator=g)
-    for row, length in enumerate([9, 3, 6, 1, 8, 5][:n]):
-        src[row, length:] = PAD
-    return src
+def batch():
+    return sources()[0]
 
 
 def contains(tokens: list[int], phrase: list[int]) -> bool:

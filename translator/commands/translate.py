@@ -14,6 +14,7 @@ from translator.cli_options import (
     BatchSizeOpt,
     BeamOpt,
     CkptOpt,
+    ConstraintsOpt,
     DeviceOpt,
     EnsembleOpt,
     LenPenaltyOpt,
@@ -21,6 +22,8 @@ from translator.cli_options import (
     MaxLenBOpt,
     QuantizeOpt,
     TagOpt,
+    TermsIgnoreCaseOpt,
+    TermsOpt,
     decode_overrides,
     input_option,
     output_option,
@@ -85,17 +88,9 @@ def translate(
             "--constraint", metavar="PHRASE", help="Every translation holds PHRASE (repeatable)"
         ),
     ] = None,
-    constraint_file: Annotated[
-        Path | None,
-        input_option("--constraints", "Per line of --input, phrases it must hold (TAB between)"),
-    ] = None,
-    terms: Annotated[
-        Path | None,
-        input_option("--terms", "Terminology TSV: a source term found makes its target required"),
-    ] = None,
-    terms_ignore_case: Annotated[
-        bool, typer.Option("--terms-ignore-case", help="Find source terms in any letter case")
-    ] = False,
+    constraint_file: ConstraintsOpt = None,
+    terms: TermsOpt = None,
+    terms_ignore_case: TermsIgnoreCaseOpt = False,
     tag: TagOpt = None,
     device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,
