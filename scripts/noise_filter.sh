@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Filtering a noisy corpus on Multi30k German->English (docs/results.md): the targets of
 # 10% of the training pairs are shuffled among themselves, a model trained on that noisy
-# corpus scores every pair with `translator filter`, the lowest-scoring 10% go, and a model
+# corpus scores every pair with `translator filter` (FILTER, default --contrast: how much
+# likelier its source makes the target; "" for the plain mean log-probability), the
+# lowest-scoring 10% go, and a model
 # trained on what is kept is compared with one trained on the clean corpus, all at the
 # same step budget.
 #
@@ -14,6 +16,7 @@ OUT=${OUT:-runs/noise}
 STEPS=${STEPS:-1200}
 JOBS=${JOBS:-2}
 SEED=${SEED:-1}
+FILTER=${FILTER---contrast}
 T=(python -m translator train --config configs/multi30k_transformer.yaml
    --set data.dir="$DATA" --set train.max_minutes=null --set train.max_steps="$STEPS"
    --set train.threads=$((2 / JOBS > 0 ? 2 / JOBS : 1)) --set train.valid_every=400
@@ -54,7 +57,7 @@ wait
 
 # 3. score every noisy pair with the noisy model, keep the best 90%
 [ -f "$D/kept.en" ] || python -m translator filter --checkpoint "$OUT/noisy/best.pt" \
-    --src "$D/noisy.de" --tgt "$D/noisy.en" --keep 0.9 --scores "$D/scores.txt" \
+    --src "$D/noisy.de" --tgt "$D/noisy.en" --keep 0.9 --scores "$D/scores.txt" $FILTER \
     --out-src "$D/kept.de" --out-tgt "$D/kept.en"
 python - "$D" <<'PY' | tee "$OUT/filter.json"
 import json, sys

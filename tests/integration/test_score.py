@@ -89,3 +89,20 @@ def test_filter_keeps_the_best_share_with_one_model_or_two(checkpoint, tmp_path)
     both = cli("filter", "--checkpoint", str(checkpoint), *args, "--keep", "0.5",
                "--min-score", "0.1")  # fmt: skip
     assert_user_error(both, "--keep")
+
+
+def test_contrast_scores_how_much_likelier_the_source_makes_the_target(checkpoint, tmp_path):
+    src, tgt = files(tmp_path, SOURCES, TARGETS)
+    scores = tmp_path / "scores.txt"
+    outs = ["--out-src", str(tmp_path / "k.de"), "--out-tgt", str(tmp_path / "k.en")]
+    args = ["filter", "--checkpoint", str(checkpoint), "--src", src, "--tgt", tgt, *outs]
+    result = cli(*args, "--keep", "0.5", "--contrast", "--scores", str(scores))
+    assert result.returncode == 0, result.stderr
+    engine = load_engine(checkpoint, "cpu")
+    given = engine.score(SOURCES, TARGETS)
+    alone = engine.score(["."] * len(TARGETS), TARGETS)
+    want = [g.mean - a.mean for g, a in zip(given, alone)]
+    got = [float(v) for v in scores.read_text().split()]
+    assert got == pytest.approx(want, abs=1e-5)
+    assert_user_error(cli(*args, "--keep", "0.5", "--contrast", "--reverse", str(checkpoint)),
+                      "not both")  # fmt: skip

@@ -6,6 +6,14 @@ well it is dual conditional cross-entropy (Junczys-Dowmunt 2018): with H_f and H
 per-subword cross-entropies of the target given the source and of the source given the
 target, exp(-(|H_f - H_r| + (H_f + H_r) / 2)): a pair goes when either model finds it
 unlikely or the two disagree. Both scores lie in (0, 1]; higher is better.
+
+With --contrast the one model's score is how much its source makes the target likelier:
+the mean log-probability of the target given its source minus that given a source that
+says nothing (NEUTRAL), which is the model's guess of a target on its own. A fluent,
+common target scores high on the first measure whatever its source; on this one a target
+scores high only where its own source explains it, as a translation's does (the idea of
+cross-entropy difference, Moore & Lewis 2010, with the model standing in for the language
+model). This score is a log-ratio per subword, any real number; higher is better.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ import typer
 from translator.cli_options import BatchSizeOpt, CkptOpt, DeviceOpt, input_option, output_option
 from translator.commands.score import SrcOpt, TgtOpt, stream_scores
 from translator.errors import UserError
+
+NEUTRAL = "."  # a source that says nothing about its target
 
 
 def pair_score(forward_mean: float, reverse_mean: float | None) -> float:
@@ -63,6 +73,10 @@ def filter_pairs(
     scores_file: Annotated[
         Path | None, output_option("--scores", "Write every pair's score here, one a line")
     ] = None,
+    contrast: Annotated[
+        bool,
+        typer.Option("--contrast", help="Score by how much likelier the source makes the target"),
+    ] = False,
     batch_size: BatchSizeOpt = None,
     device: DeviceOpt = "auto",
 ):
@@ -77,8 +91,13 @@ def filter_pairs(
 
     if (keep is None) == (min_score is None):
         raise UserError("give either --keep SHARE (for example 0.9) or --min-score S")
+    if contrast and reverse is not None:
+        raise UserError("--contrast scores with one model: give it or --reverse, not both")
     forward = load_engine(checkpoint, device)
     means = [s.mean for chunk in stream_scores(forward, src, tgt, batch_size) for s in chunk]
+    if contrast:
+        alone = stream_scores(forward, src, tgt, batch_size, source=NEUTRAL)
+        means = [m - s.mean for m, s in zip(means, (s for chunk in alone for s in chunk))]
     backward = [None] * len(means)
     if reverse is not None:
         backward_engine = load_engine(reverse, device)
@@ -91,7 +110,7 @@ def filter_pairs(
             )
         chunks = stream_scores(backward_engine, tgt, src, batch_size)
         backward = [s.mean for chunk in chunks for s in chunk]
-    scores = [pair_score(f, b) for f, b in zip(means, backward)]
+    scores = means if contrast else [pair_score(f, b) for f, b in zip(means, backward)]
     stays = kept(scores, keep, min_score)
     # Each output appears whole, by rename, once every pair is written.
     with (

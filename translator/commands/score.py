@@ -69,14 +69,18 @@ def score(
         write(out)
 
 
-def stream_scores(engine, src: Path, tgt: Path, batch_size: int | None, progress: bool = True):
+def stream_scores(
+    engine, src: Path, tgt: Path, batch_size: int | None, progress: bool = True, source=None
+):
     """The scores of two aligned files, a list per chunk of CHUNK pairs, in order; the files
-    are read as they are scored (a bar counts the pairs on a terminal)."""
+    are read as they are scored (a bar counts the pairs on a terminal). With `source`, each
+    target is scored given that text instead of its own source."""
     from translator.data.readers import chunked, iter_pair_files
     from translator.progress import progress_bar
 
     with progress_bar(desc="score", unit="pair", enabled=progress) as bar:
         for chunk in chunked(iter_pair_files(src, tgt), CHUNK):
-            sources, targets = [s for s, _ in chunk], [t for _, t in chunk]
+            sources = [s if source is None else source for s, _ in chunk]
+            targets = [t for _, t in chunk]
             yield engine.score(sources, targets, batch_size)
             bar.update(len(chunk))
