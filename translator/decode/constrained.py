@@ -172,6 +172,10 @@ def constrained_beam_search(
                 if s != NEG and tok != EOS and (j, tok) not in seen:
                     seen.add((j, tok))
                     pool.append((s, j, tok, beams[i][j].progress.after(tok, phrases[i])))
+            if not pool and not finished[i]:  # nothing can follow: its beams end as they are
+                for beam in beams[i]:
+                    norm = length_penalty(len(beam.tokens) + 1, dc.len_penalty)
+                    finished[i].append((beam.progress.done(), Hypothesis(beam.tokens, NEG / norm)))
             if len(finished[i]) >= k or at_limit[r] or not pool:
                 continue
             chosen = allocate(pool, k, phrases[i])
