@@ -6,7 +6,8 @@ text (sentencepiece's decode) and encoded again with sampling: a unigram model d
 segmentation (Kudo 2018), a BPE model drops merges (BPE-dropout, Provilkov et al. 2020).
 So each epoch sees other segmentations of the same pairs, whatever was prepared; dev, test
 and translation never sample. The draw is seeded by (seed, epoch, batch), so a resumed run
-cuts the same batches. A drawn segmentation longer than model.max_positions gives way to
+cuts the same batches with a unigram model; sentencepiece's BPE-dropout follows the seed
+only within one process. A drawn segmentation longer than model.max_positions gives way to
 the best one.
 
 Sampled segmentations are longer than the best one. The epoch is planned with each pair's
