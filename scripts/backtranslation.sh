@@ -7,20 +7,25 @@
 #
 #   DATA=../shared/data/multi30k OUT=runs/bt STEPS=2000 JOBS=2 bash scripts/backtranslation.sh
 #
+# On a GPU, JOBS=6 THREADS=2 BATCH=512 runs the six forward trainings side by side.
+#
 # A run whose best.pt exists is kept, so an interrupted script continues where it stopped.
 set -euo pipefail
 DATA=${DATA:-../shared/data/multi30k}
 OUT=${OUT:-runs/bt}
 STEPS=${STEPS:-2000}
 JOBS=${JOBS:-2}
+THREADS=${THREADS:-1}  # torch threads per training
+BATCH=${BATCH:-64}  # sentences per decoding batch
+PY=${PY:-python}
 GENUINE=${GENUINE:-10000}
-T=(python -m translator train --config configs/multi30k_transformer.yaml
+T=($PY -m translator train --config configs/multi30k_transformer.yaml
    --set data.dir="$DATA" --set train.max_minutes=null --set train.max_steps="$STEPS"
-   --set train.threads=1 --set train.valid_every=400 --set train.save_every=400)
+   --set train.threads="$THREADS" --set train.valid_every=400 --set train.save_every=400)
 mkdir -p "$OUT/data"
 D=$OUT/data
 
-python - "$DATA" "$D" "$GENUINE" <<'PY'
+$PY - "$DATA" "$D" "$GENUINE" <<'PY'
 import gzip, sys
 from pathlib import Path
 data, out, n = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
@@ -42,7 +47,7 @@ genuine="{train: {src: $D/genuine.de, tgt: $D/genuine.en}}"
 train en_de 1 --set data.src_lang=en --set data.tgt_lang=de \
     --set "data.corpora=[{train: {src: $D/genuine.en, tgt: $D/genuine.de}}]"
 # 2. synthetic German for the monolingual English, sampled (Edunov et al. 2018)
-[ -f "$D/mono.de" ] || python -m translator translate --checkpoint "$OUT/en_de/best.pt" \
+[ -f "$D/mono.de" ] || $PY -m translator translate --batch-size "$BATCH" --checkpoint "$OUT/en_de/best.pt" \
     --input "$D/mono.en" --output "$D/mono.de" --sampling topp:0.9 --seed 1
 # 3. baseline, back-translation, tagged back-translation; two seeds each
 runs=()
@@ -60,8 +65,8 @@ wait
 # 4. test BLEU of each (beam 5, the config's decoding)
 for run in "${runs[@]}"; do
   read -r name _ <<< "$run"
-  [ -f "$OUT/$name.eval.json" ] || python -m translator eval --checkpoint "$OUT/$name/best.pt" \
-      --json > "$OUT/$name.eval.json"
-  python -c "import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], d.get('bleu', d))" \
+  [ -f "$OUT/$name.eval.json" ] || $PY -m translator eval --checkpoint "$OUT/$name/best.pt" \
+      --batch-size "$BATCH" --json > "$OUT/$name.eval.json"
+  $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], d.get('bleu', d))" \
       "$OUT/$name.eval.json" "$name"
 done

@@ -17,16 +17,18 @@ STEPS=${STEPS:-1200}
 JOBS=${JOBS:-2}
 SEED=${SEED:-1}
 FILTER=${FILTER---contrast}
-T=(python -m translator train --config configs/multi30k_transformer.yaml
+THREADS=${THREADS:-$((2 / JOBS > 0 ? 2 / JOBS : 1))}  # torch threads per training
+PY=${PY:-python}
+T=($PY -m translator train --config configs/multi30k_transformer.yaml
    --set data.dir="$DATA" --set train.max_minutes=null --set train.max_steps="$STEPS"
-   --set train.threads=$((2 / JOBS > 0 ? 2 / JOBS : 1)) --set train.valid_every=400
+   --set train.threads="$THREADS" --set train.valid_every=400
    --set train.save_every=400 --set seed="$SEED")
 D=$OUT/data
 mkdir -p "$D"
 
 # 1. the noisy corpus: one pair in ten gets another shuffled pair's target (a rotation of
 # the chosen pairs' targets, so none keeps its own); noisy.idx lists the shuffled lines.
-python - "$DATA" "$D" <<'PY'
+$PY - "$DATA" "$D" <<'PY'
 import gzip, random, sys
 from pathlib import Path
 data, out = Path(sys.argv[1]), Path(sys.argv[2])
@@ -56,10 +58,10 @@ train clean "$D/noisy.de" "$D/clean.en" &
 wait
 
 # 3. score every noisy pair with the noisy model, keep the best 90%
-[ -f "$D/kept.en" ] || python -m translator filter --checkpoint "$OUT/noisy/best.pt" \
+[ -f "$D/kept.en" ] || $PY -m translator filter --checkpoint "$OUT/noisy/best.pt" \
     --src "$D/noisy.de" --tgt "$D/noisy.en" --keep 0.9 --scores "$D/scores.txt" $FILTER \
     --out-src "$D/kept.de" --out-tgt "$D/kept.en"
-python - "$D" <<'PY' | tee "$OUT/filter.json"
+$PY - "$D" <<'PY' | tee "$OUT/filter.json"
 import json, sys
 from pathlib import Path
 d = Path(sys.argv[1])
@@ -77,8 +79,8 @@ PY
 # 4. retrain on the kept pairs; test BLEU of all three (beam 5, the config's decoding)
 train filtered "$D/kept.de" "$D/kept.en"
 for name in clean noisy filtered; do
-  [ -f "$OUT/$name.eval.json" ] || python -m translator eval --checkpoint "$OUT/$name/best.pt" \
+  [ -f "$OUT/$name.eval.json" ] || $PY -m translator eval --checkpoint "$OUT/$name/best.pt" \
       --json > "$OUT/$name.eval.json"
-  python -c "import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], d.get('bleu', d))" \
+  $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], d.get('bleu', d))" \
       "$OUT/$name.eval.json" "$name"
 done
