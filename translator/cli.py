@@ -34,6 +34,7 @@ from translator.cli_options import (
     input_option,
     output_option,
 )
+from translator.commands.distill import distill
 from translator.commands.filter import filter_pairs
 from translator.commands.prepare import prepare
 from translator.commands.score import score
@@ -265,6 +266,7 @@ def curves(
 app.command(cls=Command)(serve)  # translator/serve/command.py
 app.command(cls=Command)(score)  # translator/commands/score.py
 app.command("filter", cls=Command)(filter_pairs)  # translator/commands/filter.py
+app.command(cls=Command)(distill)  # translator/commands/distill.py
 
 
 def _click_exceptions():

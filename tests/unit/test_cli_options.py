@@ -22,6 +22,7 @@ COMMANDS = [
     "serve",
     "score",
     "filter",
+    "distill",
 ]
 SENTENCES = ["Ein Hund läuft.", "Die alte Frau liest ein Buch.", "Zwei Katzen spielen."]
 

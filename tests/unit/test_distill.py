@@ -1,0 +1,96 @@
+"""translator distill (decode/distill.py): a teacher's translations of a config's training
+sources, aligned line by line, resumable, and the n-best pick by sentence BLEU."""
+
+import json
+
+import pytest
+
+from translator.config import config_from_dict
+from translator.decode import distill, resumable
+from translator.decode.translator import Translation
+from translator.errors import UserError
+
+
+class Teacher:
+    """Translates by upper-casing (its K best: the line, then variants), and stops like
+    Ctrl-C after `stop_after` chunks."""
+
+    def __init__(self, cfg, stop_after=None):
+        self.cfg, self.sampling, self.prefix = cfg, None, []
+        self.stop_after, self.lines = stop_after, 0
+
+    def translate(self, lines, dc=None, nbest=1, progress=False, prefixes=None, constraints=None):
+        if self.stop_after is not None and self.lines >= self.stop_after:
+            raise KeyboardInterrupt
+        self.lines += len(lines)
+        return [
+            [Translation(t, -k) for k, t in enumerate([s.upper(), f"{s} x", s.lower()][:nbest])]
+            for s in lines
+        ]
+
+
+@pytest.fixture
+def corpus(tmp_path, monkeypatch):
+    monkeypatch.setattr(resumable, "CHUNK", 4)
+    src, tgt = tmp_path / "c.de", tmp_path / "c.en"
+    src.write_text("".join(f"Satz {i}\n" for i in range(10)), encoding="utf-8")
+    tgt.write_text("".join(f"satz {i}\n" for i in range(10)), encoding="utf-8")
+    tsv = tmp_path / "more.tsv"
+    tsv.write_text("de\ten\nNoch ein Satz\tone more\n", encoding="utf-8")
+    raw = {"data": {"train": {"src": str(src), "tgt": str(tgt)}}}
+    return config_from_dict(raw), raw, tsv
+
+
+def run(cfg, out, teacher=None, nbest=1):
+    teacher = teacher or Teacher(cfg)
+    dc = cfg.decode.replace(beam=max(cfg.decode.beam, nbest))
+    return distill.distill_corpora(teacher, cfg, out, dc, nbest, ["teacher"])
+
+
+def test_every_source_line_gets_the_teachers_translation_once(corpus, tmp_path):
+    cfg, _, _ = corpus
+    with pytest.raises(KeyboardInterrupt):
+        run(cfg, tmp_path / "d", Teacher(cfg, stop_after=8))
+    assert not (tmp_path / "d" / "train.en").exists()  # never half written
+    again = Teacher(cfg)
+    (done,) = run(cfg, tmp_path / "d", again)
+    assert again.lines == 2  # the first two chunks were not translated again
+    assert done.tgt.read_text().splitlines() == [f"SATZ {i}" for i in range(10)]
+    assert done.src.read_text().splitlines() == [f"Satz {i}" for i in range(10)]
+    straight = run(cfg, tmp_path / "e")[0]
+    assert straight.tgt.read_bytes() == done.tgt.read_bytes()
+    once_more = Teacher(cfg)
+    run(cfg, tmp_path / "d", once_more)
+    assert once_more.lines == 0  # done is done
+    assert done.entry() == f"{{train: {{src: {done.src}, tgt: {done.tgt}}}}}"
+
+
+def test_the_nbest_pick_keeps_the_hypothesis_closest_to_the_reference(corpus, tmp_path):
+    cfg, _, _ = corpus
+    (done,) = run(cfg, tmp_path / "d", nbest=3)
+    # the references are lower-cased: the third hypothesis matches them
+    assert done.tgt.read_text().splitlines() == [f"satz {i}" for i in range(10)]
+    assert not (tmp_path / "d" / "train.nbest.en").exists()
+    assert distill.best_by_bleu(["a b c d", "a b c e"], "a b c e") == "a b c e"
+    assert distill.best_by_bleu(["x y", "x y"], "q") == "x y"
+
+
+def test_each_corpus_of_a_list_is_distilled_and_its_tag_kept_out(corpus, tmp_path):
+    _, raw, tsv = corpus
+    raw["data"]["corpora"] = [
+        {"train": raw["data"].pop("train")},
+        {"train": str(tsv), "tag": "<bt>"},
+    ]
+    cfg = config_from_dict(raw)
+    first, second = run(cfg, tmp_path / "d")
+    assert (first.name, second.name) == ("train0", "train1")
+    assert second.tgt.read_text() == "NOCH EIN SATZ\n"
+    record = json.loads((tmp_path / "d" / "train1.json").read_text())
+    assert record["lines"] == 1 and record["translated"]["nbest"] == 1
+
+
+def test_a_teacher_of_other_languages_is_a_one_line_error(corpus, tmp_path):
+    cfg, raw, _ = corpus
+    teacher = Teacher(config_from_dict({"data": {"src_lang": "en", "tgt_lang": "de"}}))
+    with pytest.raises(UserError, match="data.src_lang"):
+        run(cfg, tmp_path / "d", teacher)

@@ -1,0 +1,158 @@
+"""Sequence-level knowledge distillation (Kim & Rush 2016): a teacher translates the
+training sources of a config, and a student trains on its translations.
+
+For each training corpus (data.train, or each of data.corpora) `distill_corpora` writes,
+into one folder:
+- NAME.SRC, the corpus's sources, one a line, and NAME.ref.TGT their references;
+- NAME.TGT, the teacher's translation of each source line, aligned with NAME.SRC;
+- NAME.json, what they were made from (the corpus, the teacher, the search).
+
+The sources are read once from wherever the corpus lives (files, TSV, JSONL, a hub
+dataset) and written whole; the translation is `translate --input --output`'s resumable
+one (decode/resumable.py), so a run stopped at any point continues where it stopped with
+no line lost or doubled. With `nbest` K > 1 the teacher writes its K best and the one with
+the highest sentence BLEU against the reference is kept, as the Bergamot pipeline does.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from translator.decode.resumable import file_stamp, translate_file
+from translator.errors import UserError
+from translator.fileio import atomic_open, atomic_write_bytes
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Distilled:
+    """One corpus's distilled files."""
+
+    name: str
+    src: Path
+    tgt: Path
+    lines: int
+
+    def entry(self) -> str:
+        """The data.corpora entry that trains on it."""
+        return f"{{train: {{src: {self.src}, tgt: {self.tgt}}}}}"
+
+
+def training_sources(cfg) -> list[tuple[str, object]]:
+    """(name, Source) of each training corpus the config names."""
+    from translator.data.corpora import open_corpus
+    from translator.data.corpus import open_source
+
+    if not cfg.data.corpora:
+        return [("train", open_source(cfg.data, cfg.seed))]
+    return [
+        (f"train{i}", open_corpus(corpus, cfg.data, cfg.seed))
+        for i, corpus in enumerate(cfg.data.corpora)
+    ]
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.splitlines())
+
+
+def extract(source, src_file: Path, ref_file: Path, record: Path) -> int:
+    """Write the corpus's sources and references, unless an earlier run wrote these same
+    ones; the number of lines."""
+    stamp = {"corpus": source.fingerprint, "description": source.description}
+    if record.is_file() and src_file.is_file() and ref_file.is_file():
+        saved = json.loads(record.read_text(encoding="utf-8"))
+        if saved.get("corpus") == stamp:
+            return int(saved["lines"])
+    lines = 0
+    with (
+        atomic_open(src_file, "w", encoding="utf-8") as s,
+        atomic_open(ref_file, "w", encoding="utf-8") as r,
+    ):
+        for src, ref in source.pairs("train"):
+            s.write(one_line(src) + "\n")
+            r.write(one_line(ref) + "\n")
+            lines += 1
+    if not lines:
+        raise UserError(f"{source.description}: the training corpus has no pairs to distill")
+    atomic_write_bytes(record, json.dumps({"corpus": stamp, "lines": lines}).encode())
+    return lines
+
+
+def nbest_lists(path: Path) -> Iterator[list[str]]:
+    """The K-best lists `translate --nbest` wrote (index TAB score TAB text), one per input."""
+    current, texts = None, []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            index, _, text = line.rstrip("\n").split("\t", 2)
+            if index != current and texts:
+                yield texts
+                texts = []
+            current = index
+            texts.append(text)
+    if texts:
+        yield texts
+
+
+def best_by_bleu(hypotheses: list[str], reference: str) -> str:
+    """The hypothesis of the highest sentence BLEU against the reference; on a tie the
+    teacher's likelier one."""
+    from sacrebleu.metrics import BLEU
+
+    bleu = BLEU(effective_order=True)
+    scores = [bleu.sentence_score(h, [reference]).score for h in hypotheses]
+    return hypotheses[max(range(len(scores)), key=lambda k: (scores[k], -k))]
+
+
+def pick(nbest_file: Path, ref_file: Path, out_file: Path) -> None:
+    """Keep each line's best hypothesis by sentence BLEU (module docstring)."""
+    with (
+        open(ref_file, encoding="utf-8") as refs,
+        atomic_open(out_file, "w", encoding="utf-8") as out,
+    ):
+        for hyps, ref in zip(nbest_lists(nbest_file), refs):
+            out.write(best_by_bleu(hyps, ref.rstrip("\n")) + "\n")
+
+
+def distill_corpora(engine, cfg, folder: Path, dc, nbest: int, model: list) -> list[Distilled]:
+    """Translate each training corpus of `cfg` with `engine` into `folder` (module
+    docstring); `model`: what identifies the teacher (file stamps)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    src_lang, tgt_lang = cfg.data.src_lang, cfg.data.tgt_lang
+    teacher = engine.cfg.data
+    if (teacher.src_lang, teacher.tgt_lang) != (src_lang, tgt_lang):
+        raise UserError(
+            f"the teacher translates {teacher.src_lang}->{teacher.tgt_lang} but the config's "
+            f"data is {src_lang}->{tgt_lang} (data.src_lang, data.tgt_lang)"
+        )
+    out = []
+    for name, source in training_sources(cfg):
+        src = folder / f"{name}.{src_lang}"
+        ref = folder / f"{name}.ref.{tgt_lang}"
+        tgt = folder / f"{name}.{tgt_lang}"
+        record = folder / f"{name}.json"
+        lines = extract(source, src, ref, record)
+        done = {"model": model, "decode": dc.to_dict(), "nbest": nbest, "source": file_stamp(src)}
+        saved = json.loads(record.read_text(encoding="utf-8"))
+        if saved.get("translated") == done and tgt.is_file():
+            log.info("%s: already distilled into %s", source.description, tgt)
+        else:
+            log.info("%s: %d lines to %s", source.description, lines, tgt)
+            if nbest == 1:
+                translate_file(engine, src, tgt, dc, 1, model)
+            else:
+                kbest = folder / f"{name}.nbest.{tgt_lang}"
+                if not (kbest.is_file() and saved.get("nbest_done") == done):
+                    translate_file(engine, src, kbest, dc, nbest, model)
+                    saved["nbest_done"] = done  # a run stopped while picking picks again
+                    atomic_write_bytes(record, json.dumps(saved).encode())
+                pick(kbest, ref, tgt)
+                kbest.unlink()
+            saved["translated"] = done
+            atomic_write_bytes(record, json.dumps(saved).encode())
+        out.append(Distilled(name, src, tgt, lines))
+    return out
