@@ -239,13 +239,21 @@ def export(
             "--quantization", metavar="TYPE", help="float32, int8 or int8_float32 weights"
         ),
     ] = "float32",
+    vocab_map: Annotated[
+        bool,
+        typer.Option(
+            "--vocab-map",
+            help="Add a vocabulary shortlist learnt from the checkpoint's training data "
+            "(decoding then scores only the subwords a source can bring)",
+        ),
+    ] = False,
 ):
     """Write a Transformer checkpoint as a CTranslate2 model folder (fast CPU decoding).
 
     translate, eval and serve take the folder as --checkpoint."""
     from translator.engines.export import describe, export_checkpoint
 
-    typer.echo(describe(*export_checkpoint(checkpoint, format_, quantization, output)))
+    typer.echo(describe(*export_checkpoint(checkpoint, format_, quantization, output, vocab_map)))
 
 
 @app.command(cls=Command)

@@ -14,7 +14,7 @@ from translator.config import config_from_dict
 from translator.data.corpus import load_split
 from translator.decode.evaluate import bleu
 from translator.engines.ct2 import ExportedTranslator
-from translator.engines.export import export_checkpoint
+from translator.engines.export import describe, export_checkpoint
 from translator.engines.load import load_engine
 from translator.specials import BOS, PAD, UNK
 from translator.train.trainer import Trainer
@@ -60,6 +60,32 @@ def test_the_float32_export_gives_the_pytorch_output(demo, beam):
     same = [(x[0], y[0]) for x, y in zip(ours, theirs) if x[0].tokens == y[0].tokens]
     gap = max(abs(x.score - y.score) for x, y in same)
     assert gap < 0.02, gap  # float32 kernels of two libraries, summed over a sentence
+
+
+@needs_ct2
+def test_a_vocabulary_shortlist_limits_what_the_export_may_output(demo, monkeypatch):
+    """A deliberately short list: outputs change, and every subword is one the list allows."""
+    from translator.engines import shortlist
+
+    root, ckpt, pytorch, sources, _ = demo
+    monkeypatch.setattr(shortlist, "FREQUENT", 8)
+    monkeypatch.setattr(shortlist, "PER_SOURCE", 4)
+    manifest, folder = export_checkpoint(ckpt, "ctranslate2", "float32", root / "vmap", True)
+    assert manifest["vocab_map"]["pairs"] == DEMO["data"]["demo_train"]
+    assert "with a vocabulary shortlist" in describe(manifest, folder)
+    lines = (folder / "vmap.txt").read_text(encoding="utf-8").splitlines()
+    always = set(lines[0].split("\t")[1].split())
+    allows = {k: set(v.split()) for k, v in (line.split("\t") for line in lines[1:])}
+    exported = ExportedTranslator(folder)
+    assert exported.use_vmap
+    dc = pytorch.cfg.decode.replace(beam=2)
+    short = exported.translate(sources, dc)
+    exported.use_vmap = False
+    assert [x[0].text for x in short] != [y[0].text for y in exported.translate(sources, dc)]
+    tok = exported.tokenizer
+    for src, hyps in zip(sources, short):
+        allowed = always.union(*(allows.get(p, set()) for p in tok.src.encode(src, out_type=str)))
+        assert {tok.tgt.id_to_piece(t) for t in hyps[0].tokens} <= allowed
 
 
 @needs_ct2

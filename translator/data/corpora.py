@@ -46,6 +46,16 @@ def open_corpus(corpus: CorpusConfig, data: DataConfig, seed: int) -> Source:
     return Source(own.label("train"), streams, prints, {"dev": main.label("dev")})
 
 
+def training_sources(cfg: Config) -> list[tuple[str, Source]]:
+    """(name, Source) of each training corpus the config names."""
+    if not cfg.data.corpora:
+        return [("train", open_source(cfg.data, cfg.seed))]
+    return [
+        (f"train{i}", open_corpus(corpus, cfg.data, cfg.seed))
+        for i, corpus in enumerate(cfg.data.corpora)
+    ]
+
+
 def prepare_corpora(cfg: Config, tokenizer: Tokenizer | None, wait: bool) -> list[Prepared]:
     """Each corpus of data.corpora prepared on its own (or, with `wait`, mapped once another
     process has). The first one's pairs train the subword model, with the tags as pieces of

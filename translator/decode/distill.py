@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from translator.data.corpora import training_sources
 from translator.decode.resumable import file_stamp, translate_file
 from translator.errors import UserError
 from translator.fileio import atomic_open, atomic_write_bytes
@@ -41,19 +42,6 @@ class Distilled:
     def entry(self) -> str:
         """The data.corpora entry that trains on it."""
         return f"{{train: {{src: {self.src}, tgt: {self.tgt}}}}}"
-
-
-def training_sources(cfg) -> list[tuple[str, object]]:
-    """(name, Source) of each training corpus the config names."""
-    from translator.data.corpora import open_corpus
-    from translator.data.corpus import open_source
-
-    if not cfg.data.corpora:
-        return [("train", open_source(cfg.data, cfg.seed))]
-    return [
-        (f"train{i}", open_corpus(corpus, cfg.data, cfg.seed))
-        for i, corpus in enumerate(cfg.data.corpora)
-    ]
 
 
 def one_line(text: str) -> str:

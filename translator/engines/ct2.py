@@ -123,6 +123,8 @@ class ExportedTranslator:
         self.tokenizer = _tokenizer(folder, manifest)
         self.quantization = manifest.get("quantization", "float32")
         self.manifest = manifest
+        # the export's vocabulary shortlist, if it has one (benchmarks turn it off to compare)
+        self.use_vmap = bool(manifest.get("vocab_map"))
         self.device = where = _device(ct2, device)
         # On a CPU, one batch per core at once (each batch on one thread) beats one batch at
         # a time on all cores: a beam search's matrices are too small to share.
@@ -246,6 +248,7 @@ class ExportedTranslator:
             min_decoding_length=0,
             return_scores=True,
             return_end_token=True,
+            use_vmap=self.use_vmap,
         )
         found = []
         for out in outputs:

@@ -4,6 +4,8 @@
       model.bin, config.json,        written by CTranslate2's converter API from the spec
       *_vocabulary.json                the model family fills (models/*: export_spec)
       source.model [target.model]    the sentencepiece model(s) of the checkpoint
+      [vmap.txt]                     with --vocab-map: the vocabulary shortlist
+                                     (engines/shortlist.py), which decoding then uses
       manifest.json                  format version, source checkpoint, config, decoding
                                      settings, tokenizer fingerprint, every file's size
 
@@ -35,6 +37,7 @@ MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "translator-ctranslate2"
 FORMAT_VERSION = 1  # bump when the folder's layout changes in a way old code cannot read
 SOURCE_SPM, TARGET_SPM = "source.model", "target.model"
+VMAP = "vmap.txt"  # the name CTranslate2 looks for in a model folder
 
 
 def _check_output(output: Path) -> None:
@@ -79,9 +82,10 @@ def _fsync_tree(folder: Path) -> None:
 
 
 def export_checkpoint(
-    checkpoint: Path, fmt: str, quantization: str, output: Path
+    checkpoint: Path, fmt: str, quantization: str, output: Path, vocab_map: bool = False
 ) -> tuple[dict, Path]:
-    """Write checkpoint's model as an exported folder at `output`: (manifest, folder)."""
+    """Write checkpoint's model as an exported folder at `output`: (manifest, folder).
+    `vocab_map`: with a shortlist learnt from the checkpoint's training data."""
     checkpoint, output = Path(checkpoint), Path(output)
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt}: the formats are {', '.join(FORMATS)}")
@@ -104,6 +108,7 @@ def export_checkpoint(
         (tmp / SOURCE_SPM).write_bytes(tokenizer.src_bytes)
         if not tokenizer.joint:
             (tmp / TARGET_SPM).write_bytes(tokenizer.tgt_bytes)
+        shortlist = _vocab_map(cfg, tokenizer, tmp) if vocab_map else None
         _fsync_tree(tmp)
         manifest = {
             "format": MANIFEST_FORMAT,
@@ -124,6 +129,7 @@ def export_checkpoint(
             },
             "config": cfg.to_dict(),
             "decode": cfg.decode.to_dict(),
+            "vocab_map": shortlist,
             "files": {p.name: p.stat().st_size for p in sorted(tmp.iterdir())},
         }
         atomic_write_bytes(tmp / MANIFEST, json.dumps(manifest, indent=1).encode("utf-8"))
@@ -140,10 +146,23 @@ def export_checkpoint(
     return manifest, output
 
 
+def _vocab_map(cfg, tokenizer, folder: Path) -> dict:
+    """The shortlist of the checkpoint's training pairs, as folder/vmap.txt."""
+    from itertools import chain
+
+    from translator.data.corpora import training_sources
+    from translator.engines.shortlist import build_vmap
+
+    pairs = chain.from_iterable(source.pairs("train") for _, source in training_sources(cfg))
+    return build_vmap(tokenizer, pairs, folder / VMAP)
+
+
 def describe(manifest: dict, folder: Path) -> str:
     """One line for the command to print."""
     size = sum(manifest["files"].values())
     return (
         f"{manifest['config']['model']['type']} model exported to {folder} "
-        f"(CTranslate2, {manifest['quantization']}, {size / 1e6:.1f} MB)"
+        f"(CTranslate2, {manifest['quantization']}, {size / 1e6:.1f} MB"
+        + (", with a vocabulary shortlist" if manifest.get("vocab_map") else "")
+        + ")"
     )
