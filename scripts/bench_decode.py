@@ -8,7 +8,8 @@ speed-up and whether both outputs are identical. `--engine` picks what decodes (
 it; default all): `pytorch` (float32, the checkpoint as trained), `pytorch-int8`
 (--quantize int8: dynamic quantization, every family), `ct2-float32` and `ct2-int8`
 (the checkpoint exported to CTranslate2 in a temporary folder, for the families that
-export). Every row has sentences/s, target tokens/s, BLEU and the model's size on disk
+export), and `ct2-int8-vmap` (int8 with the vocabulary shortlist, `export --vocab-map`,
+learnt from the checkpoint's training data). Every row has sentences/s, target tokens/s, BLEU and the model's size on disk
 (`model_bytes`: the weights as torch.save writes them, or CTranslate2's model.bin);
 rows of other engines say which share of outputs is identical to `pytorch`'s. All runs
 of one call share the machine's state, so their ratios are meaningful; absolute figures
@@ -31,7 +32,7 @@ from translator.engines.load import load_engine
 from translator.engines.quantize import weights_bytes
 from translator.runtime import set_threads
 
-ENGINES = ("pytorch", "pytorch-int8", "ct2-float32", "ct2-int8")
+ENGINES = ("pytorch", "pytorch-int8", "ct2-float32", "ct2-int8", "ct2-int8-vmap")
 
 
 def timed(translator, sources: list[str], dc) -> tuple[list[str], float, int]:
@@ -54,7 +55,8 @@ def engines(path: str, wanted: list[str], folder: Path):
         else:
             from translator.engines.export import export_checkpoint
 
-            scheme = name.split("-", 1)[1]
+            scheme = name.split("-")[1]
+            shortlist = name.endswith("-vmap")
             probe = load_engine(path, "cpu")
             if "ctranslate2" not in probe.model.export_formats:
                 print(
@@ -62,7 +64,7 @@ def engines(path: str, wanted: list[str], folder: Path):
                     file=sys.stderr,
                 )
                 continue
-            _, out = export_checkpoint(Path(path), "ctranslate2", scheme, folder / scheme)
+            out = export_checkpoint(Path(path), "ctranslate2", scheme, folder / name, shortlist)[1]
             yield name, load_engine(out), (out / "model.bin").stat().st_size
 
 
@@ -72,7 +74,7 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], dest="overrides")
     ap.add_argument("--split", default="test", choices=["dev", "test"])
     ap.add_argument("--beam", action="append", type=int, help="beam sizes (default 1 and 5)")
-    ap.add_argument("--engine", action="append", choices=ENGINES, help="default: all four")
+    ap.add_argument("--engine", action="append", choices=ENGINES, help="default: all")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--limit", type=int, default=0, help="first N sentences only")
     ap.add_argument("--threads", type=int, default=0)
