@@ -94,3 +94,21 @@ def test_a_teacher_of_other_languages_is_a_one_line_error(corpus, tmp_path):
     teacher = Teacher(config_from_dict({"data": {"src_lang": "en", "tgt_lang": "de"}}))
     with pytest.raises(UserError, match="data.src_lang"):
         run(cfg, tmp_path / "d", teacher)
+
+
+def test_an_exported_teacher_distills_its_own_training_data(tmp_path):
+    """A CTranslate2 export is a teacher too; the config is the one it was trained with."""
+    from unit.test_export import needs_ct2, untrained
+
+    pytest.importorskip("ctranslate2", reason=needs_ct2.kwargs["reason"])
+    from translator.engines.export import export_checkpoint
+    from translator.engines.load import load_engine
+
+    _, folder = export_checkpoint(untrained(tmp_path), "ctranslate2", "int8", tmp_path / "x")
+    teacher = load_engine(str(folder), "cpu")
+    dc = teacher.cfg.decode.replace(beam=1, max_len_b=2)
+    (done,) = distill.distill_corpora(teacher, teacher.cfg, tmp_path / "d", dc, 1, ["x"])
+    sources = done.src.read_text(encoding="utf-8").splitlines()
+    assert len(sources) == done.lines == teacher.cfg.data.demo_train
+    outputs = done.tgt.read_text(encoding="utf-8").splitlines()
+    assert outputs == [h[0].text for h in teacher.translate(sources, dc)]

@@ -94,8 +94,9 @@ def test_input_smaller_than_the_workers_batches_is_split_between_them():
         {"pre_norm": False},
         {"tie_embeddings": False},
         {"pre_norm": False, "tie_embeddings": False},
+        {"enc_layers": 3, "dec_layers": 1},  # a distilled student's shape
     ],
-    ids=["post-norm", "untied", "post-norm-untied"],
+    ids=["post-norm", "untied", "post-norm-untied", "deep-shallow"],
 )
 @pytest.mark.parametrize("joint", [True, False], ids=["joint", "separate"])
 def test_every_transformer_variant_exports_exactly(tmp_path, model, joint):

@@ -154,6 +154,7 @@ class ExportedTranslator:
 
     attention_layers = 0
     supports_streaming = False
+    sampling = None  # an export only searches
 
     @property
     def max_source(self) -> int:

@@ -17,6 +17,7 @@ class Engine(Protocol):
     attention_layers: int  # decoder layers attention() can show; 0: it raises a UserError
     supports_streaming: bool  # serve's continuous batching can step its search
     prefix: list[int]  # source ids put before every line: a corpus tag's (translate --tag)
+    sampling: Any  # decode.sampling.Sampling to sample instead of searching; None: search
 
     def translate(
         self,
