@@ -121,7 +121,9 @@ def test_not_utf8_names_file_and_line(tmp_path):
 
 def test_empty_after_cleaning(tmp_path):
     folder = corpus_dir(tmp_path, train_de=" \n\n", train_en="x\n\n")
-    assert_user_error(train_on(tmp_path, folder), "empty after cleaning")
+    assert_user_error(
+        train_on(tmp_path, folder), "empty after cleaning", "2 pairs read", "2 dropped as empty"
+    )
 
 
 def test_language_not_in_data(tmp_path):

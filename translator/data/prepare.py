@@ -244,11 +244,10 @@ def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer, sy
     d, start = cfg.data, time.perf_counter()
     if tokenizer is None:
         size = cfg.tokenizer.max_sentences // (2 if cfg.tokenizer.joint else 1)
-        sample, _ = clean_pairs(_sample(source, max(1, size), cfg.seed), d.max_words)
-        if not sample:
-            raise empty_after_cleaning(
-                source.description, 0, {"empty": 0, "too_long": 0}, d.max_words
-            )
+        sample, dropped = clean_pairs(_sample(source, max(1, size), cfg.seed), d.max_words)
+        if not sample:  # the sample is the whole corpus or a share of it: all dropped
+            read = dropped["empty"] + dropped["too_long"]
+            raise empty_after_cleaning(source.description, read, dropped, d.max_words)
         _check_tags(sample, symbols, source.description)
         tokenizer = Tokenizer.train(sample, cfg.tokenizer, cfg.seed, symbols)
         del sample
