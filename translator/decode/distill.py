@@ -26,6 +26,7 @@ from translator.data.corpora import training_sources
 from translator.decode.resumable import file_stamp, translate_file
 from translator.errors import UserError
 from translator.fileio import atomic_open, atomic_write_bytes
+from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ def extract(source, src_file: Path, ref_file: Path, record: Path) -> int:
         atomic_open(src_file, "w", encoding="utf-8") as s,
         atomic_open(ref_file, "w", encoding="utf-8") as r,
     ):
-        for src, ref in source.pairs("train"):
+        for src, ref in progress_bar(source.pairs("train"), desc="read", unit="pair"):
             s.write(one_line(src) + "\n")
             r.write(one_line(ref) + "\n")
             lines += 1
@@ -102,7 +103,7 @@ def pick(nbest_file: Path, ref_file: Path, out_file: Path) -> None:
         open(ref_file, encoding="utf-8") as refs,
         atomic_open(out_file, "w", encoding="utf-8") as out,
     ):
-        for hyps, ref in zip(nbest_lists(nbest_file), refs):
+        for hyps, ref in progress_bar(zip(nbest_lists(nbest_file), refs), desc="pick", unit="line"):
             out.write(best_by_bleu(hyps, ref.rstrip("\n")) + "\n")
 
 
