@@ -16,6 +16,7 @@ the highest sentence BLEU against the reference is kept, as the Bergamot pipelin
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Iterator
@@ -87,12 +88,17 @@ def nbest_lists(path: Path) -> Iterator[list[str]]:
         yield texts
 
 
+@functools.cache
+def _sentence_bleu():
+    from sacrebleu.metrics import BLEU
+
+    return BLEU(effective_order=True)
+
+
 def best_by_bleu(hypotheses: list[str], reference: str) -> str:
     """The hypothesis of the highest sentence BLEU against the reference; on a tie the
     teacher's likelier one."""
-    from sacrebleu.metrics import BLEU
-
-    bleu = BLEU(effective_order=True)
+    bleu = _sentence_bleu()
     scores = [bleu.sentence_score(h, [reference]).score for h in hypotheses]
     return hypotheses[max(range(len(scores)), key=lambda k: (scores[k], -k))]
 
