@@ -72,13 +72,15 @@ def test_a_vocabulary_shortlist_limits_what_the_export_may_output(demo, monkeypa
     monkeypatch.setattr(shortlist, "PER_SOURCE", 4)
     manifest, folder = export_checkpoint(ckpt, "ctranslate2", "float32", root / "vmap", True)
     assert manifest["vocab_map"]["pairs"] == DEMO["data"]["demo_train"]
+    assert manifest["vocab_map"]["always"] == 8 and manifest["vocab_map"]["per_source"] == 4
     assert "with a vocabulary shortlist" in describe(manifest, folder)
     lines = (folder / "vmap.txt").read_text(encoding="utf-8").splitlines()
     always = set(lines[0].split("\t")[1].split())
     allows = {k: set(v.split()) for k, v in (line.split("\t") for line in lines[1:])}
     exported = ExportedTranslator(folder)
     assert exported.use_vmap
-    dc = pytorch.cfg.decode.replace(beam=2)
+    # CTranslate2 allows the union of a batch's lists: one sentence a batch
+    dc = pytorch.cfg.decode.replace(beam=2, batch_size=1)
     short = exported.translate(sources, dc)
     exported.use_vmap = False
     assert [x[0].text for x in short] != [y[0].text for y in exported.translate(sources, dc)]

@@ -29,7 +29,8 @@ CHUNK = 10_000  # pairs counted at a time
 
 
 def _merge(keys: np.ndarray, counts: np.ndarray, new: np.ndarray):
-    """Counts of `keys` plus the occurrences in `new` (both sorted, unique)."""
+    """Counts of `keys` (sorted, unique) plus the occurrences in `new`, as sorted unique
+    keys and their counts."""
     new_keys, new_counts = np.unique(new, return_counts=True)
     both = np.concatenate([keys, new_keys])
     weights = np.concatenate([counts, new_counts])
@@ -96,11 +97,11 @@ def encoded_pairs(tokenizer, pairs: Iterable[tuple[str, str]], limit: int) -> It
                 return
 
 
-def build_vmap(tokenizer, pairs, path: Path, limit: int = 1_000_000,
-               frequent: int = FREQUENT, per_source: int = PER_SOURCE) -> dict:  # fmt: skip
-    """Learn the shortlist from `pairs` (text) and write it to `path`; what it holds."""
+def build_vmap(tokenizer, pairs, path: Path, limit: int = 1_000_000) -> dict:
+    """Learn the shortlist (FREQUENT, PER_SOURCE) from `pairs` (text) and write it to `path`;
+    what it holds."""
     src_size, tgt_size = tokenizer.src.get_piece_size(), tokenizer.tgt.get_piece_size()
     n, *counted = count_pairs(encoded_pairs(tokenizer, pairs, limit), src_size, tgt_size)
-    always, table = shortlist(*counted, tgt_size, frequent, per_source)
+    always, table = shortlist(*counted, tgt_size, FREQUENT, PER_SOURCE)
     write_vmap(path, always, table, tokenizer.src.id_to_piece, tokenizer.tgt.id_to_piece)
-    return {"pairs": n, "always": len(always), "sources": len(table), "per_source": per_source}
+    return {"pairs": n, "always": len(always), "sources": len(table), "per_source": PER_SOURCE}
