@@ -122,3 +122,12 @@ def test_a_guide_file_of_another_length_is_one_line(job, tmp_path):
         LineGuides(constraint_file=given).check(src)
     with pytest.raises(UserError, match="goes with --input"):
         LineGuides(constraint_file=given).check(None)
+
+
+def test_nbest_lines_are_numbered_by_input_line_across_chunks_and_runs(job):
+    src, out = job
+    with pytest.raises(KeyboardInterrupt):
+        resumable.translate_file(Upper(stop_after=2), src, out, DecodeConfig(), 2, "m")
+    resumable.translate_file(Upper(), src, out, DecodeConfig(), 2, "m")
+    lines = [line.split("\t") for line in out.read_text().splitlines()]
+    assert [(int(i), text) for i, _, text in lines] == [(i, f"LINE {i}") for i in range(10)]

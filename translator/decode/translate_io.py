@@ -43,9 +43,10 @@ def write_translations(
     translator, chunks, out, dc, nbest: int, bar=None, guides=None, start: int = 0
 ) -> None:
     """Translate chunk by chunk; one line per input line (nbest: K lines, index TAB score TAB
-    text), flushed after each chunk so output starts before the input ends. `guides`: a
-    line_guides.LineGuides whose input line `start` is the first line of `chunks`, or None."""
-    index = 0
+    text, the index counted from `start`), flushed after each chunk so output starts before
+    the input ends. `chunks` begin at input line `start`; `guides`: a line_guides.LineGuides
+    of the whole input, or None."""
+    index = start
     take = guides.reader(start) if guides else None
     for lines in chunks:
         pre, phrases = take(lines) if take is not None else (None, None)
