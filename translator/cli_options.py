@@ -175,9 +175,10 @@ BatchSizeOpt = Annotated[
 
 
 def decode_overrides(
-    dc, beam=None, len_penalty=None, max_len_a=None, max_len_b=None, batch_size=None
+    dc, beam=None, len_penalty=None, max_len_a=None, max_len_b=None, batch_size=None, nbest=1
 ):
-    """The decode section `dc` with the options that were given put in."""
+    """The decode section `dc` with the options that were given put in; the beam at least
+    `nbest` wide, so that it holds the K best asked for."""
     given = {
         "beam": beam,
         "len_penalty": len_penalty,
@@ -185,4 +186,5 @@ def decode_overrides(
         "max_len_b": max_len_b,
         "batch_size": batch_size,
     }
-    return dc.replace(**{key: value for key, value in given.items() if value is not None})
+    dc = dc.replace(**{key: value for key, value in given.items() if value is not None})
+    return dc.replace(beam=nbest) if nbest > dc.beam else dc

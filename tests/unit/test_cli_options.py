@@ -47,6 +47,9 @@ def test_decode_overrides_replace_only_what_is_given():
     assert decode_overrides(dc) == dc
     new = decode_overrides(dc, beam=3, len_penalty=0.0, max_len_a=0.5, max_len_b=0, batch_size=7)
     assert new == dc.replace(beam=3, len_penalty=0.0, max_len_a=0.5, max_len_b=0, batch_size=7)
+    # the K best need a beam of K at least
+    assert decode_overrides(dc, beam=3, nbest=5).beam == 5
+    assert decode_overrides(dc, beam=3, nbest=2).beam == 3
 
 
 OPTIONS = ["--beam", "3", "--len-penalty", "0", "--max-len-a", "0", "--max-len-b", "3"]

@@ -59,7 +59,7 @@ def distill(
     that stops continues where it stopped when run again."""
     from translator.config import load_config
     from translator.decode.distill import distill_corpora
-    from translator.decode.resumable import file_stamp
+    from translator.decode.resumable import model_stamps
     from translator.engines.load import load_engine
 
     engine = load_engine(checkpoint, device, quantize, ensemble)
@@ -69,11 +69,8 @@ def distill(
         from translator.config import config_from_dict
 
         cfg = config_from_dict(engine.cfg.to_dict(), overrides=set_ or [])
-    dc = decode_overrides(engine.cfg.decode, beam, len_penalty, None, None, batch_size)
-    if nbest > dc.beam:
-        dc = dc.replace(beam=nbest)
-    model = [file_stamp(p) if p.is_file() else str(p.resolve()) for p in checkpoint]
-    done = distill_corpora(engine, cfg, out, dc, nbest, model)
+    dc = decode_overrides(engine.cfg.decode, beam, len_penalty, None, None, batch_size, nbest)
+    done = distill_corpora(engine, cfg, out, dc, nbest, model_stamps(checkpoint))
     entries = ", ".join(d.entry() for d in done)
     typer.echo(
         f"distilled {sum(d.lines for d in done):,} lines into {out}; "

@@ -130,10 +130,8 @@ def translate(
     translator = load_engine(checkpoint, device, quantize, ensemble, tag)
     translator.sampling = sampler
     dc = decode_overrides(
-        translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size
+        translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size, nbest
     )
-    if nbest > dc.beam:
-        dc = dc.replace(beam=nbest)
     if guides and (plot_attention is not None or interactive):
         raise UserError(
             "--prefix, --constraint and --terms go with TEXT, standard input or --input"
@@ -155,7 +153,6 @@ def translate(
     if output_file is None:
         print_file(translator, input_file, dc, nbest, guides)
         return
-    from translator.decode.resumable import file_stamp, translate_file
+    from translator.decode.resumable import model_stamps, translate_file
 
-    model = [file_stamp(p) if p.is_file() else str(p.resolve()) for p in checkpoint]
-    translate_file(translator, input_file, output_file, dc, nbest, model, guides)
+    translate_file(translator, input_file, output_file, dc, nbest, model_stamps(checkpoint), guides)

@@ -38,6 +38,12 @@ def file_stamp(path: str | Path) -> list:
     return [str(path.resolve()), st.st_size, st.st_mtime_ns]
 
 
+def model_stamps(paths) -> list:
+    """What identifies the models a job translates with: checkpoint files' stamps, exported
+    folders' paths."""
+    return [file_stamp(p) if Path(p).is_file() else str(Path(p).resolve()) for p in paths]
+
+
 def _done(record: Path, partial: Path, identity: dict) -> tuple[int, int]:
     """(input lines, output bytes) an earlier run of the same job finished; (0, 0) if none."""
     if not (record.is_file() and partial.is_file()):
