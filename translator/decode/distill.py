@@ -50,14 +50,14 @@ def one_line(text: str) -> str:
     return " ".join(text.splitlines())
 
 
-def extract(source, src_file: Path, ref_file: Path, record: Path) -> int:
+def extract(source, src_file: Path, ref_file: Path, record: Path) -> dict:
     """Write the corpus's sources and references, unless an earlier run wrote these same
-    ones; the number of lines."""
+    ones; the record of what the folder holds ("lines": how many)."""
     stamp = {"corpus": source.fingerprint, "description": source.description}
     if record.is_file() and src_file.is_file() and ref_file.is_file():
         saved = json.loads(record.read_text(encoding="utf-8"))
         if saved.get("corpus") == stamp:
-            return int(saved["lines"])
+            return saved
     lines = 0
     with (
         atomic_open(src_file, "w", encoding="utf-8") as s,
@@ -69,8 +69,9 @@ def extract(source, src_file: Path, ref_file: Path, record: Path) -> int:
             lines += 1
     if not lines:
         raise UserError(f"{source.description}: the training corpus has no pairs to distill")
-    atomic_write_bytes(record, json.dumps({"corpus": stamp, "lines": lines}).encode())
-    return lines
+    saved = {"corpus": stamp, "lines": lines}
+    atomic_write_bytes(record, json.dumps(saved).encode())
+    return saved
 
 
 def nbest_lists(path: Path) -> Iterator[list[str]]:
@@ -130,9 +131,9 @@ def distill_corpora(engine, cfg, folder: Path, dc, nbest: int, model: list) -> l
         ref = folder / f"{name}.ref.{tgt_lang}"
         tgt = folder / f"{name}.{tgt_lang}"
         record = folder / f"{name}.json"
-        lines = extract(source, src, ref, record)
+        saved = extract(source, src, ref, record)
+        lines = saved["lines"]
         done = {"model": model, "decode": dc.to_dict(), "nbest": nbest, "source": file_stamp(src)}
-        saved = json.loads(record.read_text(encoding="utf-8"))
         if saved.get("translated") == done and tgt.is_file():
             log.info("%s: already distilled into %s", source.description, tgt)
         else:
