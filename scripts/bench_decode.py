@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -35,15 +36,20 @@ from translator.runtime import set_threads
 ENGINES = ("pytorch", "pytorch-int8", "ct2-float32", "ct2-int8", "ct2-int8-vmap")
 
 
-def timed(translator, sources: list[str], dc) -> tuple[list[str], float, int]:
-    start = time.perf_counter()
-    results = translator.translate(sources, dc)
-    seconds = time.perf_counter() - start
+def timed(translator, sources: list[str], dc, repeat: int) -> tuple[list[str], float, int]:
+    """The output and the median time of `repeat` runs, after a short warm-up run (the
+    first call's allocations are not decoding speed)."""
+    translator.translate(sources[:32], dc)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        results = translator.translate(sources, dc)
+        times.append(time.perf_counter() - start)
     tokens = sum(len(r[0].tokens) + 1 for r in results)  # with <eos>
-    return [r[0].text for r in results], seconds, tokens
+    return [r[0].text for r in results], statistics.median(times), tokens
 
 
-def engines(path: str, wanted: list[str], folder: Path):
+def engines(path: str, wanted: list[str], folder: Path, overrides: list[str]):
     """(engine name, translator, model bytes) for each wanted engine this checkpoint has."""
     for name in wanted:
         if name == "pytorch":
@@ -64,7 +70,9 @@ def engines(path: str, wanted: list[str], folder: Path):
                     file=sys.stderr,
                 )
                 continue
-            out = export_checkpoint(Path(path), "ctranslate2", scheme, folder / name, shortlist)[1]
+            out = export_checkpoint(
+                Path(path), "ctranslate2", scheme, folder / name, shortlist, overrides
+            )[1]
             yield name, load_engine(out), (out / "model.bin").stat().st_size
 
 
@@ -78,6 +86,7 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--limit", type=int, default=0, help="first N sentences only")
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=1, help="timed runs per row (the median)")
     args = ap.parse_args()
     set_threads(args.threads)
     for path in args.checkpoint:
@@ -87,7 +96,8 @@ def main() -> None:
 
 def bench_checkpoint(path: str, args, folder: Path) -> None:
     reference: dict[int, list[str]] = {}  # beam -> the float32 PyTorch output
-    for engine, translator, size in engines(path, args.engine or list(ENGINES), folder):
+    wanted = args.engine or list(ENGINES)
+    for engine, translator, size in engines(path, wanted, folder, args.overrides):
         cfg = config_from_dict(translator.cfg.to_dict(), path, args.overrides)
         pairs = load_split(cfg.data, args.split, cfg.seed)
         if args.limit:
@@ -101,7 +111,7 @@ def bench_checkpoint(path: str, args, folder: Path) -> None:
             for cache in caches:
                 if model is not None:
                     model.use_cache = cache
-                hyps, seconds, tokens = timed(translator, sources, dc)
+                hyps, seconds, tokens = timed(translator, sources, dc, args.repeat)
                 outputs[cache] = (hyps, seconds)
                 row = {
                     "checkpoint": path,
@@ -114,6 +124,7 @@ def bench_checkpoint(path: str, args, folder: Path) -> None:
                     "sentences_per_s": round(len(sources) / seconds, 1),
                     "target_tokens_per_s": round(tokens / seconds),
                     "seconds": round(seconds, 2),
+                    "repeat": args.repeat,
                     "bleu": round(bleu(hyps, refs), 2),
                     "model_bytes": size,
                 }

@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
 # Distillation on Multi30k German->English, end to end: the teacher (the Transformer
-# recipe), its translations of the training sources (translator distill), the student
-# (configs/multi30k_student.yaml) on them and, for comparison, the same student on the
-# original pairs, all at one step budget; then both exported to CTranslate2 int8 and
-# decoded side by side (scripts/bench_decode.py: sentences/s and BLEU, with and without the
-# vocabulary shortlist).
+# recipe), its translations of the training sources (translator distill), each student
+# config on them and, for comparison, the same student on the original pairs at the same
+# steps; then everything exported to CTranslate2 int8 and decoded side by side
+# (scripts/bench_decode.py: sentences/s and BLEU, with and without the vocabulary shortlist).
 #
-#   DATA=../shared/data/multi30k OUT=runs/distill STEPS=2400 bash scripts/distill.sh
+#   DATA=../shared/data/multi30k OUT=runs/distill bash scripts/distill.sh
 #
-# A run whose best.pt exists is kept, and distill continues where it stopped, so an
-# interrupted script continues where it stopped. Each stage's wall time goes to
-# $OUT/times.txt.
+# STUDENTS lists the student configs (default configs/multi30k_student.yaml; the results
+# page's comparison adds configs/multi30k_student_deep.yaml).
+#
+# TEACHER_STEPS and STEPS (the students') are step budgets, so the scores do not depend on
+# the machine's pace. JOBS trainings run side by side (THREADS threads each); the students
+# on the original pairs need no teacher and start with it. A run whose best.pt exists is
+# kept and distill continues where it stopped, so an interrupted script continues where it
+# stopped. Each stage's wall time goes to $OUT/times.txt. BENCH=0 skips the benchmark (for
+# a GPU machine, whose cores are not the ones to time).
 set -euo pipefail
 DATA=${DATA:-../shared/data/multi30k}
 OUT=${OUT:-runs/distill}
-STEPS=${STEPS:-2400}
-JOBS=${JOBS:-1}  # the two students side by side
+TEACHER_STEPS=${TEACHER_STEPS:-2000}
+STEPS=${STEPS:-4000}
+STUDENTS=${STUDENTS:-configs/multi30k_student.yaml}
+JOBS=${JOBS:-1}
 THREADS=${THREADS:-$((2 / JOBS > 0 ? 2 / JOBS : 1))}
+BATCH=${BATCH:-64}  # sentences per decoding batch (distill, eval)
+BENCH=${BENCH:-1}
 PY=${PY:-python}
 mkdir -p "$OUT"
 stage() {  # NAME COMMAND...: run it and note its wall time
@@ -24,33 +33,53 @@ stage() {  # NAME COMMAND...: run it and note its wall time
   "$@"
   echo "$name $((SECONDS - start)) s" | tee -a "$OUT/times.txt"
 }
-train() {  # CONFIG NAME [--set ...]: one run, unless it is done
-  local config=$1 name=$2; shift 2
+train() {  # CONFIG NAME STEPS [--set ...]: one run, unless it is done
+  local config=$1 name=$2 steps=$3; shift 3
   [ -f "$OUT/$name/best.pt" ] && return
   $PY -m translator train --config "$config" --set data.dir="$DATA" \
-      --set train.max_minutes=null --set train.max_steps="$STEPS" --set train.threads="$THREADS" \
-      --set train.valid_every=400 --set train.save_every=400 --set run_dir="$OUT/$name" "$@" \
+      --set train.max_minutes=null --set train.max_steps="$steps" --set train.threads="$THREADS" \
+      --set train.valid_every=1000 --set train.save_every=1000 --set run_dir="$OUT/$name" "$@" \
       --overwrite > "$OUT/$name.log" 2>&1
 }
-distilled="[{train: {src: $OUT/data/train.de, tgt: $OUT/data/train.en}}]"
-
-stage teacher train configs/multi30k_transformer.yaml teacher --set train.threads=2
-stage distill $PY -m translator distill --checkpoint "$OUT/teacher/best.pt" --out "$OUT/data" \
-    --set data.dir="$DATA"
-both() {  # a failed run stops the script
-  train configs/multi30k_student.yaml student --set "data.corpora=$distilled" &
-  local first=$!
-  [ "$JOBS" -gt 1 ] || wait $first
-  train configs/multi30k_student.yaml student_original &
-  wait $!
-  wait $first
+slot() {  # wait until fewer than JOBS trainings run
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do sleep 1; done
 }
-stage students both
-for name in teacher student student_original; do
-  [ -f "$OUT/$name.eval.json" ] || $PY -m translator eval --checkpoint "$OUT/$name/best.pt" \
-      --set data.dir="$DATA" --json > "$OUT/$name.eval.json"
+name_of() {  # configs/multi30k_student_small.yaml -> student_small
+  local base; base=$(basename "$1" .yaml); echo "${base#multi30k_}"
+}
+distilled="[{train: {src: $OUT/data/train.de, tgt: $OUT/data/train.en}}]"
+runs=(teacher)
+
+start=$SECONDS
+stage teacher train configs/multi30k_transformer.yaml teacher "$TEACHER_STEPS" &
+teacher=$!
+for config in $STUDENTS; do
+  name=$(name_of "$config"); runs+=("$name" "${name}_original")
+  slot; stage "${name}_original" train "$config" "${name}_original" "$STEPS" &
+done
+wait $teacher || { echo "teacher failed: see $OUT/teacher.log" >&2; exit 1; }
+stage distill $PY -m translator distill --checkpoint "$OUT/teacher/best.pt" --out "$OUT/data" \
+    --set data.dir="$DATA" --batch-size "$BATCH"
+for config in $STUDENTS; do
+  name=$(name_of "$config")
+  slot; stage "$name" train "$config" "$name" "$STEPS" --set "data.corpora=$distilled" &
+done
+wait
+echo "teacher, distill and students $((SECONDS - start)) s" | tee -a "$OUT/times.txt"
+for name in "${runs[@]}"; do  # a failed run stops the script here, naming its log
+  [ -f "$OUT/$name/best.pt" ] || { echo "$name failed: see $OUT/$name.log" >&2; exit 1; }
+done
+for name in "${runs[@]}"; do  # test BLEU with each config's own search
+  [ -f "$OUT/$name.eval.json" ] && continue
+  slot; $PY -m translator eval --checkpoint "$OUT/$name/best.pt" --set data.dir="$DATA" \
+      --batch-size "$BATCH" --json > "$OUT/$name.eval.json.tmp" 2>> "$OUT/$name.log" &&
+      mv "$OUT/$name.eval.json.tmp" "$OUT/$name.eval.json" &
+done
+wait
+[ "$BENCH" = 1 ] || exit 0
+checkpoints=()
+for name in "${runs[@]}"; do
+  [[ $name == *_original ]] || checkpoints+=(--checkpoint "$OUT/$name/best.pt")
 done
 stage bench $PY scripts/bench_decode.py --set data.dir="$DATA" --engine ct2-int8 \
-    --engine ct2-int8-vmap --beam 1 --beam 5 --checkpoint "$OUT/teacher/best.pt" \
-    --checkpoint "$OUT/student/best.pt" --checkpoint "$OUT/student_original/best.pt" \
-    | tee "$OUT/bench_decode.jsonl"
+    --engine ct2-int8-vmap --beam 1 --beam 5 "${checkpoints[@]}" | tee "$OUT/bench_decode.jsonl"

@@ -247,13 +247,17 @@ def export(
             "(decoding then scores only the subwords a source can bring)",
         ),
     ] = False,
+    set_: SetOpt = None,
 ):
     """Write a Transformer checkpoint as a CTranslate2 model folder (fast CPU decoding).
 
-    translate, eval and serve take the folder as --checkpoint."""
+    translate, eval and serve take the folder as --checkpoint. --set points --vocab-map at
+    training files that have moved (e.g. --set data.dir=PATH)."""
     from translator.engines.export import describe, export_checkpoint
 
-    typer.echo(describe(*export_checkpoint(checkpoint, format_, quantization, output, vocab_map)))
+    typer.echo(
+        describe(*export_checkpoint(checkpoint, format_, quantization, output, vocab_map, set_))
+    )
 
 
 @app.command(cls=Command)

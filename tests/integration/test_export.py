@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 from unit.test_export import DEMO, ROOT, agreement, needs_ct2, untrained  # noqa: F401
-from util import cli, user_error
+from util import assert_user_error, cli, user_error
 
 from translator.config import config_from_dict
 from translator.data.corpus import load_split
@@ -353,3 +353,36 @@ def demo(tmp_path_factory):
     texts = [r[0].text for r in pytorch.translate([s for s, _ in pairs])]
     assert sum(bool(t) for t in texts) > 90 and len(set(texts)) > 30, texts[:5]
     return root, ckpt, pytorch, [s for s, _ in pairs], [t for _, t in pairs]
+
+
+@needs_ct2
+def test_a_shortlist_from_training_files_that_moved_takes_set(tmp_path):
+    """export --vocab-map reads the training files the checkpoint's config names: once they
+    have moved, a one-line error naming the file and --set; with --set, the export."""
+    from translator.data.demo import demo_splits
+    from translator.models.checkpoint import Checkpoint
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    for side, lang in ((0, "de"), (1, "en")):
+        lines = "".join(p[side] + "\n" for p in demo_splits(60, 10, 10, seed=3)["train"])
+        (old / f"train.{lang}").write_text(lines, encoding="utf-8")
+    ckpt = Checkpoint.load(untrained(tmp_path))
+    files = {"src": str(old / "train.de"), "tgt": str(old / "train.en")}
+    data = {k: v for k, v in ckpt.config["data"].items() if k != "dataset"}
+    ckpt.config["data"] = {**data, "train": files}
+    ckpt.save(tmp_path / "files.pt")
+    old.rename(new)
+    args = ["export", "--checkpoint", str(tmp_path / "files.pt"), "--vocab-map", "--quantization",
+            "int8", "--output", str(tmp_path / "ct2")]  # fmt: skip
+    assert_user_error(cli(*args), str(old / "train.de"), "--set")
+    moved = [
+        "--set",
+        f"data.train.src={new / 'train.de'}",
+        "--set",
+        f"data.train.tgt={new / 'train.en'}",
+    ]
+    result = cli(*args, *moved)
+    assert result.returncode == 0, result.stderr
+    assert "with a vocabulary shortlist" in result.stdout
+    assert (tmp_path / "ct2" / "vmap.txt").read_text(encoding="utf-8").count("\n") > 10

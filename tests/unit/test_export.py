@@ -181,3 +181,34 @@ def test_every_engine_offers_the_engine_interface(tmp_path):
         assert [len(h) for h in engine.translate(lines)] == [1, 1, 1], name
     assert not engines["ctranslate2"].supports_streaming
     assert engines["pytorch"].supports_streaming
+
+
+@needs_ct2
+def test_the_student_config_opens_in_every_engine(tmp_path):
+    """configs/multi30k_student.yaml's shape (its layers and norms, at a test's width): the
+    checkpoint, its int8 quantization, an ensemble and its CTranslate2 exports (float32,
+    int8, int8 with a shortlist) all load it and translate; the float32 export greedily
+    gives the checkpoint's own output."""
+    import yaml
+
+    shape = yaml.safe_load((ROOT / "configs" / "multi30k_student.yaml").read_text())["model"]
+    keys = ("enc_layers", "dec_layers", "pre_norm", "tie_embeddings")
+    ckpt = untrained(tmp_path, **{k: shape[k] for k in keys})
+    engines = {
+        "pytorch": load_engine(ckpt, "cpu"),
+        "pytorch-int8": load_engine(ckpt, "cpu", "int8"),
+        "ensemble": load_engine([ckpt, ckpt], "cpu", ensemble=True),
+    }
+    for scheme, vmap in [("float32", False), ("int8", False), ("int8", True)]:
+        name = f"ct2-{scheme}" + ("-vmap" if vmap else "")
+        folder = export_checkpoint(ckpt, "ctranslate2", scheme, tmp_path / name, vmap)[1]
+        engines[name] = load_engine(folder, "cpu")
+    assert engines["ct2-int8-vmap"].use_vmap
+    sources = [s for s, _ in load_split(engines["pytorch"].cfg.data, "test", 1)]
+    dc = engines["pytorch"].cfg.decode.replace(beam=1)
+    outputs = {name: engine.translate(sources, dc) for name, engine in engines.items()}
+    for name, engine in engines.items():
+        model = engine.cfg.model
+        assert (model.enc_layers, model.dec_layers) == (shape["enc_layers"], shape["dec_layers"])
+        assert len(outputs[name]) == len(sources), name
+    assert agreement(outputs["pytorch"], outputs["ct2-float32"]) == 1.0

@@ -23,6 +23,7 @@ import shutil
 from pathlib import Path
 
 from translator import __version__
+from translator.config import config_from_dict
 from translator.errors import UserError, optional_import
 from translator.fileio import atomic_write_bytes, file_digest, replace_folder
 from translator.models.checkpoint import Checkpoint
@@ -82,10 +83,16 @@ def _fsync_tree(folder: Path) -> None:
 
 
 def export_checkpoint(
-    checkpoint: Path, fmt: str, quantization: str, output: Path, vocab_map: bool = False
+    checkpoint: Path,
+    fmt: str,
+    quantization: str,
+    output: Path,
+    vocab_map: bool = False,
+    overrides: list[str] | None = None,
 ) -> tuple[dict, Path]:
     """Write checkpoint's model as an exported folder at `output`: (manifest, folder).
-    `vocab_map`: with a shortlist learnt from the checkpoint's training data."""
+    `vocab_map`: with a shortlist learnt from the checkpoint's training data, found where
+    the saved config says unless `overrides` (KEY=VALUE) point elsewhere."""
     checkpoint, output = Path(checkpoint), Path(output)
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt}: the formats are {', '.join(FORMATS)}")
@@ -93,6 +100,8 @@ def export_checkpoint(
         raise UserError(f"--quantization {quantization}: choose one of {', '.join(QUANTIZATIONS)}")
     _check_output(output)
     cfg, tokenizer, model = Checkpoint.load(checkpoint).build(str(checkpoint))
+    if overrides:
+        cfg = config_from_dict(cfg.to_dict(), f"{checkpoint} (saved config)", overrides)
     if fmt not in model.export_formats:
         raise UserError(
             f"{checkpoint}: model.type {cfg.model.type} cannot be exported to {fmt}; "
@@ -154,7 +163,13 @@ def _vocab_map(cfg, tokenizer, folder: Path) -> dict:
     from translator.engines.shortlist import build_vmap
 
     pairs = chain.from_iterable(source.pairs("train") for _, source in training_sources(cfg))
-    return build_vmap(tokenizer, pairs, folder / VMAP)
+    try:
+        return build_vmap(tokenizer, pairs, folder / VMAP)
+    except UserError as err:  # most often: the training files have moved since training
+        raise UserError(
+            f"--vocab-map reads the training data: {err.message}",
+            "point --set at where it is now, e.g. --set data.dir=PATH or --set data.corpora=...",
+        ) from None
 
 
 def describe(manifest: dict, folder: Path) -> str:
