@@ -9,9 +9,11 @@ it; default all): `pytorch` (float32, the checkpoint as trained), `pytorch-int8`
 (--quantize int8: dynamic quantization, every family), `ct2-float32` and `ct2-int8`
 (the checkpoint exported to CTranslate2 in a temporary folder, for the families that
 export), and `ct2-int8-vmap` (int8 with the vocabulary shortlist, `export --vocab-map`,
-learnt from the checkpoint's training data). Every row has sentences/s, target tokens/s, BLEU and the model's size on disk
+learnt from the checkpoint's training data; `--set` also points it at moved training
+files). Every row has sentences/s, target tokens/s, BLEU and the model's size on disk
 (`model_bytes`: the weights as torch.save writes them, or CTranslate2's model.bin);
-rows of other engines say which share of outputs is identical to `pytorch`'s. All runs
+rows of other engines say which share of outputs is identical to `pytorch`'s. A row's time
+is the median of `--repeat` passes over the sentences, after a short warm-up pass. All runs
 of one call share the machine's state, so their ratios are meaningful; absolute figures
 vary with load.
 """
