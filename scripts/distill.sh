@@ -44,7 +44,7 @@ train() {  # CONFIG NAME STEPS [--set ...]: one run, unless it is done
 slot() {  # wait until fewer than JOBS trainings run
   while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do sleep 1; done
 }
-name_of() {  # configs/multi30k_student_small.yaml -> student_small
+name_of() {  # configs/multi30k_student_deep.yaml -> student_deep
   local base; base=$(basename "$1" .yaml); echo "${base#multi30k_}"
 }
 distilled="[{train: {src: $OUT/data/train.de, tgt: $OUT/data/train.en}}]"
@@ -58,6 +58,7 @@ for config in $STUDENTS; do
   slot; stage "${name}_original" train "$config" "${name}_original" "$STEPS" &
 done
 wait $teacher || { echo "teacher failed: see $OUT/teacher.log" >&2; exit 1; }
+slot  # distill takes a place beside the trainings too (JOBS=1: one process at a time)
 stage distill $PY -m translator distill --checkpoint "$OUT/teacher/best.pt" --out "$OUT/data" \
     --set data.dir="$DATA" --batch-size "$BATCH"
 for config in $STUDENTS; do
