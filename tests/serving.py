@@ -95,3 +95,21 @@ def get(url: str):
 
 def post(url: str, obj):
     return request("POST", url, json.dumps(obj).encode())
+
+
+def with_batcher(translator, coroutine, **limits):
+    """coroutine(batcher) run with the batcher's decoding loop on a thread of its own."""
+    import asyncio
+    import threading
+
+    from translator.serve.batcher import Batcher
+    from translator.serve.limits import Limits
+
+    batcher = Batcher(translator, Limits(**{"max_queue": 1000, **limits}))
+    decoder = threading.Thread(target=batcher.run)
+    decoder.start()
+    try:
+        return asyncio.run(coroutine(batcher))
+    finally:
+        batcher.stop()
+        decoder.join()

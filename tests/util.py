@@ -149,3 +149,33 @@ def assert_user_error(result, *needles):
     for needle in needles:
         assert needle in last, (needle, last)
     return last
+
+
+def multiway_folder(folder, train=60, dev=10, test=10, seed=3):
+    """A four-way parallel corpus in `folder` ({split}.{de,en,fr,cs}): the demo's German and
+    English, and two made-up languages derived from them word by word (fr: each English
+    word reversed, cs: each German word with -ka), so that every direction is learnable."""
+    from translator.data.demo import demo_splits
+
+    splits = demo_splits(train, dev, test, seed=seed)
+    made = {
+        "de": lambda de, en: de,
+        "en": lambda de, en: en,
+        "fr": lambda de, en: " ".join(w[::-1] for w in en.split()),
+        "cs": lambda de, en: " ".join(w + "ka" for w in de.split()),
+    }
+    for split, pairs in splits.items():
+        for lang, make in made.items():
+            lines = "".join(make(de, en) + "\n" for de, en in pairs)
+            (folder / f"{split}.{lang}").write_text(lines, encoding="utf-8")
+    return folder
+
+
+def pair_ids(n: int, first: int):
+    """n pairs of ids whose sources start with `first` + row (so a batch shows its rows)."""
+    from translator.data.batching import PairIds
+    from translator.specials import BOS, EOS
+
+    src = [[first + i, 5 + i % 3, EOS] for i in range(n)]
+    tgt = [[BOS] + [6] * (1 + i % 4) + [EOS] for i in range(n)]
+    return PairIds.from_lists(src, tgt)

@@ -26,9 +26,11 @@ from translator.cli_options import (
     MaxLenBOpt,
     QuantizeOpt,
     SetOpt,
+    SrcLangOpt,
     TagOpt,
     TermsIgnoreCaseOpt,
     TermsOpt,
+    TgtLangOpt,
     VersionOpt,
     decode_overrides,
     input_option,
@@ -169,6 +171,8 @@ def evaluate(
     terms: TermsOpt = None,
     terms_ignore_case: TermsIgnoreCaseOpt = False,
     tag: TagOpt = None,
+    src_lang: SrcLangOpt = None,
+    tgt_lang: TgtLangOpt = None,
     device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,
 ):
@@ -177,6 +181,7 @@ def evaluate(
     Decodes the split (or --src, scored against --ref) with each --checkpoint, or with all
     of them as one model with --ensemble."""
     from translator.config import config_from_dict
+    from translator.config.languages import scored_direction
     from translator.decode.evaluate import evaluate_translator, report_lines
     from translator.decode.line_guides import LineGuides, Terms
     from translator.engines.load import load_engine
@@ -195,16 +200,18 @@ def evaluate(
     series = []
     for paths in models:
         path = " + ".join(map(str, paths))
-        translator = load_engine(paths, device, quantize, ensemble, tag)
+        translator = load_engine(paths, device, quantize, ensemble, tag, tgt_lang)
         cfg = translator.cfg
         if set_:  # --set applies to the data and the decoding settings alike
             cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", set_)
+        cfg = cfg.replace(data=scored_direction(cfg.data, src_lang, tgt_lang))
         dc = decode_overrides(cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size)
         files, lengths = (src, ref), by_length or plot is not None
         result, hyps = evaluate_translator(
             translator, cfg.data, cfg.seed, dc, split, files, lengths, guides
         )
         result["checkpoint"] = path
+        result["direction"] = f"{cfg.data.src_lang}-{cfg.data.tgt_lang}"
         series.append((translator.cfg.model.type, paths, result.get("by_length", [])))
         if output is not None:
             atomic_write_bytes(output, "".join(h + "\n" for h in hyps).encode("utf-8"))

@@ -111,6 +111,22 @@ TagOpt = Annotated[
         help="Put this tag of the model's corpora (data.corpora[].tag) before every source",
     ),
 ]
+TgtLangOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tgt-lang",
+        metavar="LANG",
+        help="The language to translate into, for a model of several target languages",
+    ),
+]
+SrcLangOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--src-lang",
+        metavar="LANG",
+        help="The source language of the test split, for a model of several",
+    ),
+]
 # Required phrases (decode/line_guides.py): a line per sentence of the input or test set.
 ConstraintsOpt = Annotated[
     Path | None,

@@ -4,26 +4,20 @@ sources of their corpus, searches that never output a tag, and the config's chec
 import numpy as np
 import pytest
 import torch
+from util import pair_ids as corpus
 from util import tiny_model, user_error
 
 from translator.config import DecodeConfig, config_from_dict
-from translator.data.batching import PairIds, TokenBatches
+from translator.data.batching import TokenBatches
 from translator.data.corpora import MixedIds, WeightedDraw
 from translator.decode.search import beam_search, greedy_search
-from translator.specials import BOS, EOS, PAD
+from translator.specials import EOS, PAD
 
 TAG = 9
 
 
-def corpus(n: int, first: int) -> PairIds:
-    """n pairs whose source ids start with `first` + row (so a batch shows its rows)."""
-    src = [[first + i, 5 + i % 3, EOS] for i in range(n)]
-    tgt = [[BOS] + [6] * (1 + i % 4) + [EOS] for i in range(n)]
-    return PairIds.from_lists(src, tgt)
-
-
-def mixed(sizes=(200, 30), tags=(None, TAG)) -> MixedIds:
-    return MixedIds([corpus(n, 1000 * (c + 1)) for c, n in enumerate(sizes)], list(tags))
+def mixed(sizes=(200, 30), prefixes=((), (TAG,))) -> MixedIds:
+    return MixedIds([corpus(n, 1000 * (c + 1)) for c, n in enumerate(sizes)], list(prefixes))
 
 
 @pytest.mark.parametrize("weights", [(1, 1), (1, 3), (5, 1), (0.2, 0.8)])
@@ -108,7 +102,7 @@ def entry(**keys):
     [
         ({"corpora": [entry(weight=0)]}, "data.corpora[0].weight"),
         ({"corpora": [entry(), entry(weight=-1)]}, "data.corpora[1].weight"),
-        ({"corpora": []}, "lists no corpus"),
+        ({"corpora": []}, "data.corpora' lists none"),
         ({"corpora": [entry()], "train": {"src": "b.de", "tgt": "b.en"}}, "both give training"),
         ({"corpora": [entry(dir="x")]}, "exactly one of train, dir or dataset, got train, dir"),
         ({"corpora": [{"weight": 2}]}, "got none"),

@@ -10,6 +10,8 @@ import threading
 import time
 from types import SimpleNamespace
 
+from serving import with_batcher
+
 from translator.config import DecodeConfig
 from translator.decode.translator import Translation
 from translator.serve.batcher import Batcher
@@ -33,14 +35,7 @@ class SlowEcho:
 
 
 def serve(translator, coroutine, **limits):
-    batcher = Batcher(translator, Limits(max_queue=1000, batch_gap_ms=3, **limits))
-    decoder = threading.Thread(target=batcher.run)
-    decoder.start()
-    try:
-        return asyncio.run(coroutine(batcher))
-    finally:
-        batcher.stop()
-        decoder.join()
+    return with_batcher(translator, coroutine, **{"batch_gap_ms": 3, **limits})
 
 
 async def client(batcher: Batcher, name: str, requests: int, think: float) -> None:

@@ -16,7 +16,9 @@ def prepare(config: ConfigOpt, set_: SetOpt = None):
     from translator.data.prepare import prepare as run_prepare
 
     cfg = load_config(config, set_ or [])
-    for data in prepare_corpora(cfg, None, False) if cfg.data.corpora else [run_prepare(cfg)]:
+    for data in (
+        prepare_corpora(cfg, None, False) if cfg.data.training_corpora() else [run_prepare(cfg)]
+    ):
         m = data.manifest
         typer.echo(
             f"{m['pairs']:,} training pairs of {m['counts']['read']:,} read, "

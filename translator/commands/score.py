@@ -16,6 +16,7 @@ from translator.cli_options import (
     EnsembleOpt,
     QuantizeOpt,
     TagOpt,
+    TgtLangOpt,
     input_option,
     output_option,
 )
@@ -40,6 +41,7 @@ def score(
     ensemble: EnsembleOpt = False,
     batch_size: BatchSizeOpt = None,
     tag: TagOpt = None,
+    tgt_lang: TgtLangOpt = None,
     device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,
 ):
@@ -51,7 +53,7 @@ def score(
     from translator.engines.load import load_engine
     from translator.fileio import atomic_open
 
-    engine = load_engine(checkpoint, device, quantize, ensemble, tag)
+    engine = load_engine(checkpoint, device, quantize, ensemble, tag, tgt_lang)
 
     def write(out) -> None:
         for scores in stream_scores(engine, src, tgt, batch_size):

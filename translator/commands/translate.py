@@ -24,6 +24,7 @@ from translator.cli_options import (
     TagOpt,
     TermsIgnoreCaseOpt,
     TermsOpt,
+    TgtLangOpt,
     decode_overrides,
     input_option,
     output_option,
@@ -92,6 +93,7 @@ def translate(
     terms: TermsOpt = None,
     terms_ignore_case: TermsIgnoreCaseOpt = False,
     tag: TagOpt = None,
+    tgt_lang: TgtLangOpt = None,
     device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,
 ):
@@ -127,7 +129,7 @@ def translate(
     sampler = sampling_options(sampling, temperature, seed, beam)
     if sampler is not None and checkpoint[0].is_dir():
         raise UserError(f"--sampling: {checkpoint[0]} is an exported model, which only searches")
-    translator = load_engine(checkpoint, device, quantize, ensemble, tag)
+    translator = load_engine(checkpoint, device, quantize, ensemble, tag, tgt_lang)
     translator.sampling = sampler
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size, nbest

@@ -19,6 +19,7 @@ import yaml
 from pydantic import ValidationError
 
 from translator.config.base import ModelConfig, Section
+from translator.config.languages import directions
 from translator.config.schema import SPLIT_FILE, Config, SplitFiles
 from translator.errors import UserError
 from translator.models import family as families
@@ -211,14 +212,50 @@ def _check(cfg: Config, where: str) -> None:
         for side in ("src", "tgt") if isinstance(files, SplitFiles) else ():
             if not getattr(files, side).strip():
                 raise UserError(f"{where}: key '{key}.{side}' must name a file, got ''")
+    _check_directions(cfg, where)
     _check_corpora(cfg.data, where)
+    for src, tgt in directions(cfg.data):
+        if src == tgt:
+            raise UserError(f"{where}: a corpus translates {src} into {tgt}; give two languages")
+    if len(directions(cfg.data)) > 1 and not cfg.tokenizer.joint:
+        raise UserError(
+            f"{where}: key 'tokenizer.joint' must be true for several directions (one "
+            "vocabulary for all languages), got False"
+        )
+
+
+def _check_directions(cfg: Config, where: str) -> None:
+    data = cfg.data
+    if data.directions is None:
+        return
+    _listed(data.directions, "data.directions", where)
+    if data.corpora is not None:
+        raise UserError(f"{where}: data.directions and data.corpora both give training data; "
+                        "give data.corpora entries src_lang and tgt_lang instead")  # fmt: skip
+    if data.train is not None or (data.dir is None and data.dataset == "demo"):
+        raise UserError(
+            f"{where}: data.directions reads each direction from data.dir or data.dataset "
+            "(files named by language); set one of them"
+        )
+    for name in data.directions:
+        src, _, tgt = name.partition("-")
+        if not src or not tgt or src == tgt or "-" in tgt:
+            raise UserError(
+                f"{where}: key 'data.directions' takes SRC-TGT entries such as en-de, got {name!r}"
+            )
+    if len(set(data.directions)) < len(data.directions):
+        raise UserError(f"{where}: key 'data.directions' names a direction twice")
+
+
+def _listed(items: list, key: str, where: str) -> None:
+    if not items:
+        raise UserError(f"{where}: key '{key}' lists none; list some, or set it null")
 
 
 def _check_corpora(data, where: str) -> None:
     if data.corpora is None:
         return
-    if not data.corpora:
-        raise UserError(f"{where}: key 'data.corpora' lists no corpus; list some, or set it null")
+    _listed(data.corpora, "data.corpora", where)
     if data.train is not None:
         raise UserError(
             f"{where}: data.train and data.corpora both give training data; "

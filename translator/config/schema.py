@@ -20,6 +20,7 @@ from translator.config.base import (
     Section,
     Text,
 )
+from translator.config.languages import lang_tags
 from translator.models import family as families
 
 # Learning-rate schedules (translator/train/schedule.py); named here so reading a config needs no torch.
@@ -56,6 +57,10 @@ class CorpusConfig(Section):
     # A symbol put before each of its sources, e.g. "<bt>" for back-translated pairs: a piece
     # of its own in the vocabulary, never split or produced; translate --tag gives it.
     tag: Text | None = None
+    # Its source language, where it differs from data.src_lang: a folder or dataset of
+    # several languages (Multi30k's de, en, fr, cs) gives one direction per entry.
+    src_lang: Text | None = None
+    tgt_lang: Text | None = None  # its target language, where it differs from data.tgt_lang
 
 
 class DataConfig(Section):
@@ -68,8 +73,20 @@ class DataConfig(Section):
     test: SplitFiles | Text | None = None
     # Several training corpora mixed by weight, each {train | dir | dataset, weight, tag}
     # (data.corpora[].* below); replaces the training split of train/dir/dataset, which
-    # still give dev and test. The subword model is trained on the first corpus.
+    # still give dev and test. The subword model is trained on the first corpus (on all of
+    # them, each language sampled alike, when they span several languages).
     corpora: list[CorpusConfig] | None = None
+    # One model for several directions, e.g. [en-de, en-fr, en-cs]: each read from `dir` or
+    # `dataset` (train, dev and test of its own languages), mixed as data.corpora entries
+    # of weight 1 are, validated one by one; with several target languages a tag <2xx>
+    # before each source asks for language xx (translate --tgt-lang). Replaces
+    # src_lang/tgt_lang, and data.corpora, whose entries can name src_lang/tgt_lang instead.
+    directions: list[Text] | None = None
+    # Temperature sampling across corpora: corpus c's share of an epoch goes as
+    # weight_c * pairs_c ** (1 / T); 1 follows the corpus sizes, 5 is usual for many
+    # languages (small ones are seen more often than their size alone gives). null: the
+    # shares follow the weights alone.
+    temperature: PositiveNumber | None = None
     # "demo" (built-in generator) or a Hugging Face hub name; `dir` wins when set.
     dataset: Text = "demo"
     # A local folder: aligned text files ({split}.{lang}[.gz]), {split}.tsv,
@@ -98,10 +115,25 @@ class DataConfig(Section):
     dedupe: bool = False  # drop training pairs that repeat an earlier pair exactly
     workers: NonNegative = 0  # processes that tokenize while preparing; 0 = all cores
 
+    def training_corpora(self) -> list[CorpusConfig] | None:
+        """The training corpora: data.corpora, or one per entry of data.directions, or None
+        (the data section's own training split)."""
+        if not self.directions:
+            return self.corpora
+        where = {"dir": self.dir} if self.dir is not None else {"dataset": self.dataset}
+        out = []
+        for name in self.directions:
+            src, tgt = name.split("-", 1)
+            out.append(CorpusConfig(**where, train_split=self.train_split,
+                                    streaming=self.streaming, src_lang=src, tgt_lang=tgt))  # fmt: skip
+        return out
+
     @property
     def tags(self) -> list[str]:
-        """The corpus tags in use, each once, in the order data.corpora names them."""
-        return list(dict.fromkeys(c.tag for c in self.corpora or [] if c.tag is not None))
+        """The source tags in use, each once: the corpus tags in the order data.corpora names
+        them, then the target-language tags of a model with several target languages."""
+        corpus = (c.tag for c in self.training_corpora() or [] if c.tag is not None)
+        return list(dict.fromkeys([*corpus, *lang_tags(self)]))
 
 
 class TokenizerConfig(Section):

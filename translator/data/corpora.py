@@ -17,8 +17,17 @@ import numpy as np
 import torch
 
 from translator.config import Config, CorpusConfig, DataConfig, SplitFiles
+from translator.config.languages import (
+    direction_name,
+    directions,
+    lang_prefix,
+    lang_tag,
+    lang_tags,
+    languages,
+)
 from translator.data.batching import Batch, PairIds, TokenBatches
 from translator.data.corpus import Source, open_base, open_source, with_own_files
+from translator.data.multilingual import joint_tokenizer, wait_for_tokenizer
 from translator.data.prepare import Prepared, prepare, wait_for_prepared
 from translator.data.tokenizer import Tokenizer
 from translator.errors import UserError
@@ -27,15 +36,25 @@ from translator.specials import PAD
 log = logging.getLogger(__name__)
 
 
+def corpus_data(corpus: CorpusConfig, data: DataConfig) -> DataConfig:
+    """The data section as one corpus of data.corpora sees it: its own languages, with the
+    dev and test of that direction."""
+    return data.replace(
+        corpora=None, directions=None,
+        src_lang=corpus.src_lang or data.src_lang, tgt_lang=corpus.tgt_lang or data.tgt_lang,
+    )  # fmt: skip
+
+
 def open_corpus(corpus: CorpusConfig, data: DataConfig, seed: int) -> Source:
-    """The training split of one of data.corpora, with the data section's dev and test."""
-    main = open_source(data.replace(corpora=None), seed)
+    """The training split of one of data.corpora, with the dev and test of its direction."""
+    data = corpus_data(corpus, data)
+    main = open_source(data, seed)
     if corpus.train is not None:
-        own = with_own_files(data.replace(corpora=None, train=corpus.train), ["train"], None)
+        own = with_own_files(data.replace(train=corpus.train), ["train"], None)
     else:  # only its training split is looked for: a corpus folder needs no dev or test
         skip = SplitFiles(src="", tgt="")
         sub = data.replace(
-            corpora=None, train=None, dev=skip, test=skip, dir=corpus.dir,
+            train=None, dev=skip, test=skip, dir=corpus.dir,
             dataset=corpus.dataset or data.dataset, train_split=corpus.train_split,
             streaming=corpus.streaming,
         )  # fmt: skip
@@ -48,24 +67,40 @@ def open_corpus(corpus: CorpusConfig, data: DataConfig, seed: int) -> Source:
 
 def training_sources(cfg: Config) -> list[tuple[str, Source]]:
     """(name, Source) of each training corpus the config names."""
-    if not cfg.data.corpora:
+    corpora = cfg.data.training_corpora()
+    if not corpora:
         return [("train", open_source(cfg.data, cfg.seed))]
     return [
-        (f"train{i}", open_corpus(corpus, cfg.data, cfg.seed))
-        for i, corpus in enumerate(cfg.data.corpora)
+        (f"train{i}", open_corpus(corpus, cfg.data, cfg.seed)) for i, corpus in enumerate(corpora)
     ]
 
 
+def corpus_name(cfg: Config, i: int) -> str:
+    """How logs and errors name training corpus i."""
+    if cfg.data.directions:
+        return f"data.directions[{i}] ({cfg.data.directions[i]})"
+    return f"data.corpora[{i}]"
+
+
 def prepare_corpora(cfg: Config, tokenizer: Tokenizer | None, wait: bool) -> list[Prepared]:
-    """Each corpus of data.corpora prepared on its own (or, with `wait`, mapped once another
+    """Each training corpus prepared on its own (or, with `wait`, mapped once another
     process has). The first one's pairs train the subword model, with the tags as pieces of
     their own, so that adding or dropping another corpus leaves it and the others as they
-    are; the others are prepared with it."""
+    are; the others are prepared with it. Corpora of several languages share one subword
+    model trained on all of them, each language sampled alike (data/multilingual.py)."""
     symbols = cfg.data.tags
-    out: list[Prepared] = []
-    for i, corpus in enumerate(cfg.data.corpora):
+    corpora = cfg.data.training_corpora()
+    sources = []
+    for i, corpus in enumerate(corpora):
         source = open_corpus(corpus, cfg.data, cfg.seed)
-        source.description = f"data.corpora[{i}] ({source.description})"
+        source.description = f"{corpus_name(cfg, i)} ({source.description})"
+        own = corpus_data(corpus, cfg.data)
+        sources.append((source, own.src_lang, own.tgt_lang))
+    if tokenizer is None and len(languages(cfg.data)) > 2:
+        train = wait_for_tokenizer if wait else joint_tokenizer
+        tokenizer = train(cfg, sources, symbols)
+    out: list[Prepared] = []
+    for source, _, _ in sources:
         given = tokenizer if not out else out[0].tokenizer
         first = symbols if not out else ()
         if wait:
@@ -75,25 +110,51 @@ def prepare_corpora(cfg: Config, tokenizer: Tokenizer | None, wait: bool) -> lis
     return out
 
 
+def dev_sets(cfg: Config, first: Prepared, prepared: list[Prepared] | None) -> list[tuple]:
+    """(direction name or None, dev pairs, source prefix ids) of each direction validation
+    scores: one per direction of a model of several, else the data's one dev set."""
+    if prepared is None or len(directions(cfg.data)) == 1:
+        return [(None, first.dev, [])]
+    out, seen = [], set()
+    for corpus, part in zip(cfg.data.training_corpora(), prepared):
+        own = corpus_data(corpus, cfg.data)
+        if (own.src_lang, own.tgt_lang) in seen:
+            continue
+        seen.add((own.src_lang, own.tgt_lang))
+        prefix = lang_prefix(first.tokenizer, cfg.data, own.tgt_lang, "data.directions")
+        out.append((direction_name(own.src_lang, own.tgt_lang), part.dev, prefix))
+    return out
+
+
+def source_prefixes(cfg: Config, tokenizer: Tokenizer) -> list[list[int]]:
+    """The ids each training corpus puts before its sources: the target-language tag (with
+    several target languages), then the corpus's own tag."""
+    out = []
+    for i, corpus in enumerate(cfg.data.training_corpora()):
+        own = corpus_data(corpus, cfg.data)
+        tags = [lang_tag(own.tgt_lang)] if lang_tag(own.tgt_lang) in lang_tags(cfg.data) else []
+        tags += [corpus.tag] if corpus.tag is not None else []
+        ids = tokenizer.tag_ids(tags)[0]
+        if len(ids) != len(tags):
+            raise UserError(
+                f"{corpus_name(cfg, i)}: tags {', '.join(tags)} are not all pieces of the "
+                "subword model; prepare the data again with the tags in the config"
+            )
+        out.append(ids)
+    return out
+
+
 def mixed_batches(cfg: Config, prepared: list[Prepared], limit: int, drawn) -> TokenBatches:
     """The batches of all corpora, each epoch drawn by weight, sources tagged; `drawn(ids,
     tokenizer)`: a corpus's ids as training reads them (subword sampling, data/subwords.py)."""
     tokenizer = prepared[0].tokenizer
-    tag_ids = []
-    for corpus in cfg.data.corpora:
-        ids = tokenizer.tag_ids([corpus.tag])[0] if corpus.tag is not None else [None]
-        if not ids:
-            raise UserError(
-                f"tag {corpus.tag!r} is not a piece of the subword model; prepare the data "
-                "again with the tags in the config"
-            )
-        tag_ids.append(ids[0])
-    ids = MixedIds([drawn(p.ids, tokenizer) for p in prepared], tag_ids)
+    prefixes = source_prefixes(cfg, tokenizer)
+    ids = MixedIds([drawn(p.ids, tokenizer) for p in prepared], prefixes)
     rows = ids.within(limit)
     if rows is not None:
         log.info(f"dropped {len(ids) - len(rows)} pairs over model.max_positions={limit}")
-    weights = [c.weight for c in cfg.data.corpora]
-    draw = WeightedDraw(ids, weights, cfg.seed, rows)
+    weights = [c.weight for c in cfg.data.training_corpora()]
+    draw = WeightedDraw(ids, weights, cfg.seed, rows, cfg.data.temperature)
     shares = ", ".join(
         f"{len(r)} pairs, {100 * s:.1f}% of each epoch" for r, s in zip(draw.rows, draw.shares())
     )
@@ -102,20 +163,20 @@ def mixed_batches(cfg: Config, prepared: list[Prepared], limit: int, drawn) -> T
 
 
 class MixedIds(PairIds):
-    """The pairs of several PairIds as one, with each corpus's source tag (an id or None)
+    """The pairs of several PairIds as one, with each corpus's source prefix (tag ids)
     counted in its sources' lengths and put first when a batch is cut."""
 
-    def __init__(self, parts: list[PairIds], tags: list[int | None]):
-        self.parts, self.tags = parts, tags
+    def __init__(self, parts: list[PairIds], prefixes: list[list[int]]):
+        self.parts, self.prefixes = parts, [list(p) for p in prefixes]
         self.maps = tuple(m for p in parts for m in p.maps)
         self.bases = np.cumsum([0] + [len(p) for p in parts])
         costs = []
-        for part, tag in zip(parts, tags):
-            if tag is None:
+        for part, prefix in zip(parts, self.prefixes):
+            if not prefix:
                 costs.append(np.asarray(part.cost))
-            else:  # the tag makes each source one longer
+            else:  # the tags make each source longer
                 s, t = part.lengths(np.arange(len(part)))
-                costs.append(np.maximum(s + 1, t - 1).astype(np.int32))
+                costs.append(np.maximum(s + len(prefix), t - 1).astype(np.int32))
         self.cost = np.concatenate(costs) if costs else np.zeros(0, np.int32)
 
     def _split(self, rows) -> list[tuple[int, np.ndarray, np.ndarray]]:
@@ -133,7 +194,7 @@ class MixedIds(PairIds):
         src, tgt = np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
         for c, at, local in self._split(rows):
             s, t = self.parts[c].lengths(local)
-            src[at], tgt[at] = s + (self.tags[c] is not None), t
+            src[at], tgt[at] = s + len(self.prefixes[c]), t
         return src, tgt
 
     def release(self) -> None:
@@ -146,25 +207,25 @@ class MixedIds(PairIds):
 
     def draw(self, rows, key: tuple = ()) -> tuple[list[list[int]], list[list[int]]]:
         """The rows' ids in their order, each corpus's drawn with its own key; a tagged
-        corpus's sources start with the tag."""
+        corpus's sources start with its tags."""
         src: list = [None] * len(rows)
         tgt: list = [None] * len(rows)
         for c, at, local in self._split(rows):
             s, t = self.parts[c].draw(local, (*key, c))
-            tag = [] if self.tags[c] is None else [self.tags[c]]
+            prefix = self.prefixes[c]
             for i, a, b in zip(at.tolist(), s, t):
-                src[i], tgt[i] = tag + a, b
+                src[i], tgt[i] = prefix + a, b
         return src, tgt
 
     def collate(self, rows, key: tuple = ()) -> Batch:
         """The rows as one batch, grouped by corpus (order within a batch does not matter
-        to training); a tagged corpus's sources get the tag as their first id."""
+        to training); a tagged corpus's sources begin with its tag ids."""
         pieces = []
         for c, _, local in self._split(rows):
             batch = self.parts[c].collate(local, (*key, c))
-            if self.tags[c] is not None:
-                tag = torch.full((batch.src.size(0), 1), self.tags[c], dtype=batch.src.dtype)
-                batch.src = torch.cat([tag, batch.src], 1)
+            if self.prefixes[c]:
+                tag = torch.tensor(self.prefixes[c], dtype=batch.src.dtype)
+                batch.src = torch.cat([tag.expand(batch.src.size(0), -1), batch.src], 1)
             pieces.append(batch)
         if len(pieces) == 1:
             return pieces[0]
@@ -186,11 +247,15 @@ class WeightedDraw:
     """Each epoch's rows of a MixedIds, drawn by weight (module docstring); `allowed`: the
     rows that may be drawn (e.g. those within model.max_positions), None for all."""
 
-    def __init__(self, ids: MixedIds, weights: list[float], seed: int, allowed=None):
+    def __init__(
+        self, ids: MixedIds, weights: list[float], seed: int, allowed=None, temperature=None
+    ):
         self.seed = seed
         rows = np.arange(len(ids)) if allowed is None else np.asarray(allowed, dtype=np.int64)
         which = np.searchsorted(ids.bases, rows, side="right") - 1
         self.rows = [rows[which == c] for c in range(len(ids.parts))]
+        if temperature is not None:  # p_c ~ weight_c * n_c^(1/T) (data.temperature)
+            weights = [w * len(r) ** (1 / temperature) for w, r in zip(weights, self.rows)]
         total, weight = len(rows), float(sum(weights))
         # Largest remainders: the quotas add up to the epoch's length exactly.
         exact = [total * w / weight for w in weights]

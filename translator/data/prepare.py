@@ -129,7 +129,7 @@ def check_prepared(folder: Path, key: str) -> tuple[Prepared | None, str]:
 # ---------------------------------------------------------------- building one
 
 
-def _sample(source: Source, size: int, seed: int) -> list[Pair]:
+def reservoir(source: Source, size: int, seed: int) -> list[Pair]:
     """A uniform sample of the training pairs for sentencepiece (all of them, in order,
     when there are no more than `size`), read as a stream."""
     rng, sample = random.Random(seed), []
@@ -228,7 +228,7 @@ def _dedupe(folder: Path, hashes: np.ndarray, dtype) -> int:
     return len(hashes) - len(first)
 
 
-def _check_tags(sample: list[Pair], symbols, where: str) -> None:
+def check_tags(sample: list[Pair], symbols, where: str) -> None:
     """A tag must not occur in the text the subword model learns from: sentencepiece would
     cut it out of every word that holds it."""
     for src, tgt in sample:
@@ -244,11 +244,11 @@ def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer, sy
     d, start = cfg.data, time.perf_counter()
     if tokenizer is None:
         size = cfg.tokenizer.max_sentences // (2 if cfg.tokenizer.joint else 1)
-        sample, dropped = clean_pairs(_sample(source, max(1, size), cfg.seed), d.max_words)
+        sample, dropped = clean_pairs(reservoir(source, max(1, size), cfg.seed), d.max_words)
         if not sample:  # the sample is the whole corpus or a share of it: all dropped
             read = dropped["empty"] + dropped["too_long"]
             raise empty_after_cleaning(source.description, read, dropped, d.max_words)
-        _check_tags(sample, symbols, source.description)
+        check_tags(sample, symbols, source.description)
         tokenizer = Tokenizer.train(sample, cfg.tokenizer, cfg.seed, symbols)
         del sample
     tokenizer_seconds = time.perf_counter() - start

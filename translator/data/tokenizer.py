@@ -62,15 +62,24 @@ def _train_model(
     return out.getvalue()
 
 
-def _cached_model(
+def cached_model_path(
     sentences: list[str], cfg: TokenizerConfig, seed: int, symbols: tuple[str, ...] = ()
-) -> bytes:
+) -> Path:
+    """Where the model trained from exactly these sentences and settings is cached."""
     key = [cfg.model_keys(), seed, spm.__version__] + ([list(symbols)] if symbols else [])
     digest = hashlib.sha256(json.dumps(key).encode())
     for s in sentences:
         digest.update(s.encode("utf-8"))
         digest.update(b"\n")
-    path = cache_dir() / f"{digest.hexdigest()[:32]}.model"
+    return cache_dir() / f"{digest.hexdigest()[:32]}.model"
+
+
+def train_cached(
+    sentences: list[str], cfg: TokenizerConfig, seed: int, symbols: tuple[str, ...] = ()
+) -> bytes:
+    """The sentencepiece model of `sentences`, trained once and then read from the cache."""
+    symbols = tuple(symbols)
+    path = cached_model_path(sentences, cfg, seed, symbols)
     if path.is_file():
         log.info("sentencepiece: reusing cached model %s", path)
         return path.read_bytes()
@@ -179,5 +188,5 @@ class Tokenizer:
         tgt = [t for _, t in pairs]
         symbols = tuple(symbols)
         if cfg.joint:
-            return cls(_cached_model(src + tgt, cfg, seed, symbols))
-        return cls(_cached_model(src, cfg, seed, symbols), _cached_model(tgt, cfg, seed))
+            return cls(train_cached(src + tgt, cfg, seed, symbols))
+        return cls(train_cached(src, cfg, seed, symbols), train_cached(tgt, cfg, seed))

@@ -16,14 +16,32 @@ def load_engine(
     quantize: str | None = None,
     ensemble: bool = False,
     tag: str | None = None,
+    tgt_lang: str | None = None,
+    any_language: bool = False,
 ) -> Engine:
     """One model's engine (a checkpoint file, or a folder from `translator export`), or with
     `ensemble` the translator of all the checkpoints as one model: decoding settings and
     languages from the first, the shortest length limit of all. `quantize`: int8 on the CPU.
-    `tag`: a corpus tag of the model's (data.corpora) put before every source."""
+    `tag`: a corpus tag of the model's (data.corpora) put before every source; `tgt_lang`:
+    the target language of a model of several (config/languages.py), whose tag goes first;
+    without it such a model is a one-line error, unless `any_language` (each call then sets
+    its own prefix, as serve's requests do)."""
+    from translator.config.languages import target_languages
+
     engine = _open(paths, device, quantize, ensemble)
-    engine.prefix = engine.tokenizer.tag_prefix(tag, engine.cfg.data.tags)
+    data = engine.cfg.data
+    if any_language and tgt_lang is None and len(target_languages(data)) > 1:
+        engine.prefix = engine.tokenizer.tag_prefix(tag, data.tags)
+    else:
+        engine.prefix = source_prefix(engine.tokenizer, data, tgt_lang, tag)
     return engine
+
+
+def source_prefix(tokenizer, data, tgt_lang: str | None, tag: str | None) -> list[int]:
+    """The source ids put before every line: the language tag, then the corpus tag."""
+    from translator.config.languages import lang_prefix
+
+    return lang_prefix(tokenizer, data, tgt_lang) + tokenizer.tag_prefix(tag, data.tags)
 
 
 def _open(paths, device: str, quantize: str | None, ensemble: bool) -> Engine:

@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.exceptions import HTTPException
 
+from translator.config.languages import lang_prefix, source_languages, target_languages
 from translator.decode.guide import Guides, target_prefixes
 from translator.decode.line_guides import Terms
 from translator.decode.rules import nbest_problem
@@ -43,6 +44,9 @@ class TranslateRequest(BaseModel):
     terms: dict[StrictStr, StrictStr] | None = Field(
         None, description="Source term -> target term: a term found in a text is required"
     )
+    tgt_lang: StrictStr | None = Field(
+        None, description="Target language (a model of several; default: the server's)"
+    )
 
 
 class AttentionRequest(BaseModel):
@@ -51,12 +55,18 @@ class AttentionRequest(BaseModel):
     beam: StrictInt | None = Field(None, ge=1, description="Beam size (default: the model's)")
     layer: StrictInt = Field(-1, description="Transformer decoder layer (-1: the last)")
     prefix: StrictStr | None = Field(None, description="The translation begins with this")
+    tgt_lang: StrictStr | None = Field(
+        None, description="Target language (a model of several; default: the server's)"
+    )
 
 
 class ScoreRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     sources: list[StrictStr] = Field(description="Source sentences")
     targets: list[StrictStr] = Field(description="Their translations, one per source")
+    tgt_lang: StrictStr | None = Field(
+        None, description="Target language (a model of several; default: the server's)"
+    )
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -76,14 +86,29 @@ def _validation_message(request: Request, err: RequestValidationError) -> tuple[
     return 422, f"{where}: {first.get('msg', 'invalid request')}"
 
 
-def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastAPI:
+def create_app(
+    translator,
+    path: str,
+    limits: Limits,
+    batcher: Batcher,
+    tag: str | None = None,
+    tgt_lang: str | None = None,
+) -> FastAPI:
     """The app; the caller runs `batcher`'s decoding loop and stops it once the server has
-    stopped (`translator serve` does both, serve/command.py)."""
-    info = {"model": path, **translator.describe()}
-    app = FastAPI(
-        title="translator",
-        summary=f"{info['family']} {info['languages'][0]} -> {info['languages'][1]}",
-    )
+    stopped (`translator serve` does both, serve/command.py). `tag`: the corpus tag put
+    before every source; `tgt_lang`: the target language of requests that name none."""
+    data = translator.cfg.data
+    targets = target_languages(data)
+    info = {
+        "model": path,
+        **translator.describe(),
+        "source_languages": source_languages(data),
+        "target_languages": targets,
+        "tgt_lang": tgt_lang,  # what a request that names no language gets
+    }
+    sources = ", ".join(info["source_languages"])
+    app = FastAPI(title="translator", summary=f"{info['family']} {sources} -> {', '.join(targets)}")
+    tag_ids = translator.tokenizer.tag_prefix(tag, data.tags)
     app.state.batcher = batcher
 
     @app.exception_handler(RequestValidationError)
@@ -106,6 +131,12 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
     async def _bug(request: Request, err: Exception):
         log.error("request to %s failed", request.url.path, exc_info=err)
         return error(500, "internal error while translating (see the server's log)")
+
+    def source_of(lang: str | None) -> list[int]:
+        """The ids put before each source of a request for `lang` (the server's default when
+        None): its language tag, then the corpus tag, as load_engine orders them; a missing
+        or unknown language is a UserError (400) listing the model's."""
+        return lang_prefix(translator.tokenizer, data, lang or tgt_lang, "tgt_lang") + tag_ids
 
     def beam_of(beam: int | None, nbest: int) -> int:
         if beam is None:
@@ -166,10 +197,13 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
             raise LimitError(422, 'give either "text" (a string) or "texts" (a list of strings)')
         texts = [req.text] if req.text is not None else req.texts
         check_texts(texts)
+        source = source_of(req.tgt_lang)
         beam = beam_of(req.beam, req.nbest)
         prefixes = prefixes_of(req, texts)
         musts = constraints_of(req, texts, beam, prefixes)
-        results = await batcher.translate(texts, beam, req.nbest, prefixes, musts) if texts else []
+        results = []
+        if texts:
+            results = await batcher.translate(texts, beam, req.nbest, prefixes, musts, source)
         answer: dict = {
             "beam": beam,
             "translations": [hyps[0].text for hyps in results],
@@ -191,7 +225,8 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
             )
         check_texts(req.sources)
         check_texts(req.targets)
-        found = await batcher.call(lambda: translator.score(req.sources, req.targets))
+        source = source_of(req.tgt_lang)
+        found = await batcher.call(lambda: translator.score(req.sources, req.targets), source)
         return {"scores": [{k: round(v, 4) for k, v in s.as_dict().items()} for s in found]}
 
     @app.post("/attention")
@@ -214,6 +249,7 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
             )
         if not req.text.strip():
             raise LimitError(422, "text: an empty sentence has no attention to show")
+        source = source_of(req.tgt_lang)
         beam = beam_of(req.beam, 1)
         prefix = None
         if req.prefix:
@@ -222,14 +258,14 @@ def create_app(translator, path: str, limits: Limits, batcher: Batcher) -> FastA
             prefix = target_prefixes(translator.tokenizer, [req.prefix], [req.text], steps)[0]
         # The search that translates the sentence gives the weights, on the decoding thread.
         dc = translator.cfg.decode.replace(beam=beam)
-        best, source, target, matrix = await batcher.call(
-            lambda: translator.attention(req.text, dc, req.layer, prefix)
+        best, pieces, target, matrix = await batcher.call(
+            lambda: translator.attention(req.text, dc, req.layer, prefix), source
         )
         return {
             "translation": best.text,
             "score": round(best.score, 4),
             "beam": beam,
-            "source": source,
+            "source": pieces,
             "target": target,
             "attention": [[round(float(w), 4) for w in row] for row in matrix],
             "label": translator.attention_label(req.layer),

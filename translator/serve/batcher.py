@@ -7,8 +7,10 @@ event loop on a thread of its own (serve/command.py says why).
 
 The decoding loop takes the first waiting request and lets others join it until
 `batch_size` sentences are gathered, `batch_wait_ms` have passed, or none has come for
-`batch_gap_ms`; then it makes one `translate` call per (beam, n-best) among them and hands
-each request exactly its own slice of the results.
+`batch_gap_ms`; then it makes one `translate` call per (beam, n-best, source prefix) among
+them and hands each request exactly its own slice of the results. A request's source prefix
+(the target-language tag of a multilingual model, a corpus tag) is set on the engine for
+the calls that serve it, then the engine's own is restored.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +38,7 @@ class Job:
     prefixes: list[str] | None = None  # what each text's translation begins with
     constraints: list[list[str]] | None = None  # the phrases each text's translation holds
     fn: Callable[[], Any] | None = None  # other work (the attention of one sentence)
+    source: tuple[int, ...] | None = None  # source ids before each text; None: the engine's
     loop: asyncio.AbstractEventLoop | None = None
     future: asyncio.Future | None = None
     abandoned: bool = False  # its client timed out or left: nothing to decode for it
@@ -60,17 +64,26 @@ class Batcher:
         self._jobs.put(None)
 
     async def translate(
-        self, texts: list[str], beam: int, nbest: int, prefixes=None, constraints=None
+        self,
+        texts: list[str],
+        beam: int,
+        nbest: int,
+        prefixes=None,
+        constraints=None,
+        source: list[int] | None = None,
     ):
         """One list of Translation (n-best) per text, in order; `prefixes`: per text, what
         its translation begins with ("": nothing), or None; `constraints`: per text, the
-        phrases it must hold, or None."""
+        phrases it must hold, or None; `source`: the ids put before every text (None: the
+        engine's own prefix)."""
         job = Job(texts=texts, key=(beam, nbest), prefixes=prefixes, constraints=constraints)
+        job.source = None if source is None else tuple(source)
         return await self._submit(job)
 
-    async def call(self, fn: Callable[[], Any]):
-        """fn() run by the decoding loop, between batches."""
-        return await self._submit(Job(fn=fn))
+    async def call(self, fn: Callable[[], Any], source: list[int] | None = None):
+        """fn() run by the decoding loop, between batches, with the engine putting `source`
+        before every sentence (None: its own prefix)."""
+        return await self._submit(Job(fn=fn, source=None if source is None else tuple(source)))
 
     async def _submit(self, job: Job):
         job.loop = asyncio.get_running_loop()
@@ -131,24 +144,39 @@ class Batcher:
             last = time.monotonic()
         return jobs, calls, False
 
+    @contextmanager
+    def _source(self, source: tuple[int, ...] | None) -> Iterator[None]:
+        """The engine puts `source` before every sentence meanwhile (None: its own prefix);
+        only the decoding loop runs engine calls, so no other request sees it."""
+        if source is None:
+            yield
+            return
+        own = self.translator.prefix
+        self.translator.prefix = list(source)
+        try:
+            yield
+        finally:
+            self.translator.prefix = own
+
     def _decode(self, jobs: list[Job]) -> None:
-        groups: dict[tuple[int, int], list[Job]] = {}
+        groups: dict[tuple[int, int, tuple[int, ...] | None], list[Job]] = {}
         for job in jobs:
             if job.abandoned:
                 self._finish(job, None, None)
             else:
-                groups.setdefault(job.key, []).append(job)
+                groups.setdefault((*job.key, job.source), []).append(job)
         cfg = self.translator.cfg.decode
-        for (beam, nbest), group in groups.items():
+        for (beam, nbest, source), group in groups.items():
             lines = [text for job in group for text in job.texts]
             pre = [p for job in group for p in job.prefixes or [""] * len(job.texts)]
             musts = [c for job in group for c in job.constraints or [[] for _ in job.texts]]
             pre, musts = (pre if any(pre) else None), (musts if any(musts) else None)
             dc = cfg.replace(beam=beam, batch_size=self.limits.batch_size)
             try:
-                results = self.translator.translate(
-                    lines, dc, nbest=nbest, prefixes=pre, constraints=musts
-                )
+                with self._source(source):
+                    results = self.translator.translate(
+                        lines, dc, nbest=nbest, prefixes=pre, constraints=musts
+                    )
             except Exception as err:  # a bug, not the client's fault: logged, answered 500
                 log.exception("decoding a batch of %d sentences failed", len(lines))
                 for job in group:
@@ -167,7 +195,8 @@ class Batcher:
             self._finish(job, None, None)
             return
         try:
-            result = fn()
+            with self._source(job.source):
+                result = fn()
         except Exception as err:  # a UserError is the client's (400); the rest is logged
             if not isinstance(err, UserError):
                 log.exception("a request to the decoding loop failed")

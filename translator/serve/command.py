@@ -38,6 +38,15 @@ def serve(
         int, typer.Option("--port", min=0, max=65535, metavar="PORT", help="Port to listen on")
     ] = 8000,
     tag: TagOpt = None,
+    tgt_lang: Annotated[
+        str | None,
+        typer.Option(
+            "--tgt-lang",
+            metavar="LANG",
+            help="Target language of the requests that name none (a model of several "
+            "target languages); without it each request names its own",
+        ),
+    ] = None,
     device: DeviceOpt = "auto",
     beam: BeamOpt = None,
     len_penalty: LenPenaltyOpt = None,
@@ -89,9 +98,10 @@ def serve(
 ):
     """Serve translations over HTTP, and a page that shows them with the attention.
 
-    POST /translate, POST /attention, GET /health, and the page at /; concurrent requests
-    are decoded together. The decoding options set what a request gets unless it asks for
-    its own beam."""
+    POST /translate, POST /attention, POST /score, GET /health, and the page at /;
+    concurrent requests are decoded together. The decoding options set what a request gets
+    unless it asks for its own beam; a request to a model of several target languages names
+    its own (tgt_lang) unless --tgt-lang gives the one it gets."""
     from translator.engines.load import load_engine
     from translator.errors import UserError, optional_import
 
@@ -102,7 +112,7 @@ def serve(
 
     if batching not in ("batch", "continuous"):
         raise UserError(f"--batching {batching!r}: choose batch or continuous")
-    translator = load_engine(checkpoint, device, tag=tag)
+    translator = load_engine(checkpoint, device, tag=tag, tgt_lang=tgt_lang, any_language=True)
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size
     )
@@ -125,7 +135,7 @@ def serve(
         batching=batching,
     )
     batcher = make_batcher(translator, limits)
-    app = create_app(translator, str(checkpoint), limits, batcher)
+    app = create_app(translator, str(checkpoint), limits, batcher, tag=tag, tgt_lang=tgt_lang)
     # asyncio's own event loop even where uvloop is installed: continuous batching is
     # slower under uvloop's and whole batches gain nothing from it
     config = uvicorn.Config(

@@ -82,7 +82,10 @@ class StreamBatcher(Batcher):
             return
         tr, (beam, nbest) = self.translator, job.key
         answers: list = [[Translation("", 0.0)] * nbest for _ in job.texts]
-        todo, ids = source_ids(tr.tokenizer, job.texts, tr.max_source, tr.prefix)
+        # each request's own source prefix (its target language): sentences of several
+        # languages share one stream, the tag being part of each one's source
+        source = tr.prefix if job.source is None else list(job.source)
+        todo, ids = source_ids(tr.tokenizer, job.texts, tr.max_source, source)
         targets = target_prefixes(tr.tokenizer, job.prefixes, job.texts, tr.model.max_output_len)
         self.sentences += len(job.texts)
         if not todo:

@@ -7,12 +7,13 @@ import logging
 
 from translator.config import Config
 from translator.data.batching import Batch, TokenBatches
-from translator.data.corpora import mixed_batches, prepare_corpora
+from translator.data.corpora import dev_sets, mixed_batches, prepare_corpora
 from translator.data.prepare import prepare, wait_for_prepared
 from translator.data.stream import BatchStream
 from translator.data.subwords import SampledIds
 from translator.data.tokenizer import Tokenizer
 from translator.train.distributed import Group
+from translator.train.validation import DevSet
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,8 @@ class TrainingData:
         def drawn(ids, tokenizer):  # every training batch cut with a segmentation drawn anew
             return ids if alpha is None else SampledIds(ids, tokenizer, alpha, cfg.seed, limit)
 
-        if cfg.data.corpora:
+        prepared = None
+        if cfg.data.training_corpora():
             prepared = prepare_corpora(cfg, tokenizer, wait=group.local_rank != 0)
             data = prepared[0]
             self.batches = mixed_batches(cfg, prepared, limit, drawn)
@@ -45,12 +47,17 @@ class TrainingData:
             self.batches = TokenBatches(ids, None, cfg.train.batch_tokens, cfg.seed, rows=rows)
         self.tokenizer = data.tokenizer
         self.dev = data.dev
-        self.dev_batches = self.encode(data.dev)
+        self.devs = [
+            DevSet(name, pairs, prefix, self.encode(pairs, prefix))
+            for name, pairs, prefix in dev_sets(cfg, data, prepared)
+        ]
+        self.dev_batches = self.devs[0].batches
         self.stream: BatchStream | None = None  # started at the first step, from the state
 
-    def encode(self, pairs) -> TokenBatches:
-        """A small set of pairs (dev) tokenized in memory, within model.max_positions."""
-        src = self.tokenizer.encode_src([s for s, _ in pairs])
+    def encode(self, pairs, prefix=()) -> TokenBatches:
+        """A small set of pairs (dev) tokenized in memory, within model.max_positions;
+        `prefix`: ids put before each source (a direction's language tag)."""
+        src = [[*prefix, *s] for s in self.tokenizer.encode_src([s for s, _ in pairs])]
         tgt = self.tokenizer.encode_tgt([t for _, t in pairs])
         limit = self.cfg.model.max_positions
         keep = [i for i in range(len(src)) if len(src[i]) <= limit and len(tgt[i]) <= limit]

@@ -168,6 +168,8 @@ class TrainingReport:
 
 def summary(s: TrainState, stop: Stop, run: dict, startup_seconds: float) -> dict:
     """How the run went, from its state and why it stopped."""
+    best = next((v for v in s.history if v["step"] == s.best_step), {})
+    by_direction = {n: round(d["dev_bleu"], 2) for n, d in best.get("directions", {}).items()}
     return {
         "stop_reason": stop.message,
         "steps": s.step,
@@ -175,6 +177,7 @@ def summary(s: TrainState, stop: Stop, run: dict, startup_seconds: float) -> dic
         "best_dev_bleu": round(s.best_bleu, 2),
         "best_dev_loss": round(s.best_loss, 4) if s.best_step else None,
         "best_step": s.best_step,
+        **({"best_dev_bleu_by_direction": by_direction} if by_direction else {}),
         "target_tokens_per_second": round(s.target_tokens / max(s.train_seconds, 1e-9)),
         "train_minutes": round(s.train_seconds / 60, 2),
         "wall_minutes": round(s.elapsed / 60, 2),

@@ -186,10 +186,10 @@ class Trainer:
     # -- validation --------------------------------------------------------------------------
     def validate(self) -> Validation:
         """The dev set scored with the moving average of the weights when there is one."""
-        dev, step = (self.data.dev, self.data.dev_batches), self.state.step
+        devs, step = self.data.devs, self.state.step
         with self.ema.applied() if self.ema else contextlib.nullcontext():
             return validate(
-                self.model, self.tokenizer, self.cfg, *dev, self.device, self.dtype, step
+                self.model, self.tokenizer, self.cfg, devs, self.device, self.dtype, step
             )
 
     def validate_and_keep_best(self) -> None:

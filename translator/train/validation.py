@@ -19,15 +19,29 @@ EXAMPLES = 3
 
 
 @dataclass
+class DevSet:
+    """The dev pairs of one direction (`name`, e.g. "en-de"; None for a model of one), the
+    source ids put before each (its language tag) and its batches for the loss."""
+
+    name: str | None
+    pairs: list
+    prefix: list[int]
+    batches: object
+
+
+@dataclass
 class Validation:
     """One look at the dev set: loss per target token (no smoothing), BLEU, the seconds it
-    took, and the dev translations in the order of the dev pairs."""
+    took, and the dev translations in the order of the dev pairs. A model of several
+    directions has each one's loss and BLEU in `directions`; dev_loss and dev_bleu are
+    their means, and the translations are the first direction's."""
 
     step: int
     dev_loss: float
     dev_bleu: float
     seconds: float
     hypotheses: list[str] = field(default_factory=list)
+    directions: dict[str, dict] = field(default_factory=dict)
 
     def entry(self, minutes: float) -> dict:
         """The record validations.jsonl and summary.json keep; `minutes`: wall clock since the
@@ -38,6 +52,7 @@ class Validation:
             "dev_bleu": self.dev_bleu,
             "seconds": self.seconds,
             "minutes": minutes,
+            **({"directions": self.directions} if self.directions else {}),
         }
 
     def report(self, note: str, dev_pairs, n: int = EXAMPLES) -> list[str]:
@@ -47,6 +62,11 @@ class Validation:
             f"validation step {self.step}: dev loss {self.dev_loss:.3f}, "
             f"dev BLEU {self.dev_bleu:.2f} ({self.seconds:.1f}s){note}"
         ]
+        if self.directions:
+            lines[0] = lines[0].replace("dev loss", "mean dev loss", 1)
+            lines += ["  " + ", ".join(
+                f"{name} BLEU {d['dev_bleu']:.2f}" for name, d in self.directions.items()
+            )]  # fmt: skip
         pairs = zip(dev_pairs, self.hypotheses[:n])
         for i, ((source, reference), hypothesis) in enumerate(pairs, 1):
             lines += [
@@ -58,28 +78,37 @@ class Validation:
 
 
 @torch.no_grad()
-def validate(model, tokenizer, cfg, dev_pairs, dev_batches, device, dtype, step: int) -> Validation:
-    """The dev set after `step` steps, translated with `train.valid_beam`."""
+def validate(model, tokenizer, cfg, devs: list[DevSet], device, dtype, step: int) -> Validation:
+    """Each dev set after `step` steps, translated with `train.valid_beam`."""
     start = time.perf_counter()
     model.eval()
-    total = tokens = 0.0
-    for idx in dev_batches.epoch(0):
-        batch = dev_batches.collate(idx).to(device)
-        with autocast(device, dtype):
-            total += float(sequence_loss(model, batch, 0.0))
-        tokens += batch.n_tokens
     # On a CPU the search runs in float32, as `translator eval` does: bf16 decoding there
     # gains little and leaves oneDNN holding memory for the rest of the run.
     translator = Translator(
         model, tokenizer, cfg, device, torch.float32 if device.type == "cpu" else dtype
     )
     decode = cfg.decode.replace(beam=cfg.train.valid_beam)
-    hyps = [r[0].text for r in translator.translate([s for s, _ in dev_pairs], decode)]
+    scores, first = {}, []
+    for dev in devs:
+        total = tokens = 0.0
+        for idx in dev.batches.epoch(0):
+            batch = dev.batches.collate(idx).to(device)
+            with autocast(device, dtype):
+                total += float(sequence_loss(model, batch, 0.0))
+            tokens += batch.n_tokens
+        translator.prefix = list(dev.prefix)
+        hyps = [r[0].text for r in translator.translate([s for s, _ in dev.pairs], decode)]
+        first = first or hyps
+        scores[dev.name] = {
+            "dev_loss": total / max(tokens, 1),
+            "dev_bleu": bleu(hyps, [t for _, t in dev.pairs]),
+        }
     model.train()
+    mean = {k: sum(d[k] for d in scores.values()) / len(scores) for k in ("dev_loss", "dev_bleu")}
     return Validation(
         step=step,
-        dev_loss=total / max(tokens, 1),
-        dev_bleu=bleu(hyps, [t for _, t in dev_pairs]),
+        **mean,
         seconds=time.perf_counter() - start,
-        hypotheses=hyps,
+        hypotheses=first,
+        directions={n: d for n, d in scores.items() if n is not None},
     )

@@ -1,0 +1,139 @@
+"""The server and a model of several target languages: the batcher decodes requests of
+different source prefixes (their language tags) apart, each with its own, and `translator
+serve` starts without --tgt-lang (tests/integration/test_serve_lang.py: over HTTP and the
+page)."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+from serving import with_batcher
+from util import tiny_config, user_error
+
+from translator.config import DecodeConfig
+from translator.decode.translator import Translation
+
+OWN = [3]  # the stand-in engine's own source prefix
+
+
+def checkpoint(path, directions: list[str] | None = None) -> str:
+    """A checkpoint of a freshly initialised small Transformer (no training), with
+    data.directions and their language tags in the vocabulary when given."""
+    import torch
+
+    from translator.config import config_from_dict
+    from translator.data.demo import demo_splits
+    from translator.data.tokenizer import Tokenizer
+    from translator.models.checkpoint import Checkpoint
+    from translator.models.family import build_model
+
+    data = {"dir": str(path.parent / "unread"), "directions": directions} if directions else {}
+    cfg = config_from_dict(tiny_config(data=data, decode={"beam": 2, "max_len_b": 4}))
+    pairs = demo_splits(200, 10, 10, 1)["train"]
+    tokenizer = Tokenizer.train(pairs, cfg.tokenizer, 1, symbols=cfg.data.tags)
+    torch.manual_seed(0)
+    model = build_model(
+        cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, tokenizer.joint
+    )
+    weights = model.state_dict()
+    Checkpoint(config=cfg.to_dict(), tokenizer=tokenizer.state(), model=weights).save(path)
+    return str(path)
+
+
+class Recorder:
+    """An engine that answers each line with the source prefix it was translated under;
+    keeps (prefix, lines) per translate call."""
+
+    def __init__(self, fail: str | None = None):
+        self.cfg = SimpleNamespace(decode=DecodeConfig())
+        self.prefix, self.calls, self.fail = list(OWN), [], fail
+
+    def translate(self, lines, dc, nbest=1, progress=False, prefixes=None, constraints=None):
+        self.calls.append((list(self.prefix), list(lines)))
+        if self.fail in lines:
+            raise RuntimeError("a bug")
+        return [[Translation(f"{self.prefix}:{line}", 0.0)] for line in lines]
+
+
+def serve(translator, coroutine, **limits):
+    """coroutine(batcher) with the decoding loop on a thread of its own; a long wait lets
+    every request join the first batch, which ends once `batch_size` sentences are in."""
+    limits = {"batch_wait_ms": 60_000, "batch_gap_ms": 60_000, **limits}
+    return with_batcher(translator, coroutine, **limits)
+
+
+def texts(answer) -> list[str]:
+    return [hyps[0].text for hyps in answer]
+
+
+def test_requests_of_different_languages_share_no_translate_call():
+    engine = Recorder()
+
+    async def load(batcher):
+        return await asyncio.gather(
+            batcher.translate(["a", "b"], 2, 1, source=[7]),
+            batcher.translate(["c"], 2, 1, source=[8, 5]),
+            batcher.translate(["d"], 2, 1, source=[7]),
+            batcher.translate(["e"], 2, 1),  # the engine's own prefix
+        )
+
+    answers = serve(engine, load, batch_size=5)
+    assert sorted(engine.calls) == [([3], ["e"]), ([7], ["a", "b", "d"]), ([8, 5], ["c"])]
+    assert [texts(a) for a in answers] == [
+        ["[7]:a", "[7]:b"],
+        ["[8, 5]:c"],
+        ["[7]:d"],
+        ["[3]:e"],
+    ]
+    assert engine.prefix == OWN
+
+
+def test_a_failed_call_gives_the_engine_its_own_prefix_back():
+    engine = Recorder(fail="boom")
+
+    async def load(batcher):
+        with pytest.raises(RuntimeError):
+            await batcher.translate(["boom"], 1, 1, source=[9])
+        assert engine.prefix == OWN
+        return await batcher.translate(["x"], 1, 1)
+
+    assert texts(serve(engine, load, batch_size=1)) == ["[3]:x"]
+
+
+def test_calls_run_with_their_requests_source_prefix():
+    """/score and /attention run as calls on the decoding loop: the engine puts the
+    request's prefix before its sources meanwhile."""
+    engine = Recorder()
+
+    async def load(batcher):
+        mine = await batcher.call(lambda: list(engine.prefix), source=[4, 6])
+        own = await batcher.call(lambda: list(engine.prefix))
+        return mine, own
+
+    assert serve(engine, load, batch_size=1) == ([4, 6], OWN)
+    assert engine.prefix == OWN
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("serve-lang")
+    return checkpoint(root / "multi.pt", ["de-en", "de-fr"]), checkpoint(root / "one.pt")
+
+
+def test_a_multilingual_model_is_served_without_a_default_language(models):
+    from translator.engines.load import load_engine
+
+    def _load(path, device, tag, tgt_lang):  # as translator serve opens its model
+        return load_engine(path, device, tag=tag, tgt_lang=tgt_lang, any_language=True)
+
+    multi, one = models
+    engine = _load(multi, "cpu", None, None)
+    assert engine.prefix == []  # each request brings its language
+    fr = engine.tokenizer.tag_ids(["<2fr>"])[0]
+    assert fr and _load(multi, "cpu", None, "fr").prefix == fr
+    assert "en, fr" in user_error(_load, multi, "cpu", None, "xx")
+    assert "--tgt-lang" in user_error(load_engine, multi, "cpu")  # as translate keeps it
+    assert _load(one, "cpu", None, None).prefix == load_engine(one, "cpu").prefix == []
+    assert "its target languages: en" in user_error(_load, one, "cpu", None, "fr")

@@ -1,0 +1,114 @@
+"""The languages of a multilingual model (data.directions, or data.corpora entries with
+their own src_lang/tgt_lang): which directions it was trained on, and the target-language
+tag, `<2xx>`, put before a source to ask for language xx.
+
+A model with one target language needs no tag (many sources to one target: the encoder
+sees which language it reads); one with several gets a tag per target language, a
+sentencepiece piece of its own that searches never output. Imports no torch.
+"""
+
+from __future__ import annotations
+
+from translator.errors import UserError
+
+
+def lang_tag(lang: str) -> str:
+    """The source tag that asks for target language `lang`."""
+    return f"<2{lang}>"
+
+
+def directions(data) -> list[tuple[str, str]]:
+    """Each (source, target) language pair the training corpora hold, once, in config order
+    (the data section's own pair when it has no corpora)."""
+    pairs = [
+        (c.src_lang or data.src_lang, c.tgt_lang or data.tgt_lang)
+        for c in data.training_corpora() or []
+    ]
+    return list(dict.fromkeys(pairs)) or [(data.src_lang, data.tgt_lang)]
+
+
+def target_languages(data) -> list[str]:
+    """The target languages, each once, in config order."""
+    return list(dict.fromkeys(t for _, t in directions(data)))
+
+
+def source_languages(data) -> list[str]:
+    return list(dict.fromkeys(s for s, _ in directions(data)))
+
+
+def languages(data) -> list[str]:
+    """Every language the training corpora hold, each once."""
+    return list(dict.fromkeys(lang for pair in directions(data) for lang in pair))
+
+
+def lang_tags(data) -> list[str]:
+    """The target-language tags in use: one per target language when there are several."""
+    targets = target_languages(data)
+    return [lang_tag(t) for t in targets] if len(targets) > 1 else []
+
+
+def multilingual(data) -> bool:
+    return len(directions(data)) > 1
+
+
+def direction_name(src: str, tgt: str) -> str:
+    return f"{src}-{tgt}"
+
+
+def check_target(data, tgt_lang: str | None, option: str = "--tgt-lang") -> str | None:
+    """The tag for `tgt_lang` (None where the model has one target language, which it may
+    name); a missing or unknown language is a one-line error listing the model's."""
+    targets = target_languages(data)
+    listed = ", ".join(targets)
+    if tgt_lang is None:
+        if len(targets) > 1:
+            raise UserError(f"this model translates into several languages; give {option} "
+                            f"(one of {listed})")  # fmt: skip
+        return None
+    if tgt_lang not in targets:
+        raise UserError(f"{option} {tgt_lang}: the model does not translate into it; its "
+                        f"target languages: {listed}")  # fmt: skip
+    return lang_tag(tgt_lang) if len(targets) > 1 else None
+
+
+def lang_prefix(tokenizer, data, tgt_lang: str | None, option: str = "--tgt-lang") -> list[int]:
+    """The source ids that ask for `tgt_lang` ([] for a model with one target language)."""
+    tag = check_target(data, tgt_lang, option)
+    if tag is None:
+        return []
+    ids = tokenizer.tag_ids([tag])[0]
+    if not ids:
+        raise UserError(f"{option} {tgt_lang}: tag {tag} is not a piece of the model's "
+                        "vocabulary; prepare the data again")  # fmt: skip
+    return ids
+
+
+def eval_direction(data, src_lang: str | None, tgt_lang: str | None) -> tuple[str, str]:
+    """The (source, target) languages `translator eval` scores: those given, else the only
+    one the model has; zero-shot pairs (a source and a target it never saw together) are
+    allowed."""
+    if not multilingual(data):
+        src, tgt = data.src_lang, data.tgt_lang
+        if len(directions(data)) == 1:
+            src, tgt = directions(data)[0]
+        return src_lang or src, tgt_lang or tgt
+    check_target(data, tgt_lang)
+    targets = target_languages(data)
+    tgt = tgt_lang or targets[0]
+    if src_lang is None:
+        sources = [s for s, t in directions(data) if t == tgt]
+        if len(sources) != 1:
+            listed = ", ".join(source_languages(data))
+            raise UserError(f"this model reads several languages; give --src-lang (one of "
+                            f"{listed})")  # fmt: skip
+        src_lang = sources[0]
+    if src_lang == tgt:
+        raise UserError(f"--src-lang {src_lang} and --tgt-lang {tgt}: give two languages")
+    return src_lang, tgt
+
+
+def scored_direction(data, src_lang: str | None, tgt_lang: str | None):
+    """The data section whose dev and test splits `translator eval` scores: one direction
+    (eval_direction) read from the model's folder or dataset."""
+    src, tgt = eval_direction(data, src_lang, tgt_lang)
+    return data.replace(corpora=None, directions=None, src_lang=src, tgt_lang=tgt)
