@@ -155,8 +155,9 @@ def mixed_batches(cfg: Config, prepared: list[Prepared], limit: int, drawn) -> T
         log.info(f"dropped {len(ids) - len(rows)} pairs over model.max_positions={limit}")
     weights = [c.weight for c in cfg.data.training_corpora()]
     draw = WeightedDraw(ids, weights, cfg.seed, rows, cfg.data.temperature)
-    shares = ", ".join(
-        f"{len(r)} pairs, {100 * s:.1f}% of each epoch" for r, s in zip(draw.rows, draw.shares())
+    shares = "; ".join(
+        f"{corpus_name(cfg, i)}: {len(r)} pairs, {100 * s:.1f}% of each epoch"
+        for i, (r, s) in enumerate(zip(draw.rows, draw.shares()))
     )
     log.info(f"{len(prepared)} corpora: {shares}")
     return TokenBatches(ids, None, cfg.train.batch_tokens, cfg.seed, rows=rows, draw=draw)
