@@ -32,7 +32,8 @@ def folder(tmp_path_factory):
 @pytest.fixture(scope="module")
 def en_x(folder, tmp_path_factory):
     """A run on en->{de,fr,cs}: its trainer after training."""
-    trainer = Trainer(configured(folder, tmp_path_factory.mktemp("run") / "en_x", EN_X))
+    run_dir = tmp_path_factory.mktemp("run") / "en_x"
+    trainer = Trainer(configured(folder, run_dir, EN_X, "train.tensorboard=true"))
     trainer.run()
     return trainer
 
@@ -62,9 +63,17 @@ def test_validation_scores_each_direction_and_best_follows_their_mean(en_x):
         assert list(per) == EN_X
         assert entry["dev_bleu"] == pytest.approx(sum(d["dev_bleu"] for d in per.values()) / 3)
         assert entry["dev_loss"] == pytest.approx(sum(d["dev_loss"] for d in per.values()) / 3)
-    best = max(entries, key=lambda e: e["dev_bleu"])
-    assert summary["best_step"] == best["step"] or best["dev_bleu"] == entries[0]["dev_bleu"]
+    best = max(entries, key=lambda e: e["dev_bleu"])  # the first of equals: only a rise counts
+    assert summary["best_step"] == best["step"]
+    assert summary["best_dev_bleu"] == pytest.approx(best["dev_bleu"], abs=0.01)
     assert list(summary["best_dev_bleu_by_direction"]) == EN_X
+    reader = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    events = reader.EventAccumulator(str(run / "tensorboard"))
+    events.Reload()
+    for name in EN_X:
+        board = {e.step: e.value for e in events.Scalars(f"dev/bleu_{name}")}
+        by_step = {e["step"]: e["directions"][name]["dev_bleu"] for e in entries}
+        assert board == pytest.approx(by_step, abs=1e-4)
     # each direction's dev set is its own: the references of en-de are German
     dev = {d.name: d.pairs for d in en_x.data.devs}
     assert dev["en-de"][0][0] == dev["en-fr"][0][0] and dev["en-de"][0][1] != dev["en-fr"][0][1]

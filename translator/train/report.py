@@ -148,7 +148,9 @@ class TrainingReport:
         improved = self.stopping.judge(s, result)
         s.history.append(result.entry(round((s.elapsed + result.seconds) / 60, 3)))
         self.validations.append(s.history[-1])
-        self.board.scalars(s.step, {"dev/loss": result.dev_loss, "dev/bleu": result.dev_bleu})
+        scalars = {"dev/loss": result.dev_loss, "dev/bleu": result.dev_bleu}
+        scalars.update({f"dev/bleu_{n}": d["dev_bleu"] for n, d in result.directions.items()})
+        self.board.scalars(s.step, scalars)
         note = " new best" if improved else f", best {self.stopping.best(s)} at {s.best_step}"
         for line in result.report(note, dev_pairs):
             log.info(line)
