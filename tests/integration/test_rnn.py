@@ -49,7 +49,7 @@ def test_each_family_memorises_32_demo_pairs(kw, demo_data):
     torch.manual_seed(0)
     cfg = model_config(embed_dim=64, hidden_size=128, enc_layers=1, dec_layers=1, dropout=0.0, **kw)
     model = build_model(cfg, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, True)
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     for _ in range(150):
         worst = 0.0
         for _refs, src, tgt in batches:
@@ -62,7 +62,7 @@ def test_each_family_memorises_32_demo_pairs(kw, demo_data):
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             worst = max(worst, loss.item())
-        if worst < 0.005:
+        if worst < 0.02:  # greedy search gives every reference well before this
             break
     model.eval()
     for refs, src, _ in batches:
