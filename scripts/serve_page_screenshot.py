@@ -66,6 +66,7 @@ def main() -> None:
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--text", required=True, help="the sentence the page translates")
     parser.add_argument("--beam", type=int, default=5)
+    parser.add_argument("--tgt-lang", help="the menu's language, for a multilingual model")
     parser.add_argument("--output", type=Path, default=Path("docs/serve_page.png"))
     args = parser.parse_args()
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -74,7 +75,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, open(Path(tmp) / "serve.log", "wb") as log:
         proc, url = serve(args.checkpoint, log)
         try:
-            query = urllib.parse.urlencode({"text": args.text, "beam": args.beam})
+            fields = {"text": args.text, "beam": args.beam}
+            query = urllib.parse.urlencode(
+                {**fields, **({"tgt_lang": args.tgt_lang} if args.tgt_lang else {})}
+            )
             shot = Path(tmp) / "page.png"
             flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
             subprocess.run(
