@@ -61,9 +61,9 @@ def test_resume_with_several_corpora_continues_exactly(files, tmp_path, alpha):
     assert straight.state.epoch >= 1  # the run crosses an epoch: the next draw matters
     if alpha != "null":  # training batches are drawn, dev stays as the tokenizer cuts it
         assert type(straight.data.batches.ids.parts[0]).__name__ == "SampledIds"
-        dev = straight.data.dev_batches.ids
+        dev = straight.data.devs[0].batches.ids
         src = [dev.src[dev.src_offsets[i] : dev.src_offsets[i + 1]].tolist() for i in range(3)]
-        assert src == straight.tokenizer.encode_src([s for s, _ in straight.data.dev[:3]])
+        assert src == straight.tokenizer.encode_src([s for s, _ in straight.data.devs[0].pairs[:3]])
     Trainer(configured(files, tmp_path / "b", two(files), "train.max_steps=5", sampling)).run()
     cfg = configured(files, tmp_path / "b", two(files), "train.max_steps=10", sampling)
     resumed = Trainer(cfg, resume=True)

@@ -88,9 +88,7 @@ def eval_direction(data, src_lang: str | None, tgt_lang: str | None) -> tuple[st
     one the model has; zero-shot pairs (a source and a target it never saw together) are
     allowed."""
     if not multilingual(data):
-        src, tgt = data.src_lang, data.tgt_lang
-        if len(directions(data)) == 1:
-            src, tgt = directions(data)[0]
+        src, tgt = directions(data)[0]
         return src_lang or src, tgt_lang or tgt
     check_target(data, tgt_lang)
     targets = target_languages(data)

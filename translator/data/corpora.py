@@ -18,11 +18,10 @@ import torch
 
 from translator.config import Config, CorpusConfig, DataConfig, SplitFiles
 from translator.config.languages import (
+    check_target,
     direction_name,
     directions,
     lang_prefix,
-    lang_tag,
-    lang_tags,
     languages,
 )
 from translator.data.batching import Batch, PairIds, TokenBatches
@@ -132,8 +131,7 @@ def source_prefixes(cfg: Config, tokenizer: Tokenizer) -> list[list[int]]:
     out = []
     for i, corpus in enumerate(cfg.data.training_corpora()):
         own = corpus_data(corpus, cfg.data)
-        tags = [lang_tag(own.tgt_lang)] if lang_tag(own.tgt_lang) in lang_tags(cfg.data) else []
-        tags += [corpus.tag] if corpus.tag is not None else []
+        tags = [t for t in (check_target(cfg.data, own.tgt_lang), corpus.tag) if t is not None]
         ids = tokenizer.tag_ids(tags)[0]
         if len(ids) != len(tags):
             raise UserError(

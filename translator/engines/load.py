@@ -37,11 +37,14 @@ def load_engine(
     return engine
 
 
-def source_prefix(tokenizer, data, tgt_lang: str | None, tag: str | None) -> list[int]:
-    """The source ids put before every line: the language tag, then the corpus tag."""
+def source_prefix(
+    tokenizer, data, tgt_lang: str | None, tag: str | None, option: str = "--tgt-lang"
+) -> list[int]:
+    """The source ids put before every line: the language tag, then the corpus tag;
+    `option`: how an error names the language's setting."""
     from translator.config.languages import lang_prefix
 
-    return lang_prefix(tokenizer, data, tgt_lang) + tokenizer.tag_prefix(tag, data.tags)
+    return lang_prefix(tokenizer, data, tgt_lang, option) + tokenizer.tag_prefix(tag, data.tags)
 
 
 def _open(paths, device: str, quantize: str | None, ensemble: bool) -> Engine:

@@ -17,10 +17,11 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.exceptions import HTTPException
 
-from translator.config.languages import lang_prefix, source_languages, target_languages
+from translator.config.languages import source_languages, target_languages
 from translator.decode.guide import Guides, target_prefixes
 from translator.decode.line_guides import Terms
 from translator.decode.rules import nbest_problem
+from translator.engines.load import source_prefix
 from translator.errors import UserError, one_line
 from translator.serve.batcher import Batcher
 from translator.serve.limits import LimitError, Limits
@@ -108,7 +109,6 @@ def create_app(
     }
     sources = ", ".join(info["source_languages"])
     app = FastAPI(title="translator", summary=f"{info['family']} {sources} -> {', '.join(targets)}")
-    tag_ids = translator.tokenizer.tag_prefix(tag, data.tags)
     app.state.batcher = batcher
 
     @app.exception_handler(RequestValidationError)
@@ -136,7 +136,7 @@ def create_app(
         """The ids put before each source of a request for `lang` (the server's default when
         None): its language tag, then the corpus tag, as load_engine orders them; a missing
         or unknown language is a UserError (400) listing the model's."""
-        return lang_prefix(translator.tokenizer, data, lang or tgt_lang, "tgt_lang") + tag_ids
+        return source_prefix(translator.tokenizer, data, lang or tgt_lang, tag, "tgt_lang")
 
     def beam_of(beam: int | None, nbest: int) -> int:
         if beam is None:

@@ -46,12 +46,10 @@ class TrainingData:
                 log.info(f"dropped {len(ids) - len(rows)} pairs over model.max_positions={limit}")
             self.batches = TokenBatches(ids, None, cfg.train.batch_tokens, cfg.seed, rows=rows)
         self.tokenizer = data.tokenizer
-        self.dev = data.dev
         self.devs = [
             DevSet(name, pairs, prefix, self.encode(pairs, prefix))
             for name, pairs, prefix in dev_sets(cfg, data, prepared)
         ]
-        self.dev_batches = self.devs[0].batches
         self.stream: BatchStream | None = None  # started at the first step, from the state
 
     def encode(self, pairs, prefix=()) -> TokenBatches:

@@ -195,7 +195,7 @@ class Trainer:
     def validate_and_keep_best(self) -> None:
         if not self.group.main:  # rank 0 validates; its stop decision reaches the others
             return
-        if self.report.validated(self.validate(), self.data.dev):
+        if self.report.validated(self.validate(), self.data.devs[0].pairs):
             self.save_best()
         early = self.report.stopping.stop(self.state)
         if early is not None:
