@@ -172,6 +172,9 @@ class TrainConfig(Section):
     warmup_share: Probability | None = None
     betas: list[Probability] = Field(default_factory=lambda: [0.9, 0.98])  # Adam's beta1, beta2
     weight_decay: NonNegativeNumber = 0.0  # decoupled weight decay (AdamW); 0 = none
+    # Late dropout (Liu et al. 2023): no dropout for the first N epochs, then the model's
+    # rates; a run of few epochs underfits rather than overfits. 0 = dropout from the start.
+    dropout_after_epochs: NonNegative = 0
     label_smoothing: Probability = 0.1  # probability mass spread over the vocabulary in the loss
     # The largest gradient norm (larger ones are scaled down); 0 = no clipping.
     clip_norm: NonNegativeNumber = 1.0

@@ -108,6 +108,19 @@ def init_embeddings(tables: Iterable[nn.Embedding], std: float) -> None:
             table.weight[PAD].zero_()
 
 
+# Where modules keep a dropout rate: nn.Dropout's p, nn.LSTM/GRU's dropout between layers and
+# the Transformer attention's dropout_p.
+DROPOUT_ATTRS = ("p", "dropout", "dropout_p")
+
+
+def _has(module: nn.Module, attr: str) -> bool:
+    if attr == "p":
+        return isinstance(module, nn.Dropout)
+    if attr == "dropout":
+        return isinstance(module, nn.RNNBase)
+    return isinstance(getattr(module, attr, None), float)
+
+
 class Seq2Seq(nn.Module):
     """Base class: subclasses implement encode, init_state, step and forward."""
 
@@ -127,6 +140,15 @@ class Seq2Seq(nn.Module):
     supports_streaming: bool = False
     # Formats `translator export` can write the family in; export_spec(fmt) builds them.
     export_formats: tuple[str, ...] = ()
+
+    def pause_dropout(self, paused: bool) -> None:
+        """Every dropout of the model at 0 (paused) or back at the rate it was built with."""
+        if "_dropout_rates" not in self.__dict__:  # (module, attribute, built rate), found once
+            self._dropout_rates = [
+                (m, a, getattr(m, a)) for m in self.modules() for a in DROPOUT_ATTRS if _has(m, a)
+            ]
+        for m, attr, rate in self._dropout_rates:
+            setattr(m, attr, 0.0 if paused else rate)
 
     def embeddings(self, cfg, src_vocab: int, tgt_vocab: int, dim: int, share_src_tgt: bool):
         """The target and source embedding tables (one table where the vocabulary is joint

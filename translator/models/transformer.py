@@ -68,7 +68,7 @@ class Attention(nn.Module):
 
     def __init__(self, d: int, heads: int, dropout: float, self_attention: bool):
         super().__init__()
-        self.heads, self.dropout = heads, dropout
+        self.heads, self.dropout_p = heads, dropout
         self.self_attention = self_attention
         if self_attention:
             self.qkv = nn.Linear(d, 3 * d)
@@ -89,7 +89,7 @@ class Attention(nn.Module):
         if q.size(2) == 1 and not self.training and q.device.type == "cpu":
             y = one_query(q, k, v, mask)
         else:
-            p = self.dropout if self.training else 0.0
+            p = self.dropout_p if self.training else 0.0
             y = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, dropout_p=p, is_causal=causal
             )

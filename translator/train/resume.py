@@ -46,6 +46,7 @@ RESUMABLE = (
     "train.warmup_share",
     "train.lr_schedule",
     "train.label_smoothing",
+    "train.dropout_after_epochs",
     "train.clip_norm",
     "train.threads",
     "train.device",

@@ -101,6 +101,7 @@ class Trainer:
         self.updater = Updater(self.model, self.net, cfg.train, self.group, self.device, self.dtype)
         self.optimizer = self.updater.optimizer
         self.ema = WeightEMA(self.model, tc.ema_decay) if tc.ema_decay else None
+        self.dropout_paused = False  # the model is built with its dropout on
         if saved:
             self._restore(saved)
         log.info(
@@ -209,8 +210,9 @@ class Trainer:
     def train_step(self) -> int:
         """One optimizer step, skipped on the device if its loss is not finite; returns this
         rank's target tokens. Nothing here waits for the device: sync() reads the results."""
-        micro = self._next_batches()
         s, tc, g = self.state, self.cfg.train, self.group
+        self._late_dropout(s.epoch < tc.dropout_after_epochs)  # (the epoch of the next batch)
+        micro = self._next_batches()
         local_tokens = sum(b.n_tokens for b in micro)
         # DDP averages gradients over ranks; dividing by the mean count per rank makes the
         # loss a sum over all ranks' tokens, normalised by all of them.
@@ -223,6 +225,12 @@ class Trainer:
         s.step += 1
         self.unsynced_tokens += local_tokens
         return local_tokens
+
+    def _late_dropout(self, paused: bool) -> None:
+        if paused != self.dropout_paused:
+            self.model.pause_dropout(paused)
+            self.dropout_paused = paused
+            log.info(f"epoch {self.state.epoch + 1}: dropout {'off' if paused else 'on'}")
 
     def _all_tokens(self, local_tokens: int):
         """Target tokens of this step on all ranks: a device tensor under torchrun."""
