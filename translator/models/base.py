@@ -108,17 +108,14 @@ def init_embeddings(tables: Iterable[nn.Embedding], std: float) -> None:
             table.weight[PAD].zero_()
 
 
-# Where modules keep a dropout rate: nn.Dropout's p, nn.LSTM/GRU's dropout between layers and
-# the Transformer attention's dropout_p.
-DROPOUT_ATTRS = ("p", "dropout", "dropout_p")
-
-
-def _has(module: nn.Module, attr: str) -> bool:
-    if attr == "p":
-        return isinstance(module, nn.Dropout)
-    if attr == "dropout":
-        return isinstance(module, nn.RNNBase)
-    return isinstance(getattr(module, attr, None), float)
+def dropout_attribute(module: nn.Module) -> str | None:
+    """Where `module` keeps a dropout rate (nn.Dropout's p, nn.LSTM/GRU's dropout between
+    layers, the Transformer attention's dropout_p), or None."""
+    if isinstance(module, nn.Dropout):
+        return "p"
+    if isinstance(module, nn.RNNBase):
+        return "dropout"
+    return "dropout_p" if isinstance(getattr(module, "dropout_p", None), float) else None
 
 
 class Seq2Seq(nn.Module):
@@ -144,9 +141,8 @@ class Seq2Seq(nn.Module):
     def pause_dropout(self, paused: bool) -> None:
         """Every dropout of the model at 0 (paused) or back at the rate it was built with."""
         if "_dropout_rates" not in self.__dict__:  # (module, attribute, built rate), found once
-            self._dropout_rates = [
-                (m, a, getattr(m, a)) for m in self.modules() for a in DROPOUT_ATTRS if _has(m, a)
-            ]
+            found = ((m, dropout_attribute(m)) for m in self.modules())
+            self._dropout_rates = [(m, a, getattr(m, a)) for m, a in found if a]
         for m, attr, rate in self._dropout_rates:
             setattr(m, attr, 0.0 if paused else rate)
 
