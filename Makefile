@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 DATA ?= ../shared/data/multi30k
 
-.PHONY: install demo test test-unit test-avx2 test-slow lint format bench-train bench-decode bench-serve bench-data sweep clean
+.PHONY: install demo test test-unit test-avx2 test-slow fuzz lint format bench-train bench-decode bench-serve bench-data sweep clean
 
 $(BIN)/translator: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ test-avx2: install
 
 test-slow: install
 	$(BIN)/python -m pytest -q -m slow
+
+# The property-based tests (tests/*/test_fuzz_*.py) with many more examples than `make test`
+# gives them (the hypothesis profile "fuzz", tests/conftest.py).
+fuzz: install
+	$(BIN)/python -m pytest -q --hypothesis-profile=fuzz tests/unit/test_fuzz_*.py tests/integration/test_fuzz_*.py
 
 lint: install
 	$(BIN)/ruff check translator tests scripts

@@ -1,6 +1,24 @@
 import os
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property-based tests: few examples in `make test`, many in `make fuzz` (--hypothesis-profile
+# fuzz). Derandomized by default so that a run of the suite is repeatable; `make fuzz` explores.
+settings.register_profile(
+    "default",
+    max_examples=50,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+settings.register_profile(
+    "fuzz",
+    max_examples=2000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+settings.load_profile("default")
 
 # Nothing in the tests may wait on the network.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -179,3 +179,11 @@ def pair_ids(n: int, first: int):
     src = [[first + i, 5 + i % 3, EOS] for i in range(n)]
     tgt = [[BOS] + [6] * (1 + i % 4) + [EOS] for i in range(n)]
     return PairIds.from_lists(src, tgt)
+
+
+def fuzz_examples(n: int) -> int:
+    """How many examples a property-based test tries: `n` in `make test`, 20 times as many
+    under `make fuzz` (the hypothesis profile "fuzz", tests/conftest.py)."""
+    from hypothesis import settings
+
+    return n * 20 if settings._current_profile == "fuzz" else n
