@@ -14,6 +14,7 @@ from serving import with_batcher
 
 from translator.config import DecodeConfig
 from translator.decode.translator import Translation
+from translator.errors import UserError
 from translator.serve.batcher import Batcher
 from translator.serve.limits import Limits
 
@@ -114,3 +115,30 @@ def test_serve_decodes_on_the_main_thread_and_sigterm_stops_it():
     assert server.thread is not threading.main_thread()
     assert echo.threads == [threading.main_thread()]
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+class FailsOn(SlowEcho):
+    """Refuses any batch that holds the line `bad`, as a search refuses an input it cannot
+    take."""
+
+    def translate(self, lines, dc, nbest=1, progress=False, prefixes=None, constraints=None):
+        if "bad" in lines:
+            raise UserError("bad: cannot be searched")
+        return super().translate(lines, dc, nbest, progress, prefixes, constraints)
+
+
+def test_a_request_that_fails_its_batch_fails_alone():
+    """Requests decoded in one batch with one that cannot be searched get their answers; the
+    culprit gets its own error."""
+    echo = FailsOn(0.0)
+
+    async def load(batcher):
+        return await asyncio.gather(
+            *(batcher.translate([t], 1, 1) for t in ("a", "bad", "c")), return_exceptions=True
+        )
+
+    answers = serve(echo, load, batch_size=64, batch_wait_ms=500, batch_gap_ms=200)
+    assert echo.batches[-2:] == [1, 1]  # after the shared batch failed, each alone
+    assert [h.text for h in answers[0][0]] == ["A"]
+    assert isinstance(answers[1], UserError)
+    assert [h.text for h in answers[2][0]] == ["C"]

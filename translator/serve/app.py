@@ -7,6 +7,7 @@ traceback goes to the server's log only) for a bug.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from importlib import resources
@@ -68,6 +69,31 @@ class ScoreRequest(BaseModel):
     tgt_lang: StrictStr | None = Field(
         None, description="Target language (a model of several; default: the server's)"
     )
+
+
+def check_unicode(value, where: str) -> None:
+    """A 422 naming the field whose text cannot be encoded (a lone surrogate such as
+    "\\ud800" is valid JSON but no character): checked before any work is queued, so such a
+    text never reaches a tokenizer that shares a batch with other requests."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise LimitError(
+                422, f"{where}: not valid Unicode (a lone surrogate at character {err.start})"
+            ) from None
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            check_unicode(item, f"{where}.{i}")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_unicode(key, f"{where} key")
+            check_unicode(item, f"{where}.{key}")
+
+
+def check_fields(req: BaseModel) -> None:
+    for name in type(req).model_fields:
+        check_unicode(getattr(req, name), name)
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -190,9 +216,10 @@ def create_app(
         Guides.read(translator.tokenizer, texts, steps, beam, prefixes, musts)  # UserError: 400
         return musts
 
-    @app.post("/translate")
-    async def translate(req: TranslateRequest) -> dict:
-        """Translate `text` or `texts`; `nbest` > 1 adds that many hypotheses with scores."""
+    def parse_translate(req: TranslateRequest):
+        """The work a translate request asks for, checked (tokenizing its prefixes, parsing
+        its glossary and constraints: CPU work, run off the event loop)."""
+        check_fields(req)
         if (req.text is None) == (req.texts is None):
             raise LimitError(422, 'give either "text" (a string) or "texts" (a list of strings)')
         texts = [req.text] if req.text is not None else req.texts
@@ -201,6 +228,12 @@ def create_app(
         beam = beam_of(req.beam, req.nbest)
         prefixes = prefixes_of(req, texts)
         musts = constraints_of(req, texts, beam, prefixes)
+        return texts, beam, prefixes, musts, source
+
+    @app.post("/translate")
+    async def translate(req: TranslateRequest) -> dict:
+        """Translate `text` or `texts`; `nbest` > 1 adds that many hypotheses with scores."""
+        texts, beam, prefixes, musts, source = await asyncio.to_thread(parse_translate, req)
         results = []
         if texts:
             results = await batcher.translate(texts, beam, req.nbest, prefixes, musts, source)
@@ -219,6 +252,7 @@ def create_app(
     async def score(req: ScoreRequest) -> dict:
         """How likely the model finds each target given its source: the log-probability
         summed over its subwords and <eos> (logprob), per subword (mean), and how many."""
+        check_fields(req)
         if len(req.sources) != len(req.targets):
             raise LimitError(
                 422, f"{len(req.sources)} sources but {len(req.targets)} targets: give one each"
@@ -229,10 +263,9 @@ def create_app(
         found = await batcher.call(lambda: translator.score(req.sources, req.targets), source)
         return {"scores": [{k: round(v, 4) for k, v in s.as_dict().items()} for s in found]}
 
-    @app.post("/attention")
-    async def attention(req: AttentionRequest) -> dict:
-        """One sentence's translation, its source and target pieces, and the attention
-        weights [target piece][source piece] the model gives while producing it."""
+    def parse_attention(req: AttentionRequest):
+        """(source ids, beam, target prefix ids) of an attention request, checked."""
+        check_fields(req)
         if not info["attention"]:
             what = (
                 "an exported (CTranslate2) model has no attention weights to show; serve the "
@@ -256,6 +289,13 @@ def create_app(
             check_texts([req.prefix])
             steps = translator.cfg.model.max_positions
             prefix = target_prefixes(translator.tokenizer, [req.prefix], [req.text], steps)[0]
+        return source, beam, prefix
+
+    @app.post("/attention")
+    async def attention(req: AttentionRequest) -> dict:
+        """One sentence's translation, its source and target pieces, and the attention
+        weights [target piece][source piece] the model gives while producing it."""
+        source, beam, prefix = await asyncio.to_thread(parse_attention, req)
         # The search that translates the sentence gives the weights, on the decoding thread.
         dc = translator.cfg.decode.replace(beam=beam)
         best, pieces, target, matrix = await batcher.call(

@@ -165,30 +165,46 @@ class Batcher:
                 self._finish(job, None, None)
             else:
                 groups.setdefault((*job.key, job.source), []).append(job)
-        cfg = self.translator.cfg.decode
         for (beam, nbest, source), group in groups.items():
-            lines = [text for job in group for text in job.texts]
-            pre = [p for job in group for p in job.prefixes or [""] * len(job.texts)]
-            musts = [c for job in group for c in job.constraints or [[] for _ in job.texts]]
-            pre, musts = (pre if any(pre) else None), (musts if any(musts) else None)
-            dc = cfg.replace(beam=beam, batch_size=self.limits.batch_size)
             try:
-                with self._source(source):
-                    results = self.translator.translate(
-                        lines, dc, nbest=nbest, prefixes=pre, constraints=musts
-                    )
-            except Exception as err:  # a bug, not the client's fault: logged, answered 500
-                log.exception("decoding a batch of %d sentences failed", len(lines))
+                self._decode_group(group, beam, nbest, source)
+            except Exception as err:
+                if len(group) == 1:
+                    self._failed(group[0], err)
+                    continue
+                # one request's input can fail a shared batch: each is decoded alone, so the
+                # others still get their answers and only the culprit its error
                 for job in group:
-                    self._finish(job, None, err)
-                continue
-            self.batches += 1
-            self.sentences += len(lines)
-            self.batch_sentences += len(lines)
-            start = 0
-            for job in group:
-                self._finish(job, results[start : start + len(job.texts)], None)
-                start += len(job.texts)
+                    try:
+                        self._decode_group([job], beam, nbest, source)
+                    except Exception as alone:
+                        self._failed(job, alone)
+
+    def _decode_group(self, group: list[Job], beam: int, nbest: int, source) -> None:
+        """One translate call for the jobs of `group`, each answered with its own slice."""
+        lines = [text for job in group for text in job.texts]
+        pre = [p for job in group for p in job.prefixes or [""] * len(job.texts)]
+        musts = [c for job in group for c in job.constraints or [[] for _ in job.texts]]
+        pre, musts = (pre if any(pre) else None), (musts if any(musts) else None)
+        dc = self.translator.cfg.decode.replace(beam=beam, batch_size=self.limits.batch_size)
+        with self._source(source):
+            results = self.translator.translate(
+                lines, dc, nbest=nbest, prefixes=pre, constraints=musts
+            )
+        self.batches += 1
+        self.sentences += len(lines)
+        self.batch_sentences += len(lines)
+        start = 0
+        for job in group:
+            self._finish(job, results[start : start + len(job.texts)], None)
+            start += len(job.texts)
+
+    def _failed(self, job: Job, err: Exception) -> None:
+        """Answer `job` with `err`: a UserError is the client's (400); anything else is a bug,
+        logged and answered 500."""
+        if not isinstance(err, UserError):
+            log.error("decoding a request of %d sentences failed", len(job.texts), exc_info=err)
+        self._finish(job, None, err)
 
     def _answer(self, job: Job, fn: Callable[[], Any]) -> None:
         if job.abandoned:
@@ -197,10 +213,8 @@ class Batcher:
         try:
             with self._source(job.source):
                 result = fn()
-        except Exception as err:  # a UserError is the client's (400); the rest is logged
-            if not isinstance(err, UserError):
-                log.exception("a request to the decoding loop failed")
-            self._finish(job, None, err)
+        except Exception as err:
+            self._failed(job, err)
             return
         self._finish(job, result, None)
 

@@ -52,7 +52,11 @@ class StreamBatcher(Batcher):
                 jobs, calls, stop = self._gather(first)
             stopping = stopping or stop
             for job in jobs:
-                self._add(job)
+                try:
+                    self._add(job)
+                except Exception as err:  # that request's input: the loop goes on
+                    self._answers.pop(job, None)
+                    self._failed(job, err)
             for job in calls:
                 self._answer(job, job.fn)
             for beam, stream in list(self.streams.items()):
