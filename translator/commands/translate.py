@@ -117,10 +117,13 @@ def translate(
     text = utf8_arguments(text or [])
     if output_file is not None and input_file is None:
         raise UserError("--output needs --input F (arguments and stdin go to standard output)")
+    from translator.decode.user_text import phrase
+
+    # a --prefix or --constraint of nothing visible is refused here, where the option is known
     guides = LineGuides(
-        checked_text(prefix, "--prefix") if prefix is not None else None,
+        phrase(checked_text(prefix, "--prefix"), "--prefix") if prefix is not None else None,
         prefix_file,
-        utf8_arguments(constraint or []),
+        [phrase(checked_text(c, "--constraint"), "--constraint") for c in constraint or []],
         constraint_file,
         Terms.read(terms, terms_ignore_case) if terms is not None else None,
         terms,

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
-import sentencepiece as spm
 
 from translator.data.clean import clean_pair
+from translator.data.tokenizer import load_processor
 
 
 def flatten(seqs: list[list[int]], dtype=np.int32) -> tuple[np.ndarray, np.ndarray]:
@@ -47,15 +47,10 @@ class Chunk:
 _worker: dict = {}
 
 
-def _load(model: bytes) -> spm.SentencePieceProcessor:
-    sp = spm.SentencePieceProcessor()
-    sp.LoadFromSerializedProto(model)
-    return sp
-
-
 def init_worker(src_model: bytes, tgt_model: bytes | None, rules: Rules) -> None:
-    src = _load(src_model)
-    _worker.update(src=src, tgt=src if tgt_model is None else _load(tgt_model), rules=rules)
+    src = load_processor(src_model)  # tags input-only: a tag's spelling in the text is text
+    tgt = src if tgt_model is None else load_processor(tgt_model)
+    _worker.update(src=src, tgt=tgt, rules=rules)
 
 
 def pair_hash(src: str, tgt: str) -> int:

@@ -2,6 +2,11 @@
 
 Ids are fixed across all models so the rest of the code can rely on them:
 pad=0, unk=1, bos=2, eos=3.
+
+Corpus tags (`<bt>`) and target-language tags (`<2fr>`) are trained as user-defined symbols,
+which sentencepiece would find in any text it encodes. A loaded model holds them as control
+pieces instead (`input_only_tags`): their ids come only from the options that insert them, and
+a text that spells a tag is encoded as ordinary text. The stored bytes stay as trained.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import os
 from pathlib import Path
 
 import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
 from translator.config import TokenizerConfig
 from translator.errors import UserError
@@ -102,6 +108,32 @@ def fingerprint(src_model: bytes, tgt_model: bytes | None) -> str:
     return digest.hexdigest()
 
 
+def input_only_tags(data: bytes) -> bytes:
+    """The model `data` with its user-defined pieces (the tags) as control pieces, which
+    `encode` never produces from text while `piece_to_id` and `id_to_piece` still know them;
+    ids and every other piece unchanged. `data` itself when it has none."""
+    proto = model_pb2.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except Exception:  # protobuf's DecodeError; sentencepiece then reports the model corrupt
+        return data
+    piece = model_pb2.ModelProto.SentencePiece
+    tags = [p for p in proto.pieces if p.type == piece.USER_DEFINED]
+    if not tags:
+        return data
+    for p in tags:
+        p.type = piece.CONTROL
+    return proto.SerializeToString()
+
+
+def load_processor(data: bytes) -> spm.SentencePieceProcessor:
+    """A processor of the model `data` whose tags are input-only (`input_only_tags`); every
+    place that encodes text loads its model here."""
+    sp = spm.SentencePieceProcessor()
+    sp.LoadFromSerializedProto(input_only_tags(data))
+    return sp
+
+
 class Tokenizer:
     """One joint sentencepiece model, or one per side."""
 
@@ -113,12 +145,10 @@ class Tokenizer:
 
     @staticmethod
     def _load(data: bytes) -> spm.SentencePieceProcessor:
-        sp = spm.SentencePieceProcessor()
         try:
-            sp.LoadFromSerializedProto(data)
+            return load_processor(data)
         except (RuntimeError, OSError, TypeError):
             raise UserError("the sentencepiece model in the checkpoint is corrupt") from None
-        return sp
 
     @property
     def joint(self) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from translator.decode.user_text import blank, checked
 from translator.errors import UserError
 
 
@@ -18,12 +19,14 @@ def target_prefixes(
     tokenizer, texts: list[str | None] | None, lines: list[str], steps: int | None
 ) -> list[list[int]] | None:
     """The target ids each line's translation must begin with (translate --prefix), or None
-    where no line has one; a prefix the model cannot fit before its <eos> is a UserError."""
+    where no line has one; a prefix the model cannot fit before its <eos> is a UserError. A
+    prefix of nothing visible (whitespace, zero-width characters) is none."""
     if not texts or not any(texts):
         return None
     if len(texts) != len(lines):
         raise UserError(f"{len(texts)} prefixes for {len(lines)} lines: give one per line")
-    ids = target_ids(tokenizer, [t or "" for t in texts])
+    texts = [checked(t or "", f"prefix {n}") for n, t in enumerate(texts, 1)]
+    ids = target_ids(tokenizer, ["" if blank(t) else t for t in texts])
     for n, p in enumerate(ids, 1):
         if steps is not None and len(p) >= steps:
             raise UserError(
@@ -42,7 +45,8 @@ def required_phrases(
 ) -> list[list[list[int]]] | None:
     """Each line's phrases as target ids (translate --constraint), or None where no line has
     any. A UserError for an empty phrase, more phrases than the beam can keep apart (a beam
-    of k holds k - 1), and phrases (with the line's prefix) longer than the model's output."""
+    of k holds k - 1), and phrases (with the line's prefix) longer than the model's output.
+    A phrase of nothing visible, or of nothing the subword model keeps, is empty."""
     if not phrases or not any(phrases):
         return None
     if len(phrases) != len(lines):
@@ -50,15 +54,19 @@ def required_phrases(
     out = []
     for n, given in enumerate(phrases, 1):
         where = f"line {n}" if len(lines) > 1 else "the sentence"
-        for text in given:
-            if not text.strip():
-                raise UserError(f"{where}: a constraint is empty; give the words it must hold")
+        given = [checked(text, f"{where}: a constraint").strip() for text in given]
+        if any(blank(text) for text in given):
+            raise UserError(f"{where}: a constraint is empty; give the words it must hold")
         if len(given) >= beam:
             raise UserError(
                 f"{where}: {len(given)} constraints need a beam of at least {len(given) + 1} "
                 f"(beam is {beam}; give --beam)"
             )
-        ids = target_ids(tokenizer, [t.strip() for t in given])
+        ids = target_ids(tokenizer, given)
+        for text, phrase_ids in zip(given, ids):
+            if not phrase_ids:  # characters the subword model's normaliser drops
+                raise UserError(f"{where}: the constraint {text!r} holds no subword of the "
+                                "model; give the words it must hold")  # fmt: skip
         used = sum(map(len, ids)) + (len(prefixes[n - 1]) if prefixes else 0)
         if steps is not None and used >= steps:
             raise UserError(

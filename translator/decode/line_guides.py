@@ -5,31 +5,39 @@ terms are looked for in each line."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
 from translator.data.readers import iter_lines
+from translator.decode.user_text import blank, folded, phrase
 from translator.errors import UserError
 
 
 @dataclass
 class Terms:
     """Source term -> target term. A source term found in a line, on whole words (case-
-    sensitive unless asked otherwise), makes its target term a required phrase."""
+    sensitive unless asked otherwise), makes its target term a required phrase. Terms and
+    lines are matched in NFC; without case, by full case folding (user_text.folded), so
+    'STRASSE' finds 'Straße'. A term that holds nothing visible is a UserError."""
 
     pairs: list[tuple[str, str]]
     ignore_case: bool = False
     pattern: re.Pattern | None = field(default=None, repr=False)
 
     def __post_init__(self):
-        terms = sorted({s for s, _ in self.pairs}, key=len, reverse=True)  # longest first
-        flags = re.IGNORECASE if self.ignore_case else 0
-        words = "|".join(re.escape(t) for t in terms)
-        self.pattern = re.compile(rf"(?<!\w)(?:{words})(?!\w)", flags) if terms else None
-        fold = str.casefold if self.ignore_case else str
-        self.target = {fold(s): t for s, t in self.pairs}
-        self.fold = fold
+        self.pairs = [
+            (phrase(s, "a source term").strip(), phrase(t, f"the target term of {s!r}").strip())
+            for s, t in self.pairs
+        ]
+        keys = sorted({self._key(s) for s, _ in self.pairs}, key=len, reverse=True)
+        words = "|".join(re.escape(k) for k in keys)  # longest first
+        self.pattern = re.compile(rf"(?<!\w)(?:{words})(?!\w)") if keys else None
+        self.target = {self._key(s): t for s, t in self.pairs}
+
+    def _key(self, text: str) -> str:
+        return folded(text)[0] if self.ignore_case else text
 
     @classmethod
     def read(cls, path: Path, ignore_case: bool = False) -> Terms:
@@ -42,15 +50,31 @@ class Terms:
                 raise UserError(
                     f"{path}:{n}: expected 'source term<TAB>target term', got {line[:60]!r}"
                 )
-            pairs.append((parts[0].strip(), parts[1].strip()))
+            source, target = (phrase(p, f"{path}:{n}").strip() for p in parts)
+            pairs.append((source, target))
         return cls(pairs, ignore_case)
+
+    def spans(self, line: str) -> list[tuple[int, int, str]]:
+        """(start, end, target term) of each source term found in `line`, left to right;
+        start and end index `line` in NFC, whatever the folding did to lengths."""
+        line = unicodedata.normalize("NFC", line)
+        if self.pattern is None:
+            return []
+        text, starts = folded(line) if self.ignore_case else (line, range(len(line) + 1))
+        index = {at: i for i, at in enumerate(starts)}  # folded offset -> character
+        out, pos = [], 0
+        while (m := self.pattern.search(text, pos)) is not None:
+            begin, end = index.get(m.start()), index.get(m.end())
+            if begin is None or end is None:  # inside one character's folding ('ß' -> 'ss')
+                pos = m.start() + 1
+                continue
+            out.append((begin, end, self.target[m.group(0)]))
+            pos = max(m.end(), m.start() + 1)
+        return out
 
     def found(self, line: str) -> list[str]:
         """The target terms of the source terms in `line`, each once, in order."""
-        if self.pattern is None:
-            return []
-        out = [self.target[self.fold(m.group(0))] for m in self.pattern.finditer(line)]
-        return list(dict.fromkeys(out))
+        return list(dict.fromkeys(t for _, _, t in self.spans(line)))
 
 
 def _lines_of(path: Path, input_file: Path, option: str, what: str) -> None:
@@ -128,7 +152,7 @@ class LineGuides:
             phrases = [list(self.constraints) for _ in lines]
             if con is not None:
                 for given in phrases:
-                    given += [p for p in next(con).split("\t") if p.strip()]
+                    given += [p for p in next(con).split("\t") if not blank(p)]
             if self.terms is not None:
                 for given, line in zip(phrases, lines):
                     given += [t for t in self.terms.found(line) if t not in given]

@@ -16,6 +16,7 @@ from translator.decode.guide import Guides
 from translator.decode.rules import cut, nbest_problem
 from translator.decode.score import Score, score_in_batches, teacher_forced
 from translator.decode.search import decode
+from translator.decode.user_text import valid
 from translator.errors import UserError
 from translator.models.base import Seq2Seq
 from translator.progress import progress_bar
@@ -36,8 +37,11 @@ def source_ids(
     tokenizer, lines: list[str], limit: int, prefix=()
 ) -> tuple[list[int], list[list[int]]]:
     """(indices of the lines that are not blank, their source subword ids, after `prefix`:
-    a corpus tag's id); a source longer than `limit` subwords is cut (with a warning)."""
+    a corpus tag's id); a source longer than `limit` subwords is cut (with a warning). A
+    lone surrogate, which sentencepiece cannot take, is a UserError naming the line."""
     todo = [i for i, line in enumerate(lines) if line.strip()]
+    for i in todo:
+        valid(lines[i], f"line {i + 1}")
     ids = tokenizer.encode_src([lines[i] for i in todo]) if todo else []
     if prefix:
         ids = [[*prefix, *s] for s in ids]
