@@ -3,6 +3,7 @@ and serve, files to write, and how help shows option values. Light: no torch, no
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -10,6 +11,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from translator.fileio import readable_file, writable_file
+from translator.ranges import BATCH_SIZE, BEAM, LEN_PENALTY, MAX_LEN_A, MAX_LEN_B
 
 
 def _plain_types(params) -> None:
@@ -139,53 +141,87 @@ TermsOpt = Annotated[
 TermsIgnoreCaseOpt = Annotated[
     bool, typer.Option("--terms-ignore-case", help="Find source terms in any letter case")
 ]
+
+
+def _device_name(name: str) -> str:
+    """A device the machine has, checked before any model is loaded."""
+    if name not in ("auto", "cpu"):
+        from translator.runtime import pick_device
+
+        pick_device(name, "--device")
+    return name
+
+
 DeviceOpt = Annotated[
-    str, typer.Option("--device", metavar="DEVICE", help="auto, cpu, cuda or mps")
+    str,
+    typer.Option(
+        "--device",
+        metavar="DEVICE",
+        help="auto, cpu, cuda, cuda:N or mps",
+        callback=_device_name,
+    ),
 ]
+
+
+def finite_number(value: float | None) -> float | None:
+    """click's ranges let inf in and nan through (no comparison with nan is true)."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"expected a finite number, got {value}")
+    return value
+
+
+def number_option(name: str, metavar: str, help: str, limits: tuple, **kwargs):
+    """A `--NAME N` option for a number in `limits` (both ends included, translator/ranges.py),
+    which its help shows; a float option refuses inf and nan."""
+    low, high = limits
+    check = finite_number if isinstance(low, float) else None
+    return typer.Option(
+        name, min=low, max=high, metavar=metavar, help=help, callback=check, **kwargs
+    )
+
 
 # Decoding overrides: each replaces its key of the model's decode section (named in its help).
 BeamOpt = Annotated[
     int | None,
-    typer.Option(
+    number_option(
         "--beam",
-        min=1,
-        metavar="N",
-        help="Beam size, 1: greedy search; serve: the beam of requests that name none "
+        "N",
+        "Beam size, 1: greedy search; serve: the beam of requests that name none "
         "(default: decode.beam)",
+        BEAM,
     ),
 ]
 LenPenaltyOpt = Annotated[
     float | None,
-    typer.Option(
+    number_option(
         "--len-penalty",
-        metavar="ALPHA",
-        help="Length penalty: hypotheses are ranked by log-probability / ((5 + length) / 6) "
+        "ALPHA",
+        "Length penalty: hypotheses are ranked by log-probability / ((5 + length) / 6) "
         "** ALPHA; 0 ranks by log-probability alone (default: decode.len_penalty)",
+        LEN_PENALTY,
     ),
 ]
 MaxLenAOpt = Annotated[
     float | None,
-    typer.Option(
+    number_option(
         "--max-len-a",
-        min=0,
-        metavar="A",
-        help="Longest output: A * source subwords + B (default: decode.max_len_a)",
+        "A",
+        "Longest output: A * source subwords + B (default: decode.max_len_a)",
+        MAX_LEN_A,
     ),
 ]
 MaxLenBOpt = Annotated[
     int | None,
-    typer.Option(
-        "--max-len-b", min=0, metavar="B", help="See --max-len-a (default: decode.max_len_b)"
-    ),
+    number_option("--max-len-b", "B", "See --max-len-a (default: decode.max_len_b)", MAX_LEN_B),
 ]
 BatchSizeOpt = Annotated[
     int | None,
-    typer.Option(
+    number_option(
         "--batch-size",
-        min=1,
-        metavar="N",
-        help="Sentences decoded together at most; serve: the most it gathers from concurrent "
+        "N",
+        "Sentences decoded together at most; serve: the most it gathers from concurrent "
         "requests into one batch (default: decode.batch_size)",
+        BATCH_SIZE,
     ),
 ]
 

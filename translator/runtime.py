@@ -7,6 +7,7 @@ import functools
 import logging
 import os
 import random
+import re
 
 import numpy as np
 import torch
@@ -24,21 +25,28 @@ os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", KERNEL_CACHE_CAPACITY)
 os.environ.setdefault("LRU_CACHE_CAPACITY", KERNEL_CACHE_CAPACITY)
 
 
-def pick_device(name: str = "auto") -> torch.device:
+def pick_device(name: str = "auto", what: str = "train.device") -> torch.device:
+    """The device `name` (auto, cpu, cuda, cuda:N, mps) where this machine has it; `what`
+    names the key or option it came from in the error."""
     if name == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
         if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
             return torch.device("mps")
         return torch.device("cpu")
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?|mps", name):
+        raise UserError(f"{what} is '{name}'; expected auto, cpu, cuda, cuda:N or mps")
     if name.startswith("cuda") and not torch.cuda.is_available():
+        raise UserError(f"{what} is '{name}' but no CUDA GPU is available", "use auto or cpu")
+    if name.startswith("cuda:") and int(name[5:]) >= torch.cuda.device_count():
         raise UserError(
-            f"train.device is '{name}' but no CUDA GPU is available", "use train.device=auto or cpu"
+            f"{what} is '{name}' but this machine has {torch.cuda.device_count()} CUDA GPUs",
+            f"use cuda:0 to cuda:{torch.cuda.device_count() - 1}",
         )
     if name == "mps" and not (
         getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
     ):
-        raise UserError("train.device is 'mps' but MPS is not available", "use auto or cpu")
+        raise UserError(f"{what} is 'mps' but MPS is not available", "use auto or cpu")
     return torch.device(name)
 
 

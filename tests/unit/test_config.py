@@ -119,7 +119,7 @@ def test_a_number_is_taken_as_a_string_but_a_string_is_not_taken_as_a_number(tmp
     cfg = load_config(write(tmp_path, "run_dir: 2024\ndata:\n  test_split: 2016\n"))
     assert (cfg.run_dir, cfg.data.test_split) == ("2024", "2016")
     message = user_error(load_config, write(tmp_path, 'decode:\n  beam: "5"\n'))
-    assert "decode.beam" in message and "an integer greater than 0" in message
+    assert "decode.beam" in message and "an integer in [1, 1000]" in message
     message = user_error(load_config, write(tmp_path, "data:\n  dedupe: 1\n"))
     assert "data.dedupe" in message and "true or false" in message
 
@@ -228,8 +228,8 @@ def test_missing_file(tmp_path):
     [
         ({"train": {"lr": -0.001}}, "train.lr", "greater than 0"),
         ({"train": {"lr": 0}}, "train.lr", "greater than 0"),
-        ({"decode": {"beam": 0}}, "decode.beam", "greater than 0"),
-        ({"train": {"max_minutes": 0}}, "train.max_minutes", "greater than 0"),
+        ({"decode": {"beam": 0}}, "decode.beam", "an integer in [1, 1000]"),
+        ({"train": {"max_minutes": 0}}, "train.max_minutes", "a number in (0, 1000000]"),
         ({"train": {"warmup_steps": -1}}, "train.warmup_steps", "negative"),
         ({"train": {"label_smoothing": 1.0}}, "train.label_smoothing", "[0, 1)"),
         ({"model": {"dropout": -0.1}}, "model.dropout", "[0, 1)"),

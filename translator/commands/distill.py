@@ -19,6 +19,7 @@ from translator.cli_options import (
     SetOpt,
     decode_overrides,
 )
+from translator.ranges import BEAM
 
 
 def distill(
@@ -45,7 +46,8 @@ def distill(
         int,
         typer.Option(
             "--nbest",
-            min=1,
+            min=BEAM[0],
+            max=BEAM[1],
             metavar="K",
             help="Keep the best of the teacher's K best by sentence BLEU against the reference",
         ),

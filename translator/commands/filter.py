@@ -24,7 +24,14 @@ from typing import Annotated
 
 import typer
 
-from translator.cli_options import BatchSizeOpt, CkptOpt, DeviceOpt, input_option, output_option
+from translator.cli_options import (
+    BatchSizeOpt,
+    CkptOpt,
+    DeviceOpt,
+    finite_number,
+    input_option,
+    output_option,
+)
 from translator.commands.score import SrcOpt, TgtOpt, stream_scores
 from translator.errors import UserError
 
@@ -68,7 +75,12 @@ def filter_pairs(
     ] = None,
     min_score: Annotated[
         float | None,
-        typer.Option("--min-score", metavar="S", help="Keep pairs scoring at least S (0 to 1)"),
+        typer.Option(
+            "--min-score",
+            metavar="S",
+            help="Keep pairs scoring at least S (0 to 1)",
+            callback=finite_number,
+        ),
     ] = None,
     scores_file: Annotated[
         Path | None, output_option("--scores", "Write every pair's score here, one a line")

@@ -27,9 +27,11 @@ from translator.cli_options import (
     TgtLangOpt,
     decode_overrides,
     input_option,
+    number_option,
     output_option,
 )
 from translator.errors import UserError
+from translator.ranges import BEAM, SEED, TEMPERATURE
 
 
 def translate(
@@ -50,20 +52,16 @@ def translate(
     max_len_a: MaxLenAOpt = None,
     max_len_b: MaxLenBOpt = None,
     batch_size: BatchSizeOpt = None,
-    nbest: Annotated[
-        int, typer.Option("--nbest", min=1, metavar="K", help="Print K lines per input")
-    ] = 1,
+    nbest: Annotated[int, number_option("--nbest", "K", "Print K lines per input", BEAM)] = 1,
     sampling: Annotated[
         str | None,
         typer.Option("--sampling", metavar="topk:K|topp:P", help="Sample instead of searching"),
     ] = None,
     temperature: Annotated[
         float | None,
-        typer.Option("--temperature", metavar="T", help="Sampling temperature (default 1.0)"),
+        number_option("--temperature", "T", "Sampling temperature (default 1.0)", TEMPERATURE),
     ] = None,
-    seed: Annotated[
-        int | None, typer.Option("--seed", metavar="N", help="Seed of the sampling")
-    ] = None,
+    seed: Annotated[int | None, number_option("--seed", "N", "Seed of the sampling", SEED)] = None,
     interactive: Annotated[
         bool, typer.Option("--interactive", help="A prompt loop for typing sentences")
     ] = False,

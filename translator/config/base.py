@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from annotated_types import Ge, Gt, Lt
+from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel, ConfigDict, Field
 
 # Strict: true is not 1 and "3" is not 3 (a YAML typo is refused, not guessed at); numbers
 # are still accepted where a string is expected (test_split: 2016).
 Text = Annotated[str, Field(strict=False)]
-Positive = Annotated[int, Gt(0)]
-NonNegative = Annotated[int, Ge(0)]
+# Counts and sizes end where C code (sentencepiece, torch's kernels) takes a 32-bit integer.
+LARGEST = 2**31 - 1
+Positive = Annotated[int, Gt(0), Le(LARGEST)]
+NonNegative = Annotated[int, Ge(0), Le(LARGEST)]
 PositiveNumber = Annotated[float, Gt(0)]
 NonNegativeNumber = Annotated[float, Ge(0)]
 Probability = Annotated[float, Ge(0), Lt(1)]
@@ -26,8 +28,13 @@ Probability = Annotated[float, Ge(0), Lt(1)]
 class Section(BaseModel):
     """One section of the config (or the whole config)."""
 
+    # Every number is finite: .inf or .nan in YAML is refused at the key that holds it.
     model_config = ConfigDict(
-        extra="forbid", strict=True, coerce_numbers_to_str=True, protected_namespaces=()
+        extra="forbid",
+        strict=True,
+        coerce_numbers_to_str=True,
+        protected_namespaces=(),
+        allow_inf_nan=False,
     )
 
     def replace(self, **changes: Any) -> Any:

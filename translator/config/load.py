@@ -12,13 +12,15 @@ import logging
 import re
 import types
 import typing
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import yaml
+from annotated_types import Le
 from pydantic import ValidationError
 
-from translator.config.base import ModelConfig, Section
+from translator.config.base import LARGEST, ModelConfig, Section
 from translator.config.languages import directions
 from translator.config.schema import SPLIT_FILE, Config, SplitFiles
 from translator.errors import UserError
@@ -51,9 +53,17 @@ _WORDS = {
 }
 
 
+def _plain(value: Any) -> Any:
+    """1000000.0 as 1000000, for reading."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def _bounds(base: str, limits: list[Any]) -> str:
-    """`base` ("an integer") with its limits in words: "an integer greater than 0"."""
-    low = {type(m).__name__: m for m in limits}
+    """`base` ("an integer") with its limits in words: "an integer greater than 0"; the top
+    that every count has (base.LARGEST) comes after the lower bound's words."""
+    low = {type(m).__name__: type(m)(_plain(getattr(m, fields(m)[0].name))) for m in limits}
+    if "Le" in low and low["Le"].le == LARGEST:
+        return f"{_bounds(base, [m for m in limits if not isinstance(m, Le)])}, at most {LARGEST}"
     if "Ge" in low and ("Lt" in low or "Le" in low):
         top = low.get("Lt") or low.get("Le")
         close = "]" if "Le" in low else ")"
@@ -144,7 +154,8 @@ def _message(err: dict, cls: type, prefix: str, where: str) -> tuple[int, str]:
         return rank, f"{where}: missing key '{key}'"
     if tp is None or (isinstance(tp, type) and issubclass(tp, Section)):  # not a mapping
         return rank, f"{where}: '{key}' must be a mapping of keys, got {err['input']!r}"
-    return rank, f"{where}: key '{key}' must be {type_words(tp)}, got {err['input']!r}"
+    finite = " (finite)" if err["type"] == "finite_number" else ""
+    return rank, f"{where}: key '{key}' must be {type_words(tp)}{finite}, got {err['input']!r}"
 
 
 def _build(cls: type, raw: Any, prefix: str, where: str) -> Any:

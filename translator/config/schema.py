@@ -22,10 +22,23 @@ from translator.config.base import (
 )
 from translator.config.languages import lang_tags
 from translator.models import family as families
+from translator.ranges import BATCH_SIZE, BEAM, LEN_PENALTY, MAX_LEN_A, MAX_LEN_B, SEED
 
 # Learning-rate schedules (translator/train/schedule.py); named here so reading a config needs no torch.
 Schedule = Literal["inverse_sqrt", "linear", "cosine"]
 SCHEDULES = typing.get_args(Schedule)
+
+# Numbers with both ends: the decoding settings and the seed as the command line takes them
+# (translator/ranges.py); corpus weights and time budgets small enough that sums of them and
+# products with them stay finite.
+Beam = Annotated[int, Ge(BEAM[0]), Le(BEAM[1])]
+LenPenalty = Annotated[float, Ge(LEN_PENALTY[0]), Le(LEN_PENALTY[1])]
+MaxLenA = Annotated[float, Ge(MAX_LEN_A[0]), Le(MAX_LEN_A[1])]
+MaxLenB = Annotated[int, Ge(MAX_LEN_B[0]), Le(MAX_LEN_B[1])]
+BatchSize = Annotated[int, Ge(BATCH_SIZE[0]), Le(BATCH_SIZE[1])]
+Seed = Annotated[int, Ge(SEED[0]), Le(SEED[1])]
+Weight = Annotated[float, Gt(0), Le(1e6)]
+Minutes = Annotated[float, Gt(0), Le(1e6)]  # about two years
 
 
 class SplitFiles(Section):
@@ -53,7 +66,7 @@ class CorpusConfig(Section):
     # Its share of each epoch's pairs, relative to the others' weights: an epoch holds as many
     # pairs as all corpora together, drawn from each by weight (a small set is repeated, a
     # large one sampled), deterministically from the seed.
-    weight: PositiveNumber = 1.0
+    weight: Weight = 1.0
     # A symbol put before each of its sources, e.g. "<bt>" for back-translated pairs: a piece
     # of its own in the vocabulary, never split or produced; translate --tag gives it.
     tag: Text | None = None
@@ -85,8 +98,8 @@ class DataConfig(Section):
     # Temperature sampling across corpora: corpus c's share of an epoch goes as
     # weight_c * pairs_c ** (1 / T); 1 follows the corpus sizes, 5 is usual for many
     # languages (small ones are seen more often than their size alone gives). null: the
-    # shares follow the weights alone.
-    temperature: PositiveNumber | None = None
+    # shares follow the weights alone. From 0.1: pairs_c ** 10 is as far as floats reach.
+    temperature: Annotated[float, Ge(0.1), Le(1000)] | None = None
     # "demo" (built-in generator) or a Hugging Face hub name; `dir` wins when set.
     dataset: Text = "demo"
     # A local folder: aligned text files ({split}.{lang}[.gz]), {split}.tsv,
@@ -159,7 +172,7 @@ class TokenizerConfig(Section):
 
 class TrainConfig(Section):
     max_steps: Positive = 100_000  # optimizer steps at most
-    max_minutes: PositiveNumber | None = None  # wall-clock budget; at it: validate, keep best, stop
+    max_minutes: Minutes | None = None  # wall-clock budget; at it: validate, keep best, stop
     batch_tokens: Positive = 4096  # target+source tokens per batch, padding included
     accumulate: Positive = 1  # batches per optimizer step
     lr: PositiveNumber = 5e-4  # peak learning rate (AdamW), reached at the end of the warmup
@@ -191,7 +204,7 @@ class TrainConfig(Section):
     dtype: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
     threads: NonNegative = 0  # CPU threads for torch; 0 = all cores
     compile: bool = False  # torch.compile the model for training (the Transformer gains most)
-    valid_beam: Positive = 1  # beam used for dev BLEU during training
+    valid_beam: Beam = 1  # beam used for dev BLEU during training
     # Step-numbered checkpoints (RUN/step-NNNNNN.pt, weights only) kept at each save_every for
     # `translator average`; 0 = none.
     keep_checkpoints: NonNegative = 0
@@ -202,18 +215,18 @@ class TrainConfig(Section):
 
 
 class DecodeConfig(Section):
-    beam: Positive = 5  # beam size; 1 = greedy search
-    len_penalty: float = 1.0  # GNMT alpha in ((5 + len) / 6) ** alpha
-    max_len_a: NonNegativeNumber = 1.5  # longest output: max_len_a * source subwords + max_len_b
-    max_len_b: NonNegative = 10  # subwords added to the output length limit (see max_len_a)
-    batch_size: Positive = 64  # sentences per decoding batch
+    beam: Beam = 5  # beam size; 1 = greedy search
+    len_penalty: LenPenalty = 1.0  # GNMT alpha in ((5 + len) / 6) ** alpha
+    max_len_a: MaxLenA = 1.5  # longest output: max_len_a * source subwords + max_len_b
+    max_len_b: MaxLenB = 10  # subwords added to the output length limit (see max_len_a)
+    batch_size: BatchSize = 64  # sentences per decoding batch
     allow_unk: bool = False  # let search output <unk> (never <pad> or <bos>)
 
 
 class Config(Section):
     # The run's folder: checkpoints, logs, summary; required in a config file.
     run_dir: Text = "runs/demo"
-    seed: int = 1  # seeds python, numpy and torch, and the data order
+    seed: Seed = 1  # seeds python, numpy and torch, and the data order
     data: DataConfig = Field(default_factory=DataConfig)
     tokenizer: TokenizerConfig = Field(default_factory=TokenizerConfig)
     # The typed section of the family model.type (translator/models/family.py).
