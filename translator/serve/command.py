@@ -18,7 +18,9 @@ from translator.cli_options import (
     MaxLenBOpt,
     TagOpt,
     decode_overrides,
+    number_option,
 )
+from translator.ranges import BEAM
 from translator.serve.limits import Limits
 
 D = Limits()
@@ -34,9 +36,7 @@ def serve(
     host: Annotated[
         str, typer.Option("--host", metavar="ADDRESS", help="Address to listen on")
     ] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option("--port", min=0, max=65535, metavar="PORT", help="Port to listen on")
-    ] = 8000,
+    port: Annotated[int, number_option("--port", "PORT", "Port to listen on", (0, 65535))] = 8000,
     tag: TagOpt = None,
     tgt_lang: Annotated[
         str | None,
@@ -55,37 +55,45 @@ def serve(
     batch_size: BatchSizeOpt = None,
     max_beam: Annotated[
         int,
-        typer.Option(
-            min=1, metavar="N", help="Largest beam (or n-best) a request may ask; at least --beam"
+        number_option(
+            "--max-beam", "N", "Largest beam (or n-best) a request may ask; at least --beam", BEAM
         ),
     ] = D.max_beam,
     max_body: Annotated[
-        int, typer.Option(min=1, metavar="BYTES", help="Bytes per request body")
+        int, number_option("--max-body", "BYTES", "Bytes per request body", (1, 2**31 - 1))
     ] = D.max_body,
     max_texts: Annotated[
-        int, typer.Option(min=1, metavar="N", help="Texts per request")
+        int, number_option("--max-texts", "N", "Texts per request", (1, 100_000))
     ] = D.max_texts,
     max_chars: Annotated[
-        int, typer.Option(min=1, metavar="N", help="Characters per text")
+        int, number_option("--max-chars", "N", "Characters per text", (1, 1_000_000))
     ] = D.max_chars,
     max_queue: Annotated[
-        int, typer.Option(min=1, metavar="N", help="Requests queued at once")
+        int, number_option("--max-queue", "N", "Requests queued at once", (1, 100_000))
     ] = D.max_queue,
     timeout: Annotated[
         float,
-        typer.Option(
-            min=0.001, metavar="SECONDS", help="Seconds a request may wait for its answer"
+        number_option(
+            "--timeout", "SECONDS", "Seconds a request may wait for its answer", (0.001, 86_400.0)
         ),
     ] = D.timeout,
     batch_wait_ms: Annotated[
         float,
-        typer.Option(
-            min=0, metavar="MS", help="Milliseconds a request waits for others to join it"
+        number_option(
+            "--batch-wait-ms",
+            "MS",
+            "Milliseconds a request waits for others to join it",
+            (0.0, 60_000.0),
         ),
     ] = D.batch_wait_ms,
     batch_gap_ms: Annotated[
         float,
-        typer.Option(min=0, metavar="MS", help="... stopping once none has come for this long"),
+        number_option(
+            "--batch-gap-ms",
+            "MS",
+            "... stopping once none has come for this long",
+            (0.0, 60_000.0),
+        ),
     ] = D.batch_gap_ms,
     batching: Annotated[
         str,
