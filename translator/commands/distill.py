@@ -3,6 +3,7 @@ student trains on (decode/distill.py)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -19,7 +20,48 @@ from translator.cli_options import (
     SetOpt,
     decode_overrides,
 )
+from translator.errors import UserError
+from translator.outputs import claim_folder
 from translator.ranges import BEAM
+
+# What distill writes in its folder: NAME.SRC, NAME.TGT, NAME.ref.TGT, NAME.json ...
+_DISTILLED = re.compile(r"\.?train\d*\..+")
+
+
+def _earlier_distill(folder: Path) -> bool:
+    """A folder distill wrote without the output marker: nothing but its files, with the
+    record of each corpus it distilled."""
+    names = [p.name for p in folder.iterdir()]
+    return all(_DISTILLED.fullmatch(n) for n in names) and any(
+        re.fullmatch(r"train\d*\.json", n) for n in names
+    )
+
+
+def _training_files(cfg) -> list[Path]:
+    """The files and folders the config's training data is read from."""
+    d = cfg.data
+    places = [d.train, d.dir, *((c.train, c.dir) for c in d.training_corpora() or [])]
+    flat = []
+    for place in places:
+        for item in place if isinstance(place, tuple) else (place,):
+            if isinstance(item, str):
+                flat.append(Path(item))
+            elif item is not None:
+                flat += [Path(item.src), Path(item.tgt)]
+    return flat
+
+
+def _check_out(out: Path, cfg) -> set[str]:
+    """--out is a folder distill may write: none of the training data is read from it."""
+    for path in _training_files(cfg):
+        inside = path.resolve() if path.is_dir() else path.resolve().parent
+        if inside == out.resolve():
+            raise UserError(
+                f"--out {out} holds the training data distill reads ({path}); writing there "
+                "would replace it",
+                "give --out a folder of its own",
+            )
+    return claim_folder(out, "--out", _earlier_distill, "distill")
 
 
 def distill(
@@ -63,6 +105,7 @@ def distill(
     from translator.decode.distill import distill_corpora
     from translator.decode.resumable import model_stamps
     from translator.engines.load import load_engine
+    from translator.outputs import record
 
     engine = load_engine(checkpoint, device, quantize, ensemble)
     if config is not None:
@@ -72,7 +115,11 @@ def distill(
 
         cfg = config_from_dict(engine.cfg.to_dict(), overrides=set_ or [])
     dc = decode_overrides(engine.cfg.decode, beam, len_penalty, None, None, batch_size, nbest)
-    done = distill_corpora(engine, cfg, out, dc, nbest, model_stamps(checkpoint))
+    before = {p.name for p in out.iterdir()} - _check_out(out, cfg)
+    try:
+        done = distill_corpora(engine, cfg, out, dc, nbest, model_stamps(checkpoint))
+    finally:  # what a stopped run wrote is translator's too, for the next run to go on
+        record(out, {p.name for p in out.iterdir()} - before, "distill")
     entries = ", ".join(d.entry() for d in done)
     typer.echo(
         f"distilled {sum(d.lines for d in done):,} lines into {out}; "

@@ -32,7 +32,7 @@ from translator.cli_options import (
     input_option,
     output_option,
 )
-from translator.commands.score import SrcOpt, TgtOpt, stream_scores
+from translator.commands.score import SrcOpt, TgtOpt, checkpoints, stream_scores
 from translator.errors import UserError
 
 NEUTRAL = "."  # a source that says nothing about its target
@@ -100,9 +100,14 @@ def filter_pairs(
     from translator.data.readers import iter_pair_files
     from translator.engines.load import load_engine
     from translator.fileio import atomic_open
+    from translator.outputs import distinct_outputs
 
     if (keep is None) == (min_score is None):
         raise UserError("give either --keep SHARE (for example 0.9) or --min-score S")
+    distinct_outputs(
+        {"--out-src": out_src, "--out-tgt": out_tgt, "--scores": scores_file},
+        {"--src": src, "--tgt": tgt, **checkpoints(checkpoint), "--reverse": reverse},
+    )
     if contrast and reverse is not None:
         raise UserError("--contrast scores with one model: give it or --reverse, not both")
     forward = load_engine(checkpoint, device)

@@ -52,7 +52,10 @@ def score(
     The sum is what a search adds up for that output, before its length penalty."""
     from translator.engines.load import load_engine
     from translator.fileio import atomic_open
+    from translator.outputs import distinct_outputs
 
+    inputs = {"--src": src, "--tgt": tgt, **checkpoints(checkpoint)}
+    distinct_outputs({"--output": output_file}, inputs)
     engine = load_engine(checkpoint, device, quantize, ensemble, tag, tgt_lang)
 
     def write(out) -> None:
@@ -69,6 +72,12 @@ def score(
         return
     with atomic_open(output_file, "w", encoding="utf-8") as out:  # whole, or not at all
         write(out)
+
+
+def checkpoints(checkpoint) -> dict:
+    """--checkpoint as inputs that no output may be (one path, or several with --ensemble)."""
+    paths = checkpoint if isinstance(checkpoint, list | tuple) else [checkpoint]
+    return {f"--checkpoint {p}" if len(paths) > 1 else "--checkpoint": p for p in paths}
 
 
 def stream_scores(

@@ -22,7 +22,6 @@ import logging
 import multiprocessing
 import os
 import random
-import shutil
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -40,7 +39,15 @@ from translator.data.encode import Chunk, Rules, encode_chunk, init_worker
 from translator.data.readers import chunked
 from translator.data.tokenizer import Tokenizer, cache_dir
 from translator.errors import UserError
-from translator.fileio import atomic_write_bytes, file_digest, replace_folder
+from translator.fileio import atomic_write_bytes, file_digest
+from translator.outputs import (
+    MARKER,
+    claim_folder,
+    record,
+    remove_own_tree,
+    replace_folder,
+    temporary_folder,
+)
 from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
@@ -84,9 +91,33 @@ def _key(identity: dict) -> str:
 
 
 def folder_for(cfg: Config, key: str) -> Path:
+    """data.prepared_dir itself; with several training corpora, one folder per corpus in
+    it, named by the key as in the cache, so that no corpus replaces another."""
     if cfg.data.prepared_dir:
+        if cfg.data.training_corpora():
+            return Path(cfg.data.prepared_dir) / key
         return Path(cfg.data.prepared_dir)
     return cache_dir().parent / "prepared" / key
+
+
+def _earlier_prepared(folder: Path) -> bool:
+    """A prepared folder written without the output marker: its manifest lists every file
+    in it (so adopting it as translator's loses no file of the user's)."""
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        listed = set(manifest["files"]) | {"manifest.json"}
+        return "key" in manifest and {p.name for p in folder.iterdir()} <= listed
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return False
+
+
+def _claim_parent(cfg: Config, folder: Path) -> None:
+    """With several corpora, data.prepared_dir (which holds their folders) made or checked
+    to be translator's before its lock file is put there."""
+    if cfg.data.prepared_dir and folder != Path(cfg.data.prepared_dir):
+        parent = Path(cfg.data.prepared_dir)
+        claim_folder(parent, "data.prepared_dir", _earlier_prepared, "prepare")
+        record(parent, [folder.name], "prepare")
 
 
 # ---------------------------------------------------------------- reading a prepared folder
@@ -284,6 +315,7 @@ def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer, sy
     files = {
         p.name: {"bytes": p.stat().st_size, "sha1": file_digest(p, "sha1")}
         for p in sorted(tmp.iterdir())
+        if p.name != MARKER
     }
     cost = np.load(tmp / "cost.npy", mmap_mode="r")
     manifest = {
@@ -343,22 +375,21 @@ def prepare(
     source = source or open_source(cfg.data, cfg.seed)
     source.require("train", "dev")
     folder, key, identity = _wanted(cfg, tokenizer, source, symbols)
+    _claim_parent(cfg, folder)
     with _locked(folder):
+        claim_folder(folder, "data.prepared_dir", _earlier_prepared, "prepare", make=False)
         found, why = check_prepared(folder, key)
         if found is not None:
             log.info("prepared data: %s (%d pairs)", folder, found.manifest["pairs"])
             return found
         if why != "absent":
             log.info("prepared data in %s is %s: preparing it again", folder, why)
-        for old in folder.parent.glob(f".{folder.name}.tmp-*"):  # left by a killed prepare
-            shutil.rmtree(old, ignore_errors=True)
-        tmp = folder.parent / f".{folder.name}.tmp-{os.getpid()}"
+        tmp = temporary_folder(folder)
         try:
-            tmp.mkdir()
             _build(cfg, source, tmp, identity, tokenizer, symbols)
-            replace_folder(tmp, folder)
+            replace_folder(tmp, folder, "prepare")
         except OSError as err:
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_own_tree(tmp)
             if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EROFS):
                 raise UserError(
                     f"cannot write the prepared data to {folder.parent}: {err.strerror}",
@@ -366,7 +397,7 @@ def prepare(
                 ) from None
             raise
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_own_tree(tmp)
             raise
         found, why = check_prepared(folder, key)
         if found is None:

@@ -25,9 +25,10 @@ from pathlib import Path
 from translator import __version__
 from translator.config import config_from_dict
 from translator.errors import UserError, optional_import
-from translator.fileio import atomic_write_bytes, file_digest, replace_folder
+from translator.fileio import atomic_write_bytes, file_digest
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import exporting
+from translator.outputs import MARKER, claim_folder, mark, remove_own_tree, replace_folder
 from translator.specials import BOS, EOS, UNK
 
 log = logging.getLogger(__name__)
@@ -41,16 +42,26 @@ SOURCE_SPM, TARGET_SPM = "source.model", "target.model"
 VMAP = "vmap.txt"  # the name CTranslate2 looks for in a model folder
 
 
+def _earlier_export(folder: Path) -> bool:
+    """An export written without the output marker: translator's manifest lists every
+    file in the folder, so adopting it as translator's loses no file of the user's."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        listed = set(manifest["files"]) | {MANIFEST}
+        return (
+            manifest["format"] == MANIFEST_FORMAT and {p.name for p in folder.iterdir()} <= listed
+        )
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return False
+
+
 def _check_output(output: Path) -> None:
-    """Refuse to replace anything but an earlier export (or an empty folder)."""
+    """Refuse to replace anything but an earlier export (or an empty folder): checked
+    before the work, claimed (marked) only once there is an export to put there."""
     if output.is_file() or (output.exists() and not output.is_dir()):
         raise UserError(f"--output {output} is a file; give a folder to write the export to")
-    if output.is_dir() and any(output.iterdir()) and not (output / MANIFEST).is_file():
-        raise UserError(
-            f"--output {output} is a folder that holds no exported model ({MANIFEST} is "
-            "missing); refusing to replace it",
-            "give a new folder, or an earlier export to replace",
-        )
+    if output.is_dir():
+        claim_folder(output, "--output", _earlier_export, "export")
 
 
 def _spec(model, tokenizer, fmt: str):
@@ -110,10 +121,11 @@ def export_checkpoint(
     ct2 = optional_import("ctranslate2", "ctranslate2", "exports to CTranslate2")
     output.parent.mkdir(parents=True, exist_ok=True)
     for old in output.parent.glob(f".{output.name}.tmp-*"):  # left by a killed export
-        shutil.rmtree(old, ignore_errors=True)
-    tmp = output.parent / f".{output.name}.tmp-{os.getpid()}"
+        remove_own_tree(old)
+    tmp = output.parent / f".{output.name}.tmp-{os.getpid()}"  # this process's own
     try:
         _convert(ct2, model.eval(), tokenizer, fmt, quantization, tmp)
+        mark(tmp, (), scratch=True)
         (tmp / SOURCE_SPM).write_bytes(tokenizer.src_bytes)
         if not tokenizer.joint:
             (tmp / TARGET_SPM).write_bytes(tokenizer.tgt_bytes)
@@ -139,10 +151,10 @@ def export_checkpoint(
             "config": cfg.to_dict(),
             "decode": cfg.decode.to_dict(),
             "vocab_map": shortlist,
-            "files": {p.name: p.stat().st_size for p in sorted(tmp.iterdir())},
+            "files": {p.name: p.stat().st_size for p in sorted(tmp.iterdir()) if p.name != MARKER},
         }
         atomic_write_bytes(tmp / MANIFEST, json.dumps(manifest, indent=1).encode("utf-8"))
-        replace_folder(tmp, output)
+        replace_folder(tmp, output, "export")
     except OSError as err:
         shutil.rmtree(tmp, ignore_errors=True)
         raise UserError(

@@ -1,0 +1,111 @@
+"""Commands as a user runs them never delete or replace what translator did not write: a
+folder of the user's is refused, an output that is also an input or another output is
+refused, each with one line and exit code 2, and the user's files are as they were."""
+
+import json
+
+import pytest
+import yaml
+from unit.test_export import needs_ct2, untrained
+from util import assert_user_error, cli, tiny_config
+
+from translator.outputs import MARKER
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    return untrained(tmp_path_factory.mktemp("teacher"))
+
+
+def corpus(folder, n=4):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "train.de").write_text("".join(f"Ein Hund {i}.\n" for i in range(n)))
+    (folder / "train.en").write_text("".join(f"A dog {i}.\n" for i in range(n)))
+    return {"src": str(folder / "train.de"), "tgt": str(folder / "train.en")}
+
+
+@needs_ct2
+def test_export_refuses_a_folder_with_another_programs_manifest(ckpt, tmp_path):
+    theirs = tmp_path / "app"
+    theirs.mkdir()
+    (theirs / "manifest.json").write_text('{"name": "my web app"}')
+    (theirs / "index.html").write_text("<html></html>")
+    result = cli("export", "--checkpoint", str(ckpt), "--output", str(theirs))
+    assert_user_error(result, "--output", str(theirs), "did not write")
+    assert (theirs / "manifest.json").read_text() == '{"name": "my web app"}'
+    assert (theirs / "index.html").read_text() == "<html></html>"
+    # an export of translator's own is replaced; a file put beside it stays
+    out = tmp_path / "model"
+    assert cli("export", "--checkpoint", str(ckpt), "--output", str(out)).returncode == 0
+    (out / "README").write_text("notes")
+    again = cli("export", "--checkpoint", str(ckpt), "--output", str(out), "--quantization", "int8")
+    assert again.returncode == 0, again.stderr
+    assert json.loads((out / "manifest.json").read_text())["quantization"] == "int8"
+    assert (out / "README").read_text() == "notes"
+
+
+@needs_ct2
+def test_an_export_written_without_the_marker_is_replaced_as_before(ckpt, tmp_path):
+    out = tmp_path / "model"
+    assert cli("export", "--checkpoint", str(ckpt), "--output", str(out)).returncode == 0
+    (out / MARKER).unlink()
+    again = cli("export", "--checkpoint", str(ckpt), "--output", str(out), "--quantization", "int8")
+    assert again.returncode == 0, again.stderr
+
+
+def test_distill_refuses_to_write_into_the_corpus_it_distills(ckpt, tmp_path):
+    data = tmp_path / "corpus"
+    files = corpus(data)
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            tiny_config(run_dir=str(tmp_path / "run"), data={"train": files, "dev": files})
+        )
+    )
+    before = (data / "train.en").read_text()
+    result = cli("distill", "--checkpoint", str(ckpt), "--config", str(config), "--out", str(data),
+                 "--beam", "1", "--device", "cpu")  # fmt: skip
+    assert_user_error(result, "--out", str(data))
+    assert (data / "train.en").read_text() == before
+    assert sorted(p.name for p in data.iterdir()) == ["train.de", "train.en"]
+
+
+def test_distill_refuses_a_folder_of_the_users(ckpt, tmp_path):
+    files = corpus(tmp_path / "corpus")
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            tiny_config(run_dir=str(tmp_path / "run"), data={"train": files, "dev": files})
+        )
+    )
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "train.en").write_text("my own translations\n")
+    result = cli("distill", "--checkpoint", str(ckpt), "--config", str(config), "--out", str(mine),
+                 "--beam", "1", "--device", "cpu")  # fmt: skip
+    assert_user_error(result, "--out", str(mine), "did not write")
+    assert (mine / "train.en").read_text() == "my own translations\n"
+
+
+def test_filter_refuses_one_file_for_both_sides(ckpt, tmp_path):
+    files = corpus(tmp_path / "c")
+    out = tmp_path / "kept.txt"
+    result = cli("filter", "--checkpoint", str(ckpt), "--src", files["src"], "--tgt", files["tgt"],
+                 "--out-src", str(out), "--out-tgt", str(out), "--keep", "0.5",
+                 "--device", "cpu")  # fmt: skip
+    assert_user_error(result, "--out-tgt", "--out-src", str(out))
+    assert not out.exists()
+
+
+def test_filter_and_score_refuse_to_write_over_their_input(ckpt, tmp_path):
+    files = corpus(tmp_path / "c")
+    before = (tmp_path / "c" / "train.en").read_text()
+    result = cli("filter", "--checkpoint", str(ckpt), "--src", files["src"], "--tgt", files["tgt"],
+                 "--out-src", str(tmp_path / "k.de"), "--out-tgt", files["tgt"], "--keep", "0.5",
+                 "--device", "cpu")  # fmt: skip
+    assert_user_error(result, "--out-tgt", "--tgt")
+    scored = cli("score", "--checkpoint", str(ckpt), "--src", files["src"], "--tgt", files["tgt"],
+                 "--output", files["src"], "--device", "cpu")  # fmt: skip
+    assert_user_error(scored, "--output", "--src")
+    assert (tmp_path / "c" / "train.en").read_text() == before
+    assert (tmp_path / "c" / "train.de").read_text().startswith("Ein Hund 0.")

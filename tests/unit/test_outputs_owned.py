@@ -1,0 +1,143 @@
+"""Outputs (translator/outputs.py): a command replaces or removes only what translator wrote;
+a folder of the user's is refused, and an output file that is also an input or another
+output is refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from util import tiny_config, user_error
+
+from translator.config import config_from_dict
+from translator.data import prepare as prep
+from translator.data.corpora import prepare_corpora
+from translator.outputs import (
+    MARKER,
+    claim_folder,
+    distinct_outputs,
+    owned,
+    replace_folder,
+    temporary_folder,
+)
+from unit.test_prepare import config, corpus_folder
+
+
+def test_a_users_folder_is_refused_and_an_empty_or_missing_one_is_claimed(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    message = user_error(claim_folder, mine, "--out")
+    assert "--out" in message and str(mine) in message and "notes.txt" in message
+    assert not (mine / MARKER).exists()
+    (tmp_path / "empty").mkdir()
+    assert claim_folder(tmp_path / "empty", "--out") == set()
+    assert claim_folder(tmp_path / "new" / "deep", "--out") == set()
+    assert owned(tmp_path / "new" / "deep") == set()
+
+
+def test_replacing_keeps_the_files_translator_did_not_write(tmp_path):
+    target = tmp_path / "out"
+    tmp = temporary_folder(target)
+    (tmp / "a.bin").write_text("old a")
+    (tmp / "b.bin").write_text("old b")
+    replace_folder(tmp, target)
+    assert owned(target) == {"a.bin", "b.bin"}
+    (target / "readme.txt").write_text("the user's")  # put there after the command ran
+    tmp = temporary_folder(target)
+    (tmp / "a.bin").write_text("new a")
+    replace_folder(tmp, target)
+    assert (target / "readme.txt").read_text() == "the user's"
+    assert (target / "a.bin").read_text() == "new a"
+    assert not (target / "b.bin").exists()  # translator's, no longer written
+    assert owned(target) == {"a.bin"}
+    assert not list(tmp_path.glob(".out.tmp-*"))
+
+
+def test_a_file_of_the_users_under_a_name_translator_writes_is_not_replaced(tmp_path):
+    target = tmp_path / "out"
+    claim_folder(target, "--out")
+    (target / "a.bin").write_text("the user's")
+    tmp = temporary_folder(target)
+    (tmp / "a.bin").write_text("new")
+    assert "a.bin" in user_error(replace_folder, tmp, target)
+    assert (target / "a.bin").read_text() == "the user's"
+
+
+def test_an_output_that_is_an_input_or_another_output_is_refused(tmp_path):
+    src = tmp_path / "in.de"
+    src.write_text("x\n")
+    message = user_error(
+        distinct_outputs, {"--out-src": tmp_path / "o", "--out-tgt": tmp_path / "o"}
+    )
+    assert "--out-tgt" in message and "--out-src" in message
+    link = tmp_path / "link.de"
+    link.symlink_to(src)
+    message = user_error(distinct_outputs, {"--output": link}, {"--src": src})
+    assert "--output" in message and "--src" in message
+    distinct_outputs({"--out-src": tmp_path / "a", "--out-tgt": tmp_path / "b"}, {"--src": src})
+
+
+# ---------------------------------------------------------------- prepare
+
+
+def test_prepare_refuses_a_prepared_dir_that_holds_the_users_files(tmp_path):
+    folder = tmp_path / "my data"
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("years of work")
+    cfg = config(tmp_path, corpus_folder(tmp_path / "d"), prepared_dir=str(folder))
+    message = user_error(prep.prepare, cfg)
+    assert "data.prepared_dir" in message and str(folder) in message
+    assert (folder / "thesis.tex").read_text() == "years of work"
+    assert sorted(p.name for p in folder.iterdir()) == ["thesis.tex"]
+
+
+def test_prepare_rebuilds_its_folder_and_keeps_a_file_put_beside_it(tmp_path):
+    cfg = config(tmp_path, corpus_folder(tmp_path / "d"), prepared_dir=str(tmp_path / "p"))
+    prep.prepare(cfg)
+    (tmp_path / "p" / "notes.txt").write_text("mine")
+    changed = config(
+        tmp_path, corpus_folder(tmp_path / "d"), prepared_dir=str(tmp_path / "p"), max_words=8
+    )
+    assert prep.prepare(changed).manifest["identity"]["cleaning"]["max_words"] == 8
+    assert (tmp_path / "p" / "notes.txt").read_text() == "mine"
+
+
+def test_a_prepared_folder_written_without_the_marker_is_reused(tmp_path):
+    cfg = config(tmp_path, corpus_folder(tmp_path / "d"), prepared_dir=str(tmp_path / "p"))
+    first = prep.prepare(cfg)
+    (tmp_path / "p" / MARKER).unlink()
+    assert prep.prepare(cfg).manifest == first.manifest
+
+
+def test_two_corpora_in_one_prepared_dir_each_keep_their_own_folder(tmp_path):
+    d = corpus_folder(tmp_path / "d")
+    corpora = [
+        {"train": {"src": str(d / "train.de"), "tgt": str(d / "train.en")}},
+        {"train": {"src": str(d / "val.de"), "tgt": str(d / "val.en")}, "tag": "<bt>"},
+    ]
+    dev = {"src": str(d / "val.de"), "tgt": str(d / "val.en")}
+    cfg = config_from_dict(
+        tiny_config(
+            run_dir=str(tmp_path / "run"),
+            data={
+                "corpora": corpora,
+                "dev": dev,
+                "workers": 1,
+                "prepared_dir": str(tmp_path / "p"),
+            },
+            tokenizer={"vocab_size": 500},
+        )
+    )
+    first, second = prepare_corpora(cfg, None, False)
+    assert first.folder != second.folder
+    again = prepare_corpora(cfg, None, False)
+    assert [p.manifest for p in again] == [first.manifest, second.manifest]
+    assert first.manifest["pairs"] != second.manifest["pairs"]
+    listed = json.loads((tmp_path / "p" / MARKER).read_text())["files"]
+    assert sorted(listed) == sorted([first.folder.name, second.folder.name])
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSLATOR_CACHE", str(tmp_path / "cache"))

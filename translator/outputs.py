@@ -1,0 +1,211 @@
+"""Output folders and files: translator replaces or removes only what it wrote itself.
+
+Every folder a command writes carries MARKER, a small JSON file that lists the names the
+command wrote there. A folder that exists without it and holds anything is the user's (or
+another program's) and is refused; in a marked folder only the listed names are replaced or
+removed, so a file the user put beside them stays. An output file is refused when it is
+also one of the command's inputs or another of its outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from translator.errors import UserError
+from translator.fileio import atomic_write_bytes
+
+MARKER = ".translator-output.json"  # a name no other program writes
+
+
+# ---------------------------------------------------------------- the marker
+
+
+def owned(folder: Path) -> set[str] | None:
+    """The names translator wrote in `folder`, or None where it carries no marker."""
+    try:
+        listed = json.loads((Path(folder) / MARKER).read_text(encoding="utf-8"))["files"]
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()  # marked, but the list is unreadable: nothing is known to be ours
+    return {name for name in listed if isinstance(name, str)}
+
+
+def mark(folder: Path, names: Iterable[str], command: str = "", scratch: bool = False) -> None:
+    """Write the marker of `folder`, listing `names`; `scratch`: all of it is translator's
+    work in progress, to remove whole."""
+    record = {"written_by": f"translator {command}".strip(), "files": sorted(set(names))}
+    if scratch:
+        record["scratch"] = True
+    atomic_write_bytes(Path(folder) / MARKER, json.dumps(record, indent=1).encode())
+
+
+def record(folder: Path, names: Iterable[str], command: str = "") -> None:
+    """Add `names` to the marker of `folder`."""
+    mark(folder, (owned(folder) or set()) | set(names), command)
+
+
+def _entries(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name != MARKER)
+
+
+def claim_folder(
+    folder: Path,
+    option: str,
+    adopt: Callable[[Path], bool] | None = None,
+    command: str = "",
+    make: bool = True,
+) -> set[str]:
+    """Make `folder` an output folder of this command and return the names translator wrote
+    there: a missing folder is made, an empty one marked; a folder that holds files without
+    the marker is refused with a UserError naming `option`, unless `adopt(folder)` recognises
+    it as translator's own work written without a marker (it is then marked as such).
+    `make=False`: a missing folder is left for replace_folder to put in place whole."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"{option} {folder} is a file; give a folder")
+    if not folder.exists() and not make:
+        return set()
+    if not folder.exists():
+        try:
+            folder.mkdir(parents=True)
+        except OSError as err:
+            raise UserError(f"{option} {folder} cannot be made: {err.strerror}") from None
+    found = owned(folder)
+    if found is not None:
+        return found
+    entries = _entries(folder)
+    if entries and not (adopt is not None and adopt(folder)):
+        shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+        raise UserError(
+            f"{option} {folder} holds files translator did not write ({shown}); "
+            "refusing to write there",
+            "give a new or empty folder",
+        )
+    mark(folder, entries, command)
+    return set(entries)
+
+
+def require_owned(folder: Path, option: str) -> None:
+    """A folder that exists must be one translator wrote (empty ones are fine)."""
+    folder = Path(folder)
+    if folder.is_dir() and owned(folder) is None and _entries(folder):
+        raise UserError(
+            f"{option} {folder} holds files translator did not write; refusing to write there",
+            "give a new or empty folder",
+        )
+
+
+# ---------------------------------------------------------------- replacing a folder
+
+
+def temporary_folder(target: Path) -> Path:
+    """A fresh marked sibling of `target` to build the new contents in; the ones a killed
+    command left (marked, so translator's) are removed first."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for old in target.parent.glob(f".{target.name}.tmp-*"):
+        remove_own_tree(old)
+    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
+    tmp.mkdir()
+    mark(tmp, (), scratch=True)
+    return tmp
+
+
+def remove_own_tree(folder: Path) -> None:
+    """Delete `folder` where it is translator's scratch or holds nothing but what its
+    marker lists."""
+    listed = owned(folder)
+    if listed is None:
+        return
+    try:
+        scratch = json.loads((folder / MARKER).read_text(encoding="utf-8")).get("scratch")
+    except (OSError, ValueError, AttributeError):
+        scratch = False
+    if scratch or set(_entries(folder)) <= listed:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def replace_folder(tmp: Path, target: Path, command: str = "") -> None:
+    """Put the contents of the finished folder `tmp` into `target` (a claimed output folder
+    or none): the names translator wrote there before are replaced or removed, every other
+    file stays. Where `target` holds only translator's files the two folders are swapped by
+    renames, so a reader finds the old contents or the new, never a mixture."""
+    new = _entries(tmp)
+    mark(tmp, new, command)
+    if not target.exists():
+        os.replace(tmp, target)
+        return
+    mine = owned(target)
+    if mine is None:
+        raise UserError(f"{target} holds files translator did not write; refusing to replace it")
+    theirs = [name for name in _entries(target) if name not in mine]
+    clash = sorted(set(theirs) & set(new))
+    if clash:
+        raise UserError(
+            f"{target / clash[0]} was not written by translator; refusing to replace it",
+            "move it away or give another folder",
+        )
+    if not theirs:
+        stale = target.parent / f".{target.name}.tmp-old-{os.getpid()}"
+        os.replace(target, stale)
+        os.replace(tmp, target)
+        shutil.rmtree(stale, ignore_errors=True)  # holds only what translator wrote
+        return
+    for name in sorted(mine - set(new)):
+        _remove(target / name)
+    for name in new:
+        _remove(target / name)
+        os.replace(tmp / name, target / name)
+    mark(target, new, command)
+    shutil.rmtree(tmp, ignore_errors=True)  # its marker alone is left
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------- output files
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def distinct_outputs(
+    outputs: dict[str, str | Path | None], inputs: dict[str, str | Path | None] | None = None
+) -> None:
+    """Refuse an output file (option -> path) that is also one of the inputs or another of
+    the outputs: writing it would destroy what the command reads or has just written."""
+    seen: list[tuple[str, Path]] = []
+    ins = [(o, Path(p)) for o, p in (inputs or {}).items() if p is not None and str(p) != "-"]
+    for option, path in outputs.items():
+        if path is None or str(path) == "-":
+            continue
+        path = Path(path)
+        for other, known in ins:
+            if _same(path, known):
+                raise UserError(
+                    f"{option} {path} is also the input {other}; writing it would destroy "
+                    "what the command reads",
+                    f"give {option} another file",
+                )
+        for other, known in seen:
+            if _same(path, known):
+                raise UserError(
+                    f"{option} {path} is the same file as {other}; each output needs its own",
+                    f"give {option} another file",
+                )
+        seen.append((option, path))
