@@ -56,14 +56,15 @@ def _entries(folder: Path) -> list[str]:
 def claim_folder(
     folder: Path,
     option: str,
-    adopt: Callable[[Path], bool] | None = None,
+    adopt: Callable[[Path], Iterable[str] | None] | None = None,
     command: str = "",
     make: bool = True,
 ) -> set[str]:
     """Make `folder` an output folder of this command and return the names translator wrote
     there: a missing folder is made, an empty one marked; a folder that holds files without
     the marker is refused with a UserError naming `option`, unless `adopt(folder)` recognises
-    it as translator's own work written without a marker (it is then marked as such).
+    it as translator's own work written without a marker and names the files it wrote there
+    (they are then listed in the marker).
     `make=False`: a missing folder is left for replace_folder to put in place whole."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
@@ -72,22 +73,23 @@ def claim_folder(
         return set()
     if not folder.exists():
         try:
-            folder.mkdir(parents=True)
+            folder.mkdir(parents=True, exist_ok=True)  # another rank may be making it
         except OSError as err:
             raise UserError(f"{option} {folder} cannot be made: {err.strerror}") from None
     found = owned(folder)
     if found is not None:
         return found
     entries = _entries(folder)
-    if entries and not (adopt is not None and adopt(folder)):
+    adopted = adopt(folder) if entries and adopt is not None else None
+    if entries and not adopted:
         shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
         raise UserError(
             f"{option} {folder} holds files translator did not write ({shown}); "
             "refusing to write there",
             "give a new or empty folder",
         )
-    mark(folder, entries, command)
-    return set(entries)
+    mark(folder, adopted or (), command)
+    return set(adopted or ())
 
 
 def require_owned(folder: Path, option: str) -> None:

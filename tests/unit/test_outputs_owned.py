@@ -141,3 +141,41 @@ def test_two_corpora_in_one_prepared_dir_each_keep_their_own_folder(tmp_path):
 @pytest.fixture(autouse=True)
 def _cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSLATOR_CACHE", str(tmp_path / "cache"))
+
+
+# ---------------------------------------------------------------- train, average, curves
+
+
+def test_a_run_dir_of_the_users_is_refused_and_an_earlier_run_is_taken_as_a_run(tmp_path):
+    from translator.train.run_dir import RunDir
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "config.yaml").write_text("my: notes\n")
+    message = user_error(RunDir(mine).create)
+    assert "run_dir" in message and str(mine) in message and "config.yaml" in message
+    assert sorted(p.name for p in mine.iterdir()) == ["config.yaml"]
+    earlier = tmp_path / "earlier"  # a run written without the marker: --resume goes on
+    earlier.mkdir()
+    for name in ("last.pt", "best.pt", "config.yaml", "notes.txt"):
+        (earlier / name).write_bytes(b"")
+    RunDir(earlier).create()
+    assert "last.pt" in owned(earlier) and "notes.txt" not in owned(earlier)
+    RunDir(earlier).claim(overwrite=True, init_from=None, remove=True)
+    assert sorted(p.name for p in earlier.iterdir()) == [MARKER, "config.yaml", "notes.txt"]
+
+
+def test_average_and_curves_refuse_to_write_over_what_they_read(tmp_path):
+    from translator.plots.curves import draw_curves
+    from translator.train.averaging import average_command
+
+    a, b = tmp_path / "a.pt", tmp_path / "b.pt"
+    a.write_bytes(b"weights")
+    b.write_bytes(b"weights")
+    message = user_error(average_command, None, None, [a, b], b)
+    assert "--output" in message and str(b) in message
+    assert b.read_bytes() == b"weights"
+    summary = tmp_path / "summary.json"
+    summary.write_text("{}")
+    assert "--plot" in user_error(draw_curves, [(tmp_path, summary)], summary)
+    assert summary.read_text() == "{}"

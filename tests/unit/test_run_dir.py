@@ -51,6 +51,6 @@ def test_claiming_refuses_an_earlier_run_and_overwrite_removes_only_its_files(tm
     run.claim(overwrite=True, init_from=None, remove=False)  # another rank: deletes nothing
     assert run.last.exists() and run.step_checkpoints()
     run.claim(overwrite=True, init_from=None, remove=True)
-    assert sorted(p.name for p in run.path.iterdir()) == ["config.yaml"]
+    assert sorted(p.name for p in run.path.iterdir()) == [".translator-output.json", "config.yaml"]
     with pytest.raises(UserError, match="no .*last.pt to resume from"):
         run.resumable()

@@ -28,13 +28,12 @@ from translator.ranges import BEAM
 _DISTILLED = re.compile(r"\.?train\d*\..+")
 
 
-def _earlier_distill(folder: Path) -> bool:
-    """A folder distill wrote without the output marker: nothing but its files, with the
-    record of each corpus it distilled."""
+def _earlier_distill(folder: Path) -> list[str] | None:
+    """A folder distill wrote without the output marker (nothing but its files, with the
+    record of each corpus it distilled): its names; None for any other folder."""
     names = [p.name for p in folder.iterdir()]
-    return all(_DISTILLED.fullmatch(n) for n in names) and any(
-        re.fullmatch(r"train\d*\.json", n) for n in names
-    )
+    ours = all(_DISTILLED.fullmatch(n) for n in names)
+    return names if ours and any(re.fullmatch(r"train\d*\.json", n) for n in names) else None
 
 
 def _training_files(cfg) -> list[Path]:

@@ -100,15 +100,16 @@ def folder_for(cfg: Config, key: str) -> Path:
     return cache_dir().parent / "prepared" / key
 
 
-def _earlier_prepared(folder: Path) -> bool:
+def _earlier_prepared(folder: Path) -> set[str] | None:
     """A prepared folder written without the output marker: its manifest lists every file
     in it (so adopting it as translator's loses no file of the user's)."""
     try:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
         listed = set(manifest["files"]) | {"manifest.json"}
-        return "key" in manifest and {p.name for p in folder.iterdir()} <= listed
+        names = {p.name for p in folder.iterdir()}
+        return names if "key" in manifest and names <= listed else None
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return False
+        return None
 
 
 def _claim_parent(cfg: Config, folder: Path) -> None:

@@ -42,17 +42,16 @@ SOURCE_SPM, TARGET_SPM = "source.model", "target.model"
 VMAP = "vmap.txt"  # the name CTranslate2 looks for in a model folder
 
 
-def _earlier_export(folder: Path) -> bool:
+def _earlier_export(folder: Path) -> set[str] | None:
     """An export written without the output marker: translator's manifest lists every
     file in the folder, so adopting it as translator's loses no file of the user's."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         listed = set(manifest["files"]) | {MANIFEST}
-        return (
-            manifest["format"] == MANIFEST_FORMAT and {p.name for p in folder.iterdir()} <= listed
-        )
+        names = {p.name for p in folder.iterdir()}
+        return names if manifest["format"] == MANIFEST_FORMAT and names <= listed else None
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return False
+        return None
 
 
 def _check_output(output: Path) -> None:

@@ -19,8 +19,25 @@ import shutil
 from pathlib import Path
 
 from translator.errors import UserError
+from translator.outputs import claim_folder, record
 
 STEP_NAME = re.compile(r"step-(\d+)\.pt")
+# The names a run writes in its folder (step checkpoints apart), listed in its marker.
+RUN_NAMES = (
+    "last.pt", "best.pt", "average.pt", "config.yaml", "summary.json", "train.log",
+    "validations.jsonl", "tensorboard",
+)  # fmt: skip
+
+
+def earlier_run(folder: Path) -> set[str] | None:
+    """A run folder written without the output marker (it holds a run's checkpoint, or
+    nothing but a run's own names with its log, a run stopped before its first checkpoint):
+    the names in it that a run writes; None for any other folder."""
+    names = {p.name for p in folder.iterdir()}
+    own = {n for n in names if n in RUN_NAMES or STEP_NAME.fullmatch(n)}
+    if names & {"last.pt", "best.pt"} or (own == names and "train.log" in names):
+        return own
+    return None
 
 
 class RunDir:
@@ -82,10 +99,10 @@ class RunDir:
 
     # -- claiming ------------------------------------------------------------------------------
     def create(self) -> None:
-        try:
-            self.path.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise UserError(f"run_dir '{self}' cannot be created: {err.strerror}") from None
+        """Make the folder, or check that it is a run's (or empty): a folder of the user's
+        is refused, so that nothing a run writes replaces a file of theirs."""
+        claim_folder(self.path, "run_dir", earlier_run, "train")
+        record(self.path, RUN_NAMES, "train")
 
     def claim(self, overwrite: bool, init_from: str | Path | None, remove: bool) -> None:
         """A new run in a folder that holds an earlier run's checkpoints: refused, unless
