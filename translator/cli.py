@@ -194,6 +194,11 @@ def evaluate(
         raise UserError("--src and --ref go together: give both files or neither")
     glossary = Terms.read(terms, terms_ignore_case) if terms is not None else None
     guides = LineGuides(constraint_file=constraint_file, terms=glossary, terms_file=terms)
+    from translator.outputs import distinct_outputs
+
+    inputs = {"--src": src, "--ref": ref, "--constraints": constraint_file, "--terms": terms}
+    checkpoints = {f"--checkpoint {p}": p for p in checkpoint}
+    distinct_outputs({"--output": output, "--plot": plot}, {**inputs, **checkpoints})
     models = [checkpoint] if ensemble else [[path] for path in checkpoint]
     if output is not None and len(models) > 1:
         raise UserError("--output takes one --checkpoint (or --ensemble); give one model at a time")

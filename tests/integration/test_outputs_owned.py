@@ -109,3 +109,28 @@ def test_filter_and_score_refuse_to_write_over_their_input(ckpt, tmp_path):
     assert_user_error(scored, "--output", "--src")
     assert (tmp_path / "c" / "train.en").read_text() == before
     assert (tmp_path / "c" / "train.de").read_text().startswith("Ein Hund 0.")
+
+
+def test_translate_and_eval_refuse_to_write_over_their_input(ckpt, tmp_path):
+    files = corpus(tmp_path / "c")
+    before = (tmp_path / "c" / "train.de").read_text()
+    result = cli("translate", "--checkpoint", str(ckpt), "--input", files["src"],
+                 "--output", files["src"], "--device", "cpu")  # fmt: skip
+    assert_user_error(result, "--output", "--input", files["src"])
+    scored = cli("eval", "--checkpoint", str(ckpt), "--src", files["src"], "--ref", files["tgt"],
+                 "--output", files["tgt"], "--device", "cpu")  # fmt: skip
+    assert_user_error(scored, "--output", "--ref")
+    assert (tmp_path / "c" / "train.de").read_text() == before
+    assert (tmp_path / "c" / "train.en").read_text().startswith("A dog 0.")
+
+
+def test_train_refuses_a_run_dir_that_holds_the_users_files(tmp_path):
+    mine = tmp_path / "project"
+    mine.mkdir()
+    config = mine / "config.yaml"
+    config.write_text(yaml.safe_dump(tiny_config(run_dir=str(mine), train={"max_steps": 1})))
+    before = config.read_text()
+    result = cli("train", "--config", str(config))
+    assert_user_error(result, "run_dir", str(mine), "config.yaml")
+    assert config.read_text() == before
+    assert sorted(p.name for p in mine.iterdir()) == ["config.yaml"]

@@ -127,6 +127,13 @@ def translate(
         terms,
     )
     guides.check(input_file)
+    from translator.outputs import distinct_outputs
+
+    distinct_outputs(
+        {"--output": output_file, "--plot-attention": plot_attention},
+        {"--input": input_file, "--prefixes": prefix_file, "--constraints": constraint_file,
+         "--terms": terms, **{f"--checkpoint {p}": p for p in checkpoint}},
+    )  # fmt: skip
     sampler = sampling_options(sampling, temperature, seed, beam)
     if sampler is not None and checkpoint[0].is_dir():
         raise UserError(f"--sampling: {checkpoint[0]} is an exported model, which only searches")
