@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from sacrebleu.metrics import BLEU, CHRF, TER
 
+from translator.errors import UserError
+
 
 def score(hypotheses: list[str], references: list[str]) -> dict:
     """BLEU, chrF and TER of hypotheses against one reference each."""
@@ -84,6 +86,8 @@ def evaluate_translator(
         source = open_source(data, seed)  # the training split is not read
         pairs = list(source.pairs(split))
         what = source.label(split)
+    if not pairs:  # sacreBLEU has no score for no sentences; a score of 0 would mislead
+        raise UserError(f"{what}: empty, no sentences to score")
     sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
     prefixes = phrases = None
     if guides:

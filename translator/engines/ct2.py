@@ -42,7 +42,7 @@ from translator.decode.guide import Guides
 from translator.decode.rules import length_penalty, max_lengths, nbest_problem
 from translator.decode.score import Score, score_in_batches
 from translator.decode.translator import Translation, in_batches
-from translator.engines.export import FORMAT_VERSION, MANIFEST, MANIFEST_FORMAT
+from translator.engines.export import FORMAT_VERSION, MANIFEST, MANIFEST_FORMAT, QUANTIZATIONS
 from translator.errors import UserError, optional_import
 from translator.specials import BOS, EOS, PAD
 
@@ -72,6 +72,9 @@ def read_manifest(folder: Path) -> dict:
             f"which reads {MANIFEST_FORMAT} {FORMAT_VERSION}",
             HINT,
         )
+    problem = _manifest_problem(manifest)
+    if problem:
+        raise UserError(f"{path}: {problem} (the file was edited or is not ours)", HINT)
     for name, size in files.items():
         file = folder / name
         if not file.is_file():
@@ -83,6 +86,21 @@ def read_manifest(folder: Path) -> dict:
                 HINT,
             )
     return manifest
+
+
+def _manifest_problem(manifest: dict) -> str | None:
+    """What is wrong with the types of a manifest's keys that loading uses, if anything."""
+    for name, size in manifest["files"].items():
+        if type(size) is not int or Path(name).is_absolute() or ".." in Path(name).parts:
+            return f"key 'files' must map file names in the folder to sizes, got {name!r}: {size!r}"
+    if manifest.get("quantization", "float32") not in QUANTIZATIONS:
+        return f"key 'quantization' must be one of {', '.join(QUANTIZATIONS)}"
+    tokenizer = manifest.get("tokenizer")
+    if not isinstance(tokenizer, dict) or not isinstance(tokenizer.get("source"), str):
+        return "key 'tokenizer' must be a mapping that names the source model file"
+    if not isinstance(tokenizer.get("target"), str | None):
+        return "key 'tokenizer.target' must name a file or be null"
+    return None
 
 
 def _tokenizer(folder: Path, manifest: dict) -> Tokenizer:

@@ -159,7 +159,21 @@ class Checkpoint:
 
     @classmethod
     def load(cls, path: str | Path) -> Checkpoint:
-        return cls.from_payload(load_checkpoint(path))
+        """Every use needs the weights: a file whose `model` is not names to tensors is
+        refused here, with the key that is wrong."""
+        ckpt = cls.from_payload(load_checkpoint(path))
+        if not isinstance(ckpt.model, dict):
+            raise UserError(
+                f"{path}: not a translator model checkpoint (key 'model' must map weight names "
+                f"to tensors, got {type(ckpt.model).__name__})"
+            )
+        for name, value in ckpt.model.items():
+            if not isinstance(name, str) or not isinstance(value, torch.Tensor):
+                raise UserError(
+                    f"{path}: weight {str(name)[:80]!r} under key 'model' is "
+                    f"{type(value).__name__}, not a tensor (the file was edited or is not ours)"
+                )
+        return ckpt
 
     # -- what it holds -----------------------------------------------------------------------
     def build_tokenizer(self, where: str) -> Tokenizer:
@@ -167,6 +181,11 @@ class Checkpoint:
         state = self.tokenizer
         if not isinstance(state, dict) or not isinstance(state.get("src"), bytes):
             raise UserError(f"{where}: not a translator model checkpoint (it has no tokenizer)")
+        if not isinstance(state.get("tgt"), bytes | None):
+            raise UserError(
+                f"{where}: key 'tokenizer.tgt' must be a sentencepiece model's bytes or absent, "
+                f"got {type(state['tgt']).__name__}"
+            )
         expected = state.get("sha256")
         if expected is not None and expected != fingerprint(state["src"], state.get("tgt")):
             raise UserError(
@@ -180,6 +199,14 @@ class Checkpoint:
             raise UserError(f"{where}: {err.message}") from None
 
     def load_weights(self, model: torch.nn.Module, where: str) -> None:
+        # a run that diverged saves nan weights, which translate every sentence to nothing
+        for name, value in self.model.items():
+            if value.is_floating_point() and not torch.isfinite(value).all():
+                raise UserError(
+                    f"{where}: weight '{name}' holds inf or nan values (training diverged, "
+                    "or the file was edited)",
+                    "use an earlier checkpoint of the run",
+                )
         try:
             model.load_state_dict(self.model)
         except RuntimeError as err:
