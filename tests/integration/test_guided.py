@@ -86,7 +86,7 @@ def test_every_translation_holds_the_required_phrases(checkpoint, tmp_path):
 
 def test_constraint_mistakes_are_one_line_errors(checkpoint, tmp_path):
     ck = ["translate", "--checkpoint", checkpoint]
-    assert_user_error(cli(*ck, "--constraint", " ", "Hallo"), "a constraint is empty")
+    assert_user_error(cli(*ck, "--constraint", " ", "Hallo"), "--constraint", "holds no text")
     assert_user_error(cli(*ck, "--beam", "2", "--constraint", "a", "--constraint", "b", "Hallo"),
                       "2 constraints need a beam of at least 3 (beam is 2")  # fmt: skip
     assert_user_error(cli(*ck, "--beam", "3", "--constraint", "a " * 1100, "Hallo"), "output limit")
