@@ -55,5 +55,6 @@ def test_no_generated_request_is_a_5xx_and_every_4xx_is_one_line_of_json(fuzzed_
 
         run()
     assert len(tried) >= len(operations)
+    print(f"{len(tried)} {mode.value} requests to {len(operations)} operations")  # make fuzz -s
     assert get(fuzzed_server.url + "/health")[0] == 200, fuzzed_server.log()
     assert fuzzed_server.proc.poll() is None, fuzzed_server.log()

@@ -69,3 +69,91 @@ def test_good_requests_beside_bad_ones_are_all_answered(any_server, transformer)
             assert status == 200, raw
             assert body["translations"] == [want[texts[i % 3]]]
     assert any_server.proc.poll() is None, any_server.log()
+
+
+def test_a_requests_cpu_work_runs_off_the_event_loop(transformer, monkeypatch):
+    """Parsing a glossary and tokenizing prefixes happen on a worker thread, never on the
+    thread that runs the event loop (here the test's own)."""
+    import asyncio
+    import threading
+
+    from translator.serve import app as app_module
+    from translator.serve.batcher import Batcher
+    from translator.serve.limits import Limits
+    from translator.serve.requests import TranslateRequest
+
+    path, translator = transformer
+    threads = []
+
+    def recorded(fn):
+        def run(*args, **kwargs):
+            threads.append((fn.__name__, threading.current_thread()))
+            return fn(*args, **kwargs)
+
+        return run
+
+    for name in ("Terms", "target_prefixes", "source_prefix"):
+        monkeypatch.setattr(app_module, name, recorded(getattr(app_module, name)))
+    limits = Limits()
+    batcher = Batcher(translator, limits)
+    app = app_module.create_app(translator, path, limits, batcher).app
+    endpoint = next(r.endpoint for r in app.routes if getattr(r, "path", "") == "/translate")
+    req = TranslateRequest(text="Ein Hund läuft.", prefix="A", terms={"Katze": "cat"})
+    decoder = threading.Thread(target=batcher.run)
+    decoder.start()
+    try:
+        answer = asyncio.run(endpoint(req))
+    finally:
+        batcher.stop()
+        decoder.join()
+    assert len(answer["translations"]) == 1
+    assert {name for name, _ in threads} == {"Terms", "target_prefixes", "source_prefix"}
+    assert all(thread is not threading.main_thread() for _, thread in threads), threads
+
+
+def heaviest_glossary_request() -> dict:
+    """The most glossary matching one request may ask for under the default limits: 1,000
+    terms (none of them found, so nothing to search) over 256 texts of 2,000 characters (blank,
+    so nothing to decode either): about 0.2 s of CPU on a worker thread."""
+    terms = {f"quelle{i:04d}x": f"ziel{i:04d}y" for i in range(1000)}
+    return {"texts": [" " * 2000] * 256, "terms": terms}
+
+
+def test_health_answers_within_100_ms_while_the_largest_glossary_is_parsed(any_server):
+    """/health, asked again and again over one connection while four of the heaviest
+    allowed glossaries are parsed, answers every time within 100 ms."""
+    import http.client
+    import json
+    import threading
+    import time
+
+    body = json.dumps(heaviest_glossary_request()).encode()
+    assert len(body) <= 1_000_000
+    answer = []
+
+    def heavy():
+        conn = http.client.HTTPConnection("127.0.0.1", any_server.port, timeout=120)
+        conn.request("POST", "/translate", body, {"Content-Type": "application/json"})
+        answer.append(conn.getresponse().status)
+
+    conn = http.client.HTTPConnection("127.0.0.1", any_server.port, timeout=60)
+    senders = [threading.Thread(target=heavy) for _ in range(4)]
+    for sender in senders:
+        sender.start()
+    times = []
+    while any(sender.is_alive() for sender in senders):
+        start = time.perf_counter()
+        conn.request("GET", "/health")
+        response = conn.getresponse()
+        response.read()
+        times.append(time.perf_counter() - start)
+        assert response.status == 200
+        time.sleep(0.01)
+    assert answer == [200] * 4
+    assert len(times) >= 10, times  # the parse lasted long enough to be polled many times
+    assert max(times) < 0.1, sorted(times)[-5:]
+
+
+def test_a_glossary_over_the_limit_is_a_413_naming_terms(any_server):
+    body = {"text": "Ein Hund läuft.", "terms": {f"w{i}": "x" for i in range(1001)}}
+    assert_error(post(any_server.url + "/translate", body), 413, "terms", "1000")

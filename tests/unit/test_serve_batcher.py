@@ -142,3 +142,41 @@ def test_a_request_that_fails_its_batch_fails_alone():
     assert [h.text for h in answers[0][0]] == ["A"]
     assert isinstance(answers[1], UserError)
     assert [h.text for h in answers[2][0]] == ["C"]
+
+
+def test_a_request_that_timed_out_while_another_decoded_is_dropped():
+    """Two requests gathered together but searched apart (different beams): the second times
+    out while the first decodes, and is dropped instead of decoded for nobody."""
+    echo = SlowEcho(0.5)
+
+    async def load(batcher):
+        first = asyncio.create_task(batcher.translate(["a"], 1, 1))
+        second = asyncio.create_task(batcher.translate(["b"], 2, 1, timeout=0.2))
+        return await asyncio.gather(first, second, return_exceptions=True)
+
+    answers = serve(echo, load, batch_size=64, batch_wait_ms=300, batch_gap_ms=100)
+    assert [h.text for h in answers[0][0]] == ["A"]
+    assert getattr(answers[1], "status", None) == 503
+    assert echo.batches == [1]
+
+
+class Broken(SlowEcho):
+    """A bug outside any one request: every batch fails with a RuntimeError."""
+
+    def translate(self, lines, dc, nbest=1, progress=False, prefixes=None, constraints=None):
+        if "boom" in lines:
+            raise RuntimeError("a bug")
+        return super().translate(lines, dc, nbest, progress, prefixes, constraints)
+
+
+def test_a_bug_fails_its_requests_and_the_decoding_loop_goes_on():
+    echo = Broken(0.0)
+
+    async def load(batcher):
+        bad = await asyncio.gather(batcher.translate(["boom"], 1, 1), return_exceptions=True)
+        return bad[0], await batcher.translate(["after"], 1, 1), batcher.pending
+
+    bad, after, pending = serve(echo, load)
+    assert isinstance(bad, RuntimeError)
+    assert [h.text for h in after[0]] == ["AFTER"]
+    assert pending == 0

@@ -7,15 +7,14 @@ traceback goes to the server's log only) for a bug.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
+import time
 from importlib import resources
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.exceptions import HTTPException
 
 from translator.config.languages import source_languages, target_languages
@@ -26,74 +25,16 @@ from translator.engines.load import source_prefix
 from translator.errors import UserError, one_line
 from translator.serve.batcher import Batcher
 from translator.serve.limits import LimitError, Limits
+from translator.serve.requests import (
+    AttentionRequest,
+    Cancelled,
+    OffLoop,
+    ScoreRequest,
+    TranslateRequest,
+    check_fields,
+)
 
 log = logging.getLogger(__name__)
-
-
-class TranslateRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    text: StrictStr | None = Field(None, description="One sentence (or give `texts`)")
-    texts: list[StrictStr] | None = Field(None, description="Several sentences")
-    beam: StrictInt | None = Field(None, ge=1, description="Beam size (default: the model's)")
-    nbest: StrictInt = Field(1, ge=1, description="Hypotheses per sentence, with scores")
-    prefix: StrictStr | None = Field(None, description="Every translation begins with this")
-    prefixes: list[StrictStr] | None = Field(
-        None, description="Per text of `texts`, what its translation begins with"
-    )
-    constraints: list[StrictStr] | None = Field(
-        None, description="Phrases every translation must hold (a beam above their number)"
-    )
-    terms: dict[StrictStr, StrictStr] | None = Field(
-        None, description="Source term -> target term: a term found in a text is required"
-    )
-    tgt_lang: StrictStr | None = Field(
-        None, description="Target language (a model of several; default: the server's)"
-    )
-
-
-class AttentionRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    text: StrictStr = Field(description="One sentence")
-    beam: StrictInt | None = Field(None, ge=1, description="Beam size (default: the model's)")
-    layer: StrictInt = Field(-1, description="Transformer decoder layer (-1: the last)")
-    prefix: StrictStr | None = Field(None, description="The translation begins with this")
-    tgt_lang: StrictStr | None = Field(
-        None, description="Target language (a model of several; default: the server's)"
-    )
-
-
-class ScoreRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    sources: list[StrictStr] = Field(description="Source sentences")
-    targets: list[StrictStr] = Field(description="Their translations, one per source")
-    tgt_lang: StrictStr | None = Field(
-        None, description="Target language (a model of several; default: the server's)"
-    )
-
-
-def check_unicode(value, where: str) -> None:
-    """A 422 naming the field whose text cannot be encoded (a lone surrogate such as
-    "\\ud800" is valid JSON but no character): checked before any work is queued, so such a
-    text never reaches a tokenizer that shares a batch with other requests."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise LimitError(
-                422, f"{where}: not valid Unicode (a lone surrogate at character {err.start})"
-            ) from None
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            check_unicode(item, f"{where}.{i}")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            check_unicode(key, f"{where} key")
-            check_unicode(item, f"{where}.{key}")
-
-
-def check_fields(req: BaseModel) -> None:
-    for name in type(req).model_fields:
-        check_unicode(getattr(req, name), name)
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -136,6 +77,7 @@ def create_app(
     sources = ", ".join(info["source_languages"])
     app = FastAPI(title="translator", summary=f"{info['family']} {sources} -> {', '.join(targets)}")
     app.state.batcher = batcher
+    off_loop = OffLoop(limits)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, err: RequestValidationError):
@@ -200,12 +142,19 @@ def create_app(
         target_prefixes(translator.tokenizer, given, texts, steps)  # raises a UserError: 400
         return given
 
-    def constraints_of(req: TranslateRequest, texts, beam, prefixes) -> list[list[str]] | None:
-        """Each text's required phrases: `constraints` and the `terms` found in it."""
+    def constraints_of(req, texts, beam, prefixes, cancelled) -> list[list[str]] | None:
+        """Each text's required phrases: `constraints` and the `terms` found in it (a large
+        glossary takes seconds: it stops once its request has timed out)."""
+        if req.terms and len(req.terms) > limits.max_terms:
+            raise LimitError(
+                413, f"terms: {len(req.terms)} in one request; the limit is {limits.max_terms}"
+            )
         glossary = Terms(list(req.terms.items())) if req.terms else None
         musts = [list(req.constraints or []) for _ in texts]
         if glossary is not None:
             for given, text in zip(musts, texts):
+                if cancelled():
+                    raise Cancelled
                 given += [t for t in glossary.found(text) if t not in given]
         if not any(musts):
             return None
@@ -216,7 +165,7 @@ def create_app(
         Guides.read(translator.tokenizer, texts, steps, beam, prefixes, musts)  # UserError: 400
         return musts
 
-    def parse_translate(req: TranslateRequest):
+    def parse_translate(req: TranslateRequest, cancelled):
         """The work a translate request asks for, checked (tokenizing its prefixes, parsing
         its glossary and constraints: CPU work, run off the event loop)."""
         check_fields(req)
@@ -227,16 +176,21 @@ def create_app(
         source = source_of(req.tgt_lang)
         beam = beam_of(req.beam, req.nbest)
         prefixes = prefixes_of(req, texts)
-        musts = constraints_of(req, texts, beam, prefixes)
+        if cancelled():
+            raise Cancelled
+        musts = constraints_of(req, texts, beam, prefixes, cancelled)
         return texts, beam, prefixes, musts, source
 
     @app.post("/translate")
     async def translate(req: TranslateRequest) -> dict:
         """Translate `text` or `texts`; `nbest` > 1 adds that many hypotheses with scores."""
-        texts, beam, prefixes, musts, source = await asyncio.to_thread(parse_translate, req)
+        deadline = time.monotonic() + limits.timeout  # for parsing and decoding together
+        parsed = await off_loop.run(parse_translate, req)
+        texts, beam, prefixes, musts, source = parsed
         results = []
         if texts:
-            results = await batcher.translate(texts, beam, req.nbest, prefixes, musts, source)
+            left = deadline - time.monotonic()
+            results = await batcher.translate(texts, beam, req.nbest, prefixes, musts, source, left)
         answer: dict = {
             "beam": beam,
             "translations": [hyps[0].text for hyps in results],
@@ -248,10 +202,7 @@ def create_app(
             ]
         return answer
 
-    @app.post("/score")
-    async def score(req: ScoreRequest) -> dict:
-        """How likely the model finds each target given its source: the log-probability
-        summed over its subwords and <eos> (logprob), per subword (mean), and how many."""
+    def parse_score(req: ScoreRequest, cancelled) -> list[int]:
         check_fields(req)
         if len(req.sources) != len(req.targets):
             raise LimitError(
@@ -259,11 +210,20 @@ def create_app(
             )
         check_texts(req.sources)
         check_texts(req.targets)
-        source = source_of(req.tgt_lang)
-        found = await batcher.call(lambda: translator.score(req.sources, req.targets), source)
+        return source_of(req.tgt_lang)
+
+    @app.post("/score")
+    async def score(req: ScoreRequest) -> dict:
+        """How likely the model finds each target given its source: the log-probability
+        summed over its subwords and <eos> (logprob), per subword (mean), and how many."""
+        deadline = time.monotonic() + limits.timeout
+        source = await off_loop.run(parse_score, req)
+        found = await batcher.call(
+            lambda: translator.score(req.sources, req.targets), source, deadline - time.monotonic()
+        )
         return {"scores": [{k: round(v, 4) for k, v in s.as_dict().items()} for s in found]}
 
-    def parse_attention(req: AttentionRequest):
+    def parse_attention(req: AttentionRequest, cancelled):
         """(source ids, beam, target prefix ids) of an attention request, checked."""
         check_fields(req)
         if not info["attention"]:
@@ -295,11 +255,14 @@ def create_app(
     async def attention(req: AttentionRequest) -> dict:
         """One sentence's translation, its source and target pieces, and the attention
         weights [target piece][source piece] the model gives while producing it."""
-        source, beam, prefix = await asyncio.to_thread(parse_attention, req)
+        deadline = time.monotonic() + limits.timeout
+        source, beam, prefix = await off_loop.run(parse_attention, req)
         # The search that translates the sentence gives the weights, on the decoding thread.
         dc = translator.cfg.decode.replace(beam=beam)
         best, pieces, target, matrix = await batcher.call(
-            lambda: translator.attention(req.text, dc, req.layer, prefix), source
+            lambda: translator.attention(req.text, dc, req.layer, prefix),
+            source,
+            deadline - time.monotonic(),
         )
         return {
             "translation": best.text,

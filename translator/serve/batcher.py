@@ -42,6 +42,7 @@ class Job:
     loop: asyncio.AbstractEventLoop | None = None
     future: asyncio.Future | None = None
     abandoned: bool = False  # its client timed out or left: nothing to decode for it
+    finished: bool = False  # answered (or dropped): the decoding loop is done with it
     left: int = 0  # sentences not yet decoded (streaming.py)
 
 
@@ -71,21 +72,23 @@ class Batcher:
         prefixes=None,
         constraints=None,
         source: list[int] | None = None,
+        timeout: float | None = None,
     ):
         """One list of Translation (n-best) per text, in order; `prefixes`: per text, what
         its translation begins with ("": nothing), or None; `constraints`: per text, the
         phrases it must hold, or None; `source`: the ids put before every text (None: the
-        engine's own prefix)."""
+        engine's own prefix); `timeout`: seconds it may wait (None: the limit's)."""
         job = Job(texts=texts, key=(beam, nbest), prefixes=prefixes, constraints=constraints)
         job.source = None if source is None else tuple(source)
-        return await self._submit(job)
+        return await self._submit(job, timeout)
 
-    async def call(self, fn: Callable[[], Any], source: list[int] | None = None):
+    async def call(self, fn: Callable[[], Any], source=None, timeout: float | None = None):
         """fn() run by the decoding loop, between batches, with the engine putting `source`
         before every sentence (None: its own prefix)."""
-        return await self._submit(Job(fn=fn, source=None if source is None else tuple(source)))
+        job = Job(fn=fn, source=None if source is None else tuple(source))
+        return await self._submit(job, timeout)
 
-    async def _submit(self, job: Job):
+    async def _submit(self, job: Job, timeout: float | None = None):
         job.loop = asyncio.get_running_loop()
         job.future = job.loop.create_future()
         with self._lock:
@@ -96,7 +99,8 @@ class Batcher:
             self.pending += 1
         self._jobs.put(job)
         try:
-            return await asyncio.wait_for(asyncio.shield(job.future), self.limits.timeout)
+            wait = self.limits.timeout if timeout is None else max(timeout, 0.0)
+            return await asyncio.wait_for(asyncio.shield(job.future), wait)
         except asyncio.TimeoutError:
             job.abandoned = True
             raise LimitError(
@@ -115,9 +119,22 @@ class Batcher:
             if first is None:
                 return
             jobs, calls, stopping = self._gather(first)
-            self._decode(jobs)
-            for job in calls:
-                self._answer(job, job.fn)
+            with self._guard(jobs + calls):
+                self._decode(jobs)
+                for job in calls:
+                    self._answer(job, job.fn)
+
+    @contextmanager
+    def _guard(self, jobs: list[Job]) -> Iterator[None]:
+        """Whatever escapes the handling of `jobs` (a bug) fails those not yet answered with
+        a 500, and the decoding loop goes on with the next requests."""
+        try:
+            yield
+        except Exception as err:
+            log.exception("the decoding loop failed on %d requests", len(jobs))
+            for job in jobs:
+                if not job.finished:
+                    self._finish(job, None, err)
 
     def _gather(self, first: Job | None, wait: bool = True) -> tuple[list[Job], list[Job], bool]:
         """(jobs to translate, calls to run, whether to stop) from `first` and the jobs that
@@ -158,14 +175,21 @@ class Batcher:
         finally:
             self.translator.prefix = own
 
-    def _decode(self, jobs: list[Job]) -> None:
-        groups: dict[tuple[int, int, tuple[int, ...] | None], list[Job]] = {}
+    def _live(self, jobs: list[Job]) -> list[Job]:
+        """`jobs` less those whose client has timed out or left, which are dropped here."""
         for job in jobs:
             if job.abandoned:
                 self._finish(job, None, None)
-            else:
-                groups.setdefault((*job.key, job.source), []).append(job)
+        return [job for job in jobs if not job.abandoned and not job.finished]
+
+    def _decode(self, jobs: list[Job]) -> None:
+        groups: dict[tuple[int, int, tuple[int, ...] | None], list[Job]] = {}
+        for job in jobs:
+            groups.setdefault((*job.key, job.source), []).append(job)
         for (beam, nbest, source), group in groups.items():
+            group = self._live(group)  # the groups before took time: some may have left
+            if not group:
+                continue
             try:
                 self._decode_group(group, beam, nbest, source)
             except Exception as err:
@@ -174,7 +198,7 @@ class Batcher:
                     continue
                 # one request's input can fail a shared batch: each is decoded alone, so the
                 # others still get their answers and only the culprit its error
-                for job in group:
+                for job in self._live(group):
                     try:
                         self._decode_group([job], beam, nbest, source)
                     except Exception as alone:
@@ -219,6 +243,9 @@ class Batcher:
         self._finish(job, result, None)
 
     def _finish(self, job: Job, result, error: BaseException | None) -> None:
+        if job.finished:
+            return
+        job.finished = True
         with self._lock:
             self.pending -= 1
         if job.abandoned:

@@ -3,6 +3,7 @@ level, so `translator --help` stays fast and works without the `serve` extra."""
 
 from __future__ import annotations
 
+import gc
 import logging
 from pathlib import Path
 from typing import Annotated
@@ -68,6 +69,9 @@ def serve(
     max_chars: Annotated[
         int, number_option("--max-chars", "N", "Characters per text", (1, 1_000_000))
     ] = D.max_chars,
+    max_terms: Annotated[
+        int, number_option("--max-terms", "N", "Terms of a request's glossary", (1, 100_000))
+    ] = D.max_terms,
     max_queue: Annotated[
         int, number_option("--max-queue", "N", "Requests queued at once", (1, 100_000))
     ] = D.max_queue,
@@ -134,6 +138,7 @@ def serve(
         max_body=max_body,
         max_texts=max_texts,
         max_chars=max_chars,
+        max_terms=max_terms,
         max_queue=max_queue,
         timeout=timeout,
         max_beam=max_beam,
@@ -153,6 +158,10 @@ def serve(
     logging.getLogger("translator").info(
         "serving %s on http://%s:%d/ (Ctrl-C ends)", checkpoint, host, port
     )
+    # What is loaded now lives as long as the server: a full garbage collection (which
+    # holds the GIL, so the event loop waits) then scans only what requests create
+    gc.collect()
+    gc.freeze()
     _decode_here_serve_there(server, batcher)
     if not server.started:  # uvicorn has logged why
         raise UserError(f"could not serve on {host}:{port} (see the messages above)")

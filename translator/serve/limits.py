@@ -11,6 +11,9 @@ class Limits:
     max_body: int = 1_000_000  # bytes of one request body (413)
     max_texts: int = 256  # sentences in one request (413)
     max_chars: int = 2_000  # characters of one sentence (413)
+    # terms of one request's glossary (413): matching them compiles one regular expression,
+    # whose compiler holds the GIL for tens of ms at a few thousand terms (the event loop waits)
+    max_terms: int = 1_000
     max_queue: int = 256  # requests waiting or being decoded; one more gets 429
     timeout: float = 30.0  # seconds a request may wait for its answer (503)
     max_beam: int = 16  # largest beam (or n-best) a request may ask for (422)

@@ -51,14 +51,15 @@ class StreamBatcher(Batcher):
                     return
                 jobs, calls, stop = self._gather(first)
             stopping = stopping or stop
-            for job in jobs:
-                try:
-                    self._add(job)
-                except Exception as err:  # that request's input: the loop goes on
-                    self._answers.pop(job, None)
-                    self._failed(job, err)
-            for job in calls:
-                self._answer(job, job.fn)
+            with self._guard(jobs + calls):
+                for job in jobs:
+                    try:
+                        self._add(job)
+                    except Exception as err:  # that request's input: the loop goes on
+                        self._answers.pop(job, None)
+                        self._failed(job, err)
+                for job in calls:
+                    self._answer(job, job.fn)
             for beam, stream in list(self.streams.items()):
                 if len(stream):
                     self._step(beam, stream)
@@ -106,13 +107,15 @@ class StreamBatcher(Batcher):
         try:
             with torch.inference_mode(), autocast(tr.device, tr.dtype):
                 ended = stream.step()
-        except Exception as err:  # a bug, not the clients' fault: logged, answered 500
-            log.exception("a decoding step of beam %d failed", beam)
+        except Exception:
+            # The stream is lost; each of its requests is decoded again on its own, in whole
+            # batches, so that one whose input broke the step fails alone.
+            log.exception("a decoding step of beam %d failed; its requests are decoded alone", beam)
             del self.streams[beam]
             waiting = [entry[1] for entry in stream.waiting]  # (source, owner, prefix)
-            for job in {owner[0] for owner in stream.owners + waiting if owner is not None}:
-                if self._answers.pop(job, None) is not None:
-                    self._finish(job, None, err)
+            jobs = {owner[0] for owner in stream.owners + waiting if owner is not None}
+            for job in [job for job in jobs if self._answers.pop(job, None) is not None]:
+                self._decode([job])
             return
         self.batches += 1
         self.batch_sentences += stream.advanced - advanced
