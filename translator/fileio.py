@@ -12,7 +12,6 @@ import contextlib
 import errno
 import hashlib
 import os
-import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,17 +89,6 @@ def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None)
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     with atomic_open(path, "wb") as f:
         f.write(data)
-
-
-def replace_folder(tmp: Path, target: Path) -> None:
-    """Put the finished folder `tmp` where `target` is: an existing `target` is renamed
-    aside, then `tmp` renamed into place, then the old one removed. A reader finds the old
-    folder, the new one, or (for an instant) none, never a mixture."""
-    if target.exists():
-        stale = target.parent / f".{target.name}.tmp-old-{os.getpid()}"
-        os.replace(target, stale)
-        shutil.rmtree(stale, ignore_errors=True)
-    os.replace(tmp, target)
 
 
 def _fsync_folder(folder: Path) -> None:

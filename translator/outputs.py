@@ -44,6 +44,15 @@ def mark(folder: Path, names: Iterable[str], command: str = "", scratch: bool = 
     atomic_write_bytes(Path(folder) / MARKER, json.dumps(record, indent=1).encode())
 
 
+def _writer(folder: Path) -> str:
+    """The command whose marker `folder` carries ("" where unknown)."""
+    try:
+        found = json.loads((Path(folder) / MARKER).read_text(encoding="utf-8"))
+        return str(found.get("written_by", "")).removeprefix("translator").strip()
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
 def record(folder: Path, names: Iterable[str], command: str = "") -> None:
     """Add `names` to the marker of `folder`."""
     mark(folder, (owned(folder) or set()) | set(names), command)
@@ -77,9 +86,16 @@ def claim_folder(
         except OSError as err:
             raise UserError(f"{option} {folder} cannot be made: {err.strerror}") from None
     found = owned(folder)
+    entries = _entries(folder)
+    writer = _writer(folder) if found is not None else ""
+    if entries and command and writer and writer != command:
+        raise UserError(
+            f"{option} {folder} holds the output of translator {writer}, not of "
+            f"translator {command}; refusing to write there",
+            "give a new or empty folder",
+        )
     if found is not None:
         return found
-    entries = _entries(folder)
     adopted = adopt(folder) if entries and adopt is not None else None
     if entries and not adopted:
         shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")

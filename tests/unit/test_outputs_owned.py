@@ -179,3 +179,14 @@ def test_average_and_curves_refuse_to_write_over_what_they_read(tmp_path):
     summary.write_text("{}")
     assert "--plot" in user_error(draw_curves, [(tmp_path, summary)], summary)
     assert summary.read_text() == "{}"
+
+
+def test_a_folder_one_command_wrote_is_refused_to_another(tmp_path):
+    from translator.train.run_dir import RunDir
+
+    run = RunDir(tmp_path / "run")
+    run.create()
+    run.last.write_bytes(b"weights")
+    message = user_error(claim_folder, run.path, "--output", None, "export")
+    assert "--output" in message and "translator train" in message
+    assert run.last.read_bytes() == b"weights"

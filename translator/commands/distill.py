@@ -114,7 +114,8 @@ def distill(
 
         cfg = config_from_dict(engine.cfg.to_dict(), overrides=set_ or [])
     dc = decode_overrides(engine.cfg.decode, beam, len_penalty, None, None, batch_size, nbest)
-    before = {p.name for p in out.iterdir()} - _check_out(out, cfg)
+    ours = _check_out(out, cfg)
+    before = {p.name for p in out.iterdir()} - ours
     try:
         done = distill_corpora(engine, cfg, out, dc, nbest, model_stamps(checkpoint))
     finally:  # what a stopped run wrote is translator's too, for the next run to go on
