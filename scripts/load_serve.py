@@ -69,6 +69,7 @@ def start_server(args, port: int) -> subprocess.Popen:
     env = {**os.environ, **({"OMP_NUM_THREADS": str(args.threads)} if args.threads else {})}
     command = [sys.executable, "-m", "translator", "serve", "--checkpoint", args.checkpoint]
     command += ["--port", str(port), "--batching", args.batching, "--device", args.device]
+    Path(args.server_log).parent.mkdir(parents=True, exist_ok=True)
     log = open(args.server_log, "wb")  # noqa: SIM115 (the server writes to it until stopped)
     proc = subprocess.Popen(command, env=env, stdout=log, stderr=log)
     deadline = time.monotonic() + 120
@@ -170,7 +171,7 @@ def main() -> None:
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=None, help="OMP_NUM_THREADS of the server")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--server-log", default="results/load_serve_server.log")
+    p.add_argument("--server-log", default="runs/load_serve_server.log")
     p.add_argument("--output", default="results/load_serve.jsonl")
     args = p.parse_args()
     if not 0 < args.warmup < args.seconds:
