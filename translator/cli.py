@@ -194,7 +194,7 @@ def evaluate(
         raise UserError("--src and --ref go together: give both files or neither")
     glossary = Terms.read(terms, terms_ignore_case) if terms is not None else None
     guides = LineGuides(constraint_file=constraint_file, terms=glossary, terms_file=terms)
-    from translator.outputs import distinct_outputs
+    from translator.fileio.outputs import distinct_outputs
 
     inputs = {"--src": src, "--ref": ref, "--constraints": constraint_file, "--terms": terms}
     checkpoints = {f"--checkpoint {p}": p for p in checkpoint}

@@ -10,8 +10,8 @@ from typing import Annotated
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from translator.config.ranges import BATCH_SIZE, BEAM, LEN_PENALTY, MAX_LEN_A, MAX_LEN_B
 from translator.fileio import readable_file, writable_file
-from translator.ranges import BATCH_SIZE, BEAM, LEN_PENALTY, MAX_LEN_A, MAX_LEN_B
 
 
 def _plain_types(params) -> None:
@@ -171,7 +171,7 @@ def finite_number(value: float | None) -> float | None:
 
 
 def number_option(name: str, metavar: str, help: str, limits: tuple, **kwargs):
-    """A `--NAME N` option for a number in `limits` (both ends included, translator/ranges.py),
+    """A `--NAME N` option for a number in `limits` (both ends included, translator/config/ranges.py),
     which its help shows; a float option refuses inf and nan."""
     low, high = limits
     check = finite_number if isinstance(low, float) else None

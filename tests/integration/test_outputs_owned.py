@@ -9,7 +9,7 @@ import yaml
 from unit.test_export import needs_ct2, untrained
 from util import assert_user_error, cli, tiny_config
 
-from translator.outputs import MARKER
+from translator.fileio.outputs import MARKER
 
 
 @pytest.fixture(scope="module")

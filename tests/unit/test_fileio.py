@@ -39,7 +39,7 @@ def test_atomic_open_keeps_the_old_file_when_the_block_fails(tmp_path):
 
 
 def test_replace_folder_puts_the_new_folder_in_place_and_leaves_nothing_else(tmp_path):
-    from translator.outputs import replace_folder
+    from translator.fileio.outputs import replace_folder
 
     target = tmp_path / "data"
     for version in ("old", "new"):

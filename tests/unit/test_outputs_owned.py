@@ -1,4 +1,4 @@
-"""Outputs (translator/outputs.py): a command replaces or removes only what translator wrote;
+"""Outputs (translator/fileio/outputs.py): a command replaces or removes only what translator wrote;
 a folder of the user's is refused, and an output file that is also an input or another
 output is refused."""
 
@@ -12,7 +12,7 @@ from util import tiny_config, user_error
 from translator.config import config_from_dict
 from translator.data import prepare as prep
 from translator.data.corpora import prepare_corpora
-from translator.outputs import (
+from translator.fileio.outputs import (
     MARKER,
     claim_folder,
     distinct_outputs,

@@ -20,9 +20,9 @@ from translator.cli_options import (
     SetOpt,
     decode_overrides,
 )
+from translator.config.ranges import BEAM
 from translator.errors import UserError
-from translator.outputs import claim_folder
-from translator.ranges import BEAM
+from translator.fileio.outputs import claim_folder
 
 # What distill writes in its folder: NAME.SRC, NAME.TGT, NAME.ref.TGT, NAME.json ...
 _DISTILLED = re.compile(r"\.?train\d*\..+")
@@ -104,7 +104,7 @@ def distill(
     from translator.decode.distill import distill_corpora
     from translator.decode.resumable import model_stamps
     from translator.engines.load import load_engine
-    from translator.outputs import record
+    from translator.fileio.outputs import record
 
     engine = load_engine(checkpoint, device, quantize, ensemble)
     if config is not None:

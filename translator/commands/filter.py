@@ -100,7 +100,7 @@ def filter_pairs(
     from translator.data.readers import iter_pair_files
     from translator.engines.load import load_engine
     from translator.fileio import atomic_open
-    from translator.outputs import distinct_outputs
+    from translator.fileio.outputs import distinct_outputs
 
     if (keep is None) == (min_score is None):
         raise UserError("give either --keep SHARE (for example 0.9) or --min-score S")

@@ -52,7 +52,7 @@ def score(
     The sum is what a search adds up for that output, before its length penalty."""
     from translator.engines.load import load_engine
     from translator.fileio import atomic_open
-    from translator.outputs import distinct_outputs
+    from translator.fileio.outputs import distinct_outputs
 
     inputs = {"--src": src, "--tgt": tgt, **checkpoints(checkpoint)}
     distinct_outputs({"--output": output_file}, inputs)

@@ -30,8 +30,8 @@ from translator.cli_options import (
     number_option,
     output_option,
 )
+from translator.config.ranges import BEAM, SEED, TEMPERATURE
 from translator.errors import UserError
-from translator.ranges import BEAM, SEED, TEMPERATURE
 
 
 def translate(
@@ -127,7 +127,7 @@ def translate(
         terms,
     )
     guides.check(input_file)
-    from translator.outputs import distinct_outputs
+    from translator.fileio.outputs import distinct_outputs
 
     distinct_outputs(
         {"--output": output_file, "--plot-attention": plot_attention},

@@ -21,15 +21,15 @@ from translator.config.base import (
     Text,
 )
 from translator.config.languages import lang_tags
+from translator.config.ranges import BATCH_SIZE, BEAM, LEN_PENALTY, MAX_LEN_A, MAX_LEN_B, SEED
 from translator.models import family as families
-from translator.ranges import BATCH_SIZE, BEAM, LEN_PENALTY, MAX_LEN_A, MAX_LEN_B, SEED
 
 # Learning-rate schedules (translator/train/schedule.py); named here so reading a config needs no torch.
 Schedule = Literal["inverse_sqrt", "linear", "cosine"]
 SCHEDULES = typing.get_args(Schedule)
 
 # Numbers with both ends: the decoding settings and the seed as the command line takes them
-# (translator/ranges.py); corpus weights and time budgets small enough that sums of them and
+# (translator/config/ranges.py); corpus weights and time budgets small enough that sums of them and
 # products with them stay finite.
 Beam = Annotated[int, Ge(BEAM[0]), Le(BEAM[1])]
 LenPenalty = Annotated[float, Ge(LEN_PENALTY[0]), Le(LEN_PENALTY[1])]

@@ -40,7 +40,7 @@ from translator.data.readers import chunked
 from translator.data.tokenizer import Tokenizer, cache_dir
 from translator.errors import UserError
 from translator.fileio import atomic_write_bytes, file_digest
-from translator.outputs import (
+from translator.fileio.outputs import (
     MARKER,
     claim_folder,
     record,

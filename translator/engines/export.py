@@ -26,9 +26,9 @@ from translator import __version__
 from translator.config import config_from_dict
 from translator.errors import UserError, optional_import
 from translator.fileio import atomic_write_bytes, file_digest
+from translator.fileio.outputs import MARKER, claim_folder, mark, remove_own_tree, replace_folder
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import exporting
-from translator.outputs import MARKER, claim_folder, mark, remove_own_tree, replace_folder
 from translator.specials import BOS, EOS, UNK
 
 log = logging.getLogger(__name__)

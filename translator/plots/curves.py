@@ -59,7 +59,7 @@ def recorded_minutes(summary: dict) -> bool:
 def draw_curves(runs: list[tuple[Path, Path]], plot: Path) -> str:
     """Draw the runs, each (a run folder or summary file, its summary file), to `plot`; what
     the picture shows, in one line."""
-    from translator.outputs import distinct_outputs
+    from translator.fileio.outputs import distinct_outputs
     from translator.plots.figures import plot_curves
 
     distinct_outputs({"--plot": plot}, {f"RUN {file}": file for _, file in runs})

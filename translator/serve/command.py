@@ -21,7 +21,7 @@ from translator.cli_options import (
     decode_overrides,
     number_option,
 )
-from translator.ranges import BEAM
+from translator.config.ranges import BEAM
 from translator.serve.limits import Limits
 
 D = Limits()

@@ -100,7 +100,7 @@ def average_command(
         raise UserError("--last picks from a run folder's step checkpoints; give the folder")
     elif output is None:
         raise UserError("--output F.pt: where to write the average of the --checkpoint files")
-    from translator.outputs import distinct_outputs
+    from translator.fileio.outputs import distinct_outputs
 
     distinct_outputs({"--output": output}, {f"--checkpoint {p}": p for p in checkpoints})
     averaged = average_checkpoints(checkpoints)

@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 
 from translator.errors import UserError
-from translator.outputs import claim_folder, record
+from translator.fileio.outputs import claim_folder, record
 
 STEP_NAME = re.compile(r"step-(\d+)\.pt")
 # The names a run writes in its folder (step checkpoints apart), listed in its marker.

@@ -84,7 +84,7 @@ def claim_folder(
         try:
             folder.mkdir(parents=True, exist_ok=True)  # another rank may be making it
         except OSError as err:
-            raise UserError(f"{option} {folder} cannot be made: {err.strerror}") from None
+            raise UserError(f"{option} {folder} cannot be created: {err.strerror}") from None
     found = owned(folder)
     entries = _entries(folder)
     writer = _writer(folder) if found is not None else ""
