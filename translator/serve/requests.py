@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from translator.decode.user_text import valid
+from translator.errors import UserError
 from translator.serve.limits import LimitError, Limits
 
 
@@ -61,11 +63,9 @@ def check_unicode(value, where: str) -> None:
     text never reaches a tokenizer that shares a batch with other requests."""
     if isinstance(value, str):
         try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise LimitError(
-                422, f"{where}: not valid Unicode (a lone surrogate at character {err.start})"
-            ) from None
+            valid(value, where)
+        except UserError as err:
+            raise LimitError(422, err.message) from None
     elif isinstance(value, list):
         for i, item in enumerate(value):
             check_unicode(item, f"{where}.{i}")
