@@ -97,7 +97,7 @@ def test_current_data_is_reused_and_changed_data_prepared_again(tmp_path, caplog
     assert changed.manifest["pairs"] == 400
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "version", "manifest"])
+@pytest.mark.parametrize("damage", ["flip", "truncate", "version", "manifest", "mangled"])
 def test_a_damaged_or_foreign_folder_is_rebuilt(tmp_path, damage, caplog):
     cfg = config(tmp_path, corpus_folder(tmp_path / "d"), prepared_dir=str(tmp_path / "p"))
     first = prep.prepare(cfg)
@@ -111,8 +111,11 @@ def test_a_damaged_or_foreign_folder_is_rebuilt(tmp_path, damage, caplog):
         path.write_bytes(path.read_bytes()[:-100])
     else:
         manifest = json.loads((tmp_path / "p" / "manifest.json").read_text())
-        if damage == "version":
-            manifest["format"] = prep.FORMAT + 1
+        if damage in ("version", "mangled"):
+            if damage == "version":
+                manifest["format"] = prep.FORMAT + 1
+            else:  # an entry without its size, as a hand edit could leave it
+                del manifest["files"]["src.npy"]["bytes"]
             (tmp_path / "p" / "manifest.json").write_text(json.dumps(manifest))
         else:
             (tmp_path / "p" / "manifest.json").write_text("{not json")
@@ -217,3 +220,45 @@ def test_the_stream_resumes_at_the_exact_batch_and_stops_its_thread():
         assert (got.epoch, got.index) == (expected.epoch, expected.index)
         assert torch.equal(got.batch.tgt_out, expected.batch.tgt_out)
     resumed.close()
+
+
+GOOD_MANIFEST = {
+    "format": 1,
+    "key": "k",
+    "pairs": 3,
+    "tokenizer": {"sha256": "ab"},
+    "files": {"src.npy": {"bytes": 10, "sha1": "cd"}},
+}
+
+
+@pytest.mark.parametrize(
+    "path, value",
+    [
+        ((), []),
+        (("files",), ["src.npy"]),
+        (("files", "src.npy"), {"sha1": "cd"}),
+        (("files", "src.npy", "bytes"), -1),
+        (("files", "src.npy", "bytes"), True),
+        (("files", "src.npy", "sha1"), None),
+        (("files", "../src.npy"), {"bytes": 1, "sha1": "x"}),
+        (("pairs",), "3"),
+        (("tokenizer",), "ab"),
+        (("key",), 7),
+    ],
+)
+def test_a_manifest_of_another_shape_is_named_not_trusted(path, value):
+    """Each field `check_prepared` reads is checked for its type first: a mangled manifest
+    makes the folder stale (rebuilt), never a KeyError or TypeError."""
+    from translator.data.prepared import manifest_problem
+
+    assert manifest_problem(GOOD_MANIFEST) is None
+    manifest = json.loads(json.dumps(GOOD_MANIFEST))
+    if not path:
+        manifest = value
+    else:
+        *parents, last = path
+        node = manifest
+        for key in parents:
+            node = node[key]
+        node[last] = value
+    assert manifest_problem(manifest) is not None

@@ -24,7 +24,6 @@ import os
 import random
 import time
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,10 +31,10 @@ import numpy as np
 from translator import __version__
 from translator.config import Config
 from translator.data import npyfile
-from translator.data.batching import PairIds
 from translator.data.clean import clean_pairs, empty_after_cleaning
 from translator.data.corpus import Pair, Source, open_source
 from translator.data.encode import Chunk, Rules, encode_chunk, init_worker
+from translator.data.prepared import ARRAYS, FORMAT, Prepared, check_prepared, earlier_prepared
 from translator.data.readers import chunked
 from translator.data.tokenizer import Tokenizer, cache_dir
 from translator.errors import UserError
@@ -52,18 +51,7 @@ from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1  # bump when the folder layout changes
 CHUNK = 20_000  # pairs per task for a worker process
-ARRAYS = ("src", "src_offsets", "tgt", "tgt_offsets", "cost")
-
-
-@dataclass
-class Prepared:
-    folder: Path
-    manifest: dict
-    ids: PairIds
-    tokenizer: Tokenizer
-    dev: list[Pair]
 
 
 def _identity(cfg: Config, source: Source, tokenizer_sha: str | None, symbols=()) -> dict:
@@ -100,62 +88,13 @@ def folder_for(cfg: Config, key: str) -> Path:
     return cache_dir().parent / "prepared" / key
 
 
-def _earlier_prepared(folder: Path) -> set[str] | None:
-    """A prepared folder written without the output marker: its manifest lists every file
-    in it (so adopting it as translator's loses no file of the user's)."""
-    try:
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        listed = set(manifest["files"]) | {"manifest.json"}
-        names = {p.name for p in folder.iterdir()}
-        return names if "key" in manifest and names <= listed else None
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return None
-
-
 def _claim_parent(cfg: Config, folder: Path) -> None:
     """With several corpora, data.prepared_dir (which holds their folders) made or checked
     to be translator's before its lock file is put there."""
     if cfg.data.prepared_dir and folder != Path(cfg.data.prepared_dir):
         parent = Path(cfg.data.prepared_dir)
-        claim_folder(parent, "data.prepared_dir", _earlier_prepared, "prepare")
+        claim_folder(parent, "data.prepared_dir", earlier_prepared, "prepare")
         record(parent, [folder.name], "prepare")
-
-
-# ---------------------------------------------------------------- reading a prepared folder
-
-
-def check_prepared(folder: Path, key: str) -> tuple[Prepared | None, str]:
-    """The prepared data in `folder` if it is whole and made for `key`; else why not."""
-    path = folder / "manifest.json"
-    if not path.is_file():
-        return None, "absent"
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-        files, fmt = manifest["files"], manifest["format"]
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return None, "manifest.json is not readable"
-    if fmt != FORMAT:
-        return None, f"made by translator {manifest.get('translator', '?')} (format {fmt})"
-    if manifest.get("key") != key:
-        return None, "made for other data or settings"
-    for name, info in files.items():
-        p = folder / name
-        if not p.is_file() or p.stat().st_size != info["bytes"]:
-            return None, f"{name} is missing or has another size than when it was written"
-        if file_digest(p, "sha1") != info["sha1"]:
-            return None, f"{name} was changed after it was written"
-    try:
-        maps = [npyfile.Mapped(folder / f"{name}.npy") for name in ARRAYS]
-        models = [(folder / f"{side}.model") for side in ("src", "tgt")]
-        tokenizer = Tokenizer(*(m.read_bytes() if m.is_file() else None for m in models))
-        dev = [tuple(json.loads(line)) for line in (folder / "dev.jsonl").open(encoding="utf-8")]
-    except (OSError, ValueError, UserError) as err:
-        return None, f"unreadable ({err})"
-    n = manifest["pairs"]
-    if len(maps[4].array) != n or tokenizer.fingerprint() != manifest["tokenizer"]["sha256"]:
-        return None, "its arrays do not match its manifest"
-    ids = PairIds(*(m.array for m in maps[:4]), cost=maps[4].array, maps=maps)
-    return Prepared(folder, manifest, ids, tokenizer, dev), "ok"
 
 
 # ---------------------------------------------------------------- building one
@@ -378,7 +317,7 @@ def prepare(
     folder, key, identity = _wanted(cfg, tokenizer, source, symbols)
     _claim_parent(cfg, folder)
     with _locked(folder):
-        claim_folder(folder, "data.prepared_dir", _earlier_prepared, "prepare", make=False)
+        claim_folder(folder, "data.prepared_dir", earlier_prepared, "prepare", make=False)
         found, why = check_prepared(folder, key)
         if found is not None:
             log.info("prepared data: %s (%d pairs)", folder, found.manifest["pairs"])
