@@ -65,6 +65,20 @@ def test_every_source_line_gets_the_teachers_translation_once(corpus, tmp_path):
     assert done.entry() == f"{{train: {{src: {done.src}, tgt: {done.tgt}}}}}"
 
 
+@pytest.mark.parametrize("damage", ["{not json", "[]", '{"lines": "10"}', "\udcff"])
+def test_a_damaged_record_is_redone_not_a_traceback(corpus, tmp_path, damage, caplog):
+    cfg, _, _ = corpus
+    (done,) = run(cfg, tmp_path / "d")
+    record = tmp_path / "d" / "train.json"
+    record.write_bytes(damage.encode("utf-8", "surrogateescape"))
+    again = Teacher(cfg)
+    (redone,) = run(cfg, tmp_path / "d", again)
+    assert "train.json is not a record distill wrote" in caplog.text
+    assert again.lines == 10  # extracted and translated again, the same lines
+    assert redone.tgt.read_text().splitlines() == [f"SATZ {i}" for i in range(10)]
+    assert json.loads(record.read_text())["lines"] == 10
+
+
 def test_the_nbest_pick_keeps_the_hypothesis_closest_to_the_reference(corpus, tmp_path):
     cfg, _, _ = corpus
     (done,) = run(cfg, tmp_path / "d", nbest=3)

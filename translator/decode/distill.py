@@ -50,13 +50,27 @@ def one_line(text: str) -> str:
     return " ".join(text.splitlines())
 
 
+def _read_record(record: Path) -> dict | None:
+    """A record this command wrote, or None (logged) when it is not one: it only says what
+    is done, so a damaged one costs the work again, never a traceback."""
+    try:
+        saved = json.loads(record.read_text(encoding="utf-8"))
+        lines = saved.get("lines") if isinstance(saved, dict) else None
+    except (OSError, ValueError, UnicodeDecodeError):
+        lines = None
+    if isinstance(lines, int) and not isinstance(lines, bool) and lines > 0:
+        return saved
+    log.warning("%s is not a record distill wrote: its corpus is extracted again", record)
+    return None
+
+
 def extract(source, src_file: Path, ref_file: Path, record: Path) -> dict:
     """Write the corpus's sources and references, unless an earlier run wrote these same
     ones; the record of what the folder holds ("lines": how many)."""
     stamp = {"corpus": source.fingerprint, "description": source.description}
     if record.is_file() and src_file.is_file() and ref_file.is_file():
-        saved = json.loads(record.read_text(encoding="utf-8"))
-        if saved.get("corpus") == stamp:
+        saved = _read_record(record)
+        if saved is not None and saved.get("corpus") == stamp:
             return saved
     lines = 0
     with (
