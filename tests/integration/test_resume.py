@@ -78,3 +78,30 @@ def test_two_processes_resume_exactly_each_with_its_own_random_state(tmp_path):
     cfg = config_from_dict({**DDP, "run_dir": str(tmp_path / "halves")})
     message = user_error(Trainer, cfg, resume=True)
     assert "saved by 2 process(es) and this run has 1" in message
+
+
+def _moments_transposed(ts):
+    moments = ts["optimizer"]["state"].values()
+    state = next(
+        s for s in moments if s["exp_avg"].dim() == 2 and len(set(s["exp_avg"].shape)) == 2
+    )
+    state["exp_avg"] = state["exp_avg"].t().contiguous()
+
+
+DAMAGE = {
+    "optimizer": _moments_transposed,
+    "progress": lambda ts: ts["progress"].update(step="12"),
+    "rng": lambda ts: ts["rng"].update(torch="not a state"),
+}
+
+
+@pytest.mark.parametrize("key", sorted(DAMAGE))
+def test_a_training_state_of_another_shape_is_named_not_a_traceback(saved_run, tmp_path, key):
+    """An edited last.pt: each part of its train_state is checked as it is restored, so a
+    value torch would take and fail on later is refused at once, naming the key."""
+    run_dir = copy_of(saved_run, tmp_path)
+    raw = torch.load(run_dir / "last.pt", weights_only=False)
+    DAMAGE[key](raw["train_state"])
+    torch.save(raw, run_dir / "last.pt")
+    message = user_error(Trainer, configured(run_dir), resume=True)
+    assert message.startswith(f"cannot resume {run_dir / 'last.pt'}: key 'train_state.{key}'")

@@ -109,7 +109,7 @@ class TrainingReport:
 
     def restore(self, progress: dict) -> None:
         """Resuming: the saved progress, and validations.jsonl cut back to it."""
-        self.state = TrainState(**progress)
+        self.state = TrainState.saved(progress)
         self.validations.restart(self.state.history)
 
     def synced(self, stats: StepStats) -> None:

@@ -10,6 +10,7 @@ device and precision, decoding) may change; the changes are logged.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 
@@ -85,6 +86,48 @@ def check_resumable(ckpt: Checkpoint, cfg: Config, processes: int, where: str) -
         log.info(f"resuming with changed settings: {describe_changes(changes)}")
 
 
+@contextlib.contextmanager
+def saved_part(where: str, key: str):
+    """Restoring `train_state.<key>` of last.pt: a value of another shape (an edited or
+    foreign file) is a one-line error naming the key, not a traceback from torch."""
+    try:
+        yield
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, RuntimeError) as err:
+        first = (str(err).splitlines() or [""])[0][:120]
+        raise UserError(
+            f"cannot resume {where}: key 'train_state.{key}' is not what training saved "
+            f"({type(err).__name__}: {first})",
+            "resume from the last.pt that training wrote",
+        ) from None
+
+
+def check_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
+    """torch loads an optimizer state whose moments have other shapes than the weights and
+    fails only at the first step; here it fails at once (a ValueError for saved_part)."""
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            for key, value in optimizer.state.get(p, {}).items():
+                if isinstance(value, torch.Tensor) and value.dim() and value.shape != p.shape:
+                    raise ValueError(
+                        f"its {key} has shape {tuple(value.shape)} for a weight of {tuple(p.shape)}"
+                    )
+
+
+def restore_training(saved: Checkpoint, where: str, optimizer, scaler, ema, report) -> None:
+    """What last.pt holds beyond the weights, each part checked as it is restored."""
+    with saved_part(where, "optimizer"):
+        optimizer.load_state_dict(saved.optimizer)
+        check_optimizer_state(optimizer)
+    with saved_part(where, "scaler"):
+        if saved.scaler:
+            scaler.load_state_dict(saved.scaler)
+    with saved_part(where, "ema"):
+        if ema:  # ema_decay cannot change on resume: a saved run with it saved its EMA
+            ema.load_state_dict(saved.ema, where)
+    with saved_part(where, "progress"):
+        report.restore(saved.progress)
+
+
 # -- random state ------------------------------------------------------------------------------
 def capture_rng() -> dict:
     rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
@@ -98,16 +141,17 @@ def gather_rng(group: Group) -> list[dict]:
     return all_gather(capture_rng(), group)
 
 
-def restore_rng(ckpt: Checkpoint, group: Group) -> None:
+def restore_rng(ckpt: Checkpoint, group: Group, where: str) -> None:
     """This process's own saved random state. A file that predates per-process state holds
     rank 0's alone: the other ranks then keep the state they were seeded with."""
     if group.rank >= len(ckpt.rng):
         return
-    rng = ckpt.rng[group.rank]
-    torch.set_rng_state(rng["torch"])
-    random.setstate(rng["python"])
-    if torch.cuda.is_available() and rng.get("cuda"):
-        torch.cuda.set_rng_state_all(rng["cuda"])
+    with saved_part(where, "rng"):
+        rng = ckpt.rng[group.rank]
+        torch.set_rng_state(rng["torch"])
+        random.setstate(rng["python"])
+        if torch.cuda.is_available() and rng.get("cuda"):
+            torch.cuda.set_rng_state_all(rng["cuda"])
     if group.main and len(ckpt.rng) < group.world:
         log.warning(
             f"the checkpoint holds the random state of {len(ckpt.rng)} process(es) (written by "

@@ -7,10 +7,12 @@ import contextlib
 import enum
 import logging
 import sys
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
 from translator.errors import UserError
+
+FIELD_TYPES = {float: (int, float)}  # a float field may hold a whole number
 
 
 @dataclass
@@ -32,6 +34,20 @@ class TrainState:
     # the run's expected length in steps, re-estimated at each log step under a time budget
     # (the linear and cosine schedules decay to zero there); 0 = train.max_steps
     planned_steps: float = 0.0
+
+    @classmethod
+    def saved(cls, progress) -> TrainState:
+        """The state a checkpoint holds, each field of the type this class gives it (a
+        TypeError naming the first that is not: the file was edited or is not ours)."""
+        if not isinstance(progress, dict):
+            raise TypeError(f"a table is expected, got {type(progress).__name__}")
+        state = cls(**progress)
+        for f in fields(cls):
+            kind = list if f.default is MISSING else type(f.default)
+            value = getattr(state, f.name)
+            if isinstance(value, bool) or not isinstance(value, FIELD_TYPES.get(kind, kind)):
+                raise TypeError(f"{f.name} is {type(value).__name__}, not {kind.__name__}")
+        return state
 
 
 class RunLog:

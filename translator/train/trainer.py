@@ -37,7 +37,7 @@ from translator.train.ema import WeightEMA
 from translator.train.feed import TrainingData
 from translator.train.finetune import initial_checkpoint
 from translator.train.report import StepStats, TrainingReport
-from translator.train.resume import check_resumable, gather_rng, restore_rng
+from translator.train.resume import check_resumable, gather_rng, restore_rng, restore_training
 from translator.train.run_dir import RunDir
 from translator.train.schedule import planned_steps, scheduled_lr
 from translator.train.state import RunLog, Stop, StopKind, TrainState
@@ -134,13 +134,8 @@ class Trainer:
     def _restore(self, saved: Checkpoint) -> None:
         where = str(self.run_dir.last)
         saved.load_weights(self.model, where)
-        self.optimizer.load_state_dict(saved.optimizer)
-        if saved.scaler:
-            self.updater.scaler.load_state_dict(saved.scaler)
-        if self.ema:  # ema_decay cannot change on resume: a saved run with it saved its EMA
-            self.ema.load_state_dict(saved.ema, where)
-        self.report.restore(saved.progress)
-        restore_rng(saved, self.group)
+        restore_training(saved, where, self.optimizer, self.updater.scaler, self.ema, self.report)
+        restore_rng(saved, self.group, where)
         st = self.state
         log.info(f"resumed from step {st.step} (epoch {st.epoch}, batch {st.batch_in_epoch})")
 
