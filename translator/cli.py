@@ -198,7 +198,8 @@ def evaluate(
 
     inputs = {"--src": src, "--ref": ref, "--constraints": constraint_file, "--terms": terms}
     checkpoints = {f"--checkpoint {p}": p for p in checkpoint}
-    distinct_outputs({"--output": output, "--plot": plot}, {**inputs, **checkpoints})
+    written = {"--output": output, "--plot": plot}
+    distinct_outputs(written, {**inputs, **checkpoints})
     models = [checkpoint] if ensemble else [[path] for path in checkpoint]
     if output is not None and len(models) > 1:
         raise UserError("--output takes one --checkpoint (or --ensemble); give one model at a time")
@@ -213,7 +214,7 @@ def evaluate(
         dc = decode_overrides(cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size)
         files, lengths = (src, ref), by_length or plot is not None
         result, hyps = evaluate_translator(
-            translator, cfg.data, cfg.seed, dc, split, files, lengths, guides
+            translator, cfg.data, cfg.seed, dc, split, files, lengths, guides, written
         )
         result["checkpoint"] = path
         result["direction"] = f"{cfg.data.src_lang}-{cfg.data.tgt_lang}"

@@ -124,6 +124,18 @@ def test_translate_and_eval_refuse_to_write_over_their_input(ckpt, tmp_path):
     assert (tmp_path / "c" / "train.en").read_text().startswith("A dog 0.")
 
 
+def test_eval_refuses_to_write_over_the_test_file_its_config_names(ckpt, tmp_path):
+    """The test split comes from the model's config (here data.test through --set), not
+    from an option: an --output naming its reference is refused all the same."""
+    files = corpus(tmp_path / "c")
+    before = (tmp_path / "c" / "train.en").read_text()
+    result = cli("eval", "--checkpoint", str(ckpt), "--set", f"data.test.src={files['src']}",
+                 "--set", f"data.test.tgt={files['tgt']}", "--output", files["tgt"],
+                 "--device", "cpu")  # fmt: skip
+    assert_user_error(result, "--output", "model's data", "train.en")
+    assert (tmp_path / "c" / "train.en").read_text() == before
+
+
 def test_train_refuses_a_run_dir_that_holds_the_users_files(tmp_path):
     mine = tmp_path / "project"
     mine.mkdir()

@@ -67,6 +67,7 @@ class Source:
     streams: dict[str, Callable[[], Iterator[Pair]]]  # "train"/"dev"/"test" -> a new stream
     fingerprint: dict[str, Any]
     labels: dict[str, str] = field(default_factory=dict)  # split -> its own files, for reports
+    files: tuple[Path, ...] = ()  # the local files it reads, which no output may replace
 
     def pairs(self, name: str) -> Iterator[Pair]:
         return self.streams[name]()
@@ -275,7 +276,7 @@ def _load_dir(cfg: DataConfig) -> Source:
             f"data.dir: no corpus found in {folder}; expected {{split}}.{{lang}}[.gz] "
             "text files, {split}.tsv, {split}.jsonl or a datasets save_to_disk folder"
         )
-    return Source(f"{folder} ({kind})", streams, {"files": _file_stats(used)})
+    return Source(f"{folder} ({kind})", streams, {"files": _file_stats(used)}, files=tuple(used))
 
 
 def _load_demo(cfg: DataConfig, seed: int) -> Source:
@@ -332,7 +333,8 @@ def with_own_files(cfg: DataConfig, own: list[str], base: Source | None) -> Sour
     # Test files are not prepared: changing them must not make training prepare again.
     prints = {n: _file_stats([Path(p) for p in listed[n]]) for n in own if n != "test"}
     fingerprint = {"files": prints, "base": base.fingerprint if base else None}
-    return Source(desc, streams, fingerprint, labels)
+    files = (base.files if base else ()) + tuple(Path(p) for n in own for p in listed[n])
+    return Source(desc, streams, fingerprint, labels, files)
 
 
 # ---------------------------------------------------------------- entry points

@@ -71,19 +71,30 @@ def honoured(hypotheses: list[str], phrases: list[list[str]]) -> dict:
 
 
 def evaluate_translator(
-    translator, data, seed: int, dc, split: str, files, with_lengths: bool, guides=None
+    translator,
+    data,
+    seed: int,
+    dc,
+    split: str,
+    files,
+    with_lengths: bool,
+    guides=None,
+    outputs=None,
 ) -> tuple[dict, list[str]]:
     """Decode `split` of the data section `data` (or the (source, reference) `files` when
     given) with the decode settings `dc` and score it: (scores and settings, hypotheses);
     `with_lengths` adds BLEU by source length; `guides` (line_guides.LineGuides, a line per
-    sentence) adds required phrases, and how many the translations hold."""
+    sentence) adds required phrases, and how many the translations hold; `outputs` (option
+    -> path): files the command writes, refused if they name one of the data's files."""
     from translator.data.corpus import open_source, read_pair_files
+    from translator.fileio.outputs import distinct_outputs
 
     src, ref = files
     if src is not None:
         pairs, what = read_pair_files(src, ref), f"{src} -> {ref}"
     else:
         source = open_source(data, seed)  # the training split is not read
+        distinct_outputs(outputs, {f"of the model's data ({f.name})": f for f in source.files})
         pairs = list(source.pairs(split))
         what = source.label(split)
     if not pairs:  # sacreBLEU has no score for no sentences; a score of 0 would mislead
