@@ -16,7 +16,7 @@ from translator.config import TokenizerConfig
 from translator.data.tokenizer import Tokenizer
 from translator.decode.guide import Guides
 from translator.decode.line_guides import LineGuides, Terms
-from translator.decode.user_text import blank, folded
+from translator.data.user_text import blank, folded
 
 PAIRS = [
     (f"Der Hund {i} läuft über die Straße, Café!", f"The dog {i} runs across the street, café!")
@@ -142,3 +142,11 @@ def test_the_cli_names_the_option_of_a_blank_or_invalid_phrase(tmp_path):
     assert_user_error(cli(*base, "--prefix", "\u2060", "x"), "--prefix", "holds no text")
     # a byte that is not UTF-8 arrives as a lone surrogate
     assert_user_error(cli(*base, "--constraint", "dog\udcff", "x"), "--constraint: not valid")
+
+
+def test_scoring_a_lone_surrogate_names_its_side_and_line(translator):
+    """Every text reaches the model through the tokenizer, which names what it cannot take:
+    the in-process score API too, where no command checked the lines first."""
+    message = user_error(translator.score, ["Der Hund.", "Die Katze."], ["The dog.", "\udcff"])
+    assert message.startswith("target line 2: not valid Unicode (lone surrogate U+DCFF)")
+    assert "source line 1" in user_error(translator.tokenizer.encode_src, ["\ud800"])

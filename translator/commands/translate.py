@@ -115,7 +115,7 @@ def translate(
     text = utf8_arguments(text or [])
     if output_file is not None and input_file is None:
         raise UserError("--output needs --input F (arguments and stdin go to standard output)")
-    from translator.decode.user_text import phrase
+    from translator.data.user_text import phrase
 
     # a --prefix or --constraint of nothing visible is refused here, where the option is known
     guides = LineGuides(

@@ -22,6 +22,7 @@ import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
 from translator.config import TokenizerConfig
+from translator.data.user_text import valid
 from translator.errors import UserError
 from translator.specials import BOS, EOS, PAD, UNK
 
@@ -163,11 +164,11 @@ class Tokenizer:
         return self.tgt.get_piece_size()
 
     def encode_src(self, lines: list[str]) -> list[list[int]]:
-        return [ids + [EOS] for ids in self.src.encode(lines, out_type=int)]
+        return [ids + [EOS] for ids in _encoded(self.src, lines, "source")]
 
     def encode_tgt(self, lines: list[str]) -> list[list[int]]:
         """Target ids framed as <bos> ... <eos>."""
-        return [[BOS] + ids + [EOS] for ids in self.tgt.encode(lines, out_type=int)]
+        return [[BOS] + ids + [EOS] for ids in _encoded(self.tgt, lines, "target")]
 
     def decode_tgt(self, ids: list[list[int]]) -> list[str]:
         """Texts of target ids (specials dropped). Byte-fallback pieces can spell a line
@@ -220,3 +221,16 @@ class Tokenizer:
         if cfg.joint:
             return cls(train_cached(src + tgt, cfg, seed, symbols))
         return cls(train_cached(src, cfg, seed, symbols), train_cached(tgt, cfg, seed))
+
+
+def _encoded(sp: spm.SentencePieceProcessor, lines: list[str], side: str) -> list[list[int]]:
+    """sentencepiece's ids of `lines`; a line it cannot take (not valid Unicode: a lone
+    surrogate, which a Python caller can pass) is a one-line error naming the line."""
+    try:
+        return sp.encode(lines, out_type=int)
+    except TypeError:
+        for i, line in enumerate(lines, 1):
+            if not isinstance(line, str):
+                raise UserError(f"{side} line {i}: text expected, got {type(line).__name__}")
+            valid(line, f"{side} line {i}")
+        raise

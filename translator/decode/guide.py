@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from translator.decode.user_text import blank, checked
+from translator.data.user_text import blank, checked
 from translator.errors import UserError
 
 

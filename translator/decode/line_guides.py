@@ -11,7 +11,7 @@ from itertools import islice
 from pathlib import Path
 
 from translator.data.readers import iter_lines
-from translator.decode.user_text import blank, folded, phrase
+from translator.data.user_text import blank, folded, phrase
 from translator.errors import UserError
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from translator.decode.user_text import valid
+from translator.data.user_text import valid
 from translator.errors import UserError
 from translator.serve.limits import LimitError, Limits
 
