@@ -14,9 +14,9 @@ from util import assert_user_error, cli, fuzz_examples, tiny_config, user_error
 
 from translator.config import TokenizerConfig
 from translator.data.tokenizer import Tokenizer
+from translator.data.user_text import blank, folded
 from translator.decode.guide import Guides
 from translator.decode.line_guides import LineGuides, Terms
-from translator.data.user_text import blank, folded
 
 PAIRS = [
     (f"Der Hund {i} läuft über die Straße, Café!", f"The dog {i} runs across the street, café!")

@@ -231,6 +231,8 @@ def _encoded(sp: spm.SentencePieceProcessor, lines: list[str], side: str) -> lis
     except TypeError:
         for i, line in enumerate(lines, 1):
             if not isinstance(line, str):
-                raise UserError(f"{side} line {i}: text expected, got {type(line).__name__}")
+                raise UserError(
+                    f"{side} line {i}: text expected, got {type(line).__name__}"
+                ) from None
             valid(line, f"{side} line {i}")
         raise

@@ -12,11 +12,11 @@ import torch
 from translator.config import Config, DecodeConfig
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer
+from translator.data.user_text import valid
 from translator.decode.guide import Guides
 from translator.decode.rules import cut, nbest_problem
 from translator.decode.score import Score, score_in_batches, teacher_forced
 from translator.decode.search import decode
-from translator.data.user_text import valid
 from translator.errors import UserError
 from translator.models.base import Seq2Seq
 from translator.progress import progress_bar
