@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -113,3 +114,35 @@ def with_batcher(translator, coroutine, **limits):
     finally:
         batcher.stop()
         decoder.join()
+
+
+def expected(translator, texts, beam, nbest=1):
+    """What the translator itself gives `texts` at this beam: what the server must answer."""
+    dc = translator.cfg.decode.replace(beam=beam)
+    return translator.translate(texts, dc, nbest=nbest)
+
+
+def assert_error(answer, status: int, *words: str):
+    """An answer of `status` whose body is one line of JSON, {"error": ...} holding `words`."""
+    code, body, raw = answer
+    assert code == status, (code, raw)
+    assert isinstance(body, dict) and set(body) == {"error"}, raw
+    assert b"\n" not in raw.strip() and "Traceback" not in body["error"], raw
+    for word in words:
+        assert word in body["error"], (word, body)
+
+
+def concurrently(n: int, work) -> list:
+    """work(i) for i in range(n), each on its own thread, all released at once."""
+    barrier, out = threading.Barrier(n), [None] * n
+
+    def run(i):
+        barrier.wait()
+        out[i] = work(i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return out

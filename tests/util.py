@@ -3,10 +3,14 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from hypothesis import strategies as st
 
 from translator.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[1]  # the repository
 
 
 def user_error(fn, *args, **kwargs) -> str:
@@ -187,3 +191,13 @@ def fuzz_examples(n: int) -> int:
     from hypothesis import settings
 
     return n * 20 if settings._current_profile == "fuzz" else n
+
+
+# YAML-like values of any shape: what a config file may hold after a careless edit.
+yaml_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=10,
+)

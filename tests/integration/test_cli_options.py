@@ -6,7 +6,7 @@ import re
 from importlib.metadata import version
 
 import pytest
-from unit.test_cli_options import CHANGED, COMMANDS, OPTIONS, SENTENCES  # noqa: F401
+from commandline import CHANGED, COMMANDS, OPTIONS, SENTENCES
 from util import cli, tiny_config
 
 from translator.config import config_from_dict

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import textwrap
 
-from unit.test_config_reference import ROOT, _real_keys  # noqa: F401
+from util import ROOT
 
 
 def test_neither_the_config_nor_the_reference_loads_torch():

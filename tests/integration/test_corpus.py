@@ -4,7 +4,7 @@ is a one-line UserError that names the file, line or config key."""
 from __future__ import annotations
 
 import pytest
-from unit.test_corpus import CLEAN_TRAIN, DEV, EXPECTED, MULTI30K, SPLITS, TEST, TRAIN  # noqa: F401
+from corpora import MULTI30K
 
 from translator.config import DataConfig
 from translator.data.corpus import load_corpus

@@ -2,7 +2,7 @@
 
 import json
 
-from unit.test_curves import summary  # noqa: F401
+from training import summary
 from util import cli
 
 from translator.plots.curves import read_summary

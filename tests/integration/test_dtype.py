@@ -1,11 +1,11 @@
 """Training in bf16 on a CPU without native bf16: the recurrent families train, warning once
-(tests/unit/test_dtype.py has the rules; importing it runs oneDNN's first primitive)."""
+(tests/unit/test_dtype.py has the rules; importing tests/dtypes.py runs oneDNN's first
+primitive)."""
 
 import logging
 
 import pytest
 import torch
-from unit.test_dtype import BF16_FLAGS, CPU, NATIVE  # noqa: F401
 from util import tiny_config
 
 from translator.config import config_from_dict

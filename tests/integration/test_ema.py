@@ -3,7 +3,7 @@ holds, and an exact resume of the average."""
 
 import pytest
 import torch
-from unit.test_ema import EMA  # noqa: F401
+from training import EMA
 from util import user_error
 
 import translator.train.trainer

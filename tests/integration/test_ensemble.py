@@ -3,7 +3,6 @@
 import json
 
 import pytest
-from unit.test_ensemble import SEARCHES  # noqa: F401
 from util import cli, tiny_config, user_error
 
 from translator.config import config_from_dict

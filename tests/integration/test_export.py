@@ -7,8 +7,8 @@ import sys
 
 import pytest
 import torch
-from unit.test_export import DEMO, ROOT, agreement, needs_ct2, untrained  # noqa: F401
-from util import assert_user_error, cli, user_error
+from checkpoints import DEMO, agreement, needs_ct2, untrained
+from util import ROOT, assert_user_error, cli, user_error
 
 from translator.config import config_from_dict
 from translator.data.corpus import load_split

@@ -7,7 +7,8 @@ import logging
 
 import pytest
 import yaml
-from unit.test_logs import TINY, validations  # noqa: F401
+from training import LOGS_TINY as TINY
+from training import validations
 from util import cli
 
 from translator.config import config_from_dict

@@ -6,7 +6,7 @@ import json
 
 import pytest
 import yaml
-from unit.test_export import needs_ct2, untrained
+from checkpoints import needs_ct2, untrained
 from util import assert_user_error, cli, tiny_config
 
 from translator.fileio.outputs import MARKER

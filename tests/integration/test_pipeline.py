@@ -6,7 +6,7 @@ import os
 import pytest
 import torch
 import yaml
-from unit.test_pipeline import TINY  # noqa: F401
+from training import PIPELINE_TINY as TINY
 from util import cli, tiny_config
 
 from translator.config import config_from_dict

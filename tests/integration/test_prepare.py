@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import yaml
-from unit.test_prepare import PAIRS, config, corpus_folder  # noqa: F401
+from corpora import corpus_folder
 from util import tiny_config
 
 

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from unit.test_readme_walkthrough import ROOT, SECTION, TINY, walkthrough_commands  # noqa: F401
+from project import WALKTHROUGH_TINY as TINY
+from project import walkthrough_commands
+from util import ROOT
 
 
 def _free_port() -> int:

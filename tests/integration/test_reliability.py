@@ -10,7 +10,8 @@ import time
 import pytest
 import torch
 import yaml
-from unit.test_reliability import TINY, WRITER, yaml_values  # noqa: F401
+from checkpoints import WRITER
+from training import FAULTS_TINY as TINY
 
 from translator.errors import UserError
 from translator.models.checkpoint import load_checkpoint, save_checkpoint

@@ -6,7 +6,8 @@ import shutil
 
 import pytest
 import torch
-from unit.test_resume import DDP, TINY, torchrun  # noqa: F401
+from training import DDP, torchrun
+from training import RESUME_TINY as TINY
 from util import user_error
 
 from translator.config import config_from_dict

@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-from unit.test_rnn import ATTENTION, VARIANTS, VOCAB  # noqa: F401
 
 from translator.config import TokenizerConfig
 from translator.data.batching import pad_ids

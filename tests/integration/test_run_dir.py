@@ -5,7 +5,7 @@ import json
 
 import pytest
 import yaml
-from unit.test_run_dir import trainer  # noqa: F401
+from training import two_step_trainer as trainer
 from util import assert_user_error, cli, tiny_config
 
 from translator.errors import UserError

@@ -1,6 +1,5 @@
 """translate --sampling: top-k and nucleus sampling over the search's loop, seeded."""
 
-from unit.test_sampling import DC, draws  # noqa: F401
 from util import cli
 
 

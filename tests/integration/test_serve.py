@@ -8,25 +8,11 @@ import threading
 import time
 
 import pytest
-from serving import SENTENCES, Server, get, post, request
+from serving import SENTENCES, Server, assert_error, concurrently, expected, get, post, request
 from util import cli
 
 pytest.importorskip("fastapi", reason="the `serve` extra (fastapi) is not installed")
 pytest.importorskip("uvicorn", reason="the `serve` extra (uvicorn) is not installed")
-
-
-def expected(translator, texts, beam, nbest=1):
-    dc = translator.cfg.decode.replace(beam=beam)
-    return translator.translate(texts, dc, nbest=nbest)
-
-
-def assert_error(answer, status: int, *words: str):
-    code, body, raw = answer
-    assert code == status, (code, raw)
-    assert isinstance(body, dict) and set(body) == {"error"}, raw
-    assert b"\n" not in raw.strip() and "Traceback" not in body["error"], raw
-    for word in words:
-        assert word in body["error"], (word, body)
 
 
 def wait_until(srv: Server, ready) -> None:
@@ -34,22 +20,6 @@ def wait_until(srv: Server, ready) -> None:
     deadline = time.monotonic() + 30
     while not ready(get(srv.url + "/health")[1]):
         assert time.monotonic() < deadline, "the server never reached the awaited state"
-
-
-def concurrently(n: int, work) -> list:
-    """work(i) for i in range(n), each on its own thread, all released at once."""
-    barrier, out = threading.Barrier(n), [None] * n
-
-    def run(i):
-        barrier.wait()
-        out[i] = work(i)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    return out
 
 
 def test_answers_equal_the_translators_own(server, transformer):

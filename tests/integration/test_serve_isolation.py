@@ -3,9 +3,7 @@ field in both batching modes, the server goes on, and good requests beside bad o
 their answers."""
 
 import pytest
-from serving import Server, post
-
-from integration.test_serve import assert_error, concurrently, expected
+from serving import Server, assert_error, concurrently, expected, post
 
 pytest.importorskip("fastapi", reason="the `serve` extra (fastapi) is not installed")
 

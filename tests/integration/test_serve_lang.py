@@ -7,11 +7,10 @@ import urllib.parse
 
 import pytest
 from browser import Browser, chromium
-from serving import Server, get, post
-from unit.test_serve_lang import checkpoint
+from checkpoints import multilingual_checkpoint as checkpoint
+from serving import Server, assert_error, concurrently, get, post
 from util import assert_user_error, cli
 
-from integration.test_serve import assert_error, concurrently
 from translator.engines.load import load_engine
 
 pytest.importorskip("fastapi", reason="the `serve` extra (fastapi) is not installed")

@@ -8,9 +8,7 @@ import urllib.parse
 
 import pytest
 from browser import Browser, chromium
-from serving import SENTENCES, Server, get, post
-
-from integration.test_serve import assert_error
+from serving import SENTENCES, Server, assert_error, get, post
 
 
 def check_prefixes(url: str, translator, long: tuple) -> None:

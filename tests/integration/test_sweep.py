@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import yaml
-from unit.test_sweep import ROOT, load_sweep  # noqa: F401
+from project import load_sweep
 from util import tiny_config
 
 

@@ -4,18 +4,7 @@ joint and per-side vocabularies, state round trips and the on-disk model cache."
 from __future__ import annotations
 
 import pytest
-from unit.test_tokenizer import (  # noqa: F401
-    DE_PLACE,
-    DE_SUBJ,
-    DE_VERB,
-    NEW_TARGETS,
-    PAIRS,
-    SOURCES,
-    TARGETS,
-    VOCAB,
-    make_pairs,
-    pieces,
-)
+from phrases import NEW_TARGETS, PAIRS, SOURCES, TARGETS, VOCAB, pieces
 
 from translator.config import TokenizerConfig
 from translator.data.tokenizer import BOS, EOS, PAD, UNK, Tokenizer

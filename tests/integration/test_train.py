@@ -4,7 +4,7 @@ import time
 
 import pytest
 import torch
-from unit.test_train import TINY, trainer  # noqa: F401
+from training import tiny_trainer as trainer
 from util import tiny_config
 
 from translator.config import config_from_dict

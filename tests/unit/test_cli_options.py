@@ -4,6 +4,7 @@ eval and serve share, with a PyTorch checkpoint and with a CTranslate2 export.""
 from functools import partial
 
 import typer
+from commandline import COMMANDS
 from util import cli
 
 from translator.cli import app
@@ -11,20 +12,6 @@ from translator.cli_options import decode_overrides
 from translator.config import DecodeConfig
 
 cli = partial(cli, timeout=300)
-COMMANDS = [
-    "train",
-    "prepare",
-    "average",
-    "eval",
-    "translate",
-    "export",
-    "curves",
-    "serve",
-    "score",
-    "filter",
-    "distill",
-]
-SENTENCES = ["Ein Hund läuft.", "Die alte Frau liest ein Buch.", "Zwei Katzen spielen."]
 
 
 # -- help -------------------------------------------------------------------------------------
@@ -50,7 +37,3 @@ def test_decode_overrides_replace_only_what_is_given():
     # the K best need a beam of K at least
     assert decode_overrides(dc, beam=3, nbest=5).beam == 5
     assert decode_overrides(dc, beam=3, nbest=2).beam == 3
-
-
-OPTIONS = ["--beam", "3", "--len-penalty", "0", "--max-len-a", "0", "--max-len-b", "3"]
-CHANGED = dict(beam=3, len_penalty=0.0, max_len_a=0.0, max_len_b=3, batch_size=2)

@@ -5,15 +5,13 @@ from __future__ import annotations
 import importlib.util
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from project import real_keys as _real_keys
+from util import ROOT
 
 from translator.config import Config, CorpusConfig
-from translator.config.base import Section
 from translator.models import family as families
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_script():
@@ -37,18 +35,6 @@ def test_the_page_is_current(ref, capsys):
 
 def test_every_key_has_a_description(ref):
     assert ref.undocumented(ref.sections()) == []
-
-
-def _real_keys(obj, prefix: str = "") -> dict[str, object]:
-    """Every key of a config object and its default, as the loader knows them."""
-    out = {}
-    for name in type(obj).model_fields:
-        value = getattr(obj, name)
-        if isinstance(value, Section):
-            out.update(_real_keys(value, f"{prefix}{name}."))
-        else:
-            out[prefix + name] = value
-    return out
 
 
 def test_the_page_lists_the_keys_and_defaults_the_loader_has(ref):

@@ -3,14 +3,15 @@ phrase appears in every output, sentences with different phrases share a batch, 
 phrases the search gives what the plain beam search gives."""
 
 import pytest
+from decoding import FAMILIES
+from decoding import family_model as build
+from decoding import prefixed_batch as sources
 from util import model_score
 
 from translator.config import DecodeConfig
 from translator.decode.constrained import Progress, allocate, constrained_beam_search
 from translator.decode.search import beam_search
 from translator.specials import PAD
-from unit.test_prefix import FAMILIES, build
-from unit.test_prefix import batch as sources
 
 DC = DecodeConfig(beam=4, max_len_a=1.0, max_len_b=4, len_penalty=0.6)
 

@@ -12,35 +12,26 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from corpora import (
+    CLEAN_TRAIN,
+    DEV,
+    EXPECTED,
+    SPLITS,
+    TEST,
+    TRAIN,
+    record,
+    write,
+    write_jsonl_layout,
+    write_saved_layout,
+    write_text_layout,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from translator.config import DataConfig
 from translator.data.clean import clean_pairs
-from translator.data.corpus import Corpus, load_corpus, read_lines, read_pair_files
+from translator.data.corpus import load_corpus, read_lines, read_pair_files
 from translator.errors import UserError
-
-MULTI30K = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "multi30k"
-
-# (de, en) pairs. Train holds whitespace to strip, an empty side and an over-long pair
-# (max_words=6 in the tests); dev/test hold whitespace that must survive untouched.
-TRAIN = [
-    ("Ein Hund läuft.", "A dog runs."),
-    ("  Zwei Männer  ", " Two men \u3000"),
-    ("Leer", "   "),
-    ("", "Empty"),
-    ("eins zwei drei vier fünf sechs sieben", "one two three"),
-    ("Ein Satz\u2028mit Trenner", "A sentence\u2028with separator"),
-]
-CLEAN_TRAIN = [
-    ("Ein Hund läuft.", "A dog runs."),
-    ("Zwei Männer", "Two men"),
-    ("Ein Satz\u2028mit Trenner", "A sentence\u2028with separator"),
-]
-DEV = [(" Ein Kind ", "A child "), ("Eine Katze.", "A cat.")]
-TEST = [("Ein Haus.", "  A house."), ("Rot", "Red")]
-EXPECTED = Corpus(train=CLEAN_TRAIN, dev=DEV, test=TEST)
-SPLITS = {"train": TRAIN, "dev": DEV, "test": TEST}
 
 
 def cfg(**kw) -> DataConfig:
@@ -54,22 +45,6 @@ def message(excinfo) -> str:
     return text
 
 
-def write(path: Path, lines: list[str], gz: bool = False) -> Path:
-    data = "".join(line + "\n" for line in lines).encode("utf-8")
-    path.write_bytes(gzip.compress(data) if gz else data)
-    return path
-
-
-def write_text_layout(folder: Path, gz: bool, names=("train", "val", "test_2016_flickr")) -> Path:
-    folder.mkdir(exist_ok=True)
-    for name, pairs in zip(names, SPLITS.values(), strict=True):
-        suffix = ".gz" if gz else ""
-        write(folder / f"{name}.de{suffix}", [de for de, _ in pairs], gz)
-        write(folder / f"{name}.en{suffix}", [en for _, en in pairs], gz)
-    (folder / "README.md").write_text("not a language\n")
-    return folder
-
-
 def write_tsv_layout(folder: Path, header: bool) -> Path:
     folder.mkdir(exist_ok=True)
     for name, pairs in zip(("train", "dev", "test"), SPLITS.values(), strict=True):
@@ -78,33 +53,6 @@ def write_tsv_layout(folder: Path, header: bool) -> Path:
         else:
             lines = [f"{de}\t{en}" for de, en in pairs]
         write(folder / f"{name}.tsv", lines)
-    return folder
-
-
-def record(layout: str, de: str, en: str) -> dict:
-    if layout == "srctgt":
-        return {"src": de, "tgt": en}
-    if layout == "translation":
-        return {"translation": {"de": de, "en": en}}
-    return {"en": en, "de": de, "id": 7}
-
-
-def write_jsonl_layout(folder: Path, layout: str, names=("train", "valid", "test")) -> Path:
-    folder.mkdir(exist_ok=True)
-    for name, pairs in zip(names, SPLITS.values(), strict=True):
-        write(folder / f"{name}.jsonl", [json.dumps(record(layout, *p)) for p in pairs] + [""])
-    return folder
-
-
-def write_saved_layout(datasets, folder: Path, layout: str) -> Path:
-    parts = {}
-    for name, pairs in zip(("train", "validation", "test"), SPLITS.values(), strict=True):
-        if layout == "translation":
-            columns = {"translation": [{"de": de, "en": en} for de, en in pairs]}
-        else:  # like bentrevett/multi30k: flat "en" and "de" columns
-            columns = {"en": [en for _, en in pairs], "de": [de for de, _ in pairs]}
-        parts[name] = datasets.Dataset.from_dict(columns)
-    datasets.DatasetDict(parts).save_to_disk(str(folder))
     return folder
 
 

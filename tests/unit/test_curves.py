@@ -3,23 +3,10 @@
 import json
 
 import pytest
+from training import summary
 from util import user_error
 
 from translator.plots.curves import draw_curves, validation_minutes
-
-
-def summary(steps=100, minutes=None, losses=True):
-    validations = [
-        {"step": s, "dev_loss": 3.0 - s / 100, "dev_bleu": s / 10, "seconds": 60.0}
-        for s in (50, 100)
-    ]
-    if minutes is not None:
-        for v, m in zip(validations, minutes):
-            v["minutes"] = m
-    out = {"steps": steps, "train_minutes": 10.0, "wall_minutes": 12.0, "validations": validations}
-    if losses:
-        out["losses"] = [[s, 5.0 - s / 50] for s in range(10, steps + 1, 10)]
-    return out
 
 
 def test_validation_minutes_recorded_or_estimated_from_the_rate():

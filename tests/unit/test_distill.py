@@ -112,7 +112,7 @@ def test_a_teacher_of_other_languages_is_a_one_line_error(corpus, tmp_path):
 
 def test_an_exported_teacher_distills_its_own_training_data(tmp_path):
     """A CTranslate2 export is a teacher too; the config is the one it was trained with."""
-    from unit.test_export import needs_ct2, untrained
+    from checkpoints import needs_ct2, untrained
 
     pytest.importorskip("ctranslate2", reason=needs_ct2.kwargs["reason"])
     from translator.engines.export import export_checkpoint

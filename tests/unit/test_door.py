@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from checkpoints import trained_checkpoint
+from commandline import assert_success_or_one_error, run_cli
 from util import tiny_config, user_error
 
 from translator.config import config_from_dict
 from translator.models.checkpoint import load_checkpoint, save_checkpoint
-from unit.test_fuzz_cli import assert_success_or_one_error, run_cli, trained_checkpoint
 
 
 @pytest.fixture(scope="module")

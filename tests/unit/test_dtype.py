@@ -10,17 +10,11 @@ import logging
 
 import pytest
 import torch
+from dtypes import BF16_FLAGS, CPU, NATIVE
 
 from translator import runtime
 from translator.models.rnn import run_rnn
 from translator.runtime import cpu_has_bf16, pick_dtype
-
-# oneDNN takes its ISA cap from the environment at its first primitive: run one now, so that
-# the caps the tests set never reach it (nor the test modules after this one).
-torch.nn.LSTM(2, 2)(torch.zeros(1, 1, 2))
-CPU = torch.device("cpu")
-NATIVE = cpu_has_bf16()  # this process's answer, before any test changes the cap
-BF16_FLAGS = "flags\t\t: fpu sse avx2 avx512f avx512bw avx512_bf16\n"
 
 
 @pytest.mark.parametrize(

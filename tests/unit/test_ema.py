@@ -3,11 +3,8 @@ holds, and an exact resume of the average."""
 
 import torch
 from torch import nn
-from util import tiny_config
 
 from translator.train.ema import WeightEMA
-
-EMA = tiny_config(seed=5, train={"max_steps": 4, "valid_every": 4, "ema_decay": 0.9})
 
 
 class Tied(nn.Module):

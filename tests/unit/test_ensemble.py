@@ -4,18 +4,12 @@ import copy
 
 import pytest
 import torch
+from decoding import SEARCHES
 from util import favour_eos, model_and_src, model_score, tiny_model
 
 from translator.config import DecodeConfig
-from translator.decode.search import beam_search, greedy_search
+from translator.decode.search import beam_search
 from translator.models.ensemble import Ensemble
-
-SEARCHES = {
-    "greedy": lambda m, src: greedy_search(m, src, DecodeConfig(max_len_a=1.0, max_len_b=4)),
-    "beam": lambda m, src: beam_search(
-        m, src, DecodeConfig(beam=4, max_len_a=1.0, max_len_b=4, len_penalty=0.6), nbest=3
-    ),
-}
 
 
 def same_output(a, b):

@@ -2,66 +2,19 @@
 PyTorch model's output, folders that are not whole are refused in one line, the
 recurrent families say they cannot export, and a missing ctranslate2 names the extra."""
 
-from pathlib import Path
-
 import pytest
 import torch
-from util import tiny_config
+from checkpoints import agreement, needs_ct2, untrained
+from util import ROOT, tiny_config
 
 from translator.config import config_from_dict
 from translator.data.corpus import load_split
-from translator.data.tokenizer import Tokenizer
 from translator.decode.translator import Translation, in_batches
 from translator.engines.ct2 import ExportedTranslator
 from translator.engines.engine import Engine
 from translator.engines.export import export_checkpoint
 from translator.engines.load import load_engine
 from translator.engines.quantize import QUANTIZED_TYPES
-from translator.models.checkpoint import Checkpoint
-from translator.models.family import build_model
-
-try:
-    import ctranslate2  # noqa: F401
-
-    HAVE_CT2 = True
-except ImportError:
-    HAVE_CT2 = False
-needs_ct2 = pytest.mark.skipif(
-    not HAVE_CT2,
-    reason="ctranslate2 is not installed (the `ctranslate2` extra; make install has it)",
-)
-
-ROOT = Path(__file__).resolve().parents[2]
-# Trained enough (a minute on 2 busy cores) that its outputs are words of varied length,
-# not a constant: agreement on such outputs says something.
-DEMO = tiny_config(
-    seed=5,
-    data={"demo_train": 600, "demo_dev": 10, "demo_test": 100},
-    tokenizer={"vocab_size": 500},
-    model={"d_model": 64, "ff_dim": 128, "enc_layers": 2, "dec_layers": 2},
-    train={"max_steps": 100, "batch_tokens": 1000, "lr": 0.005, "warmup_steps": 30, "threads": 2},
-    decode={"beam": 5, "max_len_a": 1.5, "max_len_b": 5, "len_penalty": 0.6},
-)
-
-
-def agreement(a: list, b: list) -> float:
-    return sum(x[0].tokens == y[0].tokens for x, y in zip(a, b)) / len(a)
-
-
-def untrained(tmp_path: Path, joint: bool = True, **model) -> Path:
-    """A checkpoint of a freshly initialised model (what an export or a quantization does
-    with the weights does not depend on training)."""
-    raw = tiny_config(model=model, tokenizer={"joint": joint}, run_dir=str(tmp_path / "run"))
-    if model.get("type", "transformer") != "transformer":
-        for key in ("d_model", "heads", "ff_dim"):
-            raw["model"].pop(key)
-    cfg = config_from_dict(raw)
-    tokenizer = Tokenizer.train(load_split(cfg.data, "train", cfg.seed), cfg.tokenizer, cfg.seed)
-    torch.manual_seed(0)
-    net = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, joint)
-    path = tmp_path / "init.pt"
-    Checkpoint(config=cfg.to_dict(), tokenizer=tokenizer.state(), model=net.state_dict()).save(path)
-    return path
 
 
 def test_input_smaller_than_the_workers_batches_is_split_between_them():

@@ -5,56 +5,17 @@ trained once for the module; `make fuzz` tries 20 times as many examples."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
+from checkpoints import trained_checkpoint
+from commandline import assert_success_or_one_error, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from util import fuzz_examples, tiny_config
-
-from translator import cli
-from translator.config import config_from_dict
-from translator.train.trainer import Trainer
-
-
-def trained_checkpoint(root):
-    """A checkpoint of a few training steps of the tiny config, under `root`."""
-    cfg = config_from_dict(tiny_config(run_dir=str(root / "run"), train={"max_steps": 2}))
-    Trainer(cfg).run()
-    return root / "run" / "best.pt"
+from util import fuzz_examples
 
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
     return trained_checkpoint(tmp_path_factory.mktemp("fuzz_cli"))
-
-
-def run_cli(capsys, *args: str) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of `translator ARGS`, run in this process."""
-    capsys.readouterr()
-    argv = sys.argv
-    sys.argv = ["translator", *map(str, args)]
-    try:
-        cli.main()
-        code = 0
-    except SystemExit as end:
-        code = end.code if isinstance(end.code, int) else (0 if end.code is None else 1)
-    finally:
-        sys.argv = argv
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_success_or_one_error(code: int, err: str) -> str | None:
-    """Exit 0, or exit 2 with exactly one `error:` line, the last on stderr; that line."""
-    assert "Traceback" not in err, err
-    if code == 0:
-        return None
-    assert code == 2, (code, err)
-    lines = err.strip().splitlines()
-    assert lines and lines[-1].startswith("error: "), err
-    assert sum(line.startswith("error:") for line in lines) == 1, err
-    return lines[-1]
 
 
 numbers = st.one_of(

@@ -106,3 +106,26 @@ def test_every_module_has_a_floor_and_the_top_holds_at_most_ten():
         if any(sub.glob("*.py")):
             assert (sub / "__init__.py").is_file(), sub
             assert f"translator.{sub.name}" in FLOORS, sub
+
+
+# -- the tests themselves -------------------------------------------------------------------------
+
+
+def test_no_test_module_imports_another():
+    # What several test modules use lives in the helper modules beside tests/util.py: a test
+    # module imported by another runs its module code twice over and ties the two together.
+    tests = Path(__file__).resolve().parents[1]
+    names = {path.stem for path in tests.rglob("test_*.py")}
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                targets = [base] + [f"{base}.{alias.name}".lstrip(".") for alias in node.names]
+            else:
+                continue
+            if any(target.split(".")[-1] in names for target in targets):
+                found.append(f"{path.relative_to(tests)}:{node.lineno}")
+    assert not found, found

@@ -2,25 +2,14 @@
 terminal, RUN/train.log and RUN/validations.jsonl written while a run goes, and three dev
 examples at each validation."""
 
-import json
 import logging
 
 import pytest
 from tqdm import tqdm
-from util import tiny_config
 
 from translator import progress
 from translator.config import TrainConfig
 from translator.progress import LogLines, TrainingBar, progress_bar
-
-# validations at steps 2 and 4, log lines at 2 and 4, last.pt at 2 and 4
-TINY = tiny_config(
-    seed=3, train={"max_steps": 4, "log_every": 2, "valid_every": 2, "save_every": 2}
-)
-
-
-def validations(run_dir) -> list[dict]:
-    return [json.loads(line) for line in (run_dir / "validations.jsonl").read_text().splitlines()]
 
 
 def test_progress_bars_on_a_terminal_and_log_lines_elsewhere(monkeypatch, caplog):

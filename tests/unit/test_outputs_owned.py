@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from corpora import config, corpus_folder
 from util import tiny_config, user_error
 
 from translator.config import config_from_dict
@@ -20,7 +21,6 @@ from translator.fileio.outputs import (
     replace_folder,
     temporary_folder,
 )
-from unit.test_prepare import config, corpus_folder
 
 
 def test_a_users_folder_is_refused_and_an_empty_or_missing_one_is_claimed(tmp_path):

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from corpora import DEV, EXPECTED, SPLITS, TEST, write, write_text_layout
 from util import tiny_config, user_error
 
 from translator.config import SplitFiles, config_from_dict, load_config, save_config
@@ -14,7 +15,6 @@ from translator.data import prepare as prep
 from translator.data.corpus import load_corpus, load_split, open_source
 from translator.data.demo import demo_splits
 from translator.data.tokenizer import cache_dir
-from unit.test_corpus import DEV, EXPECTED, SPLITS, TEST, write, write_text_layout
 
 
 def aligned(folder, stem: str, pairs, gz: bool = False) -> dict:

@@ -1,9 +1,5 @@
 """End to end on the demo corpus: train, resume, eval and translate, through the real CLI."""
 
-from util import tiny_config
-
-TINY = tiny_config(seed=3, data={"demo_dev": 20, "demo_test": 20}, model={"dropout": 0.2})
-
 
 def test_by_length_buckets_cover_every_sentence():
     from translator.decode.evaluate import by_length

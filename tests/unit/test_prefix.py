@@ -5,7 +5,10 @@ search; no prefix changes nothing."""
 
 import pytest
 import torch
-from util import favour_eos, model_score, tiny_model
+from decoding import FAMILIES
+from decoding import family_model as build
+from decoding import prefixed_batch as batch
+from util import model_score
 
 from translator.config import DecodeConfig
 from translator.decode.beam import BeamStream
@@ -13,28 +16,7 @@ from translator.decode.sampling import Sampling
 from translator.decode.search import beam_search, greedy_search, sample_search
 from translator.specials import BOS, EOS, PAD, UNK
 
-FAMILIES = ["transformer", "lstm", "bahdanau", "luong", "transformer+luong"]
 DC = DecodeConfig(beam=3, max_len_a=1.0, max_len_b=4, len_penalty=0.6)
-
-
-def build(family: str):
-    from translator.models.ensemble import Ensemble
-
-    torch.manual_seed(7)
-    members = [tiny_model(name) for name in family.split("+")]
-    favour_eos(members[0], 0.3)
-    model = members[0] if len(members) == 1 else Ensemble(members)
-    return model.eval()
-
-
-def batch(n: int = 6, seed: int = 3):
-    """Sources [n, 9] of different lengths, and a prefix for each (some empty)."""
-    g = torch.Generator().manual_seed(seed)
-    src = torch.randint(4, 30, (n, 9), generator=g)
-    for row, length in enumerate([9, 3, 6, 1, 8, 5][:n]):
-        src[row, length:] = PAD
-    prefixes = [torch.randint(4, 30, (k,), generator=g).tolist() for k in [2, 0, 3, 1, 4, 2][:n]]
-    return src, prefixes
 
 
 def alone(src, row):

@@ -7,46 +7,19 @@ from __future__ import annotations
 import errno
 import json
 import logging
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from util import tiny_config
+from corpora import PAIRS, config, corpus_folder, write, write_jsonl_layout, write_saved_layout
 
-from translator.config import config_from_dict
 from translator.data import npyfile
 from translator.data import prepare as prep
 from translator.data.batching import TokenBatches
 from translator.data.corpus import load_corpus
-from translator.data.demo import demo_splits
 from translator.data.stream import BatchStream
 from translator.data.tokenizer import Tokenizer
 from translator.errors import UserError
-from unit.test_corpus import write, write_jsonl_layout, write_saved_layout
-
-PAIRS = demo_splits(400, 20, 20, seed=3)
-
-
-def corpus_folder(folder: Path, extra=()) -> Path:
-    """Text files: demo pairs, plus `extra` training pairs (repeats, empty sides...)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    train = PAIRS["train"] + list(extra)
-    for name, pairs in (("train", train), ("val", PAIRS["dev"]), ("test", PAIRS["test"])):
-        write(folder / f"{name}.de", [de for de, _ in pairs])
-        write(folder / f"{name}.en", [en for _, en in pairs])
-    return folder
-
-
-def config(tmp_path, folder, **data):
-    return config_from_dict(
-        tiny_config(
-            run_dir=str(tmp_path / "run"),
-            data={"dir": None if folder is None else str(folder), "workers": 2, **data},
-            tokenizer={"vocab_size": 500},
-            train={"batch_tokens": 300},
-        )
-    )
 
 
 def test_prepared_batches_are_the_in_memory_batches(tmp_path, monkeypatch):

@@ -8,31 +8,12 @@ import torch
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from util import tiny_config
+from util import yaml_values
 
 from translator.config import DataConfig, load_config
 from translator.data.corpus import load_corpus
 from translator.errors import UserError
 from translator.models.checkpoint import load_checkpoint, save_checkpoint
-
-TINY = tiny_config(
-    seed=2,
-    data={"demo_train": 200},
-    model={"dropout": 0.1},
-    train={"max_steps": 100000, "valid_every": 100000, "save_every": 100000, "log_every": 1},
-)
-
-
-WRITER = """
-import sys, torch
-from translator.models.checkpoint import save_checkpoint
-path = sys.argv[1]
-i = 0
-while True:
-    i += 1
-    save_checkpoint(path, {"model": {"w": torch.full((4_000_000,), float(i))}, "n": i})
-    print(i, flush=True)
-"""
 
 
 @settings(
@@ -46,15 +27,6 @@ def test_config_loader_random_bytes_load_or_user_error(tmp_path, data):
         load_config(path)
     except UserError as err:
         assert "\n" not in str(err)
-
-
-yaml_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=10,
-)
 
 
 @settings(

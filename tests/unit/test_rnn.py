@@ -2,6 +2,9 @@
 
 import pytest
 import torch
+from decoding import RNN_ATTENTION as ATTENTION
+from decoding import RNN_VARIANTS as VARIANTS
+from decoding import RNN_VOCAB as VOCAB
 
 from translator.config import DecodeConfig
 from translator.data.tokenizer import BOS, EOS, PAD
@@ -18,25 +21,6 @@ from translator.models.luong import Luong
 from translator.models.rnn import reverse_real_tokens
 from translator.models.sutskever import SutskeverLSTM
 from translator.models.transformer import Transformer
-
-VOCAB = 30
-VARIANTS = {
-    "lstm": dict(type="lstm"),
-    "lstm-gru-bridge": dict(type="lstm", rnn_type="gru", enc_layers=3),
-    "lstm-forward-source": dict(type="lstm", reverse_source=False, enc_layers=1),
-    "bahdanau-gru": dict(type="bahdanau", rnn_type="gru"),
-    "bahdanau-lstm": dict(type="bahdanau", rnn_type="lstm"),
-    "luong-dot-feed": dict(type="luong", attention_score="dot"),
-    "luong-dot": dict(type="luong", attention_score="dot", input_feeding=False),
-    "luong-general-feed": dict(type="luong", attention_score="general"),
-    "luong-general": dict(type="luong", attention_score="general", input_feeding=False),
-    "luong-concat-feed": dict(type="luong", attention_score="concat"),
-    "luong-concat": dict(type="luong", attention_score="concat", input_feeding=False),
-    "luong-gru-unidirectional": dict(
-        type="luong", rnn_type="gru", bidirectional=False, attention_score="dot"
-    ),
-}
-ATTENTION = [k for k, v in VARIANTS.items() if v["type"] != "lstm"]
 
 
 def tiny(name, seed=0, **extra):

@@ -2,17 +2,9 @@
 run's checkpoints unless told to (--overwrite)."""
 
 import pytest
-from util import tiny_config
 
-from translator.config import config_from_dict
 from translator.errors import UserError
 from translator.train.run_dir import RunDir
-from translator.train.trainer import Trainer
-
-
-def trainer(tmp_path, **kwargs):
-    cfg = config_from_dict(tiny_config(run_dir=str(tmp_path / "run"), train={"max_steps": 2}))
-    return Trainer(cfg, **kwargs)
 
 
 def test_the_run_dir_names_every_file_and_orders_step_checkpoints_by_step(tmp_path):

@@ -2,14 +2,13 @@
 
 import pytest
 import torch
+from decoding import SAMPLING_DC as DC
+from decoding import draws
 from util import favour_eos, model_and_src, model_score, user_error
 
-from translator.config import DecodeConfig
 from translator.decode.sampling import Sampling, sampling_options
 from translator.decode.search import greedy_search, sample_search
 from translator.specials import BOS, EOS, PAD, UNK
-
-DC = DecodeConfig(max_len_a=1.0, max_len_b=5, len_penalty=0.6)
 
 
 def uncertain_model(seed=0):
@@ -62,11 +61,6 @@ def test_a_sample_is_scored_by_its_log_probability_under_the_model():
         for h in sent:
             assert not {PAD, BOS, UNK} & set(h.tokens)
             assert abs(model_score(model, src[i : i + 1], h.tokens, 0.6) - h.score) < 1e-3
-
-
-def draws(sampler, probs, n=400):
-    logp = torch.tensor(probs).log().repeat(n, 1)
-    return sampler.choose(logp).tolist()
 
 
 def test_top_k_and_top_p_keep_only_the_likeliest_tokens():

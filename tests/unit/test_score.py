@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+from checkpoints import needs_ct2, untrained
 from util import favour_eos, tiny_model, user_error
 
 from translator.config import DecodeConfig
@@ -16,7 +17,6 @@ from translator.engines.load import load_engine
 from translator.models.ensemble import Ensemble
 from translator.models.family import names
 from translator.specials import BOS, EOS
-from unit.test_export import needs_ct2, untrained
 
 LINES = ["Ein Hund läuft.", "Zwei Männer spielen Fußball im Park.", "", "Eine Frau."]
 TARGETS = ["A dog runs.", "Two men play football in a park.", "Nothing.", ""]

@@ -9,37 +9,14 @@ import asyncio
 from types import SimpleNamespace
 
 import pytest
+from checkpoints import multilingual_checkpoint as checkpoint
 from serving import with_batcher
-from util import tiny_config, user_error
+from util import user_error
 
 from translator.config import DecodeConfig
 from translator.decode.translator import Translation
 
 OWN = [3]  # the stand-in engine's own source prefix
-
-
-def checkpoint(path, directions: list[str] | None = None) -> str:
-    """A checkpoint of a freshly initialised small Transformer (no training), with
-    data.directions and their language tags in the vocabulary when given."""
-    import torch
-
-    from translator.config import config_from_dict
-    from translator.data.demo import demo_splits
-    from translator.data.tokenizer import Tokenizer
-    from translator.models.checkpoint import Checkpoint
-    from translator.models.family import build_model
-
-    data = {"dir": str(path.parent / "unread"), "directions": directions} if directions else {}
-    cfg = config_from_dict(tiny_config(data=data, decode={"beam": 2, "max_len_b": 4}))
-    pairs = demo_splits(200, 10, 10, 1)["train"]
-    tokenizer = Tokenizer.train(pairs, cfg.tokenizer, 1, symbols=cfg.data.tags)
-    torch.manual_seed(0)
-    model = build_model(
-        cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, tokenizer.joint
-    )
-    weights = model.state_dict()
-    Checkpoint(config=cfg.to_dict(), tokenizer=tokenizer.state(), model=weights).save(path)
-    return str(path)
 
 
 class Recorder:

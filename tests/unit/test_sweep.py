@@ -1,18 +1,7 @@
 """scripts/sweep.py: every combination trains, is ranked on dev, and is not trained twice."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def load_sweep():
-    spec = importlib.util.spec_from_file_location("sweep", ROOT / "scripts" / "sweep.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from project import load_sweep
 
 
 def test_grid_points_are_the_cartesian_product():

@@ -1,17 +1,8 @@
 """The training loop's guards: out-of-memory retries, non-finite losses, the lr schedule."""
 
 import pytest
-from util import tiny_config
 
-from translator.config import config_from_dict
 from translator.train.schedule import inverse_sqrt_lr
-from translator.train.trainer import Trainer
-
-TINY = tiny_config(seed=5, train={"max_steps": 4, "batch_tokens": 600, "warmup_steps": 2})
-
-
-def trainer(tmp_path, name):
-    return Trainer(config_from_dict({**TINY, "run_dir": str(tmp_path / name)}))
 
 
 def test_inverse_sqrt_schedule():
