@@ -51,37 +51,37 @@ format: install
 	$(BIN)/ruff format translator tests scripts
 
 bench-train: install
-	$(BIN)/python scripts/bench_train.py --config configs/multi30k_transformer.yaml \
+	$(BIN)/python scripts/bench/bench_train.py --config configs/multi30k_transformer.yaml \
 		--set data.dir=$(DATA) --steps 30 --dtype fp32 --dtype bf16 \
 		--batch-tokens 2048 --batch-tokens 4096 --compile false --compile true
 	for f in lstm bahdanau luong; do \
-		$(BIN)/python scripts/bench_train.py --config configs/multi30k_$$f.yaml \
+		$(BIN)/python scripts/bench/bench_train.py --config configs/multi30k_$$f.yaml \
 			--set data.dir=$(DATA) --steps 30 --dtype fp32 --dtype bf16 || exit 1; \
 	done
-	$(BIN)/python scripts/bench_train.py --config configs/multi30k_bahdanau.yaml \
+	$(BIN)/python scripts/bench/bench_train.py --config configs/multi30k_bahdanau.yaml \
 		--set data.dir=$(DATA) --set model.hidden_size=256 --steps 30 --dtype fp32 --dtype bf16
 
 bench-decode: install
-	$(BIN)/python scripts/bench_decode.py --set data.dir=$(DATA) \
+	$(BIN)/python scripts/bench/bench_decode.py --set data.dir=$(DATA) \
 		$(foreach f,transformer lstm bahdanau luong,$(if $(wildcard runs/multi30k_$(f)/best.pt),--checkpoint runs/multi30k_$(f)/best.pt))
 
 # The server under 1, 8 and 64 concurrent clients beside `translate --input`, on the
 # Multi30k test source; an idle machine gives meaningful figures.
 bench-serve: install
-	$(BIN)/python scripts/bench_serve.py --checkpoint runs/multi30k_transformer/best.pt \
+	$(BIN)/python scripts/bench/bench_serve.py --checkpoint runs/multi30k_transformer/best.pt \
 		--source $(DATA)/test_2016_flickr.de.gz
 
 # Corpora of 100k, 1M and 10M pairs under /tmp (about 2 GB, never committed), then
 # preparation, training start-up, speed and memory at each size, and a 2,000-step
 # Multi30k run for memory over time: about 45 minutes on 2 cores.
 bench-data: install
-	$(BIN)/python scripts/bench_data.py --data $(DATA) | tee results/bench_data.jsonl
+	$(BIN)/python scripts/bench/bench_data.py --data $(DATA) | tee results/bench_data.jsonl
 
 # The learning-rate schedule search of docs/recipes.md at a smaller scale: 600 steps a
 # run (about 10 minutes each on 2 cores), ranked on dev BLEU; add --grid KEY=V1,V2 to
 # search more.
 sweep: install
-	$(BIN)/python scripts/sweep.py --config configs/multi30k_transformer.yaml \
+	$(BIN)/python scripts/bench/sweep.py --config configs/multi30k_transformer.yaml \
 		--set data.dir=$(DATA) --steps 600 --grid train.lr_schedule=inverse_sqrt,linear,cosine
 
 clean:

@@ -12,8 +12,8 @@ from translator.config.base import Section
 
 
 def load_sweep():
-    """scripts/sweep.py as a module."""
-    spec = importlib.util.spec_from_file_location("sweep", ROOT / "scripts" / "sweep.py")
+    """scripts/bench/sweep.py as a module."""
+    spec = importlib.util.spec_from_file_location("sweep", ROOT / "scripts" / "bench" / "sweep.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -10,7 +10,7 @@ from util import ROOT
 
 
 def test_neither_the_config_nor_the_reference_loads_torch():
-    script = ROOT / "scripts" / "config_reference.py"
+    script = ROOT / "scripts" / "tools" / "config_reference.py"
     code = textwrap.dedent(
         f"""
         import runpy, sys

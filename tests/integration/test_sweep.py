@@ -1,4 +1,4 @@
-"""scripts/sweep.py: every combination trains, is ranked on dev, and is not trained twice."""
+"""scripts/bench/sweep.py: every combination trains, is ranked on dev, and is not trained twice."""
 
 import json
 from pathlib import Path

@@ -15,7 +15,7 @@ from translator.models import family as families
 
 
 def load_script():
-    path = ROOT / "scripts" / "config_reference.py"
+    path = ROOT / "scripts" / "tools" / "config_reference.py"
     spec = importlib.util.spec_from_file_location("config_reference", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
@@ -30,7 +30,7 @@ def ref():
 
 def test_the_page_is_current(ref, capsys):
     status = ref.main(["--check"])
-    assert status == 0, capsys.readouterr().err  # stale: run python scripts/config_reference.py
+    assert status == 0, capsys.readouterr().err  # stale: run scripts/tools/config_reference.py
 
 
 def test_every_key_has_a_description(ref):

@@ -1,8 +1,8 @@
 """Training throughput: a fixed number of steps per setting, one JSON line per run.
 
-    python scripts/bench_train.py --config configs/multi30k_transformer.yaml \
+    python scripts/bench/bench_train.py --config configs/multi30k_transformer.yaml \
         --set data.dir=../shared/data/multi30k --steps 30 --dtype fp32 --dtype bf16
-    python scripts/bench_train.py ... --vary tokenizer.sampling_alpha=null,0.3
+    python scripts/bench/bench_train.py ... --vary tokenizer.sampling_alpha=null,0.3
 
 Each configuration trains in its own Trainer; the peak memory is the process's
 peak so far (CPU) or the peak allocated on the GPU.
@@ -26,7 +26,7 @@ import tempfile
 import time
 
 import torch
-from sweep import grid_points  # scripts/sweep.py, beside this file
+from sweep import grid_points  # scripts/bench/sweep.py, beside this file
 
 from translator.config import load_config
 from translator.memory import memory_mb, process_seconds

@@ -1,7 +1,7 @@
 """Constrained decoding on a test set: oracle phrases and reference prefixes, one JSON line
 per run (docs/benchmarks.md).
 
-    python scripts/bench_constraints.py --checkpoint runs/multi30k_transformer/best.pt \\
+    python scripts/bench/bench_constraints.py --checkpoint runs/multi30k_transformer/best.pt \\
         --set data.dir=../shared/data/multi30k
 
 - **Oracle constraints**: for each test sentence one or two content words of its reference

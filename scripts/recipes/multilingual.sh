@@ -5,10 +5,10 @@
 #   - one en->{de,fr,cs} and one {de,fr,cs}->en model, each with 3 x STEPS (equal compute);
 #   - one de<->en + fr<->en model (3 x STEPS) that translates de->fr zero-shot, against a
 #     pivot through English with the same model, and the share of its outputs in the wrong
-#     language (scripts/wrong_language.py: stopwords and language-specific letters).
+#     language (scripts/tools/wrong_language.py: stopwords and language-specific letters).
 # Test BLEU (test_2016, each config's beam 5) of every direction goes to $OUT/results.jsonl.
 #
-#   DATA=../shared/data/multi30k OUT=runs/multilingual bash scripts/multilingual.sh
+#   DATA=../shared/data/multi30k OUT=runs/multilingual bash scripts/recipes/multilingual.sh
 #
 # STEPS is a step budget, so the scores do not depend on the machine's pace. JOBS trainings
 # run side by side (THREADS threads each). A run whose best.pt exists is kept, so an
@@ -79,7 +79,7 @@ done
 score zeroshot_pivot zeroshot --src "$OUT/zeroshot.de-en.txt" --ref "$test_fr" --tgt-lang fr \
     --output "$OUT/zeroshot.pivot.txt"
 for how in de-fr pivot; do
-  $PY scripts/wrong_language.py --lang fr "$OUT/zeroshot.$how.txt" > "$OUT/zeroshot.$how.lang.json"
+  $PY scripts/tools/wrong_language.py --lang fr "$OUT/zeroshot.$how.txt" > "$OUT/zeroshot.$how.lang.json"
 done
 echo "all $((SECONDS - start)) s" >> "$OUT/times.txt"
 $PY - "$OUT" "$STEPS" "$MULTI_STEPS" <<'EOF'

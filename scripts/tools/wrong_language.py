@@ -5,7 +5,7 @@ Each line is given the language whose common function words and letters it holds
 a stopword counts 1, a letter only that language writes (ß, ě, ç, ...) counts 1 per line.
 A line with none of them is "unknown" and counted apart.
 
-    python scripts/wrong_language.py --lang fr runs/multilingual/zeroshot.de-fr.txt
+    python scripts/tools/wrong_language.py --lang fr runs/multilingual/zeroshot.de-fr.txt
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Decoding speed: sentences/s and target tokens/s, greedy and beam, one JSON line per run.
 
-    python scripts/bench_decode.py --checkpoint runs/multi30k_transformer/best.pt \
+    python scripts/bench/bench_decode.py --checkpoint runs/multi30k_transformer/best.pt \
         --set data.dir=../shared/data/multi30k
 
 For a Transformer it also decodes without the key/value cache and reports the

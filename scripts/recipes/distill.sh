@@ -3,9 +3,9 @@
 # recipe), its translations of the training sources (translator distill), each student
 # config on them and, for comparison, the same student on the original pairs at the same
 # steps; then everything exported to CTranslate2 int8 and decoded side by side
-# (scripts/bench_decode.py: sentences/s and BLEU, with and without the vocabulary shortlist).
+# (scripts/bench/bench_decode.py: sentences/s and BLEU, with and without the vocabulary shortlist).
 #
-#   DATA=../shared/data/multi30k OUT=runs/distill bash scripts/distill.sh
+#   DATA=../shared/data/multi30k OUT=runs/distill bash scripts/recipes/distill.sh
 #
 # STUDENTS lists the student configs (default configs/multi30k_student.yaml; the results
 # page's comparison adds configs/multi30k_student_deep.yaml).
@@ -85,5 +85,5 @@ checkpoints=()
 for name in "${runs[@]}"; do
   [[ $name == *_original ]] || checkpoints+=(--checkpoint "$OUT/$name/best.pt")
 done
-stage bench $PY scripts/bench_decode.py --set data.dir="$DATA" --engine ct2-int8 \
+stage bench $PY scripts/bench/bench_decode.py --set data.dir="$DATA" --engine ct2-int8 \
     --engine ct2-int8-vmap --beam 1 --beam 5 "${checkpoints[@]}" | tee "$OUT/bench_decode.jsonl"

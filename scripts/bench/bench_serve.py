@@ -1,7 +1,7 @@
 """Serving speed: requests/s, sentences/s and p50/p99 latency of `translator serve` under 1,
 8 and 64 concurrent clients, beside `translate --input`'s sentences/s on the same sentences.
 
-    python scripts/bench_serve.py --checkpoint runs/multi30k_transformer/best.pt \
+    python scripts/bench/bench_serve.py --checkpoint runs/multi30k_transformer/best.pt \
         --source ../shared/data/multi30k/test_2016_flickr.de.gz
 
 First the sentences are translated in this process the way `translate --input` does it

@@ -2,7 +2,7 @@
 requests with bad ones, every good answer checked against the translation `translate
 --input` gives, and the server's memory sampled.
 
-    python scripts/load_serve.py --checkpoint runs/load/best.pt \
+    python scripts/bench/load_serve.py --checkpoint runs/load/best.pt \
         --source ../shared/data/multi30k/test_2016_flickr.de.gz --clients 64 --seconds 300
 
 The reference translations come first, in this process, the way `translate --input` makes

@@ -2,7 +2,7 @@
 the server on a free loopback port, the page drawn by a headless Chromium in a window taller
 than any page, then cut below the page's last box, so the picture holds the whole page.
 
-    python scripts/serve_page_screenshot.py --checkpoint runs/x/best.pt --text "Ein Satz." \
+    python scripts/tools/serve_page_screenshot.py --checkpoint runs/x/best.pt --text "Ein Satz." \
         --beam 5 --output docs/serve_page.png
 
 Needs chromium (apt-get install chromium) and the `serve` and `plot` extras (Pillow comes with

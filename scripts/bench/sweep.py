@@ -2,7 +2,7 @@
 the same budget, and the runs are ranked by their best dev BLEU. The test set is never
 scored here, so nothing it holds can steer a choice.
 
-    python scripts/sweep.py --config configs/multi30k_transformer.yaml \\
+    python scripts/bench/sweep.py --config configs/multi30k_transformer.yaml \\
         --set data.dir=../shared/data/multi30k --minutes 5 \\
         --grid train.lr_schedule=inverse_sqrt,linear --grid train.lr=0.001,0.002
 

@@ -1,6 +1,6 @@
 """Data-path benchmark: preparing and training on corpora of growing size.
 
-    python scripts/bench_data.py --data ../shared/data/multi30k
+    python scripts/bench/bench_data.py --data ../shared/data/multi30k
 
 For each size it makes a corpus under --work (Multi30k's training pairs repeated, the
 k-th copy of a sentence ending in " k" on both sides, so that no two pairs are equal;
@@ -31,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _lines(path: Path) -> list[str]:
@@ -147,7 +147,7 @@ def main() -> None:
             "peak_rss_mb": mb(own),
             "peak_rss_mb_with_workers": mb(tree),
         }
-        bench = [str(ROOT / "scripts/bench_train.py"), "--config", args.config, *sets,
+        bench = [str(ROOT / "scripts/bench/bench_train.py"), "--config", args.config, *sets,
                  "--steps", str(args.steps), "--warmup", str(args.warmup)]  # fmt: skip
         if size in args.sizes:
             _, _, _, out = run([*py, *bench], env)

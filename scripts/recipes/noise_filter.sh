@@ -7,7 +7,7 @@
 # trained on what is kept is compared with one trained on the clean corpus, all at the
 # same step budget.
 #
-#   DATA=../shared/data/multi30k OUT=runs/noise STEPS=1200 JOBS=2 bash scripts/noise_filter.sh
+#   DATA=../shared/data/multi30k OUT=runs/noise STEPS=1200 JOBS=2 bash scripts/recipes/noise_filter.sh
 #
 # A run whose best.pt exists is kept, so an interrupted script continues where it stopped.
 set -euo pipefail

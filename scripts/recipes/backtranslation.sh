@@ -5,7 +5,7 @@
 # synthetic German for the monolingual English, then the baseline, back-translation and
 # tagged back-translation, two seeds each, all at the same step budget; and scores them.
 #
-#   DATA=../shared/data/multi30k OUT=runs/bt STEPS=2000 JOBS=2 bash scripts/backtranslation.sh
+#   DATA=../shared/data/multi30k OUT=runs/bt STEPS=2000 JOBS=2 bash scripts/recipes/backtranslation.sh
 #
 # On a GPU, JOBS=6 THREADS=2 BATCH=512 runs the six forward trainings side by side.
 #
