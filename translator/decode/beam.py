@@ -10,10 +10,12 @@ keeps the batch full this way while sentences of every length come and go ("cont
 batching"); `search.beam_search` adds a whole batch at once and steps until it is done, so
 both decode with the same code, and a model without StreamingStates runs the latter.
 
-Per sentence the search is the one described in search.py: the `2 * beam` best candidates
-of a step, of which those ending in <eos> among the first `beam` are finished hypotheses
-(length-normalised), and the `beam` best that do not end continue; a sentence stops once it
-has `beam` finished hypotheses or reaches its length limit (where <eos> is forced).
+Each step is the search loop's (loop.py: `begin` sets joining sentences up, `step_log_probs`
+applies the rules) with strategies.py's `Beam` choosing: the `2 * beam` best candidates of a
+step, of which those ending in <eos> among the first `beam` are finished hypotheses
+(length-normalised), and the `beam` best that do not end continue. The stream keeps the
+hypotheses and their histories; a sentence stops once it has `beam` finished hypotheses or
+reaches its length limit (where <eos> is forced).
 """
 
 from __future__ import annotations
@@ -25,17 +27,11 @@ from typing import Any, cast
 import torch
 
 from translator.config import DecodeConfig
-from translator.decode.rules import (
-    Hypothesis,
-    TargetPrefixes,
-    force_eos,
-    length_penalty,
-    mask_specials,
-    max_lengths,
-    next_log_probs,
-)
+from translator.decode.loop import begin, step_log_probs
+from translator.decode.rules import Hypothesis, TargetPrefixes
+from translator.decode.strategies import Beam
 from translator.models.base import Seq2Seq, StreamingStates, pad_to, select_rows
-from translator.specials import BOS, EOS, PAD
+from translator.specials import BOS, PAD
 
 
 class BeamStream:
@@ -49,6 +45,7 @@ class BeamStream:
         attention_layer: int | None = None,
     ):
         self.model, self.dc, self.k = model, dc, dc.beam
+        self.beam = Beam(dc.beam, dc.len_penalty)  # what survives each step
         self.capacity = capacity  # sentences decoded together at most (None: any number)
         # Hypotheses carry this decoder layer's attention weights (sentences start together).
         self.attention_layer = attention_layer
@@ -133,15 +130,12 @@ class BeamStream:
             return
         width = max(int((row != PAD).sum()) for row in rows) or 1
         src = torch.stack([pad_to(r[None, :width], (1, width))[0] for r in rows])
-        model, n, k, dev, dc = self.model, len(rows), self.k, src.device, self.dc
-        state = model.init_state(model.encode(src))
-        state = model.reorder_state(state, torch.arange(n, device=dev).repeat_interleave(k))
+        model, n, k, dev = self.model, len(rows), self.k, src.device
+        start = begin(model, src, self.dc, prefixes, k)
+        state, limit, pins = start.state, start.limit, start.pins
         scores = torch.full((n, k), float("-inf"), device=dev)
         scores[:, 0] = 0.0  # all beams start identical: let only the first one expand
-        limit = max_lengths(src, dc.max_len_a, dc.max_len_b, model.max_output_len)
-        pins = TargetPrefixes(prefixes, dev)
-        limit = torch.maximum(limit, pins.lengths)  # room for the prefix at least
-        self.pinning = self.pinning or any(prefixes)
+        self.pinning = self.pinning or start.pinning
         history = torch.full((n, k, 1), BOS, dtype=torch.long, device=dev)
         if self.state is None:
             if self.attention_layer is not None:
@@ -191,40 +185,31 @@ class BeamStream:
             self._admit()
         if not self.owners:
             return []
-        model, dc, k = self.model, self.dc, self.k
-        m, dev = len(self.owners), self.scores.device
+        k, m, dev = self.k, len(self.owners), self.scores.device
         self.steps, self.advanced = self.steps + 1, self.advanced + m - self.owners.count(None)
-        last = self.limit <= self.t  # at the limit: this step's token is <eos>
-        logp, state, weights = next_log_probs(model, self.prev, self.state, self.attention_layer)
-        held = None
+        last = (self.limit <= self.t).repeat_interleave(k)  # at the limit: the token is <eos>
+        pinned = None
         if self.pinning and self.pins is not None:
             rows = torch.arange(m, device=dev).repeat_interleave(k)
-            held = self.pins.hold(logp, rows, self.t.repeat_interleave(k))
-        logp = TargetPrefixes.force(mask_specials(logp, dc.allow_unk, model.never_output), held)
-        force_eos(logp, last.repeat_interleave(k))
-        vocab = logp.size(-1)
-        cand = (self.scores.unsqueeze(-1) + logp.view(m, k, vocab)).view(m, k * vocab)
-        top_scores, top_ids = cand.topk(2 * k, dim=-1)  # at most k of them end in <eos>
-        origin, token = top_ids // vocab, top_ids % vocab
-        is_eos = token == EOS
+            pinned = (self.pins, rows, self.t.repeat_interleave(k))
+        logp, state, weights = step_log_probs(
+            self.model, self.dc, self.prev, self.state, last, self.attention_layer, pinned
+        )
+        choice = self.beam.select(self.scores, logp, self.t)
         seen = None  # every beam's weights with this step's
         if self.seen is not None and weights is not None:
             seen = torch.cat([self.seen, weights.view(m, k, 1, -1)], 2)
         # Finished hypotheses: <eos> among the k best candidates (all of them at the limit).
-        new_len = (self.t + 1)[:, None].to(top_scores.dtype)  # t tokens and the <eos>
-        norm = top_scores / length_penalty(new_len, dc.len_penalty)
-        take = is_eos & (torch.arange(2 * k, device=dev) < k) & (top_scores > float("-inf"))
         width, steps, limits = self.history.size(2), self.t.tolist(), self.limit.tolist()
-        for i, j in take.nonzero().tolist():
+        for i, j in choice.finish.nonzero().tolist():
             if self.owners[i] is None or len(self.finished[i]) >= k:
                 continue
-            toks = self.history[i, origin[i, j]].tolist()[width - steps[i] :]
-            att = None if seen is None else seen[i, origin[i, j]]
-            self.finished[i].append(Hypothesis(toks, float(norm[i, j]), att))
+            origin = choice.origin[i, j]
+            toks = self.history[i, origin].tolist()[width - steps[i] :]
+            att = None if seen is None else seen[i, origin]
+            self.finished[i].append(Hypothesis(toks, float(choice.norm[i, j]), att))
         # The k best candidates that do not end here continue.
-        cont = top_scores.masked_fill(is_eos, float("-inf")).topk(k, dim=-1)
-        beam_origin = origin.gather(1, cont.indices)
-        next_tok = token.gather(1, cont.indices)
+        beam_origin, next_tok = choice.beams, choice.tokens
         history = self.history.gather(1, beam_origin[..., None].expand_as(self.history))
         history = torch.cat([history, next_tok[..., None]], dim=2)
         if seen is not None:
@@ -237,7 +222,7 @@ class BeamStream:
             if stop or steps[i] >= limits[i]:
                 ended.append((owner, sorted(found, key=lambda h: -h.score)))
                 self.owners[i] = None  # its rows go at the next regrouping
-        self.state, self.scores = state, cont.values
+        self.state, self.scores = state, choice.scores
         self.t, self.prev, self.history = self.t + 1, next_tok.view(-1), history
         live = [i for i in range(m) if self.owners[i] is not None]
         # Ended sentences leave the batch (a copy of every row) once `regroup` of them have,

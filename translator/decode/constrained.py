@@ -11,9 +11,10 @@ likelier ones that have met fewer. A hypothesis ends (<eos>) only once it has me
 phrase, or at its length limit, which leaves room for all of them. A phrase left half
 written is started again.
 
-The model runs batched over all sentences and beams, whatever their phrases; choosing the
-candidates runs per sentence in Python over a few dozen numbers. Without phrases the search
-gives what beam.py's gives.
+`ConstrainedBeam` is this choice as a strategy of the search loop (loop.py), which owns the
+limits, prefixes, masks and reordering: the model runs batched over all sentences and beams,
+whatever their phrases; choosing the candidates runs per sentence in Python over a few dozen
+numbers. Without phrases the search gives what beam.py's gives.
 """
 
 from __future__ import annotations
@@ -23,17 +24,11 @@ from dataclasses import dataclass
 import torch
 
 from translator.config import DecodeConfig
-from translator.decode.rules import (
-    Hypothesis,
-    TargetPrefixes,
-    force_eos,
-    length_penalty,
-    mask_specials,
-    max_lengths,
-    next_log_probs,
-)
+from translator.decode.loop import search
+from translator.decode.rules import Hypothesis, length_penalty
+from translator.decode.strategies import candidates
 from translator.models.base import Seq2Seq
-from translator.specials import BOS, EOS
+from translator.specials import EOS
 
 NEG = float("-inf")
 
@@ -75,7 +70,9 @@ class Progress:
 
 
 @dataclass
-class Beam:
+class Live:
+    """A hypothesis still being extended."""
+
     score: float  # log-probability so far
     tokens: list[int]
     progress: Progress
@@ -95,7 +92,109 @@ def allocate(pool: list[tuple[float, int, int, Progress]], k: int, phrases) -> l
     return sorted(chosen, key=lambda c: -c[0])
 
 
-@torch.no_grad()
+class ConstrainedBeam:
+    """The search loop's strategy (loop.py) for sentence i's outputs to hold every phrase of
+    phrases[i], with `k` beams per sentence (module docstring)."""
+
+    def __init__(self, phrases: list[list[list[int]]], k: int):
+        self.phrases, self.width = phrases, k
+
+    def room(self, n: int, device: torch.device) -> torch.Tensor:
+        return torch.tensor([sum(map(len, p)) for p in self.phrases], device=device)
+
+    def start(self, n: int, dc: DecodeConfig, device: torch.device) -> None:
+        self.alpha, self.device = dc.len_penalty, device
+        self.beams = [[Live(0.0, [], Progress((False,) * len(p)))] for p in self.phrases]
+        # (holds every phrase, hypothesis) per sentence
+        self.finished: list[list[tuple[bool, Hypothesis]]] = [[] for _ in range(n)]
+
+    def select(self, logp: torch.Tensor, weights, live: torch.Tensor, t: int, last):
+        k, lives = self.width, live.tolist()
+        m = len(lives)
+        at_limit = last.view(m, k)[:, 0].tolist()
+        base = torch.full((m, k), NEG, device=self.device)
+        for r, i in enumerate(lives):
+            for j, beam in enumerate(self.beams[i]):
+                base[r, j] = beam.score
+                if not at_limit[r] and not beam.progress.done():
+                    logp[r * k + j, EOS] = NEG  # no end before every phrase is met
+        vocab = logp.size(-1)
+        cand = candidates(base, logp)
+        top_scores, top_ids = cand.topk(min(2 * k, k * vocab), dim=-1)
+        extras = self._extras(cand, logp, lives)
+        tops, ids = top_scores.tolist(), top_ids.tolist()
+        origins, tokens, still = [], [], []
+        for r, i in enumerate(lives):
+            pool = self._pool(i, tops[r], ids[r], vocab, extras[r])
+            if len(self.finished[i]) >= k or at_limit[r] or not pool:
+                continue
+            chosen = allocate(pool, k, self.phrases[i])
+            still.append(i)
+            self.beams[i] = [Live(s, self.beams[i][j].tokens + [tok], p) for s, j, tok, p in chosen]
+            pad = k - len(chosen)
+            origins += [r * k + j for _, j, _, _ in chosen] + [r * k + chosen[0][1]] * pad
+            tokens += [tok for _, _, tok, _ in chosen] + [chosen[0][2]] * pad
+        if not still:
+            return None
+        dev = self.device
+        return (
+            torch.tensor(still, device=dev),
+            torch.tensor(origins, device=dev),
+            torch.tensor(tokens, dtype=torch.long, device=dev),
+        )
+
+    def _extras(self, cand: torch.Tensor, logp: torch.Tensor, lives: list[int]) -> list[list]:
+        """Per sentence, (score, beam, token) of each beam's best next token and of each
+        next token of a phrase that would bring it further."""
+        k, vocab = self.width, logp.size(-1)
+        best = logp.argmax(-1).view(len(lives), k)
+        extra: list[tuple[int, int, int]] = []  # (sentence row, beam, token)
+        for r, i in enumerate(lives):
+            for j, beam in enumerate(self.beams[i]):
+                extra.append((r, j, int(best[r, j])))
+                extra += [(r, j, tok) for tok in beam.progress.wants(self.phrases[i])]
+        flat = torch.tensor([(r * k + j) * vocab + tok for r, j, tok in extra], device=self.device)
+        scores = cand.view(-1)[flat].tolist() if extra else []
+        pools: list[list] = [[] for _ in lives]
+        for (r, j, tok), s in zip(extra, scores):
+            pools[r].append((s, j, tok))
+        return pools
+
+    def _pool(self, i: int, tops: list, ids: list, vocab: int, extras: list) -> list:
+        """Sentence i's continuing candidates (score, beam, token, progress), its top
+        candidates first, then `extras`; the top ones ending in <eos> finish instead."""
+        beams, phrases, finished, k = self.beams[i], self.phrases[i], self.finished[i], self.width
+        seen, pool = set(), []
+        for place, (s, idx) in enumerate(zip(tops, ids)):
+            j, tok = divmod(idx, vocab)
+            if s == NEG or (j, tok) in seen:
+                continue
+            seen.add((j, tok))
+            beam = beams[j]
+            if tok == EOS:
+                if place < k and len(finished) < k:
+                    length = length_penalty(len(beam.tokens) + 1, self.alpha)
+                    finished.append(
+                        (beam.progress.done(), Hypothesis(beam.tokens, s / float(length)))
+                    )
+                continue
+            pool.append((s, j, tok, beam.progress.after(tok, phrases)))
+        for s, j, tok in extras:
+            if s != NEG and tok != EOS and (j, tok) not in seen:
+                seen.add((j, tok))
+                pool.append((s, j, tok, beams[j].progress.after(tok, phrases)))
+        if not pool and not finished:  # nothing can follow: its beams end as they are
+            for beam in beams:
+                norm = length_penalty(len(beam.tokens) + 1, self.alpha)
+                finished.append((beam.progress.done(), Hypothesis(beam.tokens, NEG / norm)))
+        return pool
+
+    def results(self) -> list[list[Hypothesis]]:
+        """Those that hold every phrase first, best first within each."""
+        ranked = [sorted(f, key=lambda h: (not h[0], -h[1].score)) for f in self.finished]
+        return [[h for _, h in found] for found in ranked]
+
+
 def constrained_beam_search(
     model: Seq2Seq,
     src: torch.Tensor,
@@ -107,91 +206,5 @@ def constrained_beam_search(
     """Beam search of width dc.beam in which sentence i's outputs hold every target-id
     phrase of phrases[i] (module docstring); the nbest best per sentence, those that hold
     them all first."""
-    n, k, dev = src.size(0), dc.beam, src.device
-    limit = max_lengths(src, dc.max_len_a, dc.max_len_b, model.max_output_len)
-    room = torch.tensor([sum(map(len, p)) for p in phrases], device=dev)
-    pins = TargetPrefixes(prefixes, dev) if prefixes and any(prefixes) else None
-    if pins is not None:
-        room = room + pins.lengths
-    limits = torch.maximum(limit, room).tolist()  # every phrase (and prefix) fits
-    state = model.init_state(model.encode(src))
-    state = model.reorder_state(state, torch.arange(n, device=dev).repeat_interleave(k))
-    beams = [[Beam(0.0, [], Progress((False,) * len(p)))] for p in phrases]
-    finished: list[list[tuple[bool, Hypothesis]]] = [[] for _ in range(n)]
-    live = list(range(n))  # sentence live[r] holds rows r*k .. r*k + k - 1
-    prev = torch.full((n * k,), BOS, dtype=torch.long, device=dev)
-    t = 0
-    while live:
-        m = len(live)
-        logp, state, _ = next_log_probs(model, prev, state, None)
-        held = None
-        if pins is not None:
-            rows = torch.tensor(live, device=dev).repeat_interleave(k)
-            held = pins.hold(logp, rows, torch.full_like(rows, t))
-        logp = TargetPrefixes.force(mask_specials(logp, dc.allow_unk, model.never_output), held)
-        at_limit = [t >= limits[i] for i in live]
-        force_eos(logp, torch.tensor(at_limit, device=dev).repeat_interleave(k))
-        base = torch.full((m, k), NEG, device=dev)
-        for r, i in enumerate(live):
-            for j, beam in enumerate(beams[i]):
-                base[r, j] = beam.score
-                if not at_limit[r] and not beam.progress.done():
-                    logp[r * k + j, EOS] = NEG  # no end before every phrase is met
-        vocab = logp.size(-1)
-        cand = (base.unsqueeze(-1) + logp.view(m, k, vocab)).view(m, k * vocab)
-        top_scores, top_ids = cand.topk(min(2 * k, k * vocab), dim=-1)
-        best = logp.argmax(-1).view(m, k)
-        extra: list[tuple[int, int, int]] = []  # (sentence row, beam, token)
-        for r, i in enumerate(live):
-            for j, beam in enumerate(beams[i]):
-                extra.append((r, j, int(best[r, j])))
-                extra += [(r, j, tok) for tok in beam.progress.wants(phrases[i])]
-        flat = torch.tensor([(r * k + j) * vocab + tok for r, j, tok in extra], device=dev)
-        extra_scores = cand.view(-1)[flat].tolist() if extra else []
-        tops, ids = top_scores.tolist(), top_ids.tolist()
-        pools: list[list] = [[] for _ in live]
-        for (r, j, tok), s in zip(extra, extra_scores):
-            pools[r].append((s, j, tok))
-        new_beams, origins, tokens, still = [], [], [], []
-        for r, i in enumerate(live):
-            seen, pool = set(), []
-            for place, (s, idx) in enumerate(zip(tops[r], ids[r])):
-                j, tok = divmod(idx, vocab)
-                if s == NEG or (j, tok) in seen:
-                    continue
-                seen.add((j, tok))
-                beam = beams[i][j]
-                if tok == EOS:
-                    if place < k and len(finished[i]) < k:
-                        length = length_penalty(len(beam.tokens) + 1, dc.len_penalty)
-                        hyp = Hypothesis(beam.tokens, s / float(length))
-                        finished[i].append((beam.progress.done(), hyp))
-                    continue
-                pool.append((s, j, tok, beam.progress.after(tok, phrases[i])))
-            for s, j, tok in pools[r]:
-                if s != NEG and tok != EOS and (j, tok) not in seen:
-                    seen.add((j, tok))
-                    pool.append((s, j, tok, beams[i][j].progress.after(tok, phrases[i])))
-            if not pool and not finished[i]:  # nothing can follow: its beams end as they are
-                for beam in beams[i]:
-                    norm = length_penalty(len(beam.tokens) + 1, dc.len_penalty)
-                    finished[i].append((beam.progress.done(), Hypothesis(beam.tokens, NEG / norm)))
-            if len(finished[i]) >= k or at_limit[r] or not pool:
-                continue
-            chosen = allocate(pool, k, phrases[i])
-            still.append(i)
-            new_beams.append([Beam(s, beams[i][j].tokens + [tok], p) for s, j, tok, p in chosen])
-            pad = k - len(chosen)
-            origins += [r * k + j for _, j, _, _ in chosen] + [r * k + chosen[0][1]] * pad
-            tokens += [tok for _, _, tok, _ in chosen] + [chosen[0][2]] * pad
-        for i, b in zip(still, new_beams):
-            beams[i] = b
-        live, t = still, t + 1
-        if live:
-            state = model.reorder_state(state, torch.tensor(origins, device=dev))
-            prev = torch.tensor(tokens, dtype=torch.long, device=dev)
-    out = []
-    for found in finished:
-        ranked = sorted(found, key=lambda f: (not f[0], -f[1].score))
-        out.append([h for _, h in ranked[:nbest]])
-    return out
+    found = search(model, src, dc, ConstrainedBeam(phrases, dc.beam), None, prefixes)
+    return [hyps[:nbest] for hyps in found]

@@ -1,7 +1,8 @@
-"""What every search obeys, whichever picks the tokens (search.py, beam.py, and the
-CTranslate2 engine's limits): the step's log-probabilities, length limits, the forced end,
-the banned specials, the length penalty, the hypothesis they produce, and the cut of an
-input longer than the model takes."""
+"""What every search obeys, whichever strategy picks the tokens (the search loop, loop.py,
+and BeamStream, beam.py, apply it; the CTranslate2 engine takes the limits and the length
+penalty): the step's log-probabilities, length limits, the forced end, the banned specials,
+the length penalty, the hypothesis they produce, and the cut of an input longer than the
+model takes."""
 
 from __future__ import annotations
 
