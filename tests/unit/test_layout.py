@@ -113,7 +113,7 @@ def test_every_module_has_a_floor_and_the_top_holds_at_most_ten():
 
 def test_no_test_module_imports_another():
     # What several test modules use lives in the helper modules beside tests/util.py: a test
-    # module imported by another runs its module code twice over and ties the two together.
+    # module that imports another hangs on that one's tests, and collects any test it imports.
     tests = Path(__file__).resolve().parents[1]
     names = {path.stem for path in tests.rglob("test_*.py")}
     found = []
