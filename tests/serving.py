@@ -116,10 +116,17 @@ def with_batcher(translator, coroutine, **limits):
         decoder.join()
 
 
+def req(beam: int = 1, nbest: int = 1, source=None, decode=None):
+    """A DecodeRequest of this beam and n-best (on `decode`, default settings otherwise)."""
+    from translator.config import DecodeConfig
+    from translator.decode.request import DecodeRequest
+
+    return DecodeRequest((decode or DecodeConfig()).replace(beam=beam), nbest, source=source)
+
+
 def expected(translator, texts, beam, nbest=1):
     """What the translator itself gives `texts` at this beam: what the server must answer."""
-    dc = translator.cfg.decode.replace(beam=beam)
-    return translator.translate(texts, dc, nbest=nbest)
+    return translator.translate(texts, req(beam, nbest, decode=translator.cfg.decode))
 
 
 def assert_error(answer, status: int, *words: str):

@@ -201,3 +201,13 @@ yaml_values = st.recursive(
     ),
     max_leaves=10,
 )
+
+
+def guided_translate(engine, lines, prefixes=None, constraints=None, decode=None, nbest=1):
+    """engine.translate of `lines` with each line's target prefix text and required phrases,
+    read into ids by a DecodeRequest as a command or the server does."""
+    from translator.decode.request import DecodeRequest
+
+    request = DecodeRequest(decode or engine.cfg.decode, nbest)
+    request = request.guided(engine.tokenizer, lines, engine.max_target, prefixes, constraints)
+    return engine.translate(lines, request)

@@ -77,8 +77,9 @@ def test_translate_applies_the_decoding_overrides(models, engine):
     got = nbest_lines(result.stdout)
 
     translator = load_engine(path, "cpu")
-    default = translator.translate(SENTENCES, translator.cfg.decode, nbest=2)
-    want = translator.translate(SENTENCES, translator.cfg.decode.replace(**CHANGED), nbest=2)
+    default = translator.translate(SENTENCES, translator.request(nbest=2))
+    changed = translator.cfg.decode.replace(**CHANGED)
+    want = translator.translate(SENTENCES, translator.request(decode=changed, nbest=2))
     flat = [(i, h) for i, hyps in enumerate(want) for h in hyps]
     assert [(i, text) for i, _, text in got] == [(i, h.text) for i, h in flat]
     assert all(abs(score - h.score) < 1e-3 for (_, score, _), (_, h) in zip(got, flat))
@@ -103,5 +104,7 @@ def test_eval_applies_the_decoding_overrides(models, engine, tmp_path):
     assert (report["beam"], report["len_penalty"]) == (3, 0.0)
 
     translator = load_engine(path, "cpu")
-    want = translator.translate(SENTENCES, translator.cfg.decode.replace(**CHANGED))
+    want = translator.translate(
+        SENTENCES, translator.request(decode=translator.cfg.decode.replace(**CHANGED))
+    )
     assert out.read_text(encoding="utf-8").splitlines() == [r[0].text for r in want]

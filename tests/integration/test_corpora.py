@@ -72,7 +72,7 @@ def test_resume_with_several_corpora_continues_exactly(files, tmp_path, alpha):
     assert all(torch.equal(a[name], b[name]) for name in a)
     engine = load_engine(tmp_path / "a" / "last.pt", "cpu", tag="<bt>")
     tag_id = engine.tokenizer.src.piece_to_id("<bt>")
-    assert engine.prefix == [tag_id] and tag_id in engine.model.never_output
+    assert engine.source_prefix == (tag_id,) and tag_id in engine.model.never_output
     assert engine.tokenizer.src.id_to_piece(tag_id) == "<bt>"
     assert len(engine.translate(["Ein Hund läuft."])) == 1
     assert "its tags: <bt>" in user_error(load_engine, tmp_path / "a" / "last.pt", tag="<ft>")

@@ -18,7 +18,9 @@ def test_a_student_trains_on_what_the_teacher_distilled(transformer, tmp_path):
     references = (out / "train.ref.en").read_text(encoding="utf-8").splitlines()
     assert len(sources) == len(outputs) == len(references) == 400
     dc = engine.cfg.decode.replace(beam=2)
-    assert [h[0].text for h in engine.translate(sources[:5], dc)] == outputs[:5]
+    assert [h[0].text for h in engine.translate(sources[:5], engine.request(decode=dc))] == outputs[
+        :5
+    ]
     assert outputs != references  # the teacher's words, not the corpus's
     assert f"data.corpora: [{{train: {{src: {out}/train.de, tgt: {out}/train.en}}}}]" in (
         result.stdout

@@ -13,6 +13,7 @@ from util import ROOT, assert_user_error, cli, user_error
 from translator.config import config_from_dict
 from translator.data.corpus import load_split
 from translator.decode.evaluate import bleu
+from translator.decode.request import DecodeRequest
 from translator.engines.ct2 import ExportedTranslator
 from translator.engines.export import describe, export_checkpoint
 from translator.engines.load import load_engine
@@ -45,9 +46,9 @@ def test_the_float32_export_gives_the_pytorch_output(demo, beam):
     _, folder = export_checkpoint(ckpt, "ctranslate2", "float32", root / "f32")
     exported = ExportedTranslator(folder)
     dc = pytorch.cfg.decode.replace(beam=beam, batch_size=16)
-    theirs = exported.translate(sources, dc)
+    theirs = exported.translate(sources, DecodeRequest(dc))
     if beam == 1:
-        ours = pytorch.translate(sources, dc)
+        ours = pytorch.translate(sources, DecodeRequest(dc))
         assert [x[0].tokens for x in ours] == [y[0].tokens for y in theirs]
         # GNMT-normalised as ours; CTranslate2 renormalises over the tokens it may output,
         # so its log-probabilities are higher, by the mass the model gives the banned ones.
@@ -55,7 +56,7 @@ def test_the_float32_export_gives_the_pytorch_output(demo, beam):
         return
     reference = load_engine(str(ckpt), "cpu")
     renormalized_like_ctranslate2(reference.model)
-    ours = reference.translate(sources, dc)
+    ours = reference.translate(sources, DecodeRequest(dc))
     assert agreement(ours, theirs) >= 0.99
     same = [(x[0], y[0]) for x, y in zip(ours, theirs) if x[0].tokens == y[0].tokens]
     gap = max(abs(x.score - y.score) for x, y in same)
@@ -81,9 +82,11 @@ def test_a_vocabulary_shortlist_limits_what_the_export_may_output(demo, monkeypa
     assert exported.use_vmap
     # CTranslate2 allows the union of a batch's lists: one sentence a batch
     dc = pytorch.cfg.decode.replace(beam=2, batch_size=1)
-    short = exported.translate(sources, dc)
-    exported.use_vmap = False
-    assert [x[0].text for x in short] != [y[0].text for y in exported.translate(sources, dc)]
+    short = exported.translate(sources, DecodeRequest(dc))
+    unlimited = ExportedTranslator(folder, use_vmap=False)
+    assert [x[0].text for x in short] != [
+        y[0].text for y in unlimited.translate(sources, DecodeRequest(dc))
+    ]
     tok = exported.tokenizer
     for src, hyps in zip(sources, short):
         allowed = always.union(*(allows.get(p, set()) for p in tok.src.encode(src, out_type=str)))
@@ -95,8 +98,8 @@ def test_nbest_lists_agree_and_come_best_first(demo):
     root, ckpt, pytorch, sources, _ = demo
     _, folder = export_checkpoint(ckpt, "ctranslate2", "float32", root / "nbest")
     dc = pytorch.cfg.decode.replace(beam=4)
-    ours = pytorch.translate(sources[:30], dc, nbest=3)
-    theirs = ExportedTranslator(folder).translate(sources[:30], dc, nbest=3)
+    ours = pytorch.translate(sources[:30], DecodeRequest(dc, 3))
+    theirs = ExportedTranslator(folder).translate(sources[:30], DecodeRequest(dc, 3))
     assert all(len(h) == 3 for h in theirs)
     assert all([t.score for t in h] == sorted((t.score for t in h), reverse=True) for h in theirs)
     same = sum([t.tokens for t in x] == [t.tokens for t in y] for x, y in zip(ours, theirs))
@@ -109,14 +112,15 @@ def test_batches_decoded_side_by_side_give_the_same_output_in_order(demo):
     depend on how many run together, and each line keeps its own translation."""
     root, ckpt, pytorch, sources, _ = demo
     _, folder = export_checkpoint(ckpt, "ctranslate2", "float32", root / "workers")
-    exported = ExportedTranslator(folder)
     dc = pytorch.cfg.decode.replace(beam=3, batch_size=8)
     found = {}
     for workers in (1, 3):
-        exported.workers = workers
-        found[workers] = [[(t.text, t.tokens) for t in h] for h in exported.translate(sources, dc)]
+        exported = ExportedTranslator(folder, workers=workers)
+        found[workers] = [
+            [(t.text, t.tokens) for t in h] for h in exported.translate(sources, DecodeRequest(dc))
+        ]
     assert found[3] == found[1]
-    single = [exported.translate([line], dc)[0][0].text for line in sources[:5]]
+    single = [exported.translate([line], DecodeRequest(dc))[0][0].text for line in sources[:5]]
     assert [h[0][0] for h in found[3][:5]] == single
 
 
@@ -146,12 +150,14 @@ def test_int8_stays_close_to_float32(demo):
     BLEU by -0.2 (CTranslate2) and -0.8 (PyTorch) greedy, +0.9 and +0.6 with beam 5.)"""
     root, ckpt, pytorch, sources, refs = demo
     dc = pytorch.cfg.decode.replace(beam=1)
-    base = [r[0].text for r in pytorch.translate(sources, dc)]
-    outputs = {"pytorch-int8": load_engine(ckpt, "cpu", "int8").translate(sources, dc)}
+    base = [r[0].text for r in pytorch.translate(sources, DecodeRequest(dc))]
+    outputs = {
+        "pytorch-int8": load_engine(ckpt, "cpu", "int8").translate(sources, DecodeRequest(dc))
+    }
     for scheme in ("int8", "int8_float32"):
         manifest, folder = export_checkpoint(ckpt, "ctranslate2", scheme, root / scheme)
         assert manifest["quantization"] == scheme
-        outputs[scheme] = ExportedTranslator(folder).translate(sources, dc)
+        outputs[scheme] = ExportedTranslator(folder).translate(sources, DecodeRequest(dc))
     for name, hyps in outputs.items():
         assert bleu([r[0].text for r in hyps], base) > 50, name
 
@@ -186,7 +192,10 @@ def test_translate_and_eval_take_the_folder_like_a_checkpoint(demo, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "exported to" in result.stdout
     lines = ["Ein Hund läuft.", "", "Die Katze schläft."]
-    expect = [r[0].text for r in pytorch.translate(lines, pytorch.cfg.decode.replace(beam=1))]
+    expect = [
+        r[0].text
+        for r in pytorch.translate(lines, DecodeRequest(pytorch.cfg.decode.replace(beam=1)))
+    ]
     out = cli(
         "translate", "--checkpoint", str(folder), "--beam", "1", stdin="\n".join(lines) + "\n"
     )

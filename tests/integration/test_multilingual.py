@@ -82,7 +82,7 @@ def test_validation_scores_each_direction_and_best_follows_their_mean(en_x):
 def test_translate_and_eval_take_the_target_language(en_x, folder):
     best = str(en_x.run_dir.best)
     engine = load_engine(best, "cpu", tgt_lang="fr")
-    assert engine.prefix == [engine.tokenizer.src.piece_to_id("<2fr>")]
+    assert engine.source_prefix == (engine.tokenizer.src.piece_to_id("<2fr>"),)
     missing = cli("translate", "--checkpoint", best, "A dog runs.")
     assert_user_error(missing, "--tgt-lang", "de, fr, cs")
     unknown = cli("translate", "--checkpoint", best, "--tgt-lang", "it", "A dog runs.")
@@ -113,4 +113,4 @@ def test_many_sources_and_zero_shot_directions(folder, tmp_path):
     trainer = Trainer(many)
     trainer.run()
     assert many.data.tags == [] and trainer.model.never_output == ()
-    assert load_engine(str(tmp_path / "x_en" / "best.pt"), "cpu").prefix == []
+    assert load_engine(str(tmp_path / "x_en" / "best.pt"), "cpu").source_prefix == ()

@@ -243,7 +243,7 @@ def test_decoding_options_set_what_requests_get(transformer, tmp_path):
         status, body, raw = post(srv.url + "/translate", {"texts": SENTENCES, "nbest": 2})
         assert status == 200 and body["beam"] == 3, raw
         dc = translator.cfg.decode.replace(beam=3, len_penalty=0.0, max_len_a=0.0, max_len_b=2)
-        want = translator.translate(SENTENCES, dc, nbest=2)
+        want = translator.translate(SENTENCES, translator.request(decode=dc, nbest=2))
         assert [[g["text"] for g in got] for got in body["nbest"]] == [
             [h.text for h in hyps] for hyps in want
         ]

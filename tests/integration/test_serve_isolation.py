@@ -3,7 +3,7 @@ field in both batching modes, the server goes on, and good requests beside bad o
 their answers."""
 
 import pytest
-from serving import Server, assert_error, concurrently, expected, post
+from serving import Server, assert_error, concurrently, expected, post, req
 
 pytest.importorskip("fastapi", reason="the `serve` extra (fastapi) is not installed")
 
@@ -75,7 +75,9 @@ def test_a_requests_cpu_work_runs_off_the_event_loop(transformer, monkeypatch):
     import asyncio
     import threading
 
+    from translator.decode.guide import Guides
     from translator.serve import app as app_module
+    from translator.serve import parse
     from translator.serve.batcher import Batcher
     from translator.serve.limits import Limits
     from translator.serve.requests import TranslateRequest
@@ -90,11 +92,13 @@ def test_a_requests_cpu_work_runs_off_the_event_loop(transformer, monkeypatch):
 
         return run
 
-    for name in ("Terms", "target_prefixes", "source_prefix"):
-        monkeypatch.setattr(app_module, name, recorded(getattr(app_module, name)))
+    for name in ("Terms", "source_prefix"):
+        monkeypatch.setattr(parse, name, recorded(getattr(parse, name)))
+    monkeypatch.setattr(Guides, "read", recorded(Guides.read))  # tokenizing prefixes, phrases
     limits = Limits()
     batcher = Batcher(translator, limits)
-    app = app_module.create_app(translator, path, limits, batcher).app
+    door = parse.Door(translator, limits, translator.cfg.decode)
+    app = app_module.create_app(translator, path, limits, batcher, door).app
     endpoint = next(r.endpoint for r in app.routes if getattr(r, "path", "") == "/translate")
     req = TranslateRequest(text="Ein Hund läuft.", prefix="A", terms={"Katze": "cat"})
     decoder = threading.Thread(target=batcher.run)
@@ -105,7 +109,7 @@ def test_a_requests_cpu_work_runs_off_the_event_loop(transformer, monkeypatch):
         batcher.stop()
         decoder.join()
     assert len(answer["translations"]) == 1
-    assert {name for name, _ in threads} == {"Terms", "target_prefixes", "source_prefix"}
+    assert {name for name, _ in threads} == {"Terms", "read", "source_prefix"}
     assert all(thread is not threading.main_thread() for _, thread in threads), threads
 
 
@@ -178,12 +182,12 @@ def test_the_decoding_loop_outlives_a_text_that_cannot_be_encoded(transformer, m
 
     async def load():
         together = await asyncio.gather(
-            batcher.translate([good[0]], 2, 1),
-            batcher.translate([SURROGATE], 2, 1),
-            batcher.translate([good[1]], 2, 1),
+            batcher.translate([good[0]], req(2, 1, decode=translator.cfg.decode)),
+            batcher.translate([SURROGATE], req(2, 1, decode=translator.cfg.decode)),
+            batcher.translate([good[1]], req(2, 1, decode=translator.cfg.decode)),
             return_exceptions=True,
         )
-        return together, await batcher.translate(good, 2, 1)
+        return together, await batcher.translate(good, req(2, 1, decode=translator.cfg.decode))
 
     try:
         (first, bad, second), after = asyncio.run(load())

@@ -11,6 +11,7 @@ from checkpoints import multilingual_checkpoint as checkpoint
 from serving import Server, assert_error, concurrently, get, post
 from util import assert_user_error, cli
 
+from translator.decode.request import DecodeRequest
 from translator.engines.load import load_engine
 
 pytest.importorskip("fastapi", reason="the `serve` extra (fastapi) is not installed")
@@ -39,7 +40,7 @@ def server(models, tmp_path_factory):
 
 
 def scores(engine, texts, beam=2) -> list[float]:
-    found = engine.translate(texts, engine.cfg.decode.replace(beam=beam))
+    found = engine.translate(texts, DecodeRequest(engine.cfg.decode.replace(beam=beam)))
     return [round(hyps[0].score, 4) for hyps in found]
 
 

@@ -9,6 +9,7 @@ import urllib.parse
 import pytest
 from browser import Browser, chromium
 from serving import SENTENCES, Server, assert_error, get, post
+from util import guided_translate
 
 
 def check_prefixes(url: str, translator, long: tuple) -> None:
@@ -16,7 +17,7 @@ def check_prefixes(url: str, translator, long: tuple) -> None:
     a one-line 4xx; `long`: the status and words a 600-character prefix gets."""
     texts, prefixes = SENTENCES[:4], ["A", "", "Two men", "The"]
     dc = translator.cfg.decode.replace(beam=2)
-    want = translator.translate(texts, dc, prefixes=prefixes)
+    want = guided_translate(translator, texts, prefixes, decode=dc)
     status, body, raw = post(url + "/translate", {"texts": texts, "beam": 2, "prefixes": prefixes})
     assert status == 200 and body["translations"] == [r[0].text for r in want], raw
     assert all(t.startswith(p) for t, p in zip(body["translations"], prefixes))
@@ -36,7 +37,7 @@ def check_constraints(url: str, translator) -> None:
     texts = SENTENCES[:4]
     dc = translator.cfg.decode.replace(beam=3)
     musts = [["red ball", "Katzen" in t and "kittens" or ""] for t in texts]
-    want = translator.translate(texts, dc, constraints=[[m for m in ms if m] for ms in musts])
+    want = guided_translate(translator, texts, None, [[m for m in ms if m] for ms in musts], dc)
     ask = {"texts": texts, "beam": 3, "constraints": ["red ball"], "terms": {"Katzen": "kittens"}}
     status, body, raw = post(url + "/translate", ask)
     assert status == 200 and body["translations"] == [r[0].text for r in want], raw

@@ -7,6 +7,7 @@ import pytest
 
 from translator.config import config_from_dict
 from translator.decode import distill, resumable
+from translator.decode.request import DecodeRequest
 from translator.decode.translator import Translation
 from translator.errors import UserError
 
@@ -16,13 +17,14 @@ class Teacher:
     Ctrl-C after `stop_after` chunks."""
 
     def __init__(self, cfg, stop_after=None):
-        self.cfg, self.sampling, self.prefix = cfg, None, []
+        self.cfg, self.source_prefix = cfg, ()
         self.stop_after, self.lines = stop_after, 0
 
-    def translate(self, lines, dc=None, nbest=1, progress=False, prefixes=None, constraints=None):
+    def translate(self, lines, request, progress=False):
         if self.stop_after is not None and self.lines >= self.stop_after:
             raise KeyboardInterrupt
         self.lines += len(lines)
+        nbest = request.nbest
         return [
             [Translation(t, -k) for k, t in enumerate([s.upper(), f"{s} x", s.lower()][:nbest])]
             for s in lines
@@ -125,4 +127,4 @@ def test_an_exported_teacher_distills_its_own_training_data(tmp_path):
     sources = done.src.read_text(encoding="utf-8").splitlines()
     assert len(sources) == done.lines == teacher.cfg.data.demo_train
     outputs = done.tgt.read_text(encoding="utf-8").splitlines()
-    assert outputs == [h[0].text for h in teacher.translate(sources, dc)]
+    assert outputs == [h[0].text for h in teacher.translate(sources, DecodeRequest(dc))]

@@ -5,10 +5,11 @@ recurrent families say they cannot export, and a missing ctranslate2 names the e
 import pytest
 import torch
 from checkpoints import agreement, needs_ct2, untrained
-from util import ROOT, tiny_config
+from util import ROOT, guided_translate, tiny_config
 
 from translator.config import config_from_dict
 from translator.data.corpus import load_split
+from translator.decode.request import DecodeRequest
 from translator.decode.translator import Translation, in_batches
 from translator.engines.ct2 import ExportedTranslator
 from translator.engines.engine import Engine
@@ -26,8 +27,8 @@ def test_input_smaller_than_the_workers_batches_is_split_between_them():
 
     seen: list[int] = []
 
-    def run_batch(ids, dc, nbest, prefixes):
-        assert prefixes is None
+    def run_batch(ids, request):
+        assert request.guides is None
         seen.append(len(ids))
         return [[Translation(str(sum(s)), 0.0)] for s in ids]
 
@@ -35,7 +36,7 @@ def test_input_smaller_than_the_workers_batches_is_split_between_them():
     dc = config_from_dict(tiny_config()).decode.replace(batch_size=64)
     for workers, sizes in ((1, [5]), (2, [3, 2]), (8, [1] * 5)):
         seen.clear()
-        out = in_batches(Words(), lines, 100, dc, 1, False, run_batch, workers)
+        out = in_batches(Words(), lines, 100, DecodeRequest(dc), (), False, run_batch, workers)
         assert [h[0].text for h in out] == ["3", "", "3", "5", "9", "1"]
         assert sorted(seen, reverse=True) == sizes
 
@@ -74,7 +75,13 @@ def test_every_transformer_variant_exports_exactly(tmp_path, model, joint):
         ours = logits.log_softmax(-1)[0].gather(1, torch.tensor(t[1:])[:, None])[:, 0]
         assert torch.allclose(ours, torch.tensor(result.log_probs), atol=1e-4)
     dc = pytorch.cfg.decode.replace(beam=1)
-    assert agreement(pytorch.translate(sources, dc), exported.translate(sources, dc)) == 1.0
+    assert (
+        agreement(
+            pytorch.translate(sources, DecodeRequest(dc)),
+            exported.translate(sources, DecodeRequest(dc)),
+        )
+        == 1.0
+    )
 
 
 @needs_ct2
@@ -90,8 +97,8 @@ def test_both_engines_go_on_from_a_prefix_alike(tmp_path, beam):
     sources = [s for s, _ in pairs]
     prefixes = [" ".join(t.split()[: i % 4]) or None for i, (_, t) in enumerate(pairs)]
     dc = pytorch.cfg.decode.replace(beam=beam)
-    ours = pytorch.translate(sources, dc, prefixes=prefixes)
-    theirs = exported.translate(sources, dc, prefixes=prefixes)
+    ours = guided_translate(pytorch, sources, prefixes, decode=dc)
+    theirs = guided_translate(exported, sources, prefixes, decode=dc)
     assert agreement(ours, theirs) >= (1.0 if beam == 1 else 0.9)
     for hyps, prefix in zip(ours + theirs, prefixes + prefixes):
         assert hyps[0].text.startswith(prefix or "")
@@ -109,7 +116,7 @@ def test_pytorch_int8_quantizes_every_family_and_still_translates(tmp_path, fami
         assert "LSTM" in quantized, quantized
         assert "LSTMCell" in quantized or family == "lstm", quantized
     dc = translator.cfg.decode.replace(beam=2)
-    out = translator.translate(["Ein Hund läuft.", ""], dc, nbest=2)
+    out = translator.translate(["Ein Hund läuft.", ""], DecodeRequest(dc, 2))
     assert len(out) == 2 and len(out[0]) == 2 and out[1][0].text == ""
 
 
@@ -132,8 +139,8 @@ def test_every_engine_offers_the_engine_interface(tmp_path):
         assert facts["engine"] == ("ctranslate2" if name == "ctranslate2" else "pytorch")
         assert facts["attention"] == (engine.attention_layers > 0), name
         assert [len(h) for h in engine.translate(lines)] == [1, 1, 1], name
-    assert not engines["ctranslate2"].supports_streaming
-    assert engines["pytorch"].supports_streaming
+    assert not engines["ctranslate2"].capabilities.streaming
+    assert engines["pytorch"].capabilities.streaming
 
 
 @needs_ct2
@@ -159,7 +166,9 @@ def test_the_student_config_opens_in_every_engine(tmp_path):
     assert engines["ct2-int8-vmap"].use_vmap
     sources = [s for s, _ in load_split(engines["pytorch"].cfg.data, "test", 1)]
     dc = engines["pytorch"].cfg.decode.replace(beam=1)
-    outputs = {name: engine.translate(sources, dc) for name, engine in engines.items()}
+    outputs = {
+        name: engine.translate(sources, DecodeRequest(dc)) for name, engine in engines.items()
+    }
     for name, engine in engines.items():
         model = engine.cfg.model
         assert (model.enc_layers, model.dec_layers) == (shape["enc_layers"], shape["dec_layers"])

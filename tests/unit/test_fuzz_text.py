@@ -10,7 +10,7 @@ import sys
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from util import fuzz_examples, tiny_config
+from util import fuzz_examples, guided_translate, tiny_config
 
 from translator.config import DecodeConfig
 from translator.data.readers import iter_lines
@@ -90,7 +90,7 @@ def test_translate_in_process_gives_translations_or_a_user_error(
     dc = DecodeConfig(beam=beam, max_len_a=1.0, max_len_b=4)
     prefixes = None if prefix is None else [prefix] * len(lines)
     given = [list(constraints) for _ in lines] if constraints else None
-    out = check_outcome(lambda: translator.translate(lines, dc, 1, False, prefixes, given))
+    out = check_outcome(lambda: guided_translate(translator, lines, prefixes, given, dc))
     if out is not None:
         assert len(out) == len(lines)
         for hyps in out:

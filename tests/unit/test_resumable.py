@@ -6,26 +6,40 @@ import pytest
 from translator.config import DecodeConfig
 from translator.decode import resumable
 from translator.decode.line_guides import LineGuides
+from translator.decode.request import DecodeRequest
 from translator.decode.sampling import Sampling
 from translator.decode.translator import Translation
 from translator.errors import UserError
 
 
+class Chars:
+    """A tokenizer stand-in: a target text's ids are its characters' code points."""
+
+    def encode_tgt(self, texts):
+        return [[1, *map(ord, t), 2] for t in texts]
+
+
+def text_of(ids) -> str:
+    return "".join(map(chr, ids))
+
+
 class Upper:
     """A translator that upper-cases, and stops (like Ctrl-C) after `stop_after` chunks."""
 
+    tokenizer, max_target, source_prefix = Chars(), 10_000, ()
+
     def __init__(self, stop_after=None):
-        self.sampling, self.prefix, self.calls, self.stop_after = None, [], 0, stop_after
+        self.calls, self.stop_after = 0, stop_after
         self.seeds = []
 
-    def translate(self, lines, dc=None, nbest=1, progress=False, prefixes=None, constraints=None):
+    def translate(self, lines, request, progress=False):
         if self.stop_after is not None and self.calls >= self.stop_after:
             raise KeyboardInterrupt
         self.calls += 1
-        if self.sampling is not None:
-            self.seeds.append(self.sampling.seed)
-        prefixes = prefixes or [""] * len(lines)
-        musts = constraints or [[] for _ in lines]
+        if request.sampling is not None:
+            self.seeds.append(request.sampling.seed)
+        prefixes = [text_of(p) for p in request.prefixes or [[] for _ in lines]]
+        musts = [[text_of(c) for c in m] for m in request.phrases or [[] for _ in lines]]
         return [
             [Translation(p + line.upper() + "".join(f" +{c}" for c in must), 0.0)]
             for p, line, must in zip(prefixes, lines, musts)
@@ -40,8 +54,9 @@ def job(tmp_path, monkeypatch):
     return src, tmp_path / "out.txt"
 
 
-def run(translator, src, out, model="m", prefixes=None):
-    resumable.translate_file(translator, src, out, DecodeConfig(), 1, model, prefixes)
+def run(translator, src, out, model="m", prefixes=None, sampling=None, nbest=1):
+    request = DecodeRequest(DecodeConfig(), nbest, sampling)
+    resumable.translate_file(translator, src, out, request, model, prefixes)
 
 
 def test_a_stopped_run_continues_and_writes_every_line_once(job):
@@ -78,15 +93,12 @@ def test_another_input_or_model_starts_over(job):
 def test_sampling_draws_each_chunk_from_its_own_seed(job):
     src, out = job
     straight = Upper()
-    straight.sampling = Sampling(None, 0.9, 1.0, seed=7)
-    run(straight, src, out)
+    run(straight, src, out, sampling=Sampling(None, 0.9, 1.0, seed=7))
     stopped = Upper(stop_after=2)
-    stopped.sampling = Sampling(None, 0.9, 1.0, seed=7)
     with pytest.raises(KeyboardInterrupt):
-        run(stopped, src, out.with_name("b.txt"))
+        run(stopped, src, out.with_name("b.txt"), sampling=Sampling(None, 0.9, 1.0, seed=7))
     resumed = Upper()
-    resumed.sampling = Sampling(None, 0.9, 1.0, seed=7)
-    run(resumed, src, out.with_name("b.txt"))
+    run(resumed, src, out.with_name("b.txt"), sampling=Sampling(None, 0.9, 1.0, seed=7))
     assert straight.seeds == [7, 8, 9, 10] == stopped.seeds + resumed.seeds
 
 
@@ -127,7 +139,7 @@ def test_a_guide_file_of_another_length_is_one_line(job, tmp_path):
 def test_nbest_lines_are_numbered_by_input_line_across_chunks_and_runs(job):
     src, out = job
     with pytest.raises(KeyboardInterrupt):
-        resumable.translate_file(Upper(stop_after=2), src, out, DecodeConfig(), 2, "m")
-    resumable.translate_file(Upper(), src, out, DecodeConfig(), 2, "m")
+        run(Upper(stop_after=2), src, out, nbest=2)
+    run(Upper(), src, out, nbest=2)
     lines = [line.split("\t") for line in out.read_text().splitlines()]
     assert [(int(i), text) for i, _, text in lines] == [(i, f"LINE {i}") for i in range(10)]

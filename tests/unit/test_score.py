@@ -92,7 +92,9 @@ def test_every_engine_scores_alike(tmp_path):
     want = pytorch.score(LINES, TARGETS)
     assert [s.tokens for s in want] == [len(t) - 1 for t in pytorch.tokenizer.encode_tgt(TARGETS)]
     for other in (load_engine([ckpt, ckpt], "cpu", ensemble=True), load_engine(folder, "cpu")):
-        got = other.score(LINES, TARGETS, batch_size=2)
+        got = other.score(
+            LINES, TARGETS, other.request(decode=other.cfg.decode.replace(batch_size=2))
+        )
         assert [s.tokens for s in got] == [s.tokens for s in want]
         for a, b in zip(got, want):
             assert a.logprob == pytest.approx(b.logprob, abs=1e-4)

@@ -10,7 +10,7 @@ import threading
 import time
 from types import SimpleNamespace
 
-from serving import with_batcher
+from serving import req, with_batcher
 
 from translator.config import DecodeConfig
 from translator.decode.translator import Translation
@@ -27,8 +27,8 @@ class SlowEcho:
         self.cfg = SimpleNamespace(decode=DecodeConfig())
         self.seconds, self.batches, self.threads = seconds, [], []
 
-    def translate(self, lines, dc, nbest=1, progress=False, prefixes=None, constraints=None):
-        assert prefixes is None and constraints is None  # none asked for: none passed on
+    def translate(self, lines, request, progress=False):
+        assert request.guides is None  # none asked for: none passed on
         self.batches.append(len(lines))
         self.threads.append(threading.current_thread())
         time.sleep(self.seconds)
@@ -42,7 +42,7 @@ def serve(translator, coroutine, **limits):
 async def client(batcher: Batcher, name: str, requests: int, think: float) -> None:
     """Asks `requests` times, one after the other, `think` seconds apart."""
     for r in range(requests):
-        out = await batcher.translate([f"{name} {r}"], 1, 1)
+        out = await batcher.translate([f"{name} {r}"], req(1, 1))
         assert [h.text for h in out[0]] == [f"{name.upper()} {r}"]
         await asyncio.sleep(think)
 
@@ -104,7 +104,7 @@ def test_serve_decodes_on_the_main_thread_and_sigterm_stops_it():
         def run(self):
             self.thread, self.started = threading.current_thread(), True
             os.kill(os.getpid(), signal.SIGTERM)  # as `kill` from a shell would
-            self.answer = asyncio.run(batcher.translate(["in flight"], 1, 1))
+            self.answer = asyncio.run(batcher.translate(["in flight"], req(1, 1)))
             while not self.should_exit:
                 time.sleep(0.01)
 
@@ -121,10 +121,10 @@ class FailsOn(SlowEcho):
     """Refuses any batch that holds the line `bad`, as a search refuses an input it cannot
     take."""
 
-    def translate(self, lines, dc, nbest=1, progress=False, prefixes=None, constraints=None):
+    def translate(self, lines, request, progress=False):
         if "bad" in lines:
             raise UserError("bad: cannot be searched")
-        return super().translate(lines, dc, nbest, progress, prefixes, constraints)
+        return super().translate(lines, request, progress)
 
 
 def test_a_request_that_fails_its_batch_fails_alone():
@@ -134,7 +134,7 @@ def test_a_request_that_fails_its_batch_fails_alone():
 
     async def load(batcher):
         return await asyncio.gather(
-            *(batcher.translate([t], 1, 1) for t in ("a", "bad", "c")), return_exceptions=True
+            *(batcher.translate([t], req(1, 1)) for t in ("a", "bad", "c")), return_exceptions=True
         )
 
     answers = serve(echo, load, batch_size=64, batch_wait_ms=500, batch_gap_ms=200)
@@ -150,8 +150,8 @@ def test_a_request_that_timed_out_while_another_decoded_is_dropped():
     echo = SlowEcho(0.5)
 
     async def load(batcher):
-        first = asyncio.create_task(batcher.translate(["a"], 1, 1))
-        second = asyncio.create_task(batcher.translate(["b"], 2, 1, timeout=0.2))
+        first = asyncio.create_task(batcher.translate(["a"], req(1, 1)))
+        second = asyncio.create_task(batcher.translate(["b"], req(2, 1), timeout=0.2))
         return await asyncio.gather(first, second, return_exceptions=True)
 
     answers = serve(echo, load, batch_size=64, batch_wait_ms=300, batch_gap_ms=100)
@@ -163,18 +163,18 @@ def test_a_request_that_timed_out_while_another_decoded_is_dropped():
 class Broken(SlowEcho):
     """A bug outside any one request: every batch fails with a RuntimeError."""
 
-    def translate(self, lines, dc, nbest=1, progress=False, prefixes=None, constraints=None):
+    def translate(self, lines, request, progress=False):
         if "boom" in lines:
             raise RuntimeError("a bug")
-        return super().translate(lines, dc, nbest, progress, prefixes, constraints)
+        return super().translate(lines, request, progress)
 
 
 def test_a_bug_fails_its_requests_and_the_decoding_loop_goes_on():
     echo = Broken(0.0)
 
     async def load(batcher):
-        bad = await asyncio.gather(batcher.translate(["boom"], 1, 1), return_exceptions=True)
-        return bad[0], await batcher.translate(["after"], 1, 1), batcher.pending
+        bad = await asyncio.gather(batcher.translate(["boom"], req(1, 1)), return_exceptions=True)
+        return bad[0], await batcher.translate(["after"], req(1, 1)), batcher.pending
 
     bad, after, pending = serve(echo, load)
     assert isinstance(bad, RuntimeError)

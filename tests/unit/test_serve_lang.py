@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 from checkpoints import multilingual_checkpoint as checkpoint
-from serving import with_batcher
+from serving import req, with_batcher
 from util import user_error
 
 from translator.config import DecodeConfig
@@ -25,13 +25,14 @@ class Recorder:
 
     def __init__(self, fail: str | None = None):
         self.cfg = SimpleNamespace(decode=DecodeConfig())
-        self.prefix, self.calls, self.fail = list(OWN), [], fail
+        self.calls, self.fail = [], fail
 
-    def translate(self, lines, dc, nbest=1, progress=False, prefixes=None, constraints=None):
-        self.calls.append((list(self.prefix), list(lines)))
+    def translate(self, lines, request, progress=False):
+        prefix = list(OWN if request.source is None else request.source)
+        self.calls.append((prefix, list(lines)))
         if self.fail in lines:
             raise RuntimeError("a bug")
-        return [[Translation(f"{self.prefix}:{line}", 0.0)] for line in lines]
+        return [[Translation(f"{prefix}:{line}", 0.0)] for line in lines]
 
 
 def serve(translator, coroutine, **limits):
@@ -50,10 +51,10 @@ def test_requests_of_different_languages_share_no_translate_call():
 
     async def load(batcher):
         return await asyncio.gather(
-            batcher.translate(["a", "b"], 2, 1, source=[7]),
-            batcher.translate(["c"], 2, 1, source=[8, 5]),
-            batcher.translate(["d"], 2, 1, source=[7]),
-            batcher.translate(["e"], 2, 1),  # the engine's own prefix
+            batcher.translate(["a", "b"], req(2, 1, source=[7])),
+            batcher.translate(["c"], req(2, 1, source=[8, 5])),
+            batcher.translate(["d"], req(2, 1, source=[7])),
+            batcher.translate(["e"], req(2, 1)),  # the engine's own prefix
         )
 
     answers = serve(engine, load, batch_size=5)
@@ -64,33 +65,17 @@ def test_requests_of_different_languages_share_no_translate_call():
         ["[7]:d"],
         ["[3]:e"],
     ]
-    assert engine.prefix == OWN
 
 
-def test_a_failed_call_gives_the_engine_its_own_prefix_back():
+def test_a_failed_call_leaves_the_next_request_its_own_prefix():
     engine = Recorder(fail="boom")
 
     async def load(batcher):
         with pytest.raises(RuntimeError):
-            await batcher.translate(["boom"], 1, 1, source=[9])
-        assert engine.prefix == OWN
-        return await batcher.translate(["x"], 1, 1)
+            await batcher.translate(["boom"], req(1, 1, source=[9]))
+        return await batcher.translate(["x"], req(1, 1))
 
     assert texts(serve(engine, load, batch_size=1)) == ["[3]:x"]
-
-
-def test_calls_run_with_their_requests_source_prefix():
-    """/score and /attention run as calls on the decoding loop: the engine puts the
-    request's prefix before its sources meanwhile."""
-    engine = Recorder()
-
-    async def load(batcher):
-        mine = await batcher.call(lambda: list(engine.prefix), source=[4, 6])
-        own = await batcher.call(lambda: list(engine.prefix))
-        return mine, own
-
-    assert serve(engine, load, batch_size=1) == ([4, 6], OWN)
-    assert engine.prefix == OWN
 
 
 @pytest.fixture(scope="module")
@@ -107,10 +92,12 @@ def test_a_multilingual_model_is_served_without_a_default_language(models):
 
     multi, one = models
     engine = _load(multi, "cpu", None, None)
-    assert engine.prefix == []  # each request brings its language
+    assert engine.source_prefix == ()  # each request brings its language
     fr = engine.tokenizer.tag_ids(["<2fr>"])[0]
-    assert fr and _load(multi, "cpu", None, "fr").prefix == fr
+    assert fr and list(_load(multi, "cpu", None, "fr").source_prefix) == fr
     assert "en, fr" in user_error(_load, multi, "cpu", None, "xx")
     assert "--tgt-lang" in user_error(load_engine, multi, "cpu")  # as translate keeps it
-    assert _load(one, "cpu", None, None).prefix == load_engine(one, "cpu").prefix == []
+    assert (
+        _load(one, "cpu", None, None).source_prefix == load_engine(one, "cpu").source_prefix == ()
+    )
     assert "its target languages: en" in user_error(_load, one, "cpu", None, "fr")

@@ -10,7 +10,14 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from util import assert_user_error, cli, fuzz_examples, tiny_config, user_error
+from util import (
+    assert_user_error,
+    cli,
+    fuzz_examples,
+    guided_translate,
+    tiny_config,
+    user_error,
+)
 
 from translator.config import TokenizerConfig
 from translator.data.tokenizer import Tokenizer
@@ -47,7 +54,7 @@ def translator(tmp_path_factory):
 
 @pytest.mark.parametrize("phrase", ZERO_WIDTH + ["", "  "])
 def test_a_required_phrase_of_nothing_visible_is_a_user_error(translator, phrase):
-    message = user_error(translator.translate, ["Der Hund läuft."], constraints=[[phrase]])
+    message = user_error(guided_translate, translator, ["Der Hund läuft."], None, [[phrase]])
     assert "the sentence: a constraint is empty" in message
 
 
@@ -66,7 +73,7 @@ def test_a_prefix_of_nothing_visible_is_no_prefix(translator):
 def test_a_lone_surrogate_is_a_user_error_naming_the_line(translator):
     message = user_error(translator.translate, ["Der Hund.", "Die \ud800 Katze."])
     assert message.startswith("line 2: not valid Unicode (lone surrogate U+D800)")
-    message = user_error(translator.translate, ["Der Hund."], constraints=[["dog\udfff"]])
+    message = user_error(guided_translate, translator, ["Der Hund."], None, [["dog\udfff"]])
     assert "lone surrogate U+DFFF" in message
     assert "U+DC80" in user_error(Terms, [("Hund", "\udc80")])
 

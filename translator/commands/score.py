@@ -87,11 +87,14 @@ def stream_scores(
     are read as they are scored (a bar counts the pairs on a terminal). With `source`, each
     target is scored given that text instead of its own source."""
     from translator.data.readers import chunked, iter_pair_files
+    from translator.decode.request import DecodeRequest
     from translator.progress import progress_bar
 
+    dc = engine.cfg.decode
+    request = DecodeRequest(dc.replace(batch_size=batch_size or dc.batch_size))
     with progress_bar(desc="score", unit="pair", enabled=progress) as bar:
         for chunk in chunked(iter_pair_files(src, tgt), CHUNK):
             sources = [s if source is None else source for s, _ in chunk]
             targets = [t for _, t in chunk]
-            yield engine.score(sources, targets, batch_size)
+            yield engine.score(sources, targets, request)
             bar.update(len(chunk))

@@ -99,6 +99,7 @@ def translate(
 
     --checkpoint takes a checkpoint file or a folder written by `translator export`."""
     from translator.decode.line_guides import LineGuides, Terms
+    from translator.decode.request import DecodeRequest
     from translator.decode.sampling import sampling_options
     from translator.decode.translate_io import (
         checked_text,
@@ -138,31 +139,31 @@ def translate(
     if sampler is not None and checkpoint[0].is_dir():
         raise UserError(f"--sampling: {checkpoint[0]} is an exported model, which only searches")
     translator = load_engine(checkpoint, device, quantize, ensemble, tag, tgt_lang)
-    translator.sampling = sampler
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size, nbest
     )
+    request = DecodeRequest(dc, nbest, sampler)
     if guides and (plot_attention is not None or interactive):
         raise UserError(
             "--prefix, --constraint and --terms go with TEXT, standard input or --input"
         )
     if plot_attention is not None:
-        draw_attention(translator, text, dc, plot_attention, layer)
+        draw_attention(translator, text, request, plot_attention, layer)
         return
     if interactive:
-        interactive_loop(translator, dc)
+        interactive_loop(translator, request)
         return
     if text:
-        write_translations(translator, [text], sys.stdout, dc, nbest, guides=guides)
+        write_translations(translator, [text], sys.stdout, request, guides=guides)
         return
     if input_file is None:  # stdin: a person typing gets each line back at once
         chunk = 1 if sys.stdin.isatty() else dc.batch_size
         lines = chunks(read_stdin(), chunk)
-        write_translations(translator, lines, sys.stdout, dc, nbest, guides=guides)
+        write_translations(translator, lines, sys.stdout, request, guides=guides)
         return
     if output_file is None:
-        print_file(translator, input_file, dc, nbest, guides)
+        print_file(translator, input_file, request, guides)
         return
     from translator.decode.resumable import model_stamps, translate_file
 
-    translate_file(translator, input_file, output_file, dc, nbest, model_stamps(checkpoint), guides)
+    translate_file(translator, input_file, output_file, request, model_stamps(checkpoint), guides)

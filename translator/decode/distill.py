@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from translator.data.corpora import training_sources
+from translator.decode.request import DecodeRequest
 from translator.decode.resumable import file_stamp, translate_file
 from translator.errors import UserError
 from translator.fileio import atomic_open, atomic_write_bytes
@@ -153,11 +154,11 @@ def distill_corpora(engine, cfg, folder: Path, dc, nbest: int, model: list) -> l
         else:
             log.info("%s: %d lines to %s", source.description, lines, tgt)
             if nbest == 1:
-                translate_file(engine, src, tgt, dc, 1, model)
+                translate_file(engine, src, tgt, DecodeRequest(dc, 1), model)
             else:
                 kbest = folder / f"{name}.nbest.{tgt_lang}"
                 if not (kbest.is_file() and saved.get("nbest_done") == done):
-                    translate_file(engine, src, kbest, dc, nbest, model)
+                    translate_file(engine, src, kbest, DecodeRequest(dc, nbest), model)
                     saved["nbest_done"] = done  # a run stopped while picking picks again
                     atomic_write_bytes(record, json.dumps(saved).encode())
                 pick(kbest, ref, tgt)

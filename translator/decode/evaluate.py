@@ -87,6 +87,7 @@ def evaluate_translator(
     sentence) adds required phrases, and how many the translations hold; `outputs` (option
     -> path): files the command writes, refused if they name one of the data's files."""
     from translator.data.corpus import open_source, read_pair_files
+    from translator.decode.request import DecodeRequest
     from translator.fileio.outputs import distinct_outputs
 
     src, ref = files
@@ -100,11 +101,13 @@ def evaluate_translator(
     if not pairs:  # sacreBLEU has no score for no sentences; a score of 0 would mislead
         raise UserError(f"{what}: empty, no sentences to score")
     sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
-    prefixes = phrases = None
+    request, phrases = DecodeRequest(dc), None
     if guides:
         guides.check_count(len(sources), what)
         prefixes, phrases = guides.reader()(sources)
-    found = translator.translate(sources, dc, progress=True, prefixes=prefixes, constraints=phrases)
+        request = request.guided(translator.tokenizer, sources, translator.max_target,
+                                 prefixes, phrases)  # fmt: skip
+    found = translator.translate(sources, request, progress=True)
     hyps = [r[0].text for r in found]
     result = {**score(hyps, refs), "beam": dc.beam, "len_penalty": dc.len_penalty, "data": what}
     if phrases is not None:

@@ -77,7 +77,7 @@ def required_phrases(
     return out
 
 
-@dataclass
+@dataclass(frozen=True)
 class Guides:
     """Per line: the target prefix and the required phrases (either may be None for all)."""
 
@@ -90,6 +90,21 @@ class Guides:
         pre = target_prefixes(tokenizer, prefixes, lines, steps)
         phrases = required_phrases(tokenizer, constraints, lines, steps, beam, pre)
         return None if pre is None and phrases is None else cls(pre, phrases)
+
+    @classmethod
+    def joined(cls, parts: list[tuple[int, Guides | None]]) -> Guides | None:
+        """The guides of requests' lines put one after another: (lines, guides) each; a
+        request without guides has none for its lines."""
+        if all(g is None for _, g in parts):
+            return None
+
+        def side(name: str, empty):
+            given = [(n, None if g is None else getattr(g, name)) for n, g in parts]
+            if all(items is None for _, items in given):
+                return None
+            return [x for n, items in given for x in (items or [empty() for _ in range(n)])]
+
+        return cls(side("prefixes", list), side("phrases", list))
 
     def of(self, rows: list[int]) -> Guides:
         """The guides of those lines, in that order."""

@@ -60,21 +60,21 @@ def _done(record: Path, partial: Path, identity: dict) -> tuple[int, int]:
 
 
 def translate_file(
-    translator, input_file: Path, output_file: Path, dc, nbest: int, model, guides=None
+    translator, input_file: Path, output_file: Path, request, model, guides=None
 ) -> None:
-    """Translate `input_file` into `output_file` (module docstring). `model`: what
-    identifies the model (file stamps of the checkpoints); `guides`: each line's prefix and
-    required phrases (line_guides.LineGuides), or None."""
+    """Translate `input_file` into `output_file` (module docstring) as the DecodeRequest
+    `request` asks. `model`: what identifies the model (file stamps of the checkpoints);
+    `guides`: each line's prefix and required phrases (line_guides.LineGuides), or None."""
     output_file = writable_file(output_file)
     partial = output_file.with_name(output_file.name + ".partial")
     record = output_file.with_name(output_file.name + ".partial.json")
-    sampling = translator.sampling
+    sampling = request.sampling
     identity = {
         "input": file_stamp(input_file),
         "model": model,
-        "decode": dc.to_dict(),
-        "nbest": nbest,
-        "prefix": list(translator.prefix),
+        "decode": request.decode.to_dict(),
+        "nbest": request.nbest,
+        "prefix": list(translator.source_prefix if request.source is None else request.source),
         "guides": guides.stamp(file_stamp) if guides else None,
         "sampling": None if sampling is None else repr(sampling),
     }
@@ -83,26 +83,22 @@ def translate_file(
         log.info("resuming %s: %d lines were translated before", output_file, lines)
     total = sum(1 for _ in iter_lines(input_file))
     bar = progress_bar(total=total, initial=lines, desc="translate", unit="line")
-    seed = None if sampling is None else sampling.seed
     try:
-        job = (translator, input_file, partial, record, identity, dc, nbest, guides)
+        job = (translator, input_file, partial, record, identity, request, guides)
         _append(*job, lines, size, bar)
     except OSError as err:  # a full disk: named by the output asked for (G.partial is kept)
         if err.filename in (None, str(partial), str(record)):
             err.filename, err.filename2 = str(output_file), None
         raise
-    finally:
-        if sampling is not None:
-            sampling.seed = seed
     os.replace(partial, output_file)
     record.unlink(missing_ok=True)
 
 
-def _append(translator, input_file, partial, record, identity, dc, nbest, guides, lines, size,
+def _append(translator, input_file, partial, record, identity, request, guides, lines, size,
             bar):  # fmt: skip
     """Translate the input after its first `lines` lines onto `partial` (cut to `size`
     bytes first), recording each chunk in `record`."""
-    sampling = translator.sampling
+    sampling = request.sampling
     seed = None if sampling is None else sampling.seed
     with bar, open(partial, "r+b" if lines else "wb") as raw:
         raw.truncate(size)
@@ -112,9 +108,9 @@ def _append(translator, input_file, partial, record, identity, dc, nbest, guides
             next(stream)
         for chunk in chunked(stream, CHUNK):
             if seed is not None:  # each chunk its own stream, whatever chunk a run starts at
-                sampling.seed, sampling.generators = seed + lines // CHUNK, {}
+                request = request.replace(sampling=sampling.reseeded(seed + lines // CHUNK))
             text = io.StringIO()
-            write_translations(translator, [chunk], text, dc, nbest, None, guides, lines)
+            write_translations(translator, [chunk], text, request, None, guides, lines)
             raw.write(text.getvalue().encode("utf-8"))
             raw.flush()
             os.fsync(raw.fileno())

@@ -27,6 +27,10 @@ class Sampling:
     seed: int | None = None  # None: a fresh random seed
     generators: dict = field(default_factory=dict, repr=False)  # device -> its stream
 
+    def reseeded(self, seed: int) -> Sampling:
+        """The same way of drawing, from a fresh random stream seeded by `seed`."""
+        return Sampling(self.top_k, self.top_p, self.temperature, seed)
+
     def generator(self, device: torch.device) -> torch.Generator:
         """One random stream per device for the whole run (every batch continues it)."""
         key = str(device)

@@ -40,17 +40,22 @@ def chunks(stream, size: int):
 
 
 def write_translations(
-    translator, chunks, out, dc, nbest: int, bar=None, guides=None, start: int = 0
+    translator, chunks, out, request, bar=None, guides=None, start: int = 0
 ) -> None:
-    """Translate chunk by chunk; one line per input line (nbest: K lines, index TAB score TAB
-    text, the index counted from `start`), flushed after each chunk so output starts before
-    the input ends. `chunks` begin at input line `start`; `guides`: a line_guides.LineGuides
-    of the whole input, or None."""
-    index = start
+    """Translate chunk by chunk as the DecodeRequest `request` asks; one line per input line
+    (n-best: K lines, index TAB score TAB text, the index counted from `start`), flushed
+    after each chunk so output starts before the input ends. `chunks` begin at input line
+    `start`; `guides`: a line_guides.LineGuides of the whole input, or None."""
+    index, nbest = start, request.nbest
     take = guides.reader(start) if guides else None
     for lines in chunks:
-        pre, phrases = take(lines) if take is not None else (None, None)
-        for hyps in translator.translate(lines, dc, nbest=nbest, prefixes=pre, constraints=phrases):
+        guided = request
+        if take is not None:
+            pre, phrases = take(lines)
+            guided = request.guided(
+                translator.tokenizer, lines, translator.max_target, pre, phrases
+            )
+        for hyps in translator.translate(lines, guided):
             if nbest == 1:
                 out.write(hyps[0].text + "\n")
             else:
@@ -61,7 +66,7 @@ def write_translations(
             bar.update(len(lines))
 
 
-def print_file(translator, input_file: Path, dc, nbest, guides=None) -> None:
+def print_file(translator, input_file: Path, request, guides=None) -> None:
     """Translate a file of any size to standard output, a chunk of lines at a time (--output
     writes one instead, resumably: decode/resumable.py)."""
     from translator.data.readers import iter_lines
@@ -70,10 +75,10 @@ def print_file(translator, input_file: Path, dc, nbest, guides=None) -> None:
     total = sum(1 for _ in iter_lines(input_file))  # a cheap pass, for the bar's total
     with progress_bar(total=total, desc="translate", unit="line") as bar:
         lines = chunked(iter_lines(input_file), 4096)
-        write_translations(translator, lines, sys.stdout, dc, nbest, bar, guides)
+        write_translations(translator, lines, sys.stdout, request, bar, guides)
 
 
-def interactive_loop(translator, dc) -> None:
+def interactive_loop(translator, request) -> None:
     """A prompt loop for a person: one sentence in, its translation out, until Ctrl-D."""
     src, tgt = translator.cfg.data.src_lang, translator.cfg.data.tgt_lang
     print(f"translating {src} -> {tgt}; an empty line or Ctrl-D ends", file=sys.stderr)
@@ -89,17 +94,17 @@ def interactive_loop(translator, dc) -> None:
             ) from None
         if not line.strip():
             break
-        print(f"{tgt}> {translator.translate([line], dc)[0][0].text}", flush=True)
+        print(f"{tgt}> {translator.translate([line], request)[0][0].text}", flush=True)
 
 
-def draw_attention(translator, text: list[str], dc, path: Path, layer: int) -> None:
+def draw_attention(translator, text: list[str], request, path: Path, layer: int) -> None:
     from translator.models.family import title as family_title
     from translator.plots.figures import plot_attention
 
     if len(text) != 1:
         raise UserError("--plot-attention draws one sentence: give exactly one text argument")
-    best, source, target, weights = translator.attention(text[0], dc, layer)
-    label = translator.model.attention_label(layer)
+    best, source, target, weights = translator.attention(text[0], request, layer)
+    label = translator.attention_label(layer)
     name, data = family_title(translator.cfg.model.type), translator.cfg.data
     title = (f"{name} ({label})" if label else name) + (
         f"\n{data.src_lang}: {text[0]}\n{data.tgt_lang}: {best.text}"

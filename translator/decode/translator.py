@@ -1,4 +1,5 @@
-"""Strings in, strings out: a trained model, its tokenizer and its decoding settings."""
+"""Strings in, strings out: a trained model (or an ensemble) and its tokenizer, the PyTorch
+engine (engines/engine.py). Each call's settings come in its DecodeRequest."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ from dataclasses import dataclass
 
 import torch
 
-from translator.config import Config, DecodeConfig
+from translator.config import Config
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer
 from translator.data.user_text import valid
-from translator.decode.guide import Guides
-from translator.decode.rules import cut, nbest_problem
+from translator.decode.beam import BeamStream
+from translator.decode.request import Capabilities, DecodeRequest, EngineBase
+from translator.decode.rules import cut
 from translator.decode.score import Score, score_in_batches, teacher_forced
 from translator.decode.search import decode
 from translator.errors import UserError
@@ -52,27 +54,26 @@ def in_batches(
     tokenizer,
     lines,
     limit: int,
-    dc,
-    nbest: int,
+    request: DecodeRequest,
+    source: tuple[int, ...],
     progress: bool,
     run_batch,
     workers: int = 1,
-    prefix=(),
-    guides: Guides | None = None,
 ):
-    """Translate `lines` in length-sorted batches of dc.batch_size with `run_batch(ids, dc,
-    nbest, guides)` (`guides`: each line's target prefix and required phrases, decode/
-    guide.py, or None); results come back in input order. A blank line yields an empty translation
-    without running the model; a source longer than `limit` subwords is cut (with a warning).
-    With `workers` > 1, that many batches run at once on threads (for an engine that releases
-    the GIL, such as CTranslate2), and input that would make fewer batches is split so that
-    every worker gets one."""
+    """Translate `lines` in length-sorted batches of the request's batch size with
+    `run_batch(ids, request of those lines)`, after the ids `source`; results come back in
+    input order. A blank line yields an empty translation without running the model; a
+    source longer than `limit` subwords is cut (with a warning). With `workers` > 1, that
+    many batches run at once on threads (for an engine that releases the GIL, such as
+    CTranslate2), and input that would make fewer batches is split so that every worker
+    gets one."""
+    nbest = request.nbest
     results: list[list[Translation]] = [[Translation("", 0.0)] * nbest for _ in lines]
-    todo, ids = source_ids(tokenizer, lines, limit, prefix)
+    todo, ids = source_ids(tokenizer, lines, limit, source)
     if not todo:
         return results
     order = sorted(range(len(todo)), key=lambda j: len(ids[j]))
-    size = dc.batch_size
+    size = request.decode.batch_size
     if workers > 1 and len(order) < workers * size:
         size = max(1, -(-len(order) // workers))
     batches = [order[i : i + size] for i in range(0, len(order), size)]
@@ -81,8 +82,7 @@ def in_batches(
     )
 
     def run(batch: list[int]) -> list[list[Translation]]:
-        part = None if guides is None else guides.of([todo[j] for j in batch])
-        return list(run_batch([ids[j] for j in batch], dc, nbest, part))
+        return list(run_batch([ids[j] for j in batch], request.rows([todo[j] for j in batch])))
 
     with bar, contextlib.ExitStack() as stack:
         if workers > 1 and len(batches) > 1:
@@ -97,7 +97,7 @@ def in_batches(
     return results
 
 
-class Translator:
+class Translator(EngineBase):
     def __init__(
         self,
         model: Seq2Seq,
@@ -107,29 +107,28 @@ class Translator:
         dtype: torch.dtype = torch.float32,
         name: str | None = None,
         max_source: int | None = None,
+        source_prefix=(),
     ):
         self.device = device or pick_device("auto")
         self.model = model.to(self.device).eval()
         self.tokenizer, self.cfg, self.dtype = tokenizer, cfg, dtype
         self.name = name or cfg.model.type  # for messages and picture titles
         self.max_source = max_source or cfg.model.max_positions  # longer input is cut
-        # How translate() picks tokens: None searches (greedy or beam, by the beam size),
-        # a translator.decode.sampling.Sampling draws them.
-        self.sampling = None
-        self.prefix: list[int] = []  # source ids put before every line: a corpus tag's
-
-    @property
-    def attention_layers(self) -> int:
-        return self.model.attention_layers
+        self.max_target = self.model.max_output_len
+        # source ids put before every line of a request that names none: the tags of the
+        # target language and corpus that load_engine was given
+        self.source_prefix = tuple(source_prefix)
+        self.attention_layers = self.model.attention_layers
+        self.capabilities = Capabilities(
+            constraints=True,
+            attention=self.attention_layers > 0,
+            streaming=self.model.supports_streaming,
+            sampling=True,
+        )
+        self._frozen = True
 
     def attention_label(self, layer: int) -> str:
         return self.model.attention_label(layer)
-
-    @property
-    def supports_streaming(self) -> bool:
-        """Serve's continuous batching steps the beam search of a model whose states can take
-        sentences mid-search (models/base.py's StreamingStates); sampling has no such stream."""
-        return self.sampling is None and self.model.supports_streaming
 
     def describe(self) -> dict:
         return {
@@ -139,61 +138,46 @@ class Translator:
             "device": str(self.device),
             "languages": [self.cfg.data.src_lang, self.cfg.data.tgt_lang],
             "beam": self.cfg.decode.beam,
-            "attention": self.attention_layers > 0,
+            "attention": self.capabilities.attention,
         }
 
     def translate(
-        self,
-        lines: list[str],
-        decode_cfg: DecodeConfig | None = None,
-        nbest: int = 1,
-        progress: bool = False,
-        prefixes: list[str | None] | None = None,
-        constraints: list[list[str]] | None = None,
+        self, lines: list[str], request: DecodeRequest | None = None, progress: bool = False
     ) -> list[list[Translation]]:
-        """Translate lines in length-sorted batches; results come back in input order.
-        `prefixes`: per line, the text its translation begins with (None or "": none);
-        `constraints`: per line, the phrases its translation must hold.
-
-        A blank line yields an empty translation without running the model.
-        """
-        dc = decode_cfg or self.cfg.decode
-        if self.sampling is None and (problem := nbest_problem(nbest, dc.beam)):
-            raise UserError("--" + problem)
-        steps = self.model.max_output_len
-        guides = Guides.read(self.tokenizer, lines, steps, dc.beam, prefixes, constraints)
-        if guides is not None and guides.phrases is not None and self.sampling is not None:
-            raise UserError("--constraint needs a search: it does not go with --sampling")
+        """Translate lines in length-sorted batches; results come back in input order, each
+        the request's n-best. A blank line yields an empty translation without running the
+        model."""
+        request = request or self.request()
         return in_batches(
-            self.tokenizer, lines, self.max_source, dc, nbest, progress, self._batch, 1,
-            self.prefix, guides,
+            self.tokenizer, lines, self.max_source, request, self.source_of(request), progress,
+            self._batch,
         )  # fmt: skip
 
     def score(
         self,
         sources: list[str],
         targets: list[str],
-        batch_size: int | None = None,
+        request: DecodeRequest | None = None,
         progress: bool = False,
     ) -> list[Score]:
         """How likely the model finds each target given its source (decode/score.py)."""
+        request = request or self.request()
 
         def run(src, tgt):
             return teacher_forced(self.model, src, tgt, self.device, self.dtype)
 
-        limits = (self.max_source, self.model.max_output_len)
-        size = batch_size or self.cfg.decode.batch_size
+        limits = (self.max_source, self.max_target)
+        size = request.decode.batch_size
         return score_in_batches(
-            self.tokenizer, sources, targets, limits, size, progress, run, self.prefix
+            self.tokenizer, sources, targets, limits, size, progress, run, self.source_of(request)
         )
 
-    def _batch(
-        self, ids: list[list[int]], dc: DecodeConfig, nbest: int, guides: Guides | None = None
-    ) -> list[list[Translation]]:
+    def _batch(self, ids: list[list[int]], request: DecodeRequest) -> list[list[Translation]]:
         src = pad_ids(ids).to(self.device)
-        pre, phrases = (None, None) if guides is None else (guides.prefixes, guides.phrases)
+        dc, nbest, sampling = request.decode, request.nbest, request.sampling
         with torch.inference_mode(), autocast(self.device, self.dtype):
-            hyps = decode(self.model, src, dc, nbest, self.sampling, None, pre, phrases)
+            hyps = decode(self.model, src, dc, nbest, sampling, None, request.prefixes,
+                          request.phrases)  # fmt: skip
         return [self.translations(sent) for sent in hyps]
 
     def translations(self, hyps) -> list[Translation]:
@@ -201,16 +185,14 @@ class Translator:
         texts = self.tokenizer.decode_tgt([h.tokens for h in hyps])
         return [Translation(t, h.score, tuple(h.tokens)) for t, h in zip(texts, hyps)]
 
-    def attention(
-        self,
-        line: str,
-        decode_cfg: DecodeConfig | None = None,
-        layer: int = -1,
-        prefix: list[int] | None = None,
-    ):
-        """The best translation of `line` (beginning with the target ids `prefix`, if
-        given), its source and target pieces, and the [target, source] attention weights of
-        decoder `layer` that the same search gave while producing it (then <eos>)."""
+    def stream(self, request: DecodeRequest, capacity: int, cancelled, nbest_of) -> Stream:
+        return Stream(self, request, capacity, cancelled, nbest_of)
+
+    def attention(self, line: str, request: DecodeRequest | None = None, layer: int = -1):
+        """The best translation of `line` (beginning with the request's target prefix, if
+        it has one), its source and target pieces, and the [target, source] attention
+        weights of decoder `layer` that the same search gave while producing it (then
+        <eos>)."""
         model = self.model
         if not model.attention_layers:
             raise UserError(f"{self.name} has no attention weights to draw")
@@ -219,15 +201,57 @@ class Translator:
             raise UserError(
                 f"--layer {layer}: the model has {n} attention layers (0..{n - 1}, or -1)"
             )
-        _, ids = source_ids(self.tokenizer, [line], self.max_source, self.prefix)
+        request = request or self.request()
+        _, ids = source_ids(self.tokenizer, [line], self.max_source, self.source_of(request))
         if not ids:
             raise UserError("an empty sentence has no attention to show")
         src = pad_ids(ids).to(self.device)
-        dc = decode_cfg or self.cfg.decode
         with torch.inference_mode(), autocast(self.device, self.dtype):
-            pre = None if prefix is None else [prefix]
-            best = decode(model, src, dc, 1, self.sampling, layer, pre)[0][0]
+            best = decode(model, src, request.decode, 1, request.sampling, layer,
+                          request.prefixes)[0][0]  # fmt: skip
         pieces = self.tokenizer.src.id_to_piece
         source = [pieces(int(i)) for i in src[0]]
         target = [self.tokenizer.tgt.id_to_piece(int(t)) for t in [*best.tokens, EOS]]
         return self.translations([best])[0], source, target, best.attention.cpu().numpy()
+
+
+class Stream:
+    """Translator.stream: a BeamStream (decode/beam.py) fed with texts, its steps run on the
+    engine's device and precision, its hypotheses handed back as translations."""
+
+    def __init__(self, engine: Translator, request, capacity: int, cancelled, nbest_of):
+        self.engine, self.nbest_of = engine, nbest_of
+        self.search = BeamStream(
+            engine.model, request.decode, capacity=capacity,
+            cancelled=cancelled, regroup=max(1, capacity // 2),
+        )  # fmt: skip
+
+    def __len__(self) -> int:
+        return len(self.search)
+
+    @property
+    def advanced(self) -> int:
+        """Sentence-steps taken so far (for the server's averages)."""
+        return self.search.advanced
+
+    def add(self, texts: list[str], owners: list, request: DecodeRequest) -> list[int]:
+        engine = self.engine
+        todo, ids = source_ids(
+            engine.tokenizer, texts, engine.max_source, engine.source_of(request)
+        )
+        if todo:
+            pre = request.prefixes
+            pre = None if pre is None else [pre[i] for i in todo]
+            src = pad_ids(ids).to(engine.device)
+            self.search.add(src, [owners[i] for i in todo], pre)
+        return todo
+
+    def step(self) -> list:
+        engine = self.engine
+        with torch.inference_mode(), autocast(engine.device, engine.dtype):
+            ended = self.search.step()
+        return [(owner, engine.translations(hyps[: self.nbest_of(owner)])) for owner, hyps in ended]
+
+    def owners(self):
+        waiting = [entry[1] for entry in self.search.waiting]  # (source, owner, prefix)
+        return (owner for owner in self.search.owners + waiting if owner is not None)

@@ -1,8 +1,8 @@
 """An exported folder (translator/engines/export.py) translated by `ctranslate2.Translator`.
 
-`ExportedTranslator` has the `translate(lines, decode_cfg, nbest, progress)` of
-decode.translator.Translator and returns the same `Translation` objects, so `translate` and
-`eval` only differ in how they open the model (translator/engines/load.py).
+`ExportedTranslator` is an engine (engines/engine.py) as decode.translator.Translator is:
+`translate(lines, request)` returns the same `Translation` objects, so commands only differ
+in how they open the model (translator/engines/load.py).
 
 How our decoding settings map onto CTranslate2's:
 
@@ -38,8 +38,8 @@ import torch
 from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer, fingerprint
-from translator.decode.guide import Guides
-from translator.decode.rules import length_penalty, max_lengths, nbest_problem
+from translator.decode.request import Capabilities, DecodeRequest, EngineBase
+from translator.decode.rules import length_penalty, max_lengths
 from translator.decode.score import Score, score_in_batches
 from translator.decode.translator import Translation, in_batches
 from translator.engines.export import FORMAT_VERSION, MANIFEST, MANIFEST_FORMAT, QUANTIZATIONS
@@ -130,10 +130,21 @@ def _device(ct2, name: str) -> str:
     raise UserError(f"--device {name}: an exported model runs on cpu (or cuda where present)")
 
 
-class ExportedTranslator:
+class ExportedTranslator(EngineBase):
     """Strings in, strings out, through CTranslate2."""
 
-    def __init__(self, folder: str | Path, device: str = "auto"):
+    def __init__(
+        self,
+        folder: str | Path,
+        device: str = "auto",
+        prefix_of=None,
+        use_vmap: bool | None = None,
+        workers: int | None = None,
+    ):
+        """`prefix_of(cfg, tokenizer)`: the source ids put before every line of a request
+        that names none (none without it); `use_vmap`: whether to use the export's vocabulary
+        shortlist (default: where it has one); `workers`: batches decoded at once (default:
+        one per core on a CPU)."""
         self.folder = folder = Path(folder)
         manifest = read_manifest(folder)
         ct2 = optional_import("ctranslate2", "ctranslate2", "exported models")
@@ -142,12 +153,12 @@ class ExportedTranslator:
         self.quantization = manifest.get("quantization", "float32")
         self.manifest = manifest
         # the export's vocabulary shortlist, if it has one (benchmarks turn it off to compare)
-        self.use_vmap = bool(manifest.get("vocab_map"))
+        self.use_vmap = bool(manifest.get("vocab_map")) if use_vmap is None else use_vmap
         self.device = where = _device(ct2, device)
         # On a CPU, one batch per core at once (each batch on one thread) beats one batch at
         # a time on all cores: a beam search's matrices are too small to share.
         threads = torch.get_num_threads()
-        self.workers = threads if where == "cpu" else 1
+        self.workers = workers or (threads if where == "cpu" else 1)
         try:
             self.engine = ct2.Translator(
                 str(folder),
@@ -165,18 +176,17 @@ class ExportedTranslator:
         src, tgt = self.tokenizer.src, self.tokenizer.tgt
         self._src_pieces = [src.id_to_piece(i) for i in range(src.get_piece_size())]
         self._tgt_ids = {tgt.id_to_piece(i): i for i in range(tgt.get_piece_size())}
-        self.prefix: list[int] = []  # source ids put before every line: a corpus tag's
+        # source ids put before every line of a request that names none (load_engine's tags)
+        self.source_prefix = tuple(prefix_of(self.cfg, self.tokenizer) if prefix_of else ())
         never = self.tokenizer.never_output(self.cfg.data.tags)
         self._banned = [[tgt.id_to_piece(i)] for i in (PAD, BOS, *never)]
         self._eos = tgt.id_to_piece(EOS)
+        self.max_source = self.max_target = self.cfg.model.max_positions
+        self._frozen = True
 
     attention_layers = 0
-    supports_streaming = False
-    sampling = None  # an export only searches
-
-    @property
-    def max_source(self) -> int:
-        return self.cfg.model.max_positions
+    # an export only searches, unconstrained, and shows no attention
+    capabilities = Capabilities(constraints=False, attention=False, streaming=False, sampling=False)
 
     def describe(self) -> dict:
         return {
@@ -189,8 +199,7 @@ class ExportedTranslator:
             "attention": False,
         }
 
-    def attention(self, line: str, decode_cfg: DecodeConfig | None = None, layer: int = -1,
-                  prefix: list[int] | None = None):  # fmt: skip
+    def attention(self, line: str, request: DecodeRequest | None = None, layer: int = -1):
         raise UserError(
             f"--plot-attention needs the PyTorch checkpoint: the exported model in "
             f"{self.folder} gives no attention weights"
@@ -199,38 +208,33 @@ class ExportedTranslator:
     def attention_label(self, layer: int) -> str:
         return self.attention("", None, layer)  # raises: no layer to name
 
+    def stream(self, request: DecodeRequest, capacity: int, cancelled, nbest_of):
+        raise UserError(f"{self.folder}: an exported model decodes whole batches, not a stream")
+
     def translate(
-        self,
-        lines: list[str],
-        decode_cfg: DecodeConfig | None = None,
-        nbest: int = 1,
-        progress: bool = False,
-        prefixes: list[str | None] | None = None,
-        constraints: list[list[str]] | None = None,
+        self, lines: list[str], request: DecodeRequest | None = None, progress: bool = False
     ) -> list[list[Translation]]:
         """As decode.translator.Translator.translate: length-sorted batches, input order back;
-        prefixes through CTranslate2's target_prefix. Its search cannot require phrases, so
-        constraints are refused, never dropped."""
-        dc = decode_cfg or self.cfg.decode
-        if problem := nbest_problem(nbest, dc.beam):
-            raise UserError("--" + problem)
-        if constraints and any(constraints):
+        prefixes through CTranslate2's target_prefix. Its search cannot require phrases or
+        sample, so such requests are refused, never answered otherwise."""
+        request = request or self.request()
+        if request.phrases is not None and any(request.phrases):
             raise UserError(
                 f"{self.folder} is an exported (CTranslate2) model, whose search cannot require "
                 "phrases; give the checkpoint file for --constraint and --terms"
             )
-        steps = self.cfg.model.max_positions
-        guides = Guides.read(self.tokenizer, lines, steps, dc.beam, prefixes)
+        if request.sampling is not None:
+            raise UserError(f"--sampling: {self.folder} is an exported model, which only searches")
         return in_batches(
-            self.tokenizer, lines, self.max_source, dc, nbest, progress, self._batch,
-            self.workers, self.prefix, guides,
+            self.tokenizer, lines, self.max_source, request, self.source_of(request), progress,
+            self._batch, self.workers,
         )  # fmt: skip
 
     def score(
         self,
         sources: list[str],
         targets: list[str],
-        batch_size: int | None = None,
+        request: DecodeRequest | None = None,
         progress: bool = False,
     ) -> list[Score]:
         """As decode.translator.Translator.score, through CTranslate2's score_batch."""
@@ -244,10 +248,11 @@ class ExportedTranslator:
             )
             return [Score(float(sum(r.log_probs)), len(r.log_probs)) for r in found]
 
-        limits = (self.max_source, self.cfg.model.max_positions)
-        size = batch_size or self.cfg.decode.batch_size
+        request = request or self.request()
+        limits = (self.max_source, self.max_target)
+        size = request.decode.batch_size
         return score_in_batches(
-            self.tokenizer, sources, targets, limits, size, progress, run, self.prefix
+            self.tokenizer, sources, targets, limits, size, progress, run, self.source_of(request)
         )
 
     def _search(self, sources: list[list[str]], length: int, dc: DecodeConfig, prefix) -> list:
@@ -279,13 +284,13 @@ class ExportedTranslator:
             found.append(hyps)
         return found
 
-    def _batch(self, ids: list[list[int]], dc: DecodeConfig, nbest: int, guides=None):
+    def _batch(self, ids: list[list[int]], request: DecodeRequest):
+        dc, nbest, prefixes = request.decode, request.nbest, request.prefixes
         # our search's output limit of each sentence (a prefix fits whole)
         steps = self.cfg.model.max_positions
         caps = max_lengths(pad_ids(ids), dc.max_len_a, dc.max_len_b, steps).tolist()
         sources = [[self._src_pieces[i] for i in s] for s in ids]
         pieces = self.tokenizer.tgt.id_to_piece
-        prefixes = None if guides is None else guides.prefixes
         prefix = None if prefixes is None else [[pieces(i) for i in p] for p in prefixes]
         if prefixes is not None:
             caps = [max(c, len(p)) for c, p in zip(caps, prefixes)]

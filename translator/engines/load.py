@@ -26,15 +26,16 @@ def load_engine(
     the target language of a model of several (config/languages.py), whose tag goes first;
     without it such a model is a one-line error, unless `any_language` (each call then sets
     its own prefix, as serve's requests do)."""
+    return _open(paths, device, quantize, ensemble, tag, tgt_lang, any_language)
+
+
+def _prefix_of(cfg, tokenizer, tag, tgt_lang, any_language) -> list[int]:
+    """The source ids put before every line of a request that names none."""
     from translator.config.languages import target_languages
 
-    engine = _open(paths, device, quantize, ensemble)
-    data = engine.cfg.data
-    if any_language and tgt_lang is None and len(target_languages(data)) > 1:
-        engine.prefix = engine.tokenizer.tag_prefix(tag, data.tags)
-    else:
-        engine.prefix = source_prefix(engine.tokenizer, data, tgt_lang, tag)
-    return engine
+    if any_language and tgt_lang is None and len(target_languages(cfg.data)) > 1:
+        return tokenizer.tag_prefix(tag, cfg.data.tags)
+    return source_prefix(tokenizer, cfg.data, tgt_lang, tag)
 
 
 def source_prefix(
@@ -47,7 +48,8 @@ def source_prefix(
     return lang_prefix(tokenizer, data, tgt_lang, option) + tokenizer.tag_prefix(tag, data.tags)
 
 
-def _open(paths, device: str, quantize: str | None, ensemble: bool) -> Engine:
+def _open(paths, device: str, quantize: str | None, ensemble: bool, *languages) -> Engine:
+    """The engine, its default source prefix from `languages` (tag, tgt_lang, any_language)."""
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     if not ensemble and len(paths) > 1:
         raise UserError(
@@ -55,7 +57,7 @@ def _open(paths, device: str, quantize: str | None, ensemble: bool) -> Engine:
             "them as one model, or give one"
         )
     if not ensemble and Path(paths[0]).is_dir():
-        return _exported(Path(paths[0]), device, quantize)
+        return _exported(Path(paths[0]), device, quantize, languages)
     for path in paths:
         if Path(path).is_dir():
             raise UserError(f"--ensemble: {path} is an exported folder; ensembles take checkpoints")
@@ -68,18 +70,17 @@ def _open(paths, device: str, quantize: str | None, ensemble: bool) -> Engine:
     device = "cpu" if quantize is not None else device
     built = [Checkpoint.load(p).build(str(p)) for p in paths]
     if ensemble:
-        translator = _ensemble(paths, built, pick_device(device))
-    else:
-        cfg, tokenizer, model = built[0]
-        translator = Translator(model, tokenizer, cfg, pick_device(device))
+        return _ensemble(paths, built, pick_device(device), languages)
+    cfg, tokenizer, model = built[0]
     if quantize is not None:
         from translator.engines.quantize import quantize_model
 
-        translator.model = quantize_model(translator.model, quantize)
-    return translator
+        model = quantize_model(model.to(pick_device(device)).eval(), quantize)
+    prefix = _prefix_of(cfg, tokenizer, *languages)
+    return Translator(model, tokenizer, cfg, pick_device(device), source_prefix=prefix)
 
 
-def _exported(path: Path, device: str, quantize: str | None) -> Engine:
+def _exported(path: Path, device: str, quantize: str | None, languages) -> Engine:
     if quantize is not None:
         raise UserError(
             f"--quantize {quantize}: {path} is an exported model, quantized when it was "
@@ -87,10 +88,10 @@ def _exported(path: Path, device: str, quantize: str | None) -> Engine:
         )
     from translator.engines.ct2 import ExportedTranslator
 
-    return ExportedTranslator(path, device)
+    return ExportedTranslator(path, device, lambda cfg, tok: _prefix_of(cfg, tok, *languages))
 
 
-def _ensemble(paths: list, built: list, device):
+def _ensemble(paths: list, built: list, device, languages):
     from translator.decode.translator import Translator
     from translator.models.ensemble import Ensemble
 
@@ -113,6 +114,7 @@ def _ensemble(paths: list, built: list, device):
         device,
         name="ensemble of " + " + ".join(c.model.type for c, _, _ in built),
         max_source=min(c.model.max_positions for c, _, _ in built),
+        source_prefix=_prefix_of(cfg, tokenizer, *languages),
     )
 
 

@@ -7,10 +7,9 @@ event loop on a thread of its own (serve/command.py says why).
 
 The decoding loop takes the first waiting request and lets others join it until
 `batch_size` sentences are gathered, `batch_wait_ms` have passed, or none has come for
-`batch_gap_ms`; then it makes one `translate` call per (beam, n-best, source prefix) among
-them and hands each request exactly its own slice of the results. A request's source prefix
-(the target-language tag of a multilingual model, a corpus tag) is set on the engine for
-the calls that serve it, then the engine's own is restored.
+`batch_gap_ms`; then it makes one `translate` call per (decoding settings, n-best, source
+prefix) among them, the requests' target prefixes and phrases joined in one DecodeRequest,
+and hands each request exactly its own slice of the results.
 """
 
 from __future__ import annotations
@@ -25,6 +24,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from translator.decode.guide import Guides
+from translator.decode.request import DecodeRequest
 from translator.errors import UserError
 from translator.serve.limits import LimitError, Limits
 
@@ -34,16 +35,19 @@ log = logging.getLogger(__name__)
 @dataclass(eq=False)
 class Job:
     texts: list[str] = field(default_factory=list)
-    key: tuple[int, int] = (1, 1)  # (beam, nbest): jobs with equal keys share a search
-    prefixes: list[str] | None = None  # what each text's translation begins with
-    constraints: list[list[str]] | None = None  # the phrases each text's translation holds
+    request: DecodeRequest | None = None  # how to decode the texts (serve/parse.py)
     fn: Callable[[], Any] | None = None  # other work (the attention of one sentence)
-    source: tuple[int, ...] | None = None  # source ids before each text; None: the engine's
     loop: asyncio.AbstractEventLoop | None = None
     future: asyncio.Future | None = None
     abandoned: bool = False  # its client timed out or left: nothing to decode for it
     finished: bool = False  # answered (or dropped): the decoding loop is done with it
     left: int = 0  # sentences not yet decoded (streaming.py)
+
+    @property
+    def key(self) -> tuple:
+        """Jobs of equal keys share a translate call: the same settings, n-best and source."""
+        r = self.request
+        return (tuple(sorted(r.decode.to_dict().items())), r.nbest, r.source)
 
 
 class Batcher:
@@ -65,28 +69,15 @@ class Batcher:
         self._jobs.put(None)
 
     async def translate(
-        self,
-        texts: list[str],
-        beam: int,
-        nbest: int,
-        prefixes=None,
-        constraints=None,
-        source: list[int] | None = None,
-        timeout: float | None = None,
+        self, texts: list[str], request: DecodeRequest, timeout: float | None = None
     ):
-        """One list of Translation (n-best) per text, in order; `prefixes`: per text, what
-        its translation begins with ("": nothing), or None; `constraints`: per text, the
-        phrases it must hold, or None; `source`: the ids put before every text (None: the
-        engine's own prefix); `timeout`: seconds it may wait (None: the limit's)."""
-        job = Job(texts=texts, key=(beam, nbest), prefixes=prefixes, constraints=constraints)
-        job.source = None if source is None else tuple(source)
-        return await self._submit(job, timeout)
+        """One list of Translation (n-best) per text, in order, decoded as `request` asks;
+        `timeout`: seconds it may wait (None: the limit's)."""
+        return await self._submit(Job(texts=texts, request=request), timeout)
 
-    async def call(self, fn: Callable[[], Any], source=None, timeout: float | None = None):
-        """fn() run by the decoding loop, between batches, with the engine putting `source`
-        before every sentence (None: its own prefix)."""
-        job = Job(fn=fn, source=None if source is None else tuple(source))
-        return await self._submit(job, timeout)
+    async def call(self, fn: Callable[[], Any], timeout: float | None = None):
+        """fn() run by the decoding loop, between batches."""
+        return await self._submit(Job(fn=fn), timeout)
 
     async def _submit(self, job: Job, timeout: float | None = None):
         job.loop = asyncio.get_running_loop()
@@ -161,20 +152,6 @@ class Batcher:
             last = time.monotonic()
         return jobs, calls, False
 
-    @contextmanager
-    def _source(self, source: tuple[int, ...] | None) -> Iterator[None]:
-        """The engine puts `source` before every sentence meanwhile (None: its own prefix);
-        only the decoding loop runs engine calls, so no other request sees it."""
-        if source is None:
-            yield
-            return
-        own = self.translator.prefix
-        self.translator.prefix = list(source)
-        try:
-            yield
-        finally:
-            self.translator.prefix = own
-
     def _live(self, jobs: list[Job]) -> list[Job]:
         """`jobs` less those whose client has timed out or left, which are dropped here."""
         for job in jobs:
@@ -183,15 +160,15 @@ class Batcher:
         return [job for job in jobs if not job.abandoned and not job.finished]
 
     def _decode(self, jobs: list[Job]) -> None:
-        groups: dict[tuple[int, int, tuple[int, ...] | None], list[Job]] = {}
+        groups: dict[tuple, list[Job]] = {}
         for job in jobs:
-            groups.setdefault((*job.key, job.source), []).append(job)
-        for (beam, nbest, source), group in groups.items():
+            groups.setdefault(job.key, []).append(job)
+        for group in groups.values():
             group = self._live(group)  # the groups before took time: some may have left
             if not group:
                 continue
             try:
-                self._decode_group(group, beam, nbest, source)
+                self._decode_group(group)
             except Exception as err:
                 if len(group) == 1:
                     self._failed(group[0], err)
@@ -200,21 +177,18 @@ class Batcher:
                 # others still get their answers and only the culprit its error
                 for job in self._live(group):
                     try:
-                        self._decode_group([job], beam, nbest, source)
+                        self._decode_group([job])
                     except Exception as alone:
                         self._failed(job, alone)
 
-    def _decode_group(self, group: list[Job], beam: int, nbest: int, source) -> None:
+    def _decode_group(self, group: list[Job]) -> None:
         """One translate call for the jobs of `group`, each answered with its own slice."""
         lines = [text for job in group for text in job.texts]
-        pre = [p for job in group for p in job.prefixes or [""] * len(job.texts)]
-        musts = [c for job in group for c in job.constraints or [[] for _ in job.texts]]
-        pre, musts = (pre if any(pre) else None), (musts if any(musts) else None)
-        dc = self.translator.cfg.decode.replace(beam=beam, batch_size=self.limits.batch_size)
-        with self._source(source):
-            results = self.translator.translate(
-                lines, dc, nbest=nbest, prefixes=pre, constraints=musts
-            )
+        first = group[0].request
+        guides = Guides.joined([(len(job.texts), job.request.guides) for job in group])
+        dc = first.decode.replace(batch_size=self.limits.batch_size)
+        request = first.replace(decode=dc, guides=guides)
+        results = self.translator.translate(lines, request)
         self.batches += 1
         self.sentences += len(lines)
         self.batch_sentences += len(lines)
@@ -235,8 +209,7 @@ class Batcher:
             self._finish(job, None, None)
             return
         try:
-            with self._source(job.source):
-                result = fn()
+            result = fn()
         except Exception as err:
             self._failed(job, err)
             return

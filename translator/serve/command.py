@@ -120,6 +120,7 @@ def serve(
     optional_import("fastapi", "serve", "translator serve and its page")
     uvicorn = optional_import("uvicorn", "serve", "translator serve and its page")
     from translator.serve.app import create_app
+    from translator.serve.parse import Door
     from translator.serve.streaming import make_batcher
 
     if batching not in ("batch", "continuous"):
@@ -133,7 +134,6 @@ def serve(
             f"the beam of requests that name none, {dc.beam} (--beam or the model's "
             f"decode.beam), is over --max-beam {max_beam}"
         )
-    translator.cfg = translator.cfg.replace(decode=dc)  # what requests get by default
     limits = Limits(
         max_body=max_body,
         max_texts=max_texts,
@@ -148,7 +148,8 @@ def serve(
         batching=batching,
     )
     batcher = make_batcher(translator, limits)
-    app = create_app(translator, str(checkpoint), limits, batcher, tag=tag, tgt_lang=tgt_lang)
+    door = Door(translator, limits, dc, tag=tag, tgt_lang=tgt_lang)  # dc: what requests get
+    app = create_app(translator, str(checkpoint), limits, batcher, door)
     # asyncio's own event loop even where uvloop is installed: continuous batching is
     # slower under uvloop's and whole batches gain nothing from it
     config = uvicorn.Config(

@@ -6,23 +6,18 @@ the requests that arrive meanwhile wait for all of it. Here the decoding loop ke
 queued requests join (taking the rows of sentences that ended), every sentence advances by
 one token, and each request is answered as soon as its last sentence has ended. Requests are
 gathered as in batcher.py only while the decoder is idle; while it is busy, whatever is
-queued joins at the next step. Used for engines that declare `supports_streaming` (PyTorch
-models whose family has StreamingStates); an exported (CTranslate2) model decodes whole
-batches (batcher.Batcher).
+queued joins at the next step. The streams are the engine's own (`Engine.stream`), for an
+engine whose capabilities include streaming (PyTorch models whose family has
+StreamingStates); any other decodes whole batches (batcher.Batcher).
 """
 
 from __future__ import annotations
 
 import logging
 
-import torch
-
-from translator.data.batching import pad_ids
-from translator.decode.beam import BeamStream
-from translator.decode.guide import target_prefixes
-from translator.decode.translator import Translation, source_ids
+from translator.decode.request import DecodeRequest
+from translator.decode.translator import Translation
 from translator.errors import UserError
-from translator.runtime import autocast
 from translator.serve.batcher import Batcher, Job
 from translator.serve.limits import Limits
 
@@ -32,7 +27,7 @@ log = logging.getLogger(__name__)
 class StreamBatcher(Batcher):
     def __init__(self, translator, limits):
         super().__init__(translator, limits)
-        self.streams: dict[int, BeamStream] = {}  # by beam size
+        self.streams: dict = {}  # the engine's streams, by beam size
         self._answers: dict[Job, list] = {}  # each request's translations so far
 
     def _busy(self) -> bool:
@@ -64,16 +59,14 @@ class StreamBatcher(Batcher):
                 if len(stream):
                     self._step(beam, stream)
 
-    def _stream(self, beam: int) -> BeamStream:
+    def _stream(self, request: DecodeRequest):
+        beam = request.decode.beam
         if beam not in self.streams:
-            dc = self.translator.cfg.decode.replace(beam=beam)
-            size = self.limits.batch_size
-            self.streams[beam] = BeamStream(
-                self.translator.model,
-                dc,
-                capacity=size,
+            self.streams[beam] = self.translator.stream(
+                request,
+                self.limits.batch_size,
                 cancelled=lambda owner: owner[0].abandoned,
-                regroup=max(1, size // 2),
+                nbest_of=lambda owner: owner[0].request.nbest,
             )
         return self.streams[beam]
 
@@ -82,48 +75,42 @@ class StreamBatcher(Batcher):
         if job.abandoned:
             self._finish(job, None, None)
             return
-        if job.constraints and any(job.constraints):  # the constrained search is not a stream
+        request = job.request
+        if request.phrases is not None and any(request.phrases):  # that search is no stream
             self._decode([job])
             return
-        tr, (beam, nbest) = self.translator, job.key
-        answers: list = [[Translation("", 0.0)] * nbest for _ in job.texts]
+        answers: list = [[Translation("", 0.0)] * request.nbest for _ in job.texts]
+        self.sentences += len(job.texts)
         # each request's own source prefix (its target language): sentences of several
         # languages share one stream, the tag being part of each one's source
-        source = tr.prefix if job.source is None else list(job.source)
-        todo, ids = source_ids(tr.tokenizer, job.texts, tr.max_source, source)
-        targets = target_prefixes(tr.tokenizer, job.prefixes, job.texts, tr.model.max_output_len)
-        self.sentences += len(job.texts)
+        todo = self._stream(request).add(job.texts, [(job, i) for i in range(len(job.texts))],
+                                         request)  # fmt: skip
         if not todo:
             self._finish(job, answers, None)
             return
         self._answers[job] = answers
         job.left = len(todo)
-        pre = None if targets is None else [targets[i] for i in todo]
-        self._stream(beam).add(pad_ids(ids).to(tr.device), [(job, i) for i in todo], pre)
 
-    def _step(self, beam: int, stream: BeamStream) -> None:
-        tr = self.translator
+    def _step(self, beam: int, stream) -> None:
         advanced = stream.advanced
         try:
-            with torch.inference_mode(), autocast(tr.device, tr.dtype):
-                ended = stream.step()
+            ended = stream.step()
         except Exception:
             # The stream is lost; each of its requests is decoded again on its own, in whole
             # batches, so that one whose input broke the step fails alone.
             log.exception("a decoding step of beam %d failed; its requests are decoded alone", beam)
             del self.streams[beam]
-            waiting = [entry[1] for entry in stream.waiting]  # (source, owner, prefix)
-            jobs = {owner[0] for owner in stream.owners + waiting if owner is not None}
+            jobs = {owner[0] for owner in stream.owners()}
             for job in [job for job in jobs if self._answers.pop(job, None) is not None]:
                 self._decode([job])
             return
         self.batches += 1
         self.batch_sentences += stream.advanced - advanced
-        for (job, i), hyps in ended:
+        for (job, i), translations in ended:
             answers = self._answers.get(job)
             if answers is None:  # answered already (its client left)
                 continue
-            answers[i] = tr.translations(hyps[: job.key[1]])
+            answers[i] = translations
             job.left -= 1
             if job.left == 0:
                 del self._answers[job]
@@ -139,7 +126,7 @@ def make_batcher(translator, limits: Limits) -> Batcher:
     (batcher.Batcher)."""
     if limits.batching == "batch":
         return Batcher(translator, limits)
-    if not translator.supports_streaming:
+    if not translator.capabilities.streaming:
         raise UserError(
             "--batching continuous needs a checkpoint (PyTorch) model whose family lets "
             "sentences join a running search; use --batching batch"

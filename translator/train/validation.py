@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import torch
 
 from translator.decode.evaluate import bleu
+from translator.decode.request import DecodeRequest
 from translator.decode.translator import Translator
 from translator.runtime import autocast
 from translator.train.loss import sequence_loss
@@ -96,8 +97,8 @@ def validate(model, tokenizer, cfg, devs: list[DevSet], device, dtype, step: int
             with autocast(device, dtype):
                 total += float(sequence_loss(model, batch, 0.0))
             tokens += batch.n_tokens
-        translator.prefix = list(dev.prefix)
-        hyps = [r[0].text for r in translator.translate([s for s, _ in dev.pairs], decode)]
+        request = DecodeRequest(decode, source=tuple(dev.prefix))
+        hyps = [r[0].text for r in translator.translate([s for s, _ in dev.pairs], request)]
         first = first or hyps
         scores[dev.name] = {
             "dev_loss": total / max(tokens, 1),

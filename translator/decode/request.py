@@ -1,0 +1,106 @@
+"""One call's decoding, as a value: built where a request enters (translate's options, an
+HTTP body, training's validation), with its users' texts turned into target ids once, and
+handed down to the engine, which keeps no per-call state.
+
+    DecodeRequest(decode, nbest, sampling, source, guides)
+
+`decode`: the search settings (beam, length penalty and limits, batch size); `nbest`: the
+hypotheses per line; `sampling`: how tokens are drawn instead of searched (None: search);
+`source`: the ids put before every source line (the target language's and the corpus's
+tags; None: the engine's own, from load_engine); `guides`: per line, the target prefix and
+required phrases as ids (decode/guide.py), or None.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from translator.config import DecodeConfig
+from translator.decode.guide import Guides
+from translator.decode.rules import nbest_problem
+from translator.decode.sampling import Sampling
+from translator.errors import UserError
+
+
+@dataclass(frozen=True)
+class DecodeRequest:
+    decode: DecodeConfig
+    nbest: int = 1
+    sampling: Sampling | None = None
+    source: tuple[int, ...] | None = None
+    guides: Guides | None = None
+
+    def __post_init__(self):
+        if self.sampling is None and (problem := nbest_problem(self.nbest, self.decode.beam)):
+            raise UserError("--" + problem)
+        if self.source is not None and not isinstance(self.source, tuple):
+            object.__setattr__(self, "source", tuple(self.source))
+        if self.guides is not None and self.guides.phrases is not None and self.sampling:
+            raise UserError("--constraint needs a search: it does not go with --sampling")
+
+    def replace(self, **changes) -> DecodeRequest:
+        return dataclasses.replace(self, **changes)
+
+    def guided(
+        self,
+        tokenizer,
+        lines: list[str],
+        steps: int | None,
+        prefixes: list[str | None] | None = None,
+        constraints: list[list[str]] | None = None,
+    ) -> DecodeRequest:
+        """This request for `lines`, with each line's target prefix text and required
+        phrases read into ids (a UserError names a line whose texts cannot be used);
+        `steps`: the model's output limit."""
+        guides = Guides.read(tokenizer, lines, steps, self.decode.beam, prefixes, constraints)
+        return self.replace(guides=guides)
+
+    def rows(self, rows: list[int]) -> DecodeRequest:
+        """The request for those lines of it, in that order."""
+        return self if self.guides is None else self.replace(guides=self.guides.of(rows))
+
+    @property
+    def prefixes(self) -> list[list[int]] | None:
+        return None if self.guides is None else self.guides.prefixes
+
+    @property
+    def phrases(self) -> list[list[list[int]]] | None:
+        return None if self.guides is None else self.guides.phrases
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    constraints: bool  # required phrases (--constraint, --terms): the constrained search
+    attention: bool  # attention() gives the weights of a search (--plot-attention, /attention)
+    streaming: bool  # stream() lets sentences join a running search (serve's continuous mode)
+    sampling: bool  # a request's `sampling` draws tokens instead of searching
+
+
+class Frozen:
+    """Attributes are set by __init__ alone (it ends with `self._frozen = True`): an engine
+    is shared by threads and requests, so per-call settings never live on it."""
+
+    _frozen = False
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self._frozen:
+            raise AttributeError(
+                f"{type(self).__name__}.{name}: an engine is not changed once built; "
+                "put per-call settings in the DecodeRequest"
+            )
+        super().__setattr__(name, value)
+
+
+class EngineBase(Frozen):
+    """What every engine does alike with a request (engines/engine.py): `cfg` and
+    `source_prefix` are its own."""
+
+    def request(self, **given) -> DecodeRequest:
+        """A request with the model's own decoding settings, changed by `given`."""
+        return DecodeRequest(**{"decode": self.cfg.decode, **given})
+
+    def source_of(self, request: DecodeRequest) -> tuple[int, ...]:
+        """The ids put before every source line of `request`."""
+        return self.source_prefix if request.source is None else request.source

@@ -1,0 +1,169 @@
+"""A request's body turned into the work it asks for: plain functions, run off the event
+loop (their tokenizing and glossary matching are CPU work), that either return the
+request's values (its texts and its DecodeRequest, with prefixes and phrases read into ids
+once) or raise the client's error: a LimitError (its status) or a UserError (400).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from translator.config import DecodeConfig
+from translator.decode.line_guides import Terms
+from translator.decode.request import DecodeRequest
+from translator.decode.rules import nbest_problem
+from translator.engines.load import source_prefix
+from translator.serve.limits import LimitError, Limits
+from translator.serve.requests import (
+    AttentionRequest,
+    Cancelled,
+    ScoreRequest,
+    TranslateRequest,
+    check_fields,
+)
+
+
+@dataclass(frozen=True)
+class Door:
+    """What checking a request needs of the server: the engine, the limits, the decoding
+    settings of a request that names none, and the server's corpus tag and default target
+    language."""
+
+    engine: object  # engines.engine.Engine
+    limits: Limits
+    decode: DecodeConfig
+    tag: str | None = None
+    tgt_lang: str | None = None
+
+    def source_of(self, lang: str | None) -> tuple[int, ...]:
+        """The ids put before each source of a request for `lang` (the server's default when
+        None): its language tag, then the corpus tag, as load_engine orders them; a missing
+        or unknown language is a UserError (400) listing the model's."""
+        engine = self.engine
+        data = engine.cfg.data
+        return tuple(source_prefix(engine.tokenizer, data, lang or self.tgt_lang, self.tag,
+                                   "tgt_lang"))  # fmt: skip
+
+    def beam_of(self, beam: int | None, nbest: int) -> int:
+        if beam is None:
+            beam = max(self.decode.beam, nbest)
+        elif problem := nbest_problem(nbest, beam):
+            raise LimitError(422, problem)
+        if beam > self.limits.max_beam:
+            raise LimitError(
+                422, f"beam {beam} is over this server's limit of {self.limits.max_beam}"
+            )
+        return beam
+
+    def check_texts(self, texts: list[str]) -> None:
+        limits = self.limits
+        if len(texts) > limits.max_texts:
+            raise LimitError(
+                413, f"{len(texts)} texts in one request; the limit is {limits.max_texts}"
+            )
+        for i, text in enumerate(texts):
+            if len(text) > limits.max_chars:
+                raise LimitError(
+                    413, f"text {i} has {len(text)} characters; the limit is {limits.max_chars}"
+                )
+
+
+def prefixes_of(door: Door, req: TranslateRequest, texts: list[str]) -> list[str] | None:
+    """Each text's target prefix text, or None where none has one."""
+    if req.prefix is not None and req.prefixes is not None:
+        raise LimitError(422, 'give "prefix" (for every text) or "prefixes", not both')
+    if req.prefixes is not None and len(req.prefixes) != len(texts):
+        raise LimitError(
+            422, f"{len(req.prefixes)} prefixes for {len(texts)} texts: give one per text"
+        )
+    given = [req.prefix] * len(texts) if req.prefix is not None else req.prefixes
+    if given is None or not any(given):
+        return None
+    door.check_texts(given)
+    return given
+
+
+def constraints_of(
+    door: Door, req: TranslateRequest, texts: list[str], cancelled: Callable[[], bool]
+) -> list[list[str]] | None:
+    """Each text's required phrases: `constraints` and the `terms` found in it (a large
+    glossary takes seconds: it stops once its request has timed out)."""
+    limits = door.limits
+    if req.terms and len(req.terms) > limits.max_terms:
+        raise LimitError(
+            413, f"terms: {len(req.terms)} in one request; the limit is {limits.max_terms}"
+        )
+    glossary = Terms(list(req.terms.items())) if req.terms else None
+    musts = [list(req.constraints or []) for _ in texts]
+    if glossary is not None:
+        for given, text in zip(musts, texts):
+            if cancelled():
+                raise Cancelled
+            given += [t for t in glossary.found(text) if t not in given]
+    if not any(musts):
+        return None
+    if not door.engine.capabilities.constraints:
+        raise LimitError(400, "an exported (CTranslate2) model cannot require phrases")
+    door.check_texts([p for given in musts for p in given])
+    return musts
+
+
+def parse_translate(
+    door: Door, req: TranslateRequest, cancelled: Callable[[], bool]
+) -> tuple[list[str], DecodeRequest]:
+    """The texts of a translate request and how to decode them, checked."""
+    check_fields(req)
+    if (req.text is None) == (req.texts is None):
+        raise LimitError(422, 'give either "text" (a string) or "texts" (a list of strings)')
+    texts = [req.text] if req.text is not None else req.texts
+    door.check_texts(texts)
+    source = door.source_of(req.tgt_lang)
+    beam = door.beam_of(req.beam, req.nbest)
+    prefixes = prefixes_of(door, req, texts)
+    if cancelled():
+        raise Cancelled
+    musts = constraints_of(door, req, texts, cancelled)
+    request = DecodeRequest(door.decode.replace(beam=beam), req.nbest, source=source)
+    if prefixes is not None or musts is not None:  # a UserError (400) names the text
+        engine = door.engine
+        request = request.guided(engine.tokenizer, texts, engine.max_target, prefixes, musts)
+    return texts, request
+
+
+def parse_score(door: Door, req: ScoreRequest, cancelled: Callable[[], bool]) -> DecodeRequest:
+    check_fields(req)
+    if len(req.sources) != len(req.targets):
+        raise LimitError(
+            422, f"{len(req.sources)} sources but {len(req.targets)} targets: give one each"
+        )
+    door.check_texts(req.sources)
+    door.check_texts(req.targets)
+    return DecodeRequest(door.decode, source=door.source_of(req.tgt_lang))
+
+
+def parse_attention(
+    door: Door, req: AttentionRequest, cancelled: Callable[[], bool]
+) -> DecodeRequest:
+    """How to decode an attention request's one text, checked."""
+    check_fields(req)
+    engine = door.engine
+    if not engine.capabilities.attention:
+        raise LimitError(
+            400,
+            f"the served {engine.cfg.model.type} model has no attention weights to show (an "
+            "exported model has none: serve the checkpoint file of a model with attention)",
+        )
+    door.check_texts([req.text])
+    layers = engine.attention_layers
+    if not -layers <= req.layer < layers:
+        raise LimitError(422, f"layer {req.layer}: the model has {layers} (0..{layers - 1}, or -1)")
+    if not req.text.strip():
+        raise LimitError(422, "text: an empty sentence has no attention to show")
+    source = door.source_of(req.tgt_lang)
+    beam = door.beam_of(req.beam, 1)
+    request = DecodeRequest(door.decode.replace(beam=beam), source=source)
+    if req.prefix:
+        door.check_texts([req.prefix])
+        request = request.guided(engine.tokenizer, [req.text], engine.max_target, [req.prefix])
+    return request
