@@ -36,6 +36,20 @@ def test_a_users_folder_is_refused_and_an_empty_or_missing_one_is_claimed(tmp_pa
     assert owned(tmp_path / "new" / "deep") == set()
 
 
+def test_a_marker_another_process_is_writing_is_not_a_users_file(tmp_path):
+    """Ranks of one torchrun run claim the run folder at once: the marker that one of them
+    is writing (its temporary file, before the rename) does not make the folder the user's
+    for the other."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / f".{MARKER}.x1y2.tmp").write_text("{")  # as atomic_write_bytes names it
+    assert claim_folder(folder, "run_dir") == set()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.tmp").write_text("mine")
+    assert "notes.tmp" in user_error(claim_folder, other, "run_dir")
+
+
 def test_replacing_keeps_the_files_translator_did_not_write(tmp_path):
     target = tmp_path / "out"
     tmp = temporary_folder(target)

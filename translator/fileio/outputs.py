@@ -59,7 +59,13 @@ def record(folder: Path, names: Iterable[str], command: str = "") -> None:
 
 
 def _entries(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir() if p.name != MARKER)
+    """The names in `folder` other than its marker and a marker being written (another
+    process, such as another rank of the same run, may be marking the folder now)."""
+    return sorted(p.name for p in folder.iterdir() if not _is_marker(p.name))
+
+
+def _is_marker(name: str) -> bool:
+    return name == MARKER or (name.startswith(f".{MARKER}.") and name.endswith(".tmp"))
 
 
 def claim_folder(
