@@ -54,7 +54,10 @@ def oracle_phrases(references: list[str], seed: int) -> list[list[str]]:
 
 def run(translator, sources, dc, **guides) -> tuple[list[str], float]:
     start = time.perf_counter()
-    results = translator.translate(sources, dc, **guides)
+    request = translator.request(decode=dc)
+    if guides:
+        request = request.guided(translator.tokenizer, sources, translator.max_target, **guides)
+    results = translator.translate(sources, request)
     return [r[0].text for r in results], time.perf_counter() - start
 
 

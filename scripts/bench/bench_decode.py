@@ -41,11 +41,11 @@ ENGINES = ("pytorch", "pytorch-int8", "ct2-float32", "ct2-int8", "ct2-int8-vmap"
 def timed(translator, sources: list[str], dc, repeat: int) -> tuple[list[str], float, int]:
     """The output and the median time of `repeat` runs, after a short warm-up run (the
     first call's allocations are not decoding speed)."""
-    translator.translate(sources[:32], dc)
+    translator.translate(sources[:32], translator.request(decode=dc))
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        results = translator.translate(sources, dc)
+        results = translator.translate(sources, translator.request(decode=dc))
         times.append(time.perf_counter() - start)
     tokens = sum(len(r[0].tokens) + 1 for r in results)  # with <eos>
     return [r[0].text for r in results], statistics.median(times), tokens

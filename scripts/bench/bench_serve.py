@@ -156,7 +156,7 @@ def main() -> None:
 
     def offline() -> tuple[list[str], float]:
         start = time.perf_counter()
-        texts = [r[0].text for r in translator.translate(sentences, dc)]
+        texts = [r[0].text for r in translator.translate(sentences, translator.request(decode=dc))]
         return texts, len(sentences) / (time.perf_counter() - start)
 
     reference, offline_before = offline()

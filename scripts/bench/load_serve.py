@@ -118,9 +118,10 @@ def post(conn: http.client.HTTPConnection, body) -> tuple[int, object]:
         return res.status, data.decode(errors="replace")
 
 
-def client(port, sentences, refs, args, seed, until, counts, lock) -> None:
-    """Requests until `until` (and at most --max-requests), tallied into `counts`."""
-    rng, mine = random.Random(seed), Counter()
+def client(port, sentences, refs, args, seed, until, counts, lock, waits) -> None:
+    """Requests until `until` (and at most --max-requests), tallied into `counts`; each good
+    request's seconds from sending to its answer go into `waits`."""
+    rng, mine, mine_waits = random.Random(seed), Counter(), []
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     for _ in range(args.max_requests):
         if time.monotonic() >= until:
@@ -134,6 +135,7 @@ def client(port, sentences, refs, args, seed, until, counts, lock) -> None:
             body = {"text": sentences[picks[0]]}
         else:
             body = {"texts": [sentences[i] for i in picks]}
+        sent = time.monotonic()
         try:
             status, answer = post(conn, body)
         except (OSError, http.client.HTTPException):
@@ -143,6 +145,8 @@ def client(port, sentences, refs, args, seed, until, counts, lock) -> None:
             continue
         mine["requests"] += 1
         mine["5xx"] += status >= 500
+        if not bad:
+            mine_waits.append(time.monotonic() - sent)
         if bad:
             shaped = isinstance(answer, dict) and set(answer) == {"error"}
             ok = 400 <= status < 500 and shaped and "\n" not in answer["error"]
@@ -156,6 +160,16 @@ def client(port, sentences, refs, args, seed, until, counts, lock) -> None:
     conn.close()
     with lock:
         counts.update(mine)
+        waits.extend(mine_waits)
+
+
+def latencies(waits: list[float]) -> dict:
+    """Percentiles of the good requests' seconds to their answers."""
+    if not waits:
+        return {}
+    ranked = sorted(waits)
+    at = lambda q: round(ranked[min(len(ranked) - 1, int(q * len(ranked)))], 3)  # noqa: E731
+    return {"good_p50_s": at(0.5), "good_p99_s": at(0.99), "good_max_s": round(ranked[-1], 3)}
 
 
 def main() -> None:
@@ -181,20 +195,30 @@ def main() -> None:
     sentences = [s for s in read_lines(args.source) if s.strip()]
     engine = load_engine(args.checkpoint, args.device)
     start = time.perf_counter()
-    refs = [hyps[0].text for hyps in engine.translate(sentences, engine.cfg.decode)]
+    refs = [hyps[0].text for hyps in engine.translate(sentences)]
     print(f"{len(refs)} references in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     del engine
 
     port = free_port()
     proc = start_server(args, port)
-    counts, lock, samples = Counter(), threading.Lock(), []
+    counts, lock, samples, waits = Counter(), threading.Lock(), [], []
     try:
         began = time.monotonic()
         until = began + args.seconds
         threads = [
             threading.Thread(
                 target=client,
-                args=(port, sentences, refs, args, args.seed * 1000 + i, until, counts, lock),
+                args=(
+                    port,
+                    sentences,
+                    refs,
+                    args,
+                    args.seed * 1000 + i,
+                    until,
+                    counts,
+                    lock,
+                    waits,
+                ),
             )
             for i in range(args.clients)
         ]
@@ -223,6 +247,7 @@ def main() -> None:
         "rss_mib_end": round(end, 1),
         "rss_mib_max": round(max(rss for _, rss in samples if rss is not None), 1),
         "rss_growth": round(end / after_warmup - 1, 4),
+        **latencies(waits),
         "warmup_s": args.warmup,
         "date": time.strftime("%Y-%m-%d"),
     }

@@ -139,6 +139,8 @@ def test_every_engine_offers_the_engine_interface(tmp_path):
         assert facts["engine"] == ("ctranslate2" if name == "ctranslate2" else "pytorch")
         assert facts["attention"] == (engine.attention_layers > 0), name
         assert [len(h) for h in engine.translate(lines)] == [1, 1, 1], name
+        with pytest.raises(AttributeError, match="not changed once built"):
+            engine.cfg = engine.cfg  # per-call settings travel in a DecodeRequest
     assert not engines["ctranslate2"].capabilities.streaming
     assert engines["pytorch"].capabilities.streaming
 

@@ -129,3 +129,51 @@ def test_no_test_module_imports_another():
             if any(target.split(".")[-1] in names for target in targets):
                 found.append(f"{path.relative_to(tests)}:{node.lineno}")
     assert not found, found
+
+
+def test_functions_and_modules_stay_small():
+    """A function reads in one screen (80 lines, its signature and decorators counted) and a
+    module in one sitting (400 lines)."""
+    long = []
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > 400:
+            long.append(f"{path.name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                if node.end_lineno - start + 1 > 80:
+                    long.append(f"{path.name}:{node.lineno} {node.name}")
+    assert not long, long
+
+
+ENGINE_NAMES = {"pytorch", "ctranslate2"}
+ENGINE_CLASSES = {"Translator", "ExportedTranslator"}
+
+
+def engine_checks(tree: ast.AST) -> list[int]:
+    """Lines that compare a value with an engine's name or test an engine's class."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(isinstance(s, ast.Constant) and s.value in ENGINE_NAMES for s in sides):
+                found.append(node.lineno)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "isinstance":
+            names = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+            names |= {n.attr for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute)}
+            if names & ENGINE_CLASSES:
+                found.append(node.lineno)
+    return found
+
+
+def test_outside_the_engines_nothing_tells_engines_apart_by_name_or_class():
+    """What an engine can do is in its `capabilities` (engines/engine.py)."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if "engines" in path.relative_to(PACKAGE).parts:
+            continue
+        found += [f"{path.name}:{n}" for n in engine_checks(ast.parse(path.read_text()))]
+    assert not found, found
+    sample = 'if info["engine"] != "pytorch": pass\nisinstance(e, ExportedTranslator)'
+    assert engine_checks(ast.parse(sample)) == [1, 2]

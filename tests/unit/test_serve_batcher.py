@@ -89,7 +89,7 @@ def test_serve_decodes_on_the_main_thread_and_sigterm_stops_it():
     """`translator serve`'s arrangement: uvicorn (here a stand-in) on a thread of its own,
     decoding on the main thread; a SIGTERM asks the server to stop, and the decoding loop ends
     with it once the request in flight is answered; the signal handlers are given back."""
-    from translator.serve.command import _decode_here_serve_there
+    from translator.commands.serve import _decode_here_serve_there
 
     echo = SlowEcho(0.01)
     batcher = Batcher(echo, Limits(batch_gap_ms=3))

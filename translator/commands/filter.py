@@ -59,36 +59,45 @@ def kept(scores: list[float], keep: float | None, min_score: float | None) -> li
     return out
 
 
+OutSrcOpt = Annotated[Path, output_option("--out-src", "Write the kept sources here")]
+OutTgtOpt = Annotated[Path, output_option("--out-tgt", "Write the kept targets here")]
+ReverseOpt = Annotated[
+    Path | None,
+    input_option("--reverse", "A model of the other direction: dual conditional filtering"),
+]
+KeepOpt = Annotated[
+    float | None,
+    typer.Option("--keep", min=0.0, max=1.0, metavar="SHARE", help="Keep this best share"),
+]
+MinScoreOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-score",
+        metavar="S",
+        help="Keep pairs scoring at least S (0 to 1)",
+        callback=finite_number,
+    ),
+]
+ScoresFileOpt = Annotated[
+    Path | None, output_option("--scores", "Write every pair's score here, one a line")
+]
+ContrastOpt = Annotated[
+    bool,
+    typer.Option("--contrast", help="Score by how much likelier the source makes the target"),
+]
+
+
 def filter_pairs(
     checkpoint: CkptOpt,
     src: SrcOpt,
     tgt: TgtOpt,
-    out_src: Annotated[Path, output_option("--out-src", "Write the kept sources here")],
-    out_tgt: Annotated[Path, output_option("--out-tgt", "Write the kept targets here")],
-    reverse: Annotated[
-        Path | None,
-        input_option("--reverse", "A model of the other direction: dual conditional filtering"),
-    ] = None,
-    keep: Annotated[
-        float | None,
-        typer.Option("--keep", min=0.0, max=1.0, metavar="SHARE", help="Keep this best share"),
-    ] = None,
-    min_score: Annotated[
-        float | None,
-        typer.Option(
-            "--min-score",
-            metavar="S",
-            help="Keep pairs scoring at least S (0 to 1)",
-            callback=finite_number,
-        ),
-    ] = None,
-    scores_file: Annotated[
-        Path | None, output_option("--scores", "Write every pair's score here, one a line")
-    ] = None,
-    contrast: Annotated[
-        bool,
-        typer.Option("--contrast", help="Score by how much likelier the source makes the target"),
-    ] = False,
+    out_src: OutSrcOpt,
+    out_tgt: OutTgtOpt,
+    reverse: ReverseOpt = None,
+    keep: KeepOpt = None,
+    min_score: MinScoreOpt = None,
+    scores_file: ScoresFileOpt = None,
+    contrast: ContrastOpt = False,
     batch_size: BatchSizeOpt = None,
     device: DeviceOpt = "auto",
 ):

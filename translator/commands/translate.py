@@ -33,60 +33,74 @@ from translator.cli_options import (
 from translator.config.ranges import BEAM, SEED, TEMPERATURE
 from translator.errors import UserError
 
+TextOpt = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="TEXT", help="Sentences to translate; none: standard input"),
+]
+InputFileOpt = Annotated[
+    Path | None, input_option("--input", "Translate this file (one sentence a line)")
+]
+OutputFileOpt = Annotated[
+    Path | None, output_option("--output", "Write the translations of --input to this file")
+]
+NbestOpt = Annotated[int, number_option("--nbest", "K", "Print K lines per input", BEAM)]
+SamplingOpt = Annotated[
+    str | None,
+    typer.Option("--sampling", metavar="topk:K|topp:P", help="Sample instead of searching"),
+]
+TemperatureOpt = Annotated[
+    float | None,
+    number_option("--temperature", "T", "Sampling temperature (default 1.0)", TEMPERATURE),
+]
+SeedOpt = Annotated[int | None, number_option("--seed", "N", "Seed of the sampling", SEED)]
+InteractiveOpt = Annotated[
+    bool, typer.Option("--interactive", help="A prompt loop for typing sentences")
+]
+PlotAttentionOpt = Annotated[
+    Path | None,
+    output_option("--plot-attention", "Draw the attention of the one TEXT to this PNG"),
+]
+LayerOpt = Annotated[
+    int,
+    typer.Option("--layer", metavar="N", help="Transformer decoder layer to draw (-1: last)"),
+]
+PrefixOpt = Annotated[
+    str | None,
+    typer.Option("--prefix", metavar="TEXT", help="Every translation begins with TEXT"),
+]
+PrefixFileOpt = Annotated[
+    Path | None,
+    input_option("--prefixes", "Per line of --input, the text its translation begins with"),
+]
+ConstraintOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--constraint", metavar="PHRASE", help="Every translation holds PHRASE (repeatable)"
+    ),
+]
+
 
 def translate(
     checkpoint: CkptOpt,
-    text: Annotated[
-        list[str] | None,
-        typer.Argument(metavar="TEXT", help="Sentences to translate; none: standard input"),
-    ] = None,
-    input_file: Annotated[
-        Path | None, input_option("--input", "Translate this file (one sentence a line)")
-    ] = None,
-    output_file: Annotated[
-        Path | None, output_option("--output", "Write the translations of --input to this file")
-    ] = None,
+    text: TextOpt = None,
+    input_file: InputFileOpt = None,
+    output_file: OutputFileOpt = None,
     ensemble: EnsembleOpt = False,
     beam: BeamOpt = None,
     len_penalty: LenPenaltyOpt = None,
     max_len_a: MaxLenAOpt = None,
     max_len_b: MaxLenBOpt = None,
     batch_size: BatchSizeOpt = None,
-    nbest: Annotated[int, number_option("--nbest", "K", "Print K lines per input", BEAM)] = 1,
-    sampling: Annotated[
-        str | None,
-        typer.Option("--sampling", metavar="topk:K|topp:P", help="Sample instead of searching"),
-    ] = None,
-    temperature: Annotated[
-        float | None,
-        number_option("--temperature", "T", "Sampling temperature (default 1.0)", TEMPERATURE),
-    ] = None,
-    seed: Annotated[int | None, number_option("--seed", "N", "Seed of the sampling", SEED)] = None,
-    interactive: Annotated[
-        bool, typer.Option("--interactive", help="A prompt loop for typing sentences")
-    ] = False,
-    plot_attention: Annotated[
-        Path | None,
-        output_option("--plot-attention", "Draw the attention of the one TEXT to this PNG"),
-    ] = None,
-    layer: Annotated[
-        int,
-        typer.Option("--layer", metavar="N", help="Transformer decoder layer to draw (-1: last)"),
-    ] = -1,
-    prefix: Annotated[
-        str | None,
-        typer.Option("--prefix", metavar="TEXT", help="Every translation begins with TEXT"),
-    ] = None,
-    prefix_file: Annotated[
-        Path | None,
-        input_option("--prefixes", "Per line of --input, the text its translation begins with"),
-    ] = None,
-    constraint: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--constraint", metavar="PHRASE", help="Every translation holds PHRASE (repeatable)"
-        ),
-    ] = None,
+    nbest: NbestOpt = 1,
+    sampling: SamplingOpt = None,
+    temperature: TemperatureOpt = None,
+    seed: SeedOpt = None,
+    interactive: InteractiveOpt = False,
+    plot_attention: PlotAttentionOpt = None,
+    layer: LayerOpt = -1,
+    prefix: PrefixOpt = None,
+    prefix_file: PrefixFileOpt = None,
+    constraint: ConstraintOpt = None,
     constraint_file: ConstraintsOpt = None,
     terms: TermsOpt = None,
     terms_ignore_case: TermsIgnoreCaseOpt = False,
@@ -98,35 +112,16 @@ def translate(
     """Translate sentences from arguments, standard input or a file, line by line.
 
     --checkpoint takes a checkpoint file or a folder written by `translator export`."""
-    from translator.decode.line_guides import LineGuides, Terms
     from translator.decode.request import DecodeRequest
     from translator.decode.sampling import sampling_options
-    from translator.decode.translate_io import (
-        checked_text,
-        chunks,
-        draw_attention,
-        interactive_loop,
-        print_file,
-        read_stdin,
-        utf8_arguments,
-        write_translations,
-    )
+    from translator.decode.translate_io import draw_attention, interactive_loop, utf8_arguments
     from translator.engines.load import load_engine
 
     text = utf8_arguments(text or [])
     if output_file is not None and input_file is None:
         raise UserError("--output needs --input F (arguments and stdin go to standard output)")
-    from translator.data.user_text import phrase
-
-    # a --prefix or --constraint of nothing visible is refused here, where the option is known
-    guides = LineGuides(
-        phrase(checked_text(prefix, "--prefix"), "--prefix") if prefix is not None else None,
-        prefix_file,
-        [phrase(checked_text(c, "--constraint"), "--constraint") for c in constraint or []],
-        constraint_file,
-        Terms.read(terms, terms_ignore_case) if terms is not None else None,
-        terms,
-    )
+    guides = _line_guides(prefix, prefix_file, constraint, constraint_file, terms,
+                          terms_ignore_case)  # fmt: skip
     guides.check(input_file)
     from translator.fileio.outputs import distinct_outputs
 
@@ -153,11 +148,35 @@ def translate(
     if interactive:
         interactive_loop(translator, request)
         return
+    _write(translator, request, text, input_file, output_file, guides, checkpoint)
+
+
+def _line_guides(prefix, prefix_file, constraint, constraint_file, terms, ignore_case):
+    """The options' target prefixes, phrases and terms; a --prefix or --constraint of
+    nothing visible is refused here, where the option is known."""
+    from translator.data.user_text import phrase
+    from translator.decode.line_guides import LineGuides, Terms
+    from translator.decode.translate_io import checked_text
+
+    return LineGuides(
+        phrase(checked_text(prefix, "--prefix"), "--prefix") if prefix is not None else None,
+        prefix_file,
+        [phrase(checked_text(c, "--constraint"), "--constraint") for c in constraint or []],
+        constraint_file,
+        Terms.read(terms, ignore_case) if terms is not None else None,
+        terms,
+    )
+
+
+def _write(translator, request, text, input_file, output_file, guides, checkpoint) -> None:
+    """The translations of the TEXT arguments, standard input or --input, where asked."""
+    from translator.decode.translate_io import chunks, print_file, read_stdin, write_translations
+
     if text:
         write_translations(translator, [text], sys.stdout, request, guides=guides)
         return
     if input_file is None:  # stdin: a person typing gets each line back at once
-        chunk = 1 if sys.stdin.isatty() else dc.batch_size
+        chunk = 1 if sys.stdin.isatty() else request.decode.batch_size
         lines = chunks(read_stdin(), chunk)
         write_translations(translator, lines, sys.stdout, request, guides=guides)
         return

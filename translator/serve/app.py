@@ -46,20 +46,11 @@ def _validation_message(request: Request, err: RequestValidationError) -> tuple[
 
 def create_app(engine, path: str, limits: Limits, batcher: Batcher, door: Door) -> FastAPI:
     """The app; the caller runs `batcher`'s decoding loop and stops it once the server has
-    stopped (`translator serve` does both, serve/command.py). `door`: what checking a
+    stopped (`translator serve` does both, commands/serve.py). `door`: what checking a
     request needs (serve/parse.py)."""
-    data = engine.cfg.data
-    targets = target_languages(data)
-    info = {
-        "model": path,
-        **engine.describe(),
-        "beam": door.decode.beam,
-        "source_languages": source_languages(data),
-        "target_languages": targets,
-        "tgt_lang": door.tgt_lang,  # what a request that names no language gets
-    }
-    sources = ", ".join(info["source_languages"])
-    app = FastAPI(title="translator", summary=f"{info['family']} {sources} -> {', '.join(targets)}")
+    info = _info(engine, path, door)
+    sources, targets = (", ".join(info[k]) for k in ("source_languages", "target_languages"))
+    app = FastAPI(title="translator", summary=f"{info['family']} {sources} -> {targets}")
     app.state.batcher = batcher
     off_loop = OffLoop(limits)
     _handlers(app)
@@ -125,6 +116,19 @@ def create_app(engine, path: str, limits: Limits, batcher: Batcher, door: Door) 
         return page
 
     return BodyLimit(app, limits.max_body)
+
+
+def _info(engine, path: str, door: Door) -> dict:
+    """What /health reports of the model being served."""
+    data = engine.cfg.data
+    return {
+        "model": path,
+        **engine.describe(),
+        "beam": door.decode.beam,
+        "source_languages": source_languages(data),
+        "target_languages": target_languages(data),
+        "tgt_lang": door.tgt_lang,  # what a request that names no language gets
+    }
 
 
 def translation_answer(request, results) -> dict:

@@ -3,7 +3,7 @@
 The event loop only queues work and awaits answers; all torch work runs in the decoding
 loop, one batch at a time, so the event loop stays free to accept requests while a batch
 decodes. `translator serve` runs the decoding loop on the process's main thread and the
-event loop on a thread of its own (serve/command.py says why).
+event loop on a thread of its own (commands/serve.py says why).
 
 The decoding loop takes the first waiting request and lets others join it until
 `batch_size` sentences are gathered, `batch_wait_ms` have passed, or none has come for

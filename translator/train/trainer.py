@@ -25,13 +25,7 @@ from translator.memory import process_seconds
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
 from translator.progress import TrainingBar
-from translator.runtime import (
-    pick_device,
-    pick_dtype,
-    seed_everything,
-    set_threads,
-    to_device,
-)
+from translator.runtime import pick_device, pick_dtype, seed_everything, set_threads, to_device
 from translator.train.distributed import all_sum, all_sum_, any_rank, close, init_from_env
 from translator.train.ema import WeightEMA
 from translator.train.feed import TrainingData

@@ -27,86 +27,91 @@ from translator.serve.limits import Limits
 D = Limits()
 
 
+CheckpointOpt = Annotated[
+    Path,
+    typer.Option("--checkpoint", metavar="PATH", help="A checkpoint file or an exported folder"),
+]
+HostOpt = Annotated[str, typer.Option("--host", metavar="ADDRESS", help="Address to listen on")]
+PortOpt = Annotated[int, number_option("--port", "PORT", "Port to listen on", (0, 65535))]
+ServeLangOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tgt-lang",
+        metavar="LANG",
+        help="Target language of the requests that name none (a model of several "
+        "target languages); without it each request names its own",
+    ),
+]
+MaxBeamOpt = Annotated[
+    int,
+    number_option(
+        "--max-beam", "N", "Largest beam (or n-best) a request may ask; at least --beam", BEAM
+    ),
+]
+MaxBodyOpt = Annotated[
+    int, number_option("--max-body", "BYTES", "Bytes per request body", (1, 2**31 - 1))
+]
+MaxTextsOpt = Annotated[int, number_option("--max-texts", "N", "Texts per request", (1, 100_000))]
+MaxCharsOpt = Annotated[
+    int, number_option("--max-chars", "N", "Characters per text", (1, 1_000_000))
+]
+MaxTermsOpt = Annotated[
+    int, number_option("--max-terms", "N", "Terms of a request's glossary", (1, 100_000))
+]
+MaxQueueOpt = Annotated[
+    int, number_option("--max-queue", "N", "Requests queued at once", (1, 100_000))
+]
+TimeoutOpt = Annotated[
+    float,
+    number_option(
+        "--timeout", "SECONDS", "Seconds a request may wait for its answer", (0.001, 86_400.0)
+    ),
+]
+BatchWaitOpt = Annotated[
+    float,
+    number_option(
+        "--batch-wait-ms", "MS", "Milliseconds a request waits for others to join it",
+        (0.0, 60_000.0),
+    ),
+]  # fmt: skip
+BatchGapOpt = Annotated[
+    float,
+    number_option(
+        "--batch-gap-ms", "MS", "... stopping once none has come for this long", (0.0, 60_000.0)
+    ),
+]
+BatchingOpt = Annotated[
+    str,
+    typer.Option(
+        metavar="MODE",
+        help="batch: decode gathered requests together to the end; continuous: sentences "
+        "join the running search between its steps (a PyTorch model)",
+    ),
+]
+
+
 def serve(
-    checkpoint: Annotated[
-        Path,
-        typer.Option(
-            "--checkpoint", metavar="PATH", help="A checkpoint file or an exported folder"
-        ),
-    ],
-    host: Annotated[
-        str, typer.Option("--host", metavar="ADDRESS", help="Address to listen on")
-    ] = "127.0.0.1",
-    port: Annotated[int, number_option("--port", "PORT", "Port to listen on", (0, 65535))] = 8000,
+    checkpoint: CheckpointOpt,
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 8000,
     tag: TagOpt = None,
-    tgt_lang: Annotated[
-        str | None,
-        typer.Option(
-            "--tgt-lang",
-            metavar="LANG",
-            help="Target language of the requests that name none (a model of several "
-            "target languages); without it each request names its own",
-        ),
-    ] = None,
+    tgt_lang: ServeLangOpt = None,
     device: DeviceOpt = "auto",
     beam: BeamOpt = None,
     len_penalty: LenPenaltyOpt = None,
     max_len_a: MaxLenAOpt = None,
     max_len_b: MaxLenBOpt = None,
     batch_size: BatchSizeOpt = None,
-    max_beam: Annotated[
-        int,
-        number_option(
-            "--max-beam", "N", "Largest beam (or n-best) a request may ask; at least --beam", BEAM
-        ),
-    ] = D.max_beam,
-    max_body: Annotated[
-        int, number_option("--max-body", "BYTES", "Bytes per request body", (1, 2**31 - 1))
-    ] = D.max_body,
-    max_texts: Annotated[
-        int, number_option("--max-texts", "N", "Texts per request", (1, 100_000))
-    ] = D.max_texts,
-    max_chars: Annotated[
-        int, number_option("--max-chars", "N", "Characters per text", (1, 1_000_000))
-    ] = D.max_chars,
-    max_terms: Annotated[
-        int, number_option("--max-terms", "N", "Terms of a request's glossary", (1, 100_000))
-    ] = D.max_terms,
-    max_queue: Annotated[
-        int, number_option("--max-queue", "N", "Requests queued at once", (1, 100_000))
-    ] = D.max_queue,
-    timeout: Annotated[
-        float,
-        number_option(
-            "--timeout", "SECONDS", "Seconds a request may wait for its answer", (0.001, 86_400.0)
-        ),
-    ] = D.timeout,
-    batch_wait_ms: Annotated[
-        float,
-        number_option(
-            "--batch-wait-ms",
-            "MS",
-            "Milliseconds a request waits for others to join it",
-            (0.0, 60_000.0),
-        ),
-    ] = D.batch_wait_ms,
-    batch_gap_ms: Annotated[
-        float,
-        number_option(
-            "--batch-gap-ms",
-            "MS",
-            "... stopping once none has come for this long",
-            (0.0, 60_000.0),
-        ),
-    ] = D.batch_gap_ms,
-    batching: Annotated[
-        str,
-        typer.Option(
-            metavar="MODE",
-            help="batch: decode gathered requests together to the end; continuous: sentences "
-            "join the running search between its steps (a PyTorch model)",
-        ),
-    ] = D.batching,
+    max_beam: MaxBeamOpt = D.max_beam,
+    max_body: MaxBodyOpt = D.max_body,
+    max_texts: MaxTextsOpt = D.max_texts,
+    max_chars: MaxCharsOpt = D.max_chars,
+    max_terms: MaxTermsOpt = D.max_terms,
+    max_queue: MaxQueueOpt = D.max_queue,
+    timeout: TimeoutOpt = D.timeout,
+    batch_wait_ms: BatchWaitOpt = D.batch_wait_ms,
+    batch_gap_ms: BatchGapOpt = D.batch_gap_ms,
+    batching: BatchingOpt = D.batching,
 ):
     """Serve translations over HTTP, and a page that shows them with the attention.
 
@@ -118,11 +123,7 @@ def serve(
     from translator.errors import UserError, optional_import
 
     optional_import("fastapi", "serve", "translator serve and its page")
-    uvicorn = optional_import("uvicorn", "serve", "translator serve and its page")
-    from translator.serve.app import create_app
-    from translator.serve.parse import Door
-    from translator.serve.streaming import make_batcher
-
+    optional_import("uvicorn", "serve", "translator serve and its page")
     if batching not in ("batch", "continuous"):
         raise UserError(f"--batching {batching!r}: choose batch or continuous")
     translator = load_engine(checkpoint, device, tag=tag, tgt_lang=tgt_lang, any_language=True)
@@ -147,9 +148,22 @@ def serve(
         batch_gap_ms=batch_gap_ms,
         batching=batching,
     )
+    _run_server(translator, str(checkpoint), limits, dc, tag, tgt_lang, host, port)
+
+
+def _run_server(translator, path: str, limits, dc, tag, tgt_lang, host: str, port: int) -> None:
+    """Serve `translator` with `limits`, requests that name none getting the decoding
+    settings `dc`, until SIGINT or SIGTERM."""
+    import uvicorn
+
+    from translator.errors import UserError
+    from translator.serve.app import create_app
+    from translator.serve.parse import Door
+    from translator.serve.streaming import make_batcher
+
     batcher = make_batcher(translator, limits)
-    door = Door(translator, limits, dc, tag=tag, tgt_lang=tgt_lang)  # dc: what requests get
-    app = create_app(translator, str(checkpoint), limits, batcher, door)
+    door = Door(translator, limits, dc, tag=tag, tgt_lang=tgt_lang)
+    app = create_app(translator, path, limits, batcher, door)
     # asyncio's own event loop even where uvloop is installed: continuous batching is
     # slower under uvloop's and whole batches gain nothing from it
     config = uvicorn.Config(
@@ -157,7 +171,7 @@ def serve(
     )
     server = uvicorn.Server(config)
     logging.getLogger("translator").info(
-        "serving %s on http://%s:%d/ (Ctrl-C ends)", checkpoint, host, port
+        "serving %s on http://%s:%d/ (Ctrl-C ends)", path, host, port
     )
     # What is loaded now lives as long as the server: a full garbage collection (which
     # holds the GIL, so the event loop waits) then scans only what requests create

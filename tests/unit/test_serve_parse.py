@@ -1,0 +1,94 @@
+"""serve/parse.py without a server: a request body becomes its texts and one DecodeRequest
+(prefixes and phrases read into target ids once, the source prefix of its language), or
+the client's error with its status."""
+
+from __future__ import annotations
+
+import pytest
+from checkpoints import untrained
+
+from translator.errors import UserError
+from translator.serve.limits import LimitError, Limits
+from translator.serve.parse import Door, parse_attention, parse_score, parse_translate
+from translator.serve.requests import AttentionRequest, ScoreRequest, TranslateRequest
+
+
+def never() -> bool:
+    return False
+
+
+@pytest.fixture(scope="module")
+def door(tmp_path_factory):
+    from translator.engines.load import load_engine
+
+    engine = load_engine(untrained(tmp_path_factory.mktemp("parse")), "cpu", any_language=True)
+    return Door(engine, Limits(max_texts=4, max_chars=40, max_beam=6), engine.cfg.decode)
+
+
+def status(fn, *args) -> int:
+    try:
+        fn(*args)
+    except LimitError as err:
+        return err.status
+    except UserError:
+        return 400
+    return 200
+
+
+def test_a_translate_body_becomes_its_texts_and_one_request(door):
+    body = TranslateRequest(texts=["Ein Hund.", "Eine Katze."], beam=4, nbest=2, prefix="A")
+    texts, request = parse_translate(door, body, never)
+    assert texts == ["Ein Hund.", "Eine Katze."]
+    assert (request.decode.beam, request.nbest) == (4, 2)
+    assert request.source == door.engine.source_prefix
+    want = door.engine.tokenizer.encode_tgt(["A"])[0][1:-1]
+    assert request.prefixes == [want, want] and request.phrases is None
+    # the rest of the settings are the server's own
+    assert request.decode.replace(beam=door.decode.beam) == door.decode
+
+
+def test_terms_found_in_a_text_become_its_required_phrases(door):
+    body = TranslateRequest(texts=["Ein Hund läuft.", "Eine Katze."], terms={"Hund": "dog"})
+    texts, request = parse_translate(door, body, never)
+    dog = door.engine.tokenizer.encode_tgt(["dog"])[0][1:-1]
+    assert request.phrases == [[dog], []] and request.prefixes is None
+    plain = parse_translate(door, TranslateRequest(text="Eine Katze."), never)[1]
+    assert plain.guides is None and plain.decode.beam == door.decode.beam
+
+
+@pytest.mark.parametrize(
+    "body, code",
+    [
+        ({"texts": ["a"] * 5}, 413),  # over max_texts
+        ({"text": "x" * 41}, 413),  # over max_chars
+        ({"text": "a", "beam": 7}, 422),  # over max_beam
+        ({"text": "a", "beam": 2, "nbest": 3}, 422),
+        ({"texts": ["a", "b"], "prefixes": ["A"]}, 422),
+        ({"text": "a", "prefix": "A", "prefixes": ["A"]}, 422),
+        ({"text": "a", "texts": ["b"]}, 422),
+        ({"text": "a", "constraints": [" "], "beam": 2}, 400),  # a blank phrase
+        ({"text": "a", "constraints": ["x", "y"], "beam": 2}, 400),  # more than the beam holds
+        ({"text": "a", "tgt_lang": "xx"}, 400),
+    ],
+)
+def test_a_bad_translate_body_is_the_clients_error(door, body, code):
+    assert status(parse_translate, door, TranslateRequest(**body), never) == code
+
+
+def test_a_glossary_stops_once_its_request_has_timed_out(door):
+    from translator.serve.requests import Cancelled
+
+    body = TranslateRequest(texts=["Ein Hund."] * 3, terms={"Hund": "dog"})
+    with pytest.raises(Cancelled):
+        parse_translate(door, body, lambda: True)
+
+
+def test_score_and_attention_bodies(door):
+    request = parse_score(door, ScoreRequest(sources=["a"], targets=["b"]), never)
+    assert request.source == door.engine.source_prefix
+    assert status(parse_score, door, ScoreRequest(sources=["a", "b"], targets=["c"]), never) == 422
+    seen = parse_attention(door, AttentionRequest(text="Ein Hund.", prefix="A dog"), never)
+    assert seen.prefixes == [door.engine.tokenizer.encode_tgt(["A dog"])[0][1:-1]]
+    layers = door.engine.attention_layers
+    assert status(parse_attention, door, AttentionRequest(text="a", layer=layers), never) == 422
+    assert status(parse_attention, door, AttentionRequest(text=" "), never) == 422

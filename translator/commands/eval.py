@@ -1,0 +1,131 @@
+"""`translator eval`: a model scored on its test data or on files (sacreBLEU BLEU, chrF,
+TER), by source length on request, with its translations written where asked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from translator.cli_options import (
+    BatchSizeOpt,
+    BeamOpt,
+    CkptOpt,
+    ConstraintsOpt,
+    DeviceOpt,
+    EnsembleOpt,
+    LenPenaltyOpt,
+    MaxLenAOpt,
+    MaxLenBOpt,
+    QuantizeOpt,
+    SrcLangOpt,
+    TagOpt,
+    TermsIgnoreCaseOpt,
+    TermsOpt,
+    TgtLangOpt,
+    decode_overrides,
+    input_option,
+    output_option,
+)
+from translator.errors import UserError
+
+SplitOpt = Annotated[
+    str, typer.Option("--split", metavar="SPLIT", help="dev or test of the model's data")
+]
+SrcOpt = Annotated[Path | None, input_option("--src", "Score this source file ...")]
+RefOpt = Annotated[Path | None, input_option("--ref", "... against this reference file")]
+OutputOpt = Annotated[Path | None, output_option("--output", "Write the translations to this file")]
+AsJsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object")]
+ByLengthOpt = Annotated[bool, typer.Option("--by-length", help="BLEU per source-length bucket")]
+PlotOpt = Annotated[Path | None, output_option("--plot", "Draw BLEU by source length to this PNG")]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="KEY=VALUE",
+        help="Override a key of the model's config, e.g. --set data.test.src=F (repeatable)",
+    ),
+]
+
+
+def evaluate(
+    checkpoint: CkptOpt,
+    split: SplitOpt = "test",
+    src: SrcOpt = None,
+    ref: RefOpt = None,
+    ensemble: EnsembleOpt = False,
+    beam: BeamOpt = None,
+    len_penalty: LenPenaltyOpt = None,
+    max_len_a: MaxLenAOpt = None,
+    max_len_b: MaxLenBOpt = None,
+    batch_size: BatchSizeOpt = None,
+    output: OutputOpt = None,
+    as_json: AsJsonOpt = False,
+    by_length: ByLengthOpt = False,
+    plot: PlotOpt = None,
+    set_: SetOpt = None,
+    constraint_file: ConstraintsOpt = None,
+    terms: TermsOpt = None,
+    terms_ignore_case: TermsIgnoreCaseOpt = False,
+    tag: TagOpt = None,
+    src_lang: SrcLangOpt = None,
+    tgt_lang: TgtLangOpt = None,
+    device: DeviceOpt = "auto",
+    quantize: QuantizeOpt = None,
+):
+    """Score a model on its test data or on files: sacreBLEU BLEU, chrF and TER.
+
+    Decodes the split (or --src, scored against --ref) with each --checkpoint, or with all
+    of them as one model with --ensemble."""
+    from translator.config import config_from_dict
+    from translator.config.languages import scored_direction
+    from translator.decode.evaluate import evaluate_translator, report_lines
+    from translator.decode.line_guides import LineGuides, Terms
+    from translator.engines.load import load_engine
+    from translator.fileio import atomic_write_bytes
+    from translator.plots.figures import plot_by_length
+
+    if split not in ("dev", "test"):
+        raise UserError(f"--split must be dev or test, got '{split}'")
+    if (src is None) != (ref is None):
+        raise UserError("--src and --ref go together: give both files or neither")
+    glossary = Terms.read(terms, terms_ignore_case) if terms is not None else None
+    guides = LineGuides(constraint_file=constraint_file, terms=glossary, terms_file=terms)
+    from translator.fileio.outputs import distinct_outputs
+
+    inputs = {"--src": src, "--ref": ref, "--constraints": constraint_file, "--terms": terms}
+    checkpoints = {f"--checkpoint {p}": p for p in checkpoint}
+    written = {"--output": output, "--plot": plot}
+    distinct_outputs(written, {**inputs, **checkpoints})
+    models = [checkpoint] if ensemble else [[path] for path in checkpoint]
+    if output is not None and len(models) > 1:
+        raise UserError("--output takes one --checkpoint (or --ensemble); give one model at a time")
+    series = []
+    for paths in models:
+        path = " + ".join(map(str, paths))
+        translator = load_engine(paths, device, quantize, ensemble, tag, tgt_lang)
+        cfg = translator.cfg
+        if set_:  # --set applies to the data and the decoding settings alike
+            cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", set_)
+        cfg = cfg.replace(data=scored_direction(cfg.data, src_lang, tgt_lang))
+        dc = decode_overrides(cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size)
+        files, lengths = (src, ref), by_length or plot is not None
+        result, hyps = evaluate_translator(
+            translator, cfg.data, cfg.seed, dc, split, files, lengths, guides, written
+        )
+        result["checkpoint"] = path
+        result["direction"] = f"{cfg.data.src_lang}-{cfg.data.tgt_lang}"
+        series.append((translator.cfg.model.type, paths, result.get("by_length", [])))
+        if output is not None:
+            atomic_write_bytes(output, "".join(h + "\n" for h in hyps).encode("utf-8"))
+        if as_json:
+            typer.echo(json.dumps(result, ensure_ascii=False))
+            continue
+        if len(models) > 1:
+            typer.echo(f"== {path}")
+        typer.echo("\n".join(report_lines(result, by_length)))
+    if plot is not None:
+        plot_by_length(series, str(plot))
+        typer.echo(f"plot written to {plot}", err=True)

@@ -1,0 +1,62 @@
+"""`translator export` and `translator curves`: a checkpoint as a CTranslate2 folder, and
+runs' curves drawn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from translator.cli_options import SetOpt, output_option
+
+
+def export(
+    checkpoint: Annotated[
+        Path, typer.Option("--checkpoint", metavar="FILE", help="The checkpoint to export")
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", metavar="DIR", help="The folder to write (made if absent)")
+    ],
+    format_: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help="ctranslate2, the one format")
+    ] = "ctranslate2",
+    quantization: Annotated[
+        str,
+        typer.Option(
+            "--quantization", metavar="TYPE", help="float32, int8 or int8_float32 weights"
+        ),
+    ] = "float32",
+    vocab_map: Annotated[
+        bool,
+        typer.Option(
+            "--vocab-map",
+            help="Add a vocabulary shortlist learnt from the checkpoint's training data "
+            "(decoding then scores only the subwords a source can bring)",
+        ),
+    ] = False,
+    set_: SetOpt = None,
+):
+    """Write a Transformer checkpoint as a CTranslate2 model folder (fast CPU decoding).
+
+    translate, eval and serve take the folder as --checkpoint. --set points --vocab-map at
+    training files that have moved (e.g. --set data.dir=PATH)."""
+    from translator.engines.export import describe, export_checkpoint
+
+    typer.echo(
+        describe(*export_checkpoint(checkpoint, format_, quantization, output, vocab_map, set_))
+    )
+
+
+def curves(
+    runs: Annotated[
+        list[Path],
+        typer.Argument(metavar="RUN", help="Run folders or their summary.json files"),
+    ],
+    plot: Annotated[Path, output_option("--plot", "The PNG to draw")],
+):
+    """Draw runs' curves: dev BLEU by wall-clock minutes, training loss by steps."""
+    from translator.plots.curves import draw_curves
+    from translator.train.run_dir import summary_file
+
+    typer.echo(draw_curves([(run, summary_file(run)) for run in runs], plot), err=True)
