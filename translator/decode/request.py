@@ -57,6 +57,11 @@ class DecodeRequest:
         guides = Guides.read(tokenizer, lines, steps, self.decode.beam, prefixes, constraints)
         return self.replace(guides=guides)
 
+    def source_or(self, default: tuple[int, ...]) -> tuple[int, ...]:
+        """The ids put before every source line: the request's own, else `default` (the
+        engine's, from load_engine)."""
+        return default if self.source is None else self.source
+
     def rows(self, rows: list[int]) -> DecodeRequest:
         """The request for those lines of it, in that order."""
         return self if self.guides is None else self.replace(guides=self.guides.of(rows))
@@ -103,4 +108,4 @@ class EngineBase(Frozen):
 
     def source_of(self, request: DecodeRequest) -> tuple[int, ...]:
         """The ids put before every source line of `request`."""
-        return self.source_prefix if request.source is None else request.source
+        return request.source_or(self.source_prefix)

@@ -74,7 +74,7 @@ def translate_file(
         "model": model,
         "decode": request.decode.to_dict(),
         "nbest": request.nbest,
-        "prefix": list(translator.source_prefix if request.source is None else request.source),
+        "prefix": list(request.source_or(translator.source_prefix)),
         "guides": guides.stamp(file_stamp) if guides else None,
         "sampling": None if sampling is None else repr(sampling),
     }
