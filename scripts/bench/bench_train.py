@@ -13,14 +13,17 @@ meaningful even on a busy machine; absolute figures vary with the machine's load
 For the Transformer the line also gives the model FLOPs per second: 6 FLOPs per
 weight per token (forward and backward), encoder weights for source tokens,
 decoder and output weights for target tokens, real tokens only; the attention
-score products (about 2% at Multi30k lengths) are left out. On a GPU whose bf16
-peak is known (or given with --peak-tflops), it also gives the model FLOPs
-utilisation (MFU) against that peak.
+score products (about 2% at Multi30k lengths) are left out. On a GPU it measures the
+card's bf16 peak in the same run (an 8192^3 bf16 matrix product, `peak_tflops`) and
+gives the model FLOPs utilisation against it (`mfu`, a fraction), and against the
+datasheet's dense bf16 figure where the card is known (`mfu_datasheet`). `--output`
+appends the lines to a file as well (results/*.jsonl).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import tempfile
 import time
@@ -45,11 +48,28 @@ def peak_memory_mb(device) -> int:
 PEAK_BF16_TFLOPS = {"H100 PCIe": 756.0, "H100": 989.0, "H200": 989.0, "A100": 312.0}
 
 
-def peak_tflops(device, given: float | None) -> float | None:
-    if given or device.type != "cuda":
-        return given
+def datasheet_tflops(device) -> float | None:
+    if device.type != "cuda":
+        return None
     name = torch.cuda.get_device_name(device)
     return next((v for k, v in PEAK_BF16_TFLOPS.items() if k in name), None)
+
+
+def measured_tflops(device, size: int = 8192, repeat: int = 10) -> float:
+    """The card's bf16 matrix-product rate on random data: the mean of `repeat` timed
+    size^3 products after three warm-ups, timed with CUDA events."""
+    a = torch.randn(size, size, device=device, dtype=torch.bfloat16)
+    b = torch.randn(size, size, device=device, dtype=torch.bfloat16)
+    for _ in range(3):
+        a @ b
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(repeat):
+        a @ b
+    end.record()
+    end.synchronize()
+    seconds = start.elapsed_time(end) / 1000 / repeat
+    return 2 * size**3 / seconds / 1e12
 
 
 def sync(device) -> None:
@@ -66,7 +86,8 @@ def main() -> None:
     ap.add_argument("--dtype", action="append", help="fp32, bf16, ... (repeatable)")
     ap.add_argument("--batch-tokens", action="append", type=int, help="(repeatable)")
     ap.add_argument("--compile", action="append", choices=["false", "true"], help="(repeatable)")
-    ap.add_argument("--peak-tflops", type=float, help="the device's bf16 peak, for MFU")
+    ap.add_argument("--peak-tflops", type=float, help="the bf16 peak for MFU (default: measured)")
+    ap.add_argument("--output", help="also append the JSON lines to this file")
     ap.add_argument(
         "--vary", action="append", default=[], metavar="KEY=V1,V2",
         help="any config key, each value measured in turn (repeatable, as sweep.py --grid)",
@@ -82,7 +103,11 @@ def main() -> None:
                         extra.append(f"train.batch_tokens={bt}")
                     extra += [f"{k}={v}" for k, v in varied.items()]
                     cfg = load_config(args.config, args.overrides + extra)
-                    print(json.dumps({**varied, **measure(cfg, args)}), flush=True)
+                    line = json.dumps({**varied, **measure(cfg, args)})
+                    print(line, flush=True)
+                    if args.output:
+                        with open(args.output, "a", encoding="utf-8") as f:
+                            f.write(line + "\n")
 
 
 def measure(cfg, args) -> dict:
@@ -111,13 +136,18 @@ def measure(cfg, args) -> dict:
     tgt = sum(b.n_tokens for b in batches)
     src = sum(int((b.src != PAD).sum()) for b in batches)
     out = {
+        "date": datetime.date.today().isoformat(),
         "family": cfg.model.type,
-        "device": str(trainer.device),
+        "device": device_name(trainer.device),
+        "d_model": getattr(cfg.model, "d_model", None),  # the recurrent families have none
+        "layers": [getattr(cfg.model, k, None) for k in ("enc_layers", "dec_layers")],
+        "vocabulary": trainer.tokenizer.tgt_vocab_size,
         "dtype": str(trainer.dtype).split(".")[-1],
         "compile": cfg.train.compile,
         "batch_tokens": cfg.train.batch_tokens,
         "parameters": trainer.model.num_parameters(),
         "target_tokens_per_s": round(tgt / seconds),
+        "target_tokens_per_step": round(tgt / args.steps),
         "seconds_per_step": round(seconds / args.steps, 3),
         "padding_share": round(
             trainer.data.batches.plan_padding_share(trainer.data.batches.plan(0)), 3
@@ -133,10 +163,22 @@ def measure(cfg, args) -> dict:
     if per_token:
         achieved = (per_token[0] * src + per_token[1] * tgt) / seconds / 1e12
         out["model_tflops_per_s"] = round(achieved, 3)
-        peak = peak_tflops(trainer.device, args.peak_tflops)
+        peak = args.peak_tflops
+        if peak is None and trainer.device.type == "cuda":
+            peak = measured_tflops(trainer.device)
         if peak:
+            out["peak_tflops"] = round(peak, 1)
             out["mfu"] = round(achieved / peak, 4)
+        sheet = datasheet_tflops(trainer.device)
+        if sheet:
+            out["datasheet_tflops"] = sheet
+            out["mfu_datasheet"] = round(achieved / sheet, 4)
     return out
+
+
+def device_name(device) -> str:
+    """The card's name on a GPU ("NVIDIA H200"), else the device type."""
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else str(device)
 
 
 if __name__ == "__main__":

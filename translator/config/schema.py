@@ -173,7 +173,7 @@ class TokenizerConfig(Section):
 class TrainConfig(Section):
     max_steps: Positive = 100_000  # optimizer steps at most
     max_minutes: Minutes | None = None  # wall-clock budget; at it: validate, keep best, stop
-    batch_tokens: Positive = 4096  # target+source tokens per batch, padding included
+    batch_tokens: Positive = 4096  # rows x the longer side of each batch, padding included
     accumulate: Positive = 1  # batches per optimizer step
     lr: PositiveNumber = 5e-4  # peak learning rate (AdamW), reached at the end of the warmup
     warmup_steps: NonNegative = 4000  # optimizer steps of linear warmup from 0 to `lr`

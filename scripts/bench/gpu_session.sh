@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One GPU session's measurements, in the order that matters if time runs out: the card's
+# peak and Transformer-big, Transformer-base, JoeyNMT at both sizes, the gpu tests, decoding.
+# Run from the repository root on a CUDA machine whose python3 has torch:
+#   bash scripts/bench/gpu_session.sh OUTDIR [WHEELS]
+# It expects bench_data/ as docs/benchmarks.md ("Training on one GPU") prepares it:
+# synthetic/ (scripts/bench/synthetic_corpus.py), cache/sentencepiece/ (its 32k model,
+# trained by `translator prepare --config configs/gpu_transformer_base.yaml` with
+# TRANSLATOR_CACHE=bench_data/cache), multi30k/ (val and test_2016_flickr) and m30k.pt
+# (a Multi30k Transformer). WHEELS: a folder of wheels the machine lacks (pydantic, JoeyNMT).
+# Each part has its own time limit, so one that fails or hangs does not stop the rest.
+set -u
+out=${1:?OUTDIR}
+mkdir -p "$out"
+if [ -n "${2:-}" ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site "$2"/*.whl && export PYTHONPATH=/tmp/site
+fi
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export TRANSLATOR_CACHE="$PWD/bench_data/cache"
+train="$out/gpu_train.jsonl"
+log() { echo "== $(date -u +%H:%M:%S) $*"; }
+
+log machine
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv
+python3 -c 'import torch; print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name())'
+
+big=(--set model.d_model=1024 --set model.heads=16 --set model.ff_dim=4096)
+bench() {  # limit, then bench_train.py arguments
+    local limit=$1
+    shift
+    timeout "$limit" python3 scripts/bench/bench_train.py \
+        --config configs/gpu_transformer_base.yaml --dtype bf16 --output "$train" "$@"
+}
+log big eager; bench 150 "${big[@]}" --steps 30 --warmup 5 --compile false
+log big compiled; bench 200 "${big[@]}" --steps 30 --warmup 8 --compile true
+log base eager; bench 100 --steps 40 --warmup 5 --compile false
+log base compiled; bench 150 --steps 40 --warmup 8 --compile true
+
+joey() {  # name, limit, then joeynmt_train.py arguments
+    timeout "$2" python3 scripts/bench/joeynmt_train.py --corpus bench_data/synthetic \
+        --langs xs xt --spm bench_data/cache/sentencepiece/*.model --batch-tokens 26500 \
+        --fp16 --log-every 10 --skip 1 --logs 3 --output "$train" "${@:3}" 2>"$out/joey_$1.log"
+    tail -3 "$out/joey_$1.log"
+}
+log joeynmt base; joey base 150 --d-model 512 --heads 8 --ff 2048
+log joeynmt big; joey big 150 --d-model 1024 --heads 16 --ff 4096
+
+log gpu tests
+timeout 150 python3 -m pytest -q -m gpu tests/gpu -p no:cacheprovider 2>&1 | tail -40
+
+log decoding
+for rows in 64 256; do
+    timeout 90 python3 scripts/bench/bench_decode.py --checkpoint bench_data/m30k.pt \
+        --set data.dir=bench_data/multi30k --set data.train_split=val --engine pytorch \
+        --beam 5 --batch-size "$rows" | tee -a "$out/gpu_decode.jsonl"
+done
+log done
