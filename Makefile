@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 DATA ?= ../shared/data/multi30k
 
-.PHONY: install demo test test-unit test-avx2 test-slow fuzz lint format bench-train bench-decode bench-serve bench-data sweep clean
+.PHONY: install demo test test-unit test-avx2 test-slow test-gpu fuzz lint format bench-train bench-decode bench-serve bench-data sweep clean
 
 $(BIN)/translator: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ test-avx2: install
 
 test-slow: install
 	$(BIN)/python -m pytest -q -m slow
+
+# The checks that need a CUDA GPU (tests/gpu): mixed precision, fused kernels, cuDNN, no host
+# sync in a step, compile; skipped where torch sees no GPU (the CPU build of `make install`).
+test-gpu: install
+	$(BIN)/python -m pytest -q -m gpu tests/gpu
 
 # The property-based tests (tests/*/test_fuzz_*.py) with many more examples than `make test`
 # gives them (the hypothesis profile "fuzz", tests/conftest.py).
