@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import sys
 import tempfile
 import time
 
@@ -88,6 +89,10 @@ def main() -> None:
     ap.add_argument("--compile", action="append", choices=["false", "true"], help="(repeatable)")
     ap.add_argument("--peak-tflops", type=float, help="the bf16 peak for MFU (default: measured)")
     ap.add_argument("--output", help="also append the JSON lines to this file")
+    ap.add_argument(
+        "--profile", type=int, default=0, metavar="N",
+        help="after the timed steps, profile N more and print the kernels by time (stderr)",
+    )  # fmt: skip
     ap.add_argument(
         "--vary", action="append", default=[], metavar="KEY=V1,V2",
         help="any config key, each value measured in turn (repeatable, as sweep.py --grid)",
@@ -158,6 +163,8 @@ def measure(cfg, args) -> dict:
         "rank": trainer.group.rank,
         "skipped_steps": stats.skipped,
     }
+    if args.profile:
+        profile(trainer, args.profile)
     trainer.close(finished=True)
     per_token = trainer.model.flops_per_token()
     if per_token:
@@ -174,6 +181,23 @@ def measure(cfg, args) -> dict:
             out["datasheet_tflops"] = sheet
             out["mfu_datasheet"] = round(achieved / sheet, 4)
     return out
+
+
+def profile(trainer, steps: int) -> None:
+    """The operators and kernels of `steps` training steps, the most time first."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as profiler
+
+    cuda = trainer.device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profiler(activities=activities) as prof:
+        for _ in range(steps):
+            trainer.train_step()
+        trainer.sync()
+        sync(trainer.device)
+    key = "self_cuda_time_total" if cuda else "self_cpu_time_total"
+    print(prof.key_averages().table(sort_by=key, row_limit=30, max_name_column_width=60),
+          file=sys.stderr)  # fmt: skip
 
 
 def device_name(device) -> str:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One GPU session's measurements, in the order that matters if time runs out: the card's
-# peak and Transformer-big, Transformer-base, JoeyNMT at both sizes, the gpu tests, decoding.
+# peak with Transformer-big and -base in eager mode, JoeyNMT at both sizes, the gpu tests,
+# both sizes compiled, decoding.
 # Run from the repository root on a CUDA machine whose python3 has torch:
 #   bash scripts/bench/gpu_session.sh OUTDIR [WHEELS]
 # It expects bench_data/ as docs/benchmarks.md ("Training on one GPU") prepares it:
@@ -32,22 +33,22 @@ bench() {  # limit, then bench_train.py arguments
     timeout "$limit" python3 scripts/bench/bench_train.py \
         --config configs/gpu_transformer_base.yaml --dtype bf16 --output "$train" "$@"
 }
-log big eager; bench 150 "${big[@]}" --steps 30 --warmup 5 --compile false
-log big compiled; bench 200 "${big[@]}" --steps 30 --warmup 8 --compile true
-log base eager; bench 100 --steps 40 --warmup 5 --compile false
-log base compiled; bench 150 --steps 40 --warmup 8 --compile true
-
 joey() {  # name, limit, then joeynmt_train.py arguments
     timeout "$2" python3 scripts/bench/joeynmt_train.py --corpus bench_data/synthetic \
         --langs xs xt --spm bench_data/cache/sentencepiece/*.model --batch-tokens 26500 \
         --fp16 --log-every 10 --skip 1 --logs 3 --output "$train" "${@:3}" 2>"$out/joey_$1.log"
     tail -3 "$out/joey_$1.log"
 }
-log joeynmt base; joey base 150 --d-model 512 --heads 8 --ff 2048
-log joeynmt big; joey big 150 --d-model 1024 --heads 16 --ff 4096
-
+# Eager runs and the peer first; compiling takes minutes of its own.
+log big eager; bench 120 "${big[@]}" --steps 30 --warmup 5 --compile false --profile 3
+log base eager; bench 90 --steps 40 --warmup 5 --compile false
+log joeynmt big; joey big 120 --d-model 1024 --heads 16 --ff 4096
+log joeynmt base; joey base 100 --d-model 512 --heads 8 --ff 2048
 log gpu tests
 timeout 150 python3 -m pytest -q -m gpu tests/gpu -p no:cacheprovider 2>&1 | tail -40
+
+log big compiled; bench 150 "${big[@]}" --steps 30 --warmup 8 --compile true
+log base compiled; bench 120 --steps 40 --warmup 8 --compile true
 
 log decoding
 for rows in 64 256; do
