@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import logging
 import sys
 import tempfile
 import time
@@ -90,6 +91,10 @@ def main() -> None:
     ap.add_argument("--peak-tflops", type=float, help="the bf16 peak for MFU (default: measured)")
     ap.add_argument("--output", help="also append the JSON lines to this file")
     ap.add_argument(
+        "--cudnn-attention", action="store_true",
+        help="let attention take cuDNN's kernel, which translator switches off (for comparison)",
+    )  # fmt: skip
+    ap.add_argument(
         "--profile", type=int, default=0, metavar="N",
         help="after the timed steps, profile N more and print the kernels by time (stderr)",
     )  # fmt: skip
@@ -98,6 +103,9 @@ def main() -> None:
         help="any config key, each value measured in turn (repeatable, as sweep.py --grid)",
     )  # fmt: skip
     args = ap.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    if args.cudnn_attention:
+        torch.backends.cuda.enable_cudnn_sdp(True)
     for dtype in args.dtype or ["auto"]:
         for bt in args.batch_tokens or [None]:
             for compiled in args.compile or ["false"]:
@@ -149,6 +157,7 @@ def measure(cfg, args) -> dict:
         "vocabulary": trainer.tokenizer.tgt_vocab_size,
         "dtype": str(trainer.dtype).split(".")[-1],
         "compile": cfg.train.compile,
+        "cudnn_attention": torch.backends.cuda.cudnn_sdp_enabled(),
         "batch_tokens": cfg.train.batch_tokens,
         "parameters": trainer.model.num_parameters(),
         "target_tokens_per_s": round(tgt / seconds),

@@ -8,7 +8,8 @@
 # synthetic/ (scripts/bench/synthetic_corpus.py), cache/sentencepiece/ (its 32k model,
 # trained by `translator prepare --config configs/gpu_transformer_base.yaml` with
 # TRANSLATOR_CACHE=bench_data/cache), multi30k/ (val and test_2016_flickr) and m30k.pt
-# (a Multi30k Transformer). WHEELS: a folder of wheels the machine lacks (pydantic, JoeyNMT).
+# (a Multi30k Transformer). WHEELS: a folder of wheels the machine lacks (pydantic, JoeyNMT,
+# and this machine's sentencepiece version, which the cached model's name depends on).
 # Each part has its own time limit, so one that fails or hangs does not stop the rest.
 set -u
 out=${1:?OUTDIR}
@@ -19,6 +20,7 @@ if [ -n "${2:-}" ]; then
 fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export TRANSLATOR_CACHE="$PWD/bench_data/cache"
+spm=$(ls bench_data/cache/sentencepiece/*.model | head -1)  # the one the data was prepared with
 train="$out/gpu_train.jsonl"
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -35,7 +37,7 @@ bench() {  # limit, then bench_train.py arguments
 }
 joey() {  # name, limit, then joeynmt_train.py arguments
     timeout "$2" python3 scripts/bench/joeynmt_train.py --corpus bench_data/synthetic \
-        --langs xs xt --spm bench_data/cache/sentencepiece/*.model --batch-tokens 26500 \
+        --langs xs xt --spm "$spm" --batch-tokens 26500 \
         --fp16 --log-every 10 --skip 1 --logs 3 --output "$train" "${@:3}" 2>"$out/joey_$1.log"
     tail -3 "$out/joey_$1.log"
 }

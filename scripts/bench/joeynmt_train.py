@@ -40,6 +40,7 @@ sys.argv = ["joeynmt", "train", sys.argv[1], "--skip-test"]
 runpy.run_module("joeynmt", run_name="__main__")
 """
 RATE = re.compile(r"Step:\s+(\d+),.*Tokens per Sec:\s+([\d.]+)")
+HALF = re.compile(r"16-bits training:\s+(True|False)")
 
 
 def side(lang: str, vocab: Path, model: Path) -> dict:
@@ -72,6 +73,8 @@ def config(args, work: Path, vocab: Path) -> dict:
     return {
         "name": "bench",
         "joeynmt_version": "2.3.0",
+        "fp16": args.fp16,  # a top-level key in JoeyNMT 2.3 (under training it is ignored)
+        "use_cuda": True,
         "data": {
             "train": str(work / "train"),
             "dev": str(work / "dev"),
@@ -96,8 +99,6 @@ def config(args, work: Path, vocab: Path) -> dict:
             "updates": 1000000,
             "validation_freq": 1000000,
             "logging_freq": args.log_every,
-            "fp16": args.fp16,
-            "use_cuda": True,
             "shuffle": True,
             "random_seed": 1,
             "keep_best_ckpts": 1,
@@ -128,9 +129,10 @@ def write_corpus(args, work: Path) -> tuple[Path, int]:
     return vocab, len(pieces)
 
 
-def run(args, cfg_path: Path) -> list[tuple[int, float]]:
-    """(step, tokens/s) of each log line, until `skip + logs` lines or the process ends."""
-    rates = []
+def run(args, cfg_path: Path) -> tuple[list[tuple[int, float]], bool | None]:
+    """(step, tokens/s) of each log line, until `skip + logs` lines or the process ends, and
+    whether JoeyNMT says it trains in 16 bits."""
+    rates, half = [], None
     cmd = [sys.executable, "-c", LAUNCH, str(cfg_path)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with subprocess.Popen(
@@ -138,13 +140,15 @@ def run(args, cfg_path: Path) -> list[tuple[int, float]]:
     ) as proc:
         for line in proc.stdout:
             print(line, end="", file=sys.stderr)
+            if m := HALF.search(line):
+                half = m.group(1) == "True"
             if m := RATE.search(line):
                 rates.append((int(m.group(1)), float(m.group(2))))
                 if len(rates) >= args.skip + args.logs:
                     proc.terminate()
                     break
         proc.wait()
-    return rates
+    return rates, half
 
 
 def main() -> None:
@@ -168,7 +172,7 @@ def main() -> None:
         vocab, size = write_corpus(args, work)
         cfg_path = work / "config.yaml"
         cfg_path.write_text(yaml.safe_dump(config(args, work, vocab)), encoding="utf-8")
-        rates = run(args, cfg_path)
+        rates, half = run(args, cfg_path)
     counted = rates[args.skip :]
     row = {
         "date": datetime.date.today().isoformat(),
@@ -177,7 +181,7 @@ def main() -> None:
         "d_model": args.d_model,
         "layers": [args.layers, args.layers],
         "vocabulary": size,
-        "dtype": "float16" if args.fp16 else "float32",
+        "dtype": {True: "float16", False: "float32"}.get(half),  # as JoeyNMT reports it
         "batch_tokens": args.batch_tokens,
         "steps_counted": len(counted) * args.log_every,
         "target_tokens_per_s": round(sum(r for _, r in counted) / len(counted))

@@ -25,6 +25,11 @@ from translator.config.base import ModelConfig, Positive, Probability
 from translator.models.base import Seq2Seq, init_embeddings, join_rows, pad_to, put_rows
 from translator.models.family import Family
 
+# cuDNN's attention kernel (which PyTorch prefers on Hopper GPUs) builds an execution plan for
+# each new input shape, and training batches and decoding steps change shape at nearly every
+# call; the flash and memory-efficient kernels need no plan. Switched off for the process.
+torch.backends.cuda.enable_cudnn_sdp(False)
+
 
 class TransformerConfig(ModelConfig):
     type: str = "transformer"
