@@ -126,7 +126,7 @@ def test_training_self_attention_in_the_decoder_can_take_the_flash_kernel(monkey
     """The flash kernel of scaled_dot_product_attention takes no explicit mask: the decoder's
     training self-attention must be `is_causal` alone (padding sits after the real tokens).
     The encoder and cross-attention mask padded keys and use the other fused kernels."""
-    import translator.models.transformer as tmod
+    import translator.models.transformer_layers as tmod
 
     calls, real = [], tmod.F.scaled_dot_product_attention
 

@@ -146,11 +146,14 @@ class Seq2Seq(nn.Module):
         for m, attr, rate in self._dropout_rates:
             setattr(m, attr, 0.0 if paused else rate)
 
-    def embeddings(self, cfg, src_vocab: int, tgt_vocab: int, dim: int, share_src_tgt: bool):
+    def embeddings(
+        self, cfg, src_vocab: int, tgt_vocab: int, dim: int, share_src_tgt: bool, share=None
+    ):
         """The target and source embedding tables (one table where the vocabulary is joint
-        and model.tie_embeddings asks for it)."""
+        and model.tie_embeddings asks for it, or where `share` says so when not None)."""
         self.tgt_embed = nn.Embedding(tgt_vocab, dim, padding_idx=self.pad_id)
-        share = share_src_tgt and cfg.tie_embeddings and src_vocab == tgt_vocab
+        if share is None:
+            share = share_src_tgt and cfg.tie_embeddings and src_vocab == tgt_vocab
         self.src_embed = (
             self.tgt_embed if share else nn.Embedding(src_vocab, dim, padding_idx=self.pad_id)
         )

@@ -16,14 +16,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from typing import Literal
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from translator.config.base import ModelConfig, Positive, Probability
+from translator.errors import UserError
 from translator.models.base import Seq2Seq, init_embeddings, join_rows, pad_to, put_rows
 from translator.models.family import Family
+from translator.models.positions import sinusoids
+from translator.models.transformer_layers import (  # noqa: F401 (one_query: tests take it here)
+    DecoderLayer,
+    EncoderLayer,
+    one_query,
+)
 
 # cuDNN's attention kernel (which PyTorch prefers on Hopper GPUs) builds an execution plan for
 # each new input shape, and training batches and decoding steps change shape at nearly every
@@ -38,141 +45,22 @@ class TransformerConfig(ModelConfig):
     ff_dim: Positive = 1024  # inner width of each position-wise feed-forward block
     attention_dropout: Probability = 0.0  # dropout on the attention weights
     pre_norm: bool = True  # LayerNorm before each sublayer (False: the paper's post-norm)
+    # A LayerNorm at the end of each pre-norm stack (post-norm layers already end in one).
+    final_norm: bool = True
+    activation: Literal["relu", "gelu", "swish"] = "relu"  # the feed-forward nonlinearity
+    embed_scale: bool = True  # multiply the embeddings by sqrt(d_model) (sec. 3.4)
+    # The sinusoid table: interleaved (sin at even dimensions, cos at odd) or halves (sin in
+    # the first half, cos in the second: Marian's layout).
+    positions: Literal["interleaved", "halves"] = "interleaved"
+    logits_bias: bool = False  # a learnt bias added to the output logits
+    # One embedding table for source and target: null decides by the vocabulary (one
+    # table where it is joint and tie_embeddings holds); true needs equal vocabulary sizes.
+    share_embeddings: bool | None = None
 
     def problems(self) -> Iterator[tuple[str, str]]:
         yield from super().problems()
         if self.d_model % self.heads:
             yield "d_model", f"must be divisible by model.heads ({self.heads})"
-
-
-def sinusoids(length: int, dim: int) -> torch.Tensor:
-    pos = torch.arange(length, dtype=torch.float32).unsqueeze(1)
-    inv = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32) * (-math.log(10000.0) / dim))
-    pe = torch.zeros(length, dim)
-    pe[:, 0::2] = torch.sin(pos * inv)
-    pe[:, 1::2] = torch.cos(pos * inv)
-    return pe
-
-
-def weights(q, k, mask=None) -> torch.Tensor:
-    """softmax(Q K^T / sqrt(d_k)) [B, H, Lq, Lk], keys where `mask` is False left out."""
-    scores = q @ k.transpose(-1, -2) * q.size(-1) ** -0.5
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    return scores.softmax(-1)
-
-
-def one_query(q, k, v, mask=None) -> torch.Tensor:
-    """Attention of one query position (a decoding step) as two batched products, which a
-    CPU runs faster than the fused kernel at a decoding step's key lengths."""
-    return weights(q, k, mask) @ v
-
-
-class Attention(nn.Module):
-    """Multi-head attention through scaled_dot_product_attention (flash path on GPU)."""
-
-    def __init__(self, d: int, heads: int, dropout: float, self_attention: bool):
-        super().__init__()
-        self.heads, self.dropout_p = heads, dropout
-        self.self_attention = self_attention
-        if self_attention:
-            self.qkv = nn.Linear(d, 3 * d)
-        else:
-            self.q = nn.Linear(d, d)
-            self.kv = nn.Linear(d, 2 * d)
-        self.out = nn.Linear(d, d)
-
-    def split(self, x: torch.Tensor) -> torch.Tensor:  # [B, L, D] -> [B, H, L, D/H]
-        b, n, d = x.shape
-        return x.view(b, n, self.heads, d // self.heads).transpose(1, 2)
-
-    def keys_values(self, memory: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        k, v = self.kv(memory).chunk(2, dim=-1)
-        return self.split(k), self.split(v)
-
-    def attend(self, q, k, v, mask=None, causal=False) -> torch.Tensor:
-        if q.size(2) == 1 and not self.training and q.device.type == "cpu":
-            y = one_query(q, k, v, mask)
-        else:
-            p = self.dropout_p if self.training else 0.0
-            y = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=mask, dropout_p=p, is_causal=causal
-            )
-        b, h, n, dh = y.shape
-        return self.out(y.transpose(1, 2).reshape(b, n, h * dh))
-
-    def forward_self(self, x, mask=None, causal=False, cache=None):
-        q, k, v = (self.split(t) for t in self.qkv(x).chunk(3, dim=-1))
-        if cache is not None:  # one new position: append to the cached prefix (`mask`: which
-            if cache[0] is not None:  # cached positions are a row's own, where rows differ)
-                k, v = torch.cat([cache[0], k], 2), torch.cat([cache[1], v], 2)
-            return self.attend(q, k, v, mask), (k, v)
-        return self.attend(q, k, v, mask, causal), None
-
-    def forward_cross(self, x, kv, mask, keep_weights=False):
-        """The attention's output and, with `keep_weights`, its weights averaged over the
-        heads [B, Lq, Lk] (the same softmax again, for pictures), else None."""
-        q = self.split(self.q(x))
-        kept = weights(q, kv[0], mask).mean(1) if keep_weights else None
-        return self.attend(q, kv[0], kv[1], mask), kept
-
-
-class FeedForward(nn.Sequential):
-    def __init__(self, d: int, ff: int, dropout: float):
-        super().__init__(nn.Linear(d, ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff, d))
-
-
-class Sublayer(nn.Module):
-    """Residual + dropout + LayerNorm, before (pre-norm) or after (the paper's post-norm)."""
-
-    def __init__(self, d: int, dropout: float, pre_norm: bool):
-        super().__init__()
-        self.norm, self.drop, self.pre_norm = nn.LayerNorm(d), nn.Dropout(dropout), pre_norm
-
-    def forward(self, x, fn):
-        if self.pre_norm:
-            y, extra = fn(self.norm(x))
-            return x + self.drop(y), extra
-        y, extra = fn(x)
-        return self.norm(x + self.drop(y)), extra
-
-
-class EncoderLayer(nn.Module):
-    def __init__(self, cfg):
-        super().__init__()
-        d = cfg.d_model
-        self.attn = Attention(d, cfg.heads, cfg.attention_dropout, self_attention=True)
-        self.ff = FeedForward(d, cfg.ff_dim, cfg.dropout)
-        self.sub1 = Sublayer(d, cfg.dropout, cfg.pre_norm)
-        self.sub2 = Sublayer(d, cfg.dropout, cfg.pre_norm)
-
-    def forward(self, x, mask):
-        x, _ = self.sub1(x, lambda h: self.attn.forward_self(h, mask=mask))
-        x, _ = self.sub2(x, lambda h: (self.ff(h), None))
-        return x
-
-
-class DecoderLayer(nn.Module):
-    def __init__(self, cfg):
-        super().__init__()
-        d = cfg.d_model
-        self.self_attn = Attention(d, cfg.heads, cfg.attention_dropout, self_attention=True)
-        self.cross_attn = Attention(d, cfg.heads, cfg.attention_dropout, self_attention=False)
-        self.ff = FeedForward(d, cfg.ff_dim, cfg.dropout)
-        self.subs = nn.ModuleList(Sublayer(d, cfg.dropout, cfg.pre_norm) for _ in range(3))
-
-    def forward(self, x, cross_kv, src_mask, cache=None, self_mask=None, keep_weights=False):
-        """The layer's output, its self-attention cache, and the cross-attention weights
-        [B, L, S] where `keep_weights` asks for them (else None)."""
-        causal = cache is None
-        x, cache = self.subs[0](
-            x, lambda h: self.self_attn.forward_self(h, self_mask, causal=causal, cache=cache)
-        )
-        x, kept = self.subs[1](
-            x, lambda h: self.cross_attn.forward_cross(h, cross_kv, src_mask, keep_weights)
-        )
-        x, _ = self.subs[2](x, lambda h: (self.ff(h), None))
-        return x, cache, kept
 
 
 class Transformer(Seq2Seq):
@@ -184,15 +72,23 @@ class Transformer(Seq2Seq):
         super().__init__()
         d = cfg.d_model
         self.d_model, self.heads, self.pre_norm = d, cfg.heads, cfg.pre_norm
-        self.embeddings(cfg, src_vocab, tgt_vocab, d, share_src_tgt)
-        self.register_buffer("pe", sinusoids(cfg.max_positions, d), persistent=False)
+        self.activation, self.positions = cfg.activation, cfg.positions
+        self.scale = math.sqrt(d) if cfg.embed_scale else 1.0
+        if cfg.share_embeddings and src_vocab != tgt_vocab:
+            raise UserError(
+                f"model.share_embeddings: the source vocabulary has {src_vocab} entries and "
+                f"the target {tgt_vocab}; one table needs one vocabulary"
+            )
+        self.embeddings(cfg, src_vocab, tgt_vocab, d, share_src_tgt, cfg.share_embeddings)
+        self.register_buffer("pe", sinusoids(cfg.max_positions, d, cfg.positions), persistent=False)
         self.drop = nn.Dropout(cfg.dropout)
         self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.enc_layers))
         self.decoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.dec_layers))
         # Pre-norm stacks need a final norm; post-norm layers already end in one.
-        self.enc_norm = nn.LayerNorm(d) if cfg.pre_norm else nn.Identity()
-        self.dec_norm = nn.LayerNorm(d) if cfg.pre_norm else nn.Identity()
-        self.generator = nn.Linear(d, tgt_vocab, bias=False)
+        self.final_norm = cfg.pre_norm and cfg.final_norm
+        self.enc_norm = nn.LayerNorm(d) if self.final_norm else nn.Identity()
+        self.dec_norm = nn.LayerNorm(d) if self.final_norm else nn.Identity()
+        self.generator = nn.Linear(d, tgt_vocab, bias=cfg.logits_bias)
         self.max_output_len = cfg.max_positions  # decoder positions 0 .. max_positions - 1
         self.attention_layers = cfg.dec_layers
         self._init_weights()
@@ -208,7 +104,7 @@ class Transformer(Seq2Seq):
 
     def embed(self, table: nn.Embedding, ids: torch.Tensor, offset=0) -> torch.Tensor:
         """Embeddings plus positions from `offset` on (an int, or one per row [N])."""
-        x = table(ids) * math.sqrt(self.d_model)
+        x = table(ids) * self.scale
         if isinstance(offset, torch.Tensor):  # (rows that have ended may run past the end)
             at = offset[:, None] + torch.arange(ids.size(1), device=ids.device)
             pe = self.pe[at.clamp_(max=self.pe.size(0) - 1)]

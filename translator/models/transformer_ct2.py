@@ -15,8 +15,8 @@ models have in common, and where ours is named differently:
     Sublayer.norm, before (pre-norm) or after   layer_norm of that sublayer; spec.pre_norm
       the residual (post-norm)
     enc_norm / dec_norm (pre-norm only)         encoder.layer_norm / decoder.layer_norm
-    FeedForward: Linear, ReLU, Linear           ffn.linear_0, Activation.RELU, ffn.linear_1
-    generator (no bias; tied or not)            decoder.projection (identical arrays are
+    FeedForward: Linear, ReLU/GELU/SiLU, Linear ffn.linear_0, Activation, ffn.linear_1
+    generator (bias: logits_bias; tied or not)  decoder.projection (identical arrays are
                                                 stored once by CTranslate2)
     nn.LayerNorm eps                            config.layer_norm_epsilon
 
@@ -49,11 +49,13 @@ def transformer_spec(model):
     from ctranslate2.specs import common_spec
     from ctranslate2.specs.transformer_spec import TransformerSpec
 
+    activation = {"relu": "RELU", "gelu": "GELU", "swish": "SWISH"}[model.activation]
     spec = TransformerSpec.from_config(
         (len(model.encoder), len(model.decoder)),
         model.heads,
         pre_norm=model.pre_norm,
-        activation=common_spec.Activation.RELU,
+        no_final_norm=model.pre_norm and not model.final_norm,
+        activation=getattr(common_spec.Activation, activation),
     )
     norms = [m for m in model.modules() if isinstance(m, nn.LayerNorm)]
     spec.config.layer_norm_epsilon = float(norms[0].eps) if norms else 1e-5
@@ -61,7 +63,7 @@ def transformer_spec(model):
     pe = _array(model.pe)
     enc.embeddings[0].weight = _array(model.src_embed.weight)
     dec.embeddings.weight = _array(model.tgt_embed.weight)
-    enc.scale_embeddings = dec.scale_embeddings = True  # x sqrt(d_model), as ours
+    enc.scale_embeddings = dec.scale_embeddings = model.scale != 1.0  # x sqrt(d_model)
     enc.position_encodings.encodings = pe
     dec.position_encodings.encodings = pe
     for layer_spec, layer in zip(enc.layer, model.encoder):
@@ -81,7 +83,7 @@ def transformer_spec(model):
         _linear(cross.linear[2], layer.cross_attn.out)
         _norm(cross.layer_norm, layer.subs[1].norm)
         _feed_forward(layer_spec.ffn, layer.ff, layer.subs[2].norm)
-    if model.pre_norm:
+    if model.final_norm:
         _norm(enc.layer_norm, model.enc_norm)
         _norm(dec.layer_norm, model.dec_norm)
     _linear(dec.projection, model.generator)
