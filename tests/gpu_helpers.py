@@ -1,6 +1,6 @@
 """What the GPU tests (tests/gpu/) build: tiny trainers on a chosen device and precision,
 small recurrent models with padded batches, fp32 without TF32, and the names a profile saw.
-Everything takes a device, so that a CPU test (tests/unit/test_gpu_helpers.py) checks these
+Everything takes a device, so that a CPU test (tests/integration/test_gpu_helpers.py) checks these
 builders even on a machine without a GPU."""
 
 from __future__ import annotations

@@ -8,16 +8,10 @@ import unicodedata
 
 import pytest
 import torch
+from commandline import assert_success_or_one_error, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from util import (
-    assert_user_error,
-    cli,
-    fuzz_examples,
-    guided_translate,
-    tiny_config,
-    user_error,
-)
+from util import fuzz_examples, guided_translate, tiny_config, user_error
 
 from translator.config import TokenizerConfig
 from translator.data.tokenizer import Tokenizer
@@ -141,14 +135,24 @@ def test_blank_is_whitespace_and_zero_width_characters():
     assert not any(blank(t) for t in ["a", "\u200ba", "\u0301", "<bt>", "・"])
 
 
-def test_the_cli_names_the_option_of_a_blank_or_invalid_phrase(tmp_path):
+@pytest.mark.parametrize(
+    "option, text, needle",
+    [
+        ("--constraint", "\u200b", "--constraint"),
+        ("--prefix", "\u2060", "--prefix"),
+        # a byte that is not UTF-8 arrives as a lone surrogate
+        ("--constraint", "dog\udcff", "--constraint: not valid"),
+    ],
+)
+def test_the_cli_names_the_option_of_a_blank_or_invalid_phrase(
+    tmp_path, capsys, option, text, needle
+):
     checkpoint = tmp_path / "model.pt"  # refused before it is read
     checkpoint.write_bytes(b"not read")
-    base = ["translate", "--checkpoint", str(checkpoint)]
-    assert_user_error(cli(*base, "--constraint", "\u200b", "x"), "--constraint", "holds no text")
-    assert_user_error(cli(*base, "--prefix", "\u2060", "x"), "--prefix", "holds no text")
-    # a byte that is not UTF-8 arrives as a lone surrogate
-    assert_user_error(cli(*base, "--constraint", "dog\udcff", "x"), "--constraint: not valid")
+    code, _, err = run_cli(capsys, "translate", "--checkpoint", checkpoint, option, text, "x")
+    line = assert_success_or_one_error(code, err)
+    assert line is not None and needle in line, err
+    assert "not valid" in line or "holds no text" in line, line
 
 
 def test_scoring_a_lone_surrogate_names_its_side_and_line(translator):
