@@ -21,6 +21,7 @@ FLOORS = {
     "translator.data": 1,
     "translator.models": 2,
     "translator.plots": 3,
+    "translator.pretrained": 3,
     "translator.decode": 3,
     "translator.train": 4,
     "translator.engines": 4,

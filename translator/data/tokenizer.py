@@ -102,10 +102,13 @@ def train_cached(
     return data
 
 
-def fingerprint(src_model: bytes, tgt_model: bytes | None) -> str:
-    """A hash of the model bytes: a checkpoint's weights belong to exactly this tokenizer."""
+def fingerprint(src_model: bytes, tgt_model: bytes | None, vocab: dict | None = None) -> str:
+    """A hash of the model bytes (and of the piece tables, data/vocab.py, where there are
+    any): a checkpoint's weights belong to exactly this tokenizer."""
     digest = hashlib.sha256(src_model)
     digest.update(tgt_model or b"")
+    if vocab is not None:
+        digest.update(json.dumps(vocab, ensure_ascii=False).encode())
     return digest.hexdigest()
 
 
@@ -184,6 +187,7 @@ class Tokenizer:
 
     @classmethod
     def from_state(cls, state: dict) -> Tokenizer:
+        """A state without piece tables; data/vocab.py's tokenizer_from_state takes any."""
         return cls(state["src"], state.get("tgt"))
 
     def tag_ids(self, tags) -> tuple[list[int], list[int]]:

@@ -21,6 +21,7 @@ import torch
 from translator import __version__
 from translator.config import Config, config_from_dict
 from translator.data.tokenizer import Tokenizer, fingerprint
+from translator.data.vocab import tokenizer_from_state
 from translator.errors import UserError
 from translator.fileio import atomic_open, atomic_write_bytes
 from translator.models.base import Seq2Seq
@@ -89,8 +90,11 @@ class Checkpoint:
     """The contents of one checkpoint file, and the one place that knows its layout:
 
         {"format", "version", "config", "tokenizer", "model",
-         "train_state": {"progress", "rng", "rng_other_ranks", "optimizer", "scaler", "ema"}}
+         "train_state": {"progress", "rng", "rng_other_ranks", "optimizer", "scaler", "ema"},
+         "source"}
 
+    `source` (imported models only, translator/pretrained/): where the weights came from,
+    the released model's card and licence, and how its ids map to ours.
     `rng` holds the random state of every training process in rank order; the file keeps
     rank 0's under "rng" (where single-process checkpoints always had it) and the others'
     under "rng_other_ranks". best.pt carries no optimizer and no random state: only last.pt
@@ -108,6 +112,7 @@ class Checkpoint:
     optimizer: dict | None = None
     scaler: dict | None = None
     ema: dict | None = None  # translator.train.ema.WeightEMA.state_dict() (last.pt, EMA runs)
+    source: dict | None = None  # of an imported model: origin, card, licence, id table
     every_rank: bool = True  # `rng` holds every process's state (older files: rank 0's alone)
     version: str = __version__  # of translator that wrote it
 
@@ -127,12 +132,13 @@ class Checkpoint:
             train_state["scaler"] = self.scaler
         if self.ema is not None:
             train_state["ema"] = self.ema
-        return {
+        out = {
             "config": self.config,
             "tokenizer": self.tokenizer,
             "model": self.model,
             "train_state": train_state,
         }
+        return out if self.source is None else {**out, "source": self.source}
 
     @classmethod
     def from_payload(cls, raw: dict[str, Any]) -> Checkpoint:
@@ -150,6 +156,7 @@ class Checkpoint:
             optimizer=ts.get("optimizer"),
             scaler=ts.get("scaler"),
             ema=ts.get("ema"),
+            source=raw.get("source") if isinstance(raw.get("source"), dict) else None,
             every_rank=isinstance(others, list),
             version=raw.get("version", "?"),
         )
@@ -186,15 +193,18 @@ class Checkpoint:
                 f"{where}: key 'tokenizer.tgt' must be a sentencepiece model's bytes or absent, "
                 f"got {type(state['tgt']).__name__}"
             )
+        if not isinstance(state.get("vocab"), dict | None):
+            raise UserError(f"{where}: key 'tokenizer.vocab' must be a table of pieces or absent")
         expected = state.get("sha256")
-        if expected is not None and expected != fingerprint(state["src"], state.get("tgt")):
+        found = fingerprint(state["src"], state.get("tgt"), state.get("vocab"))
+        if expected is not None and expected != found:
             raise UserError(
                 f"{where}: the tokenizer in the checkpoint is not the one its weights were "
                 "trained with (fingerprint mismatch)",
                 "use the checkpoint as training wrote it",
             )
         try:
-            return Tokenizer.from_state(state)
+            return tokenizer_from_state(state)
         except UserError as err:
             raise UserError(f"{where}: {err.message}") from None
 

@@ -1,0 +1,128 @@
+"""Released-model folders the import tests make: tiny Hugging Face MarianMT models with random
+weights, their own sentencepiece models and a vocab.json whose ids are not sentencepiece's."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import sys
+from pathlib import Path
+
+SENTENCES = 100  # the exactness checks' sentences (demo test split)
+
+
+def demo_pairs():
+    from translator.data.demo import demo_splits
+
+    return demo_splits(400, 10, SENTENCES, seed=7)
+
+
+def train_spm(lines: list[str], size: int) -> bytes:
+    """A sentencepiece model with its own default ids (<unk> 0, <s> 1, </s> 2), as Marian's."""
+    import sentencepiece as spm
+
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_writer=out,
+        vocab_size=size,
+        hard_vocab_limit=False,
+        num_threads=1,
+        minloglevel=2,
+    )
+    return out.getvalue()
+
+
+def marian_vocab(src_spm: bytes, tgt_spm: bytes, seed: int) -> dict[str, int]:
+    """Marian's layout: </s> 0, <unk> 1, the pieces of both models shuffled, <pad> last;
+    three target pieces are left out (they encode to <unk> on both sides)."""
+    import sentencepiece as spm
+
+    pieces = []
+    for data in (src_spm, tgt_spm):
+        sp = spm.SentencePieceProcessor(model_proto=data)
+        pieces += [sp.id_to_piece(i) for i in range(3, sp.get_piece_size())]
+    pieces = sorted(set(pieces) - {"</s>", "<unk>", "<pad>"})
+    random.Random(seed).shuffle(pieces)
+    return {p: i for i, p in enumerate(["</s>", "<unk>", *pieces[3:], "<pad>"])}
+
+
+def marian_folder(
+    folder: Path,
+    share: bool = True,
+    tie: bool = True,
+    activation: str = "gelu",
+    seed: int = 0,
+    eos_bias: float = 5.0,
+) -> Path:
+    """A saved MarianMTModel (d_model 32, 2+2 layers, 4 heads, ffn 64) with random weights and
+    a random final_logits_bias, its subword models, vocab.json and tokenizer_config.json."""
+    import torch
+    from transformers import MarianConfig, MarianMTModel
+
+    pairs = demo_pairs()["train"]
+    src_spm = train_spm([s for s, _ in pairs], 150)
+    tgt_spm = train_spm([t for _, t in pairs], 120)
+    vocab = marian_vocab(src_spm, tgt_spm, seed)
+    pad = vocab["<pad>"]
+    config = MarianConfig(
+        vocab_size=len(vocab),
+        decoder_vocab_size=len(vocab),
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        activation_function=activation,
+        max_position_embeddings=128,
+        pad_token_id=pad,
+        eos_token_id=vocab["</s>"],
+        decoder_start_token_id=pad,
+        share_encoder_decoder_embeddings=share,
+        tie_word_embeddings=tie,
+        scale_embedding=True,
+        init_std=0.3,  # far from uniform outputs, so greedy choices say something
+    )
+    torch.manual_seed(seed)
+    model = MarianMTModel(config)
+    with torch.no_grad():
+        model.final_logits_bias.normal_(0.0, 1.0)  # zero at init, which would test nothing
+        model.final_logits_bias[0, vocab["</s>"]] += eos_bias  # outputs of varied lengths
+    model.save_pretrained(folder)
+    (folder / "source.spm").write_bytes(src_spm)
+    (folder / "target.spm").write_bytes(tgt_spm)
+    (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    tok = {"source_lang": "de", "target_lang": "en", "separate_vocabs": False}
+    (folder / "tokenizer_config.json").write_text(json.dumps(tok), encoding="utf-8")
+    (folder / "README.md").write_text("# tiny-marian\nA random test model.\n", encoding="utf-8")
+    (folder / "LICENSE").write_text("CC-BY 4.0 (test)\n", encoding="utf-8")
+    return folder
+
+
+def run_cli(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    """`translator ARGS` in this process, through the command's own main (its one-line errors
+    and exit codes): (exit code, stdout, stderr)."""
+    from translator.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["translator", *args])
+    code = 0  # main returns where the command succeeds, and exits where it fails
+    try:
+        main()
+    except SystemExit as done:
+        code = 0 if done.code is None else done.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(code: int, err: str, *needles: str) -> str:
+    """The error line of a command that failed as a user's mistake (exit 2, no traceback)."""
+    assert code == 2, (code, err[-2000:])
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]

@@ -1,0 +1,113 @@
+"""The files of a released model: a local folder or a Hugging Face hub name, its JSON files,
+its weights (one file or shards), and its card and licence."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import torch
+
+from translator.errors import UserError, optional_import
+
+# owner/name as the hub spells repositories; anything else that is not a folder is a path.
+HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+# (single file, index of shards) in the order transformers prefers them
+WEIGHT_FILES = (
+    ("model.safetensors", "model.safetensors.index.json"),
+    ("pytorch_model.bin", "pytorch_model.bin.index.json"),
+)
+
+
+def resolve(source: str) -> tuple[Path, dict]:
+    """The local folder of `source` and where it came from ({"folder"} or {"hub", "folder"})."""
+    path = Path(source).expanduser()
+    if path.is_dir():
+        return path, {"folder": str(path.resolve())}
+    if path.exists():
+        raise UserError(
+            f"{source}: a file; translator import takes a model folder or a hub name such as "
+            "Helsinki-NLP/opus-mt-de-en"
+        )
+    if not HUB_NAME.match(source):
+        raise UserError(f"{source}: no such folder (nor a hub name such as owner/model)")
+    return _download(source), {"hub": source}
+
+
+def _download(name: str) -> Path:
+    hub = optional_import("huggingface_hub", "pretrained", "models from the Hugging Face hub")
+    try:
+        return Path(hub.snapshot_download(repo_id=name))
+    except Exception as err:  # offline, unknown name, network: all the user's to fix
+        reason = " ".join(str(err).split())[:160] or type(err).__name__
+        raise UserError(
+            f"{name}: not a folder here, and the Hugging Face hub did not give it ({reason})",
+            "check the name and the connection (HF_HUB_OFFLINE=1 forbids downloads), or "
+            "give the model's folder",
+        ) from None
+
+
+def read_json(folder: Path, name: str, required: bool = True) -> dict | None:
+    path = folder / name
+    if not path.is_file():
+        if required:
+            raise UserError(f"{folder}: {name} is missing (a model folder holds it)")
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise UserError(f"{path}: not readable JSON ({' '.join(str(err).split())[:120]})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: a JSON object expected, got {type(data).__name__}")
+    return data
+
+
+def read_bytes(folder: Path, name: str) -> bytes:
+    path = folder / name
+    if not path.is_file():
+        raise UserError(f"{folder}: {name} is missing (a model folder holds it)")
+    return path.read_bytes()
+
+
+def read_weights(folder: Path) -> dict[str, torch.Tensor]:
+    """Every tensor of the model's weight file or of all its shards, by name."""
+    for single, index in WEIGHT_FILES:
+        if (folder / single).is_file():
+            return _weights_of(folder / single)
+        if (folder / index).is_file():
+            shards = read_json(folder, index).get("weight_map")
+            if not isinstance(shards, dict):
+                raise UserError(f"{folder / index}: no 'weight_map' of weight names to files")
+            out: dict[str, torch.Tensor] = {}
+            for shard in sorted(set(map(str, shards.values()))):
+                if not (folder / shard).is_file():
+                    raise UserError(f"{folder}: {shard} is missing (named by {index})")
+                out.update(_weights_of(folder / shard))
+            return out
+    raise UserError(f"{folder}: model.safetensors or pytorch_model.bin is missing (the weights)")
+
+
+def _weights_of(path: Path) -> dict[str, torch.Tensor]:
+    try:
+        if path.name.endswith(".safetensors"):
+            st = optional_import("safetensors.torch", "pretrained", "safetensors weight files")
+            return dict(st.load_file(str(path)))
+        found = torch.load(path, map_location="cpu", weights_only=True)
+    except UserError:
+        raise
+    except Exception as err:  # a truncated or foreign file fails in the reader's own way
+        raise UserError(f"{path}: not a readable weight file ({type(err).__name__})") from None
+    if not isinstance(found, dict):
+        raise UserError(f"{path}: not a weight file (names to tensors)")
+    return found
+
+
+def card(folder: Path) -> dict[str, str]:
+    """The model card (README.md) and licence files of the folder, as texts."""
+    out = {}
+    for path in sorted(folder.iterdir()):
+        name = path.name.upper()
+        if path.is_file() and (name == "README.MD" or name.startswith(("LICENSE", "LICENCE"))):
+            out[path.name] = path.read_text(encoding="utf-8", errors="replace")
+    return out

@@ -1,0 +1,260 @@
+"""A Hugging Face MarianMT folder as a translator checkpoint, computing what transformers'
+MarianMTModel computes (modeling_marian.py):
+
+    Marian (transformers)                      translator
+    post-norm layers, no final LayerNorm       pre_norm false (final_norm false)
+    embed_scale sqrt(d_model) or 1             embed_scale
+    sin in the first half, cos in the second   positions: halves
+    activation_function relu | gelu | swish    activation
+    final_logits_bias                          logits_bias: generator.bias
+    share_encoder_decoder_embeddings           share_embeddings
+    tie_word_embeddings                        tie_embeddings
+    q_proj, k_proj, v_proj (self-attention)    qkv, rows [q; k; v]
+    k_proj, v_proj (encoder attention)         kv, rows [k; v]
+
+Ids are numbered anew (data/vocab.py): 0-3 are translator's <pad>, <unk>, <s>, </s>, then
+every other entry of vocab.json in its order. Marian's decoder starts from its
+decoder_start_token_id (the pad id, a zero row): that row becomes translator's <s> as
+well as <pad>, so starting from <s> is numerically Marian's start. The checkpoint's
+`source` keeps each side's table of translator id -> Marian id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from translator.config import config_from_dict
+from translator.data.vocab import VocabTokenizer
+from translator.errors import UserError
+from translator.models.checkpoint import Checkpoint
+from translator.models.family import build_model
+from translator.pretrained.files import card, read_bytes, read_json, read_weights
+from translator.specials import BOS, SPECIAL_PIECES
+
+ACTIVATIONS = {"relu": "relu", "gelu": "gelu", "swish": "swish", "silu": "swish"}
+SUPPORTED = "MarianMTModel (model_type marian)"
+# A logit bias whose exp is 0 in float32 and that float16 still holds (|x| < 65504).
+NEVER = -1e4
+
+
+def is_marian(config: dict) -> bool:
+    return config.get("model_type") == "marian" or "MarianMTModel" in (
+        config.get("architectures") or []
+    )
+
+
+def check_config(folder: Path, config: dict) -> None:
+    """Every setting the import cannot honour, in one error."""
+    if not is_marian(config):
+        found = config.get("architectures") or config.get("model_type") or "no architecture"
+        raise UserError(f"{folder}: config.json describes {found}; translator imports {SUPPORTED}")
+    problems = []
+    for enc, dec in (
+        ("encoder_attention_heads", "decoder_attention_heads"),
+        ("encoder_ffn_dim", "decoder_ffn_dim"),
+    ):
+        if config.get(enc) != config.get(dec, config.get(enc)):
+            problems.append(f"{enc} {config.get(enc)} != {dec} {config.get(dec)}")
+    act = config.get("activation_function", "gelu")
+    if act not in ACTIVATIONS:
+        problems.append(f"activation_function {act!r} (supported: {', '.join(ACTIVATIONS)})")
+    for key in ("d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads"):
+        if not isinstance(config.get(key), int) or config[key] <= 0:
+            problems.append(f"{key} {config.get(key)!r} (a positive integer expected)")
+    if problems:
+        raise UserError(
+            f"{folder}: config.json asks for what translator lacks: " + "; ".join(problems)
+        )
+
+
+def vocabularies(folder: Path) -> tuple[dict, dict | None]:
+    """(source vocabulary, target vocabulary or None where one serves both): piece -> id."""
+    tok = read_json(folder, "tokenizer_config.json", required=False) or {}
+    src = _vocab(folder, "vocab.json")
+    if not tok.get("separate_vocabs"):
+        return src, None
+    return src, _vocab(folder, tok.get("target_vocab_file") or "target_vocab.json")
+
+
+def _vocab(folder: Path, name: str) -> dict:
+    vocab = read_json(folder, Path(name).name)
+    ids = sorted(vocab.values()) if all(isinstance(i, int) for i in vocab.values()) else None
+    if ids != list(range(len(vocab))):
+        raise UserError(
+            f"{folder / name}: ids must be the numbers 0 .. {len(vocab) - 1}, each once"
+        )
+    return vocab
+
+
+def id_table(vocab: dict, config: dict, where: str) -> tuple[list[int], list[str]]:
+    """(translator id -> Marian id, translator id -> piece) of one side."""
+    pad = config.get("pad_token_id")
+    eos = config.get("eos_token_id")
+    start = config.get("decoder_start_token_id", pad)
+    if "<unk>" not in vocab:
+        raise UserError(f"{where}: vocab.json has no <unk>")
+    specials = [pad, vocab["<unk>"], start, eos]
+    for name, i in zip(
+        ("pad_token_id", "<unk>", "decoder_start_token_id", "eos_token_id"), specials
+    ):
+        if not isinstance(i, int) or not 0 <= i < len(vocab):
+            raise UserError(f"{where}: {name} {i!r} is not an id of vocab.json")
+    taken = set(specials)
+    rest = [i for i in vocab.values() if i not in taken]
+    pieces = {i: p for p, i in vocab.items()}
+    return specials + rest, list(SPECIAL_PIECES) + [pieces[i] for i in rest]
+
+
+class Weights:
+    """The state dict of transformers' MarianMTModel, read by name (with or without the
+    `model.` prefix MarianModel lacks); a missing tensor is a one-line error."""
+
+    def __init__(self, tensors: dict[str, torch.Tensor], where: str):
+        self.tensors = {k.removeprefix("model."): v for k, v in tensors.items()}
+        self.where = where
+
+    def get(self, *names: str) -> torch.Tensor:
+        for name in names:
+            if name in self.tensors:
+                return self.tensors[name].float()
+        raise UserError(f"{self.where}: the weights lack {names[0]}")
+
+    def linear(self, name: str) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.get(f"{name}.weight"), self.get(f"{name}.bias")
+
+    def fused(self, *names: str) -> tuple[torch.Tensor, torch.Tensor]:
+        parts = [self.linear(n) for n in names]
+        return torch.cat([w for w, _ in parts]), torch.cat([b for _, b in parts])
+
+
+def _put(out: dict, name: str, weight_bias) -> None:
+    out[f"{name}.weight"], out[f"{name}.bias"] = weight_bias
+
+
+def layer_weights(w: Weights, config: dict) -> dict[str, torch.Tensor]:
+    """The encoder and decoder layers under translator's names."""
+    out: dict[str, torch.Tensor] = {}
+    for i in range(config["encoder_layers"]):
+        hf, ours = f"encoder.layers.{i}", f"encoder.{i}"
+        attn = f"{hf}.self_attn"
+        _put(out, f"{ours}.attn.qkv", w.fused(f"{attn}.q_proj", f"{attn}.k_proj", f"{attn}.v_proj"))
+        _put(out, f"{ours}.attn.out", w.linear(f"{attn}.out_proj"))
+        _put(out, f"{ours}.sub1.norm", w.linear(f"{hf}.self_attn_layer_norm"))
+        _put(out, f"{ours}.ff.0", w.linear(f"{hf}.fc1"))
+        _put(out, f"{ours}.ff.3", w.linear(f"{hf}.fc2"))
+        _put(out, f"{ours}.sub2.norm", w.linear(f"{hf}.final_layer_norm"))
+    for i in range(config["decoder_layers"]):
+        hf, ours = f"decoder.layers.{i}", f"decoder.{i}"
+        attn, cross = f"{hf}.self_attn", f"{hf}.encoder_attn"
+        qkv = w.fused(f"{attn}.q_proj", f"{attn}.k_proj", f"{attn}.v_proj")
+        _put(out, f"{ours}.self_attn.qkv", qkv)
+        _put(out, f"{ours}.self_attn.out", w.linear(f"{attn}.out_proj"))
+        _put(out, f"{ours}.subs.0.norm", w.linear(f"{hf}.self_attn_layer_norm"))
+        _put(out, f"{ours}.cross_attn.q", w.linear(f"{cross}.q_proj"))
+        _put(out, f"{ours}.cross_attn.kv", w.fused(f"{cross}.k_proj", f"{cross}.v_proj"))
+        _put(out, f"{ours}.cross_attn.out", w.linear(f"{cross}.out_proj"))
+        _put(out, f"{ours}.subs.1.norm", w.linear(f"{hf}.encoder_attn_layer_norm"))
+        _put(out, f"{ours}.ff.0", w.linear(f"{hf}.fc1"))
+        _put(out, f"{ours}.ff.3", w.linear(f"{hf}.fc2"))
+        _put(out, f"{ours}.subs.2.norm", w.linear(f"{hf}.final_layer_norm"))
+    return out
+
+
+def table_weights(w: Weights, config: dict, src_ids: list, tgt_ids: list) -> dict:
+    """Embeddings, output projection and logits bias, rows in translator's id order."""
+    share = config.get("share_encoder_decoder_embeddings", True)
+    tie = config.get("tie_word_embeddings", True)
+    src = w.get("encoder.embed_tokens.weight", "shared.weight")
+    tgt = w.get("shared.weight") if share else w.get("decoder.embed_tokens.weight")
+    head = tgt if tie else w.get("lm_head.weight")
+    bias = w.tensors.get("final_logits_bias", torch.zeros(1, head.size(0))).float().reshape(-1)
+    for name, table, ids in (
+        ("the source embeddings", src, src_ids),
+        ("the target embeddings", tgt, tgt_ids),
+        ("lm_head", head, tgt_ids),
+        ("final_logits_bias", bias, tgt_ids),
+    ):
+        entries = len(set(ids))  # (<s> and <pad> may share Marian's row)
+        if table.size(0) != entries:
+            raise UserError(
+                f"{w.where}: {name} have {table.size(0)} rows but the vocabulary {entries} entries"
+            )
+    index = torch.tensor(tgt_ids)
+    bias = bias[index]
+    # Where <s> repeats Marian's start row (its pad row, also ours at <pad>), that entry must
+    # not take a second share of the softmax, or every probability would differ from Marian's
+    if tgt_ids.count(tgt_ids[BOS]) > 1:
+        bias[BOS] = NEVER
+    return {
+        "src_embed.weight": src[torch.tensor(src_ids)],
+        "tgt_embed.weight": tgt[index],
+        "generator.weight": head[index],
+        "generator.bias": bias,
+    }
+
+
+def translator_config(config: dict, tok: dict, vocab_size: int) -> dict:
+    """The resolved translator config of the Marian model."""
+    model = {
+        "type": "transformer",
+        "d_model": config["d_model"],
+        "heads": config["encoder_attention_heads"],
+        "ff_dim": config.get("encoder_ffn_dim", 4 * config["d_model"]),
+        "enc_layers": config["encoder_layers"],
+        "dec_layers": config["decoder_layers"],
+        "dropout": float(config.get("dropout", 0.1)),
+        "attention_dropout": float(config.get("attention_dropout", 0.0)),
+        # MarianMTModel is post-norm whatever `normalize_before` says (it reads no such key)
+        "pre_norm": False,
+        "final_norm": False,
+        "activation": ACTIVATIONS[config.get("activation_function", "gelu")],
+        "embed_scale": bool(config.get("scale_embedding", False)),
+        "positions": "halves",
+        "logits_bias": True,
+        "share_embeddings": bool(config.get("share_encoder_decoder_embeddings", True)),
+        "tie_embeddings": bool(config.get("tie_word_embeddings", True)),
+        "max_positions": int(config.get("max_position_embeddings", 512)),
+    }
+    data = {
+        "src_lang": str(tok.get("source_lang") or "src"),
+        "tgt_lang": str(tok.get("target_lang") or "tgt"),
+    }
+    raw = {"model": model, "data": data, "tokenizer": {"joint": False, "vocab_size": vocab_size}}
+    return config_from_dict(raw, "the imported model's config").to_dict()
+
+
+def import_marian(folder: Path, origin: dict) -> Checkpoint:
+    """The checkpoint of the MarianMT model in `folder`; `origin`: where it came from."""
+    where = str(folder)
+    config = read_json(folder, "config.json")
+    check_config(folder, config)
+    src_vocab, tgt_vocab = vocabularies(folder)
+    if tgt_vocab is not None and config.get("share_encoder_decoder_embeddings", True):
+        raise UserError(
+            f"{folder}: separate vocabularies (tokenizer_config.json) but one embedding table "
+            "(config.json share_encoder_decoder_embeddings)"
+        )
+    src_ids, src_pieces = id_table(src_vocab, config, where)
+    tgt_ids, tgt_pieces = (
+        (src_ids, None) if tgt_vocab is None else id_table(tgt_vocab, config, where)
+    )
+    tokenizer = VocabTokenizer(
+        read_bytes(folder, "source.spm"), read_bytes(folder, "target.spm"), src_pieces, tgt_pieces
+    )
+    w = Weights(read_weights(folder), where)
+    weights = {**table_weights(w, config, src_ids, tgt_ids), **layer_weights(w, config)}
+    tok = read_json(folder, "tokenizer_config.json", required=False) or {}
+    cfg = translator_config(config, tok, len(src_ids))
+    ckpt = Checkpoint(config=cfg, tokenizer=tokenizer.state(), model=weights)
+    model = build_model(config_from_dict(cfg).model, len(src_ids), len(tgt_ids), tokenizer.joint)
+    ckpt.load_weights(model, where)  # the names and shapes are ours: a mismatch is a bug here
+    ckpt.model = model.state_dict()
+    ckpt.source = {
+        "format": "huggingface-marian",
+        **origin,
+        "config": config,
+        "ids": {"src": src_ids, "tgt": None if tgt_vocab is None else tgt_ids},
+        "files": card(folder),
+    }
+    return ckpt
