@@ -15,6 +15,7 @@ COMMANDS = [
     "translate",
     "export",
     "curves",
+    "import",
     "serve",
     "score",
     "filter",

@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import random
-import sys
 from pathlib import Path
 
 SENTENCES = 100  # the exactness checks' sentences (demo test split)
@@ -100,21 +99,6 @@ def marian_folder(
     (folder / "README.md").write_text("# tiny-marian\nA random test model.\n", encoding="utf-8")
     (folder / "LICENSE").write_text("CC-BY 4.0 (test)\n", encoding="utf-8")
     return folder
-
-
-def run_cli(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """`translator ARGS` in this process, through the command's own main (its one-line errors
-    and exit codes): (exit code, stdout, stderr)."""
-    from translator.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["translator", *args])
-    code = 0  # main returns where the command succeeds, and exits where it fails
-    try:
-        main()
-    except SystemExit as done:
-        code = 0 if done.code is None else done.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line_error(code: int, err: str, *needles: str) -> str:

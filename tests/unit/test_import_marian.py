@@ -7,7 +7,8 @@ import shutil
 
 import pytest
 import torch
-from pretrained import SENTENCES, demo_pairs, marian_folder, one_line_error, run_cli
+from commandline import run_cli
+from pretrained import SENTENCES, demo_pairs, marian_folder, one_line_error
 from util import guided_translate
 
 from translator.engines.load import load_engine
@@ -123,10 +124,10 @@ def test_greedy_outputs_match_generate(imported):
     assert len({len(t) for t in theirs}) > 3  # outputs of varied length, not one constant
 
 
-def test_import_then_translate_on_the_command_line(imported, tmp_path, monkeypatch, capsys):
+def test_import_then_translate_on_the_command_line(imported, tmp_path, capsys):
     folder, _, hf = imported
     out = tmp_path / "m.pt"
-    code, said, err = run_cli(monkeypatch, capsys, "import", str(folder), "--output", str(out))
+    code, said, err = run_cli(capsys, "import", str(folder), "--output", str(out))
     assert code == 0, err
     assert "imported" in said and out.is_file()
     ckpt = Checkpoint.load(out)
@@ -137,14 +138,14 @@ def test_import_then_translate_on_the_command_line(imported, tmp_path, monkeypat
     args = ["translate", "--checkpoint", str(out), "--input", str(tmp_path / "in.de")]
     args += ["--output", str(tmp_path / "out.en"), "--device", "cpu", "--beam", "1"]
     args += ["--max-len-a", "0", "--max-len-b", str(STEPS)]
-    code, _, err = run_cli(monkeypatch, capsys, *args)
+    code, _, err = run_cli(capsys, *args)
     assert code == 0, err
     got = (tmp_path / "out.en").read_text(encoding="utf-8").splitlines()
     _, generated = generate(hf, folder, ckpt, lines)
     marian = transformers.MarianTokenizer.from_pretrained(folder)
     assert got == marian.batch_decode(generated, skip_special_tokens=True)
     # its own output is replaced on a second import
-    code, _, err = run_cli(monkeypatch, capsys, "import", str(folder), "--output", str(out))
+    code, _, err = run_cli(capsys, "import", str(folder), "--output", str(out))
     assert code == 0, err
 
 
@@ -212,12 +213,10 @@ def add_vocab_entry(folder):
         ),
     ],
 )
-def test_a_bad_folder_is_a_one_line_error(
-    name, change, needles, imported, tmp_path, monkeypatch, capsys
-):
+def test_a_bad_folder_is_a_one_line_error(name, change, needles, imported, tmp_path, capsys):
     folder = bad_folder(imported[0], tmp_path, name, change)
     out = tmp_path / "m.pt"
-    code, _, err = run_cli(monkeypatch, capsys, "import", str(folder), "--output", str(out))
+    code, _, err = run_cli(capsys, "import", str(folder), "--output", str(out))
     one_line_error(code, err, *needles)
     assert not out.exists()
 
@@ -229,14 +228,14 @@ def test_a_hub_name_offline_is_a_one_line_error(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     args = ["import", "Helsinki-NLP/opus-mt-de-en", "--output", str(tmp_path / "m.pt")]
-    code, _, err = run_cli(monkeypatch, capsys, *args)
+    code, _, err = run_cli(capsys, *args)
     one_line_error(code, err, "Helsinki-NLP/opus-mt-de-en")
 
 
-def test_an_output_translator_did_not_write_is_refused(imported, tmp_path, monkeypatch, capsys):
+def test_an_output_translator_did_not_write_is_refused(imported, tmp_path, capsys):
     out = tmp_path / "notes.pt"
     out.write_text("mine")
-    code, _, err = run_cli(monkeypatch, capsys, "import", str(imported[0]), "--output", str(out))
+    code, _, err = run_cli(capsys, "import", str(imported[0]), "--output", str(out))
     one_line_error(code, err, "refusing to replace")
     assert out.read_text() == "mine"
 
