@@ -33,13 +33,13 @@ def train_spm(lines: list[str], size: int) -> bytes:
     return out.getvalue()
 
 
-def marian_vocab(src_spm: bytes, tgt_spm: bytes, seed: int) -> dict[str, int]:
-    """Marian's layout: </s> 0, <unk> 1, the pieces of both models shuffled, <pad> last;
-    three target pieces are left out (they encode to <unk> on both sides)."""
+def marian_vocab(models: list[bytes], seed: int) -> dict[str, int]:
+    """Marian's layout: </s> 0, <unk> 1, the pieces of the models shuffled, <pad> last;
+    three pieces are left out (they encode to <unk> on both sides)."""
     import sentencepiece as spm
 
     pieces = []
-    for data in (src_spm, tgt_spm):
+    for data in models:
         sp = spm.SentencePieceProcessor(model_proto=data)
         pieces += [sp.id_to_piece(i) for i in range(3, sp.get_piece_size())]
     pieces = sorted(set(pieces) - {"</s>", "<unk>", "<pad>"})
@@ -52,21 +52,25 @@ def marian_folder(
     share: bool = True,
     tie: bool = True,
     activation: str = "gelu",
+    separate_vocabs: bool = False,
     seed: int = 0,
     eos_bias: float = 5.0,
 ) -> Path:
     """A saved MarianMTModel (d_model 32, 2+2 layers, 4 heads, ffn 64) with random weights and
-    a random final_logits_bias, its subword models, vocab.json and tokenizer_config.json."""
+    a random final_logits_bias, its subword models, vocab.json and tokenizer_config.json;
+    `separate_vocabs`: a vocabulary per side (target_vocab.json), of different sizes."""
     import torch
     from transformers import MarianConfig, MarianMTModel
 
     pairs = demo_pairs()["train"]
     src_spm = train_spm([s for s, _ in pairs], 150)
     tgt_spm = train_spm([t for _, t in pairs], 120)
-    vocab = marian_vocab(src_spm, tgt_spm, seed)
+    vocab = marian_vocab([src_spm, tgt_spm], seed)
+    src_vocab = marian_vocab([src_spm], seed) if separate_vocabs else vocab
+    vocab = marian_vocab([tgt_spm], seed) if separate_vocabs else vocab
     pad = vocab["<pad>"]
     config = MarianConfig(
-        vocab_size=len(vocab),
+        vocab_size=len(src_vocab),
         decoder_vocab_size=len(vocab),
         d_model=32,
         encoder_layers=2,
@@ -93,8 +97,11 @@ def marian_folder(
     model.save_pretrained(folder)
     (folder / "source.spm").write_bytes(src_spm)
     (folder / "target.spm").write_bytes(tgt_spm)
-    (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    tok = {"source_lang": "de", "target_lang": "en", "separate_vocabs": False}
+    (folder / "vocab.json").write_text(json.dumps(src_vocab, ensure_ascii=False), encoding="utf-8")
+    if separate_vocabs:
+        text = json.dumps(vocab, ensure_ascii=False)
+        (folder / "target_vocab.json").write_text(text, encoding="utf-8")
+    tok = {"source_lang": "de", "target_lang": "en", "separate_vocabs": separate_vocabs}
     (folder / "tokenizer_config.json").write_text(json.dumps(tok), encoding="utf-8")
     (folder / "README.md").write_text("# tiny-marian\nA random test model.\n", encoding="utf-8")
     (folder / "LICENSE").write_text("CC-BY 4.0 (test)\n", encoding="utf-8")

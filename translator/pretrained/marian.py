@@ -87,19 +87,23 @@ def _vocab(folder: Path, name: str) -> dict:
     return vocab
 
 
-def id_table(vocab: dict, config: dict, where: str) -> tuple[list[int], list[str]]:
-    """(translator id -> Marian id, translator id -> piece) of one side."""
-    pad = config.get("pad_token_id")
-    eos = config.get("eos_token_id")
-    start = config.get("decoder_start_token_id", pad)
+def id_table(
+    vocab: dict, config: dict, where: str, source_only: bool = False
+) -> tuple[list[int], list[str]]:
+    """(translator id -> Marian id, translator id -> piece) of one side. config.json's ids
+    are the target's; a source vocabulary of its own (`source_only`) names its <pad> and
+    </s>, and its <s> (never used: sources do not start with one) is its <pad>."""
+    pad, eos = config.get("pad_token_id"), config.get("eos_token_id")
+    if source_only:
+        pad, eos = vocab.get("<pad>", pad), vocab.get("</s>", eos)
+    start = pad if source_only else config.get("decoder_start_token_id", pad)
     if "<unk>" not in vocab:
-        raise UserError(f"{where}: vocab.json has no <unk>")
+        raise UserError(f"{where}: a vocabulary has no <unk>")
     specials = [pad, vocab["<unk>"], start, eos]
-    for name, i in zip(
-        ("pad_token_id", "<unk>", "decoder_start_token_id", "eos_token_id"), specials
-    ):
+    names = ("pad_token_id", "<unk>", "decoder_start_token_id", "eos_token_id")
+    for name, i in zip(names, specials):
         if not isinstance(i, int) or not 0 <= i < len(vocab):
-            raise UserError(f"{where}: {name} {i!r} is not an id of vocab.json")
+            raise UserError(f"{where}: {name} {i!r} is not an id of the vocabulary")
     taken = set(specials)
     rest = [i for i in vocab.values() if i not in taken]
     pieces = {i: p for p, i in vocab.items()}
@@ -235,7 +239,7 @@ def import_marian(folder: Path, origin: dict) -> Checkpoint:
             f"{folder}: separate vocabularies (tokenizer_config.json) but one embedding table "
             "(config.json share_encoder_decoder_embeddings)"
         )
-    src_ids, src_pieces = id_table(src_vocab, config, where)
+    src_ids, src_pieces = id_table(src_vocab, config, where, source_only=tgt_vocab is not None)
     tgt_ids, tgt_pieces = (
         (src_ids, None) if tgt_vocab is None else id_table(tgt_vocab, config, where)
     )
