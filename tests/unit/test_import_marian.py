@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 import torch
+from checkpoints import needs_ct2
 from commandline import run_cli
 from pretrained import SENTENCES, demo_pairs, marian_folder, one_line_error
 from util import guided_translate
@@ -260,3 +261,20 @@ def test_the_vocabulary_table_travels_in_the_tokenizer_state(imported):
     assert tokenizer_from_state(changed).fingerprint() != state["sha256"]
     plain = Tokenizer(state["src"], state["tgt"])  # without a table, sentencepiece's own ids
     assert plain.state().keys() == {"src", "tgt", "sha256"}
+
+
+@needs_ct2
+def test_the_ctranslate2_export_of_an_imported_model_gives_the_same_greedy_outputs(
+    imported, tmp_path
+):
+    from translator.engines.export import export_checkpoint
+
+    path = imported[1]
+    export_checkpoint(path, "ctranslate2", "float32", tmp_path / "ct2", False, None)
+    lines = [s for s, _ in demo_pairs()["test"]]
+    ours, exported = load_engine(path, device="cpu"), load_engine(tmp_path / "ct2", device="cpu")
+    decode = ours.cfg.decode.model_copy(update={"beam": 1, "max_len_a": 0.0, "max_len_b": STEPS})
+    want = guided_translate(ours, lines, decode=decode)
+    got = guided_translate(exported, lines, decode=decode)
+    assert [h[0].tokens for h in got] == [h[0].tokens for h in want]
+    assert [h[0].text for h in got] == [h[0].text for h in want]

@@ -38,6 +38,7 @@ import torch
 from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer, fingerprint
+from translator.data.vocab import tokenizer_from_state
 from translator.decode.request import Capabilities, DecodeRequest, EngineBase
 from translator.decode.rules import length_penalty, max_lengths
 from translator.decode.score import Score, score_in_batches
@@ -110,14 +111,15 @@ def _tokenizer(folder: Path, manifest: dict) -> Tokenizer:
         tgt = (folder / meta["target"]).read_bytes() if meta.get("target") else None
     except (KeyError, TypeError, OSError):
         raise UserError(f"{folder}: the export's sentencepiece model is missing", HINT) from None
-    if fingerprint(src, tgt) != meta.get("sha256"):
+    vocab = meta.get("vocab") if isinstance(meta.get("vocab"), dict) else None
+    if fingerprint(src, tgt, vocab) != meta.get("sha256"):
         raise UserError(
             f"{folder}: the sentencepiece model is not the one the model was exported with "
             "(fingerprint mismatch)",
             HINT,
         )
     try:
-        return Tokenizer(src, tgt)
+        return tokenizer_from_state({"src": src, "tgt": tgt, "vocab": vocab})
     except UserError as err:
         raise UserError(f"{folder}: {err.message}") from None
 
