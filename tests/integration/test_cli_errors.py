@@ -12,9 +12,7 @@ import torch
 import yaml
 from util import assert_user_error, cli, tiny_config
 
-from translator.config import config_from_dict
 from translator.models.checkpoint import load_checkpoint, save_checkpoint
-from translator.train.trainer import Trainer
 
 cli = partial(cli, timeout=300)
 
@@ -36,8 +34,8 @@ def write(path, text):
         (["translate", "--beam", "x", "a"], "--beam"),
     ],
 )
-def test_command_line_mistakes_show_usage_and_one_error_line(args, needle):
-    result = cli(*args)
+def test_command_line_mistakes_show_usage_and_one_error_line(args, needle, here):
+    result = here(*args)
     last = assert_user_error(result, needle)
     err = result.stderr
     assert err.lstrip().startswith("Usage:"), err
@@ -63,16 +61,16 @@ def test_command_line_mistakes_show_usage_and_one_error_line(args, needle):
         ("seed: 1\n", ["missing required key 'run_dir'"]),
     ],
 )
-def test_config_mistakes(tmp_path, text, needles):
+def test_config_mistakes(tmp_path, text, needles, here):
     path = write(tmp_path / "bad.yaml", text)
-    assert_user_error(cli("train", "--config", str(path)), str(path), *needles)
+    assert_user_error(here("train", "--config", str(path)), str(path), *needles)
 
 
-def test_missing_config_file_and_bad_set(tmp_path):
-    assert_user_error(cli("train", "--config", str(tmp_path / "nope.yaml")), "nope.yaml")
+def test_missing_config_file_and_bad_set(tmp_path, here):
+    assert_user_error(here("train", "--config", str(tmp_path / "nope.yaml")), "nope.yaml")
     path = write(tmp_path / "ok.yaml", "seed: 1\n")
-    assert_user_error(cli("train", "--config", str(path), "--set", "train.lr"), "KEY=VALUE")
-    assert_user_error(cli("train", "--config", str(path), "--set", "train.lrr=1"), "train.lrr")
+    assert_user_error(here("train", "--config", str(path), "--set", "train.lr"), "KEY=VALUE")
+    assert_user_error(here("train", "--config", str(path), "--set", "train.lrr=1"), "train.lrr")
 
 
 # -- data -------------------------------------------------------------------------------------
@@ -95,40 +93,43 @@ def corpus_dir(
     return folder
 
 
-def train_on(tmp_path, folder, *extra):
+def train_on(here, tmp_path, folder, *extra):
     cfg = write(tmp_path / "c.yaml", yaml.safe_dump(tiny_config(run_dir=str(tmp_path / "run"))))
-    return cli("train", "--config", str(cfg), "--set", f"data.dir={folder}", *extra)
+    return here("train", "--config", str(cfg), "--set", f"data.dir={folder}", *extra)
 
 
-def test_missing_data_file(tmp_path):
+def test_missing_data_file(tmp_path, here):
     folder = corpus_dir(tmp_path, train_en=None)
-    assert_user_error(train_on(tmp_path, folder), "train.en")
+    assert_user_error(train_on(here, tmp_path, folder), "train.en")
 
 
-def test_missing_data_folder(tmp_path):
-    assert_user_error(train_on(tmp_path, tmp_path / "nowhere"), "data.dir", "nowhere")
+def test_missing_data_folder(tmp_path, here):
+    assert_user_error(train_on(here, tmp_path, tmp_path / "nowhere"), "data.dir", "nowhere")
 
 
-def test_line_counts_differ(tmp_path):
+def test_line_counts_differ(tmp_path, here):
     folder = corpus_dir(tmp_path, train_de="a\nb\nc\n", train_en="x\ny\n")
-    assert_user_error(train_on(tmp_path, folder), "train.de", "train.en", "3", "2")
+    assert_user_error(train_on(here, tmp_path, folder), "train.de", "train.en", "3", "2")
 
 
-def test_not_utf8_names_file_and_line(tmp_path):
+def test_not_utf8_names_file_and_line(tmp_path, here):
     folder = corpus_dir(tmp_path, encoding_bytes=b"A dog.\nA caf\xe9.\n")
-    assert_user_error(train_on(tmp_path, folder), "train.en.gz:2", "UTF-8")
+    assert_user_error(train_on(here, tmp_path, folder), "train.en.gz:2", "UTF-8")
 
 
-def test_empty_after_cleaning(tmp_path):
+def test_empty_after_cleaning(tmp_path, here):
     folder = corpus_dir(tmp_path, train_de=" \n\n", train_en="x\n\n")
     assert_user_error(
-        train_on(tmp_path, folder), "empty after cleaning", "2 pairs read", "2 dropped as empty"
+        train_on(here, tmp_path, folder),
+        "empty after cleaning",
+        "2 pairs read",
+        "2 dropped as empty",
     )
 
 
-def test_language_not_in_data(tmp_path):
+def test_language_not_in_data(tmp_path, here):
     folder = corpus_dir(tmp_path)
-    result = train_on(tmp_path, folder, "--set", "data.src_lang=fr")
+    result = train_on(here, tmp_path, folder, "--set", "data.src_lang=fr")
     assert_user_error(result, "data.src_lang", "fr", "de, en")
 
 
@@ -142,44 +143,41 @@ def test_hub_dataset_offline_points_to_local_files(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    root = tmp_path_factory.mktemp("ckpt")
-    cfg = config_from_dict(tiny_config(run_dir=str(root / "run"), train={"max_steps": 3}))
-    Trainer(cfg).run()
-    return root / "run" / "last.pt"
+def checkpoint(three_steps):
+    return three_steps
 
 
-def test_missing_truncated_and_garbage_checkpoints(tmp_path, checkpoint):
-    assert_user_error(cli("eval", "--checkpoint", str(tmp_path / "none.pt")), "none.pt")
+def test_missing_truncated_and_garbage_checkpoints(tmp_path, checkpoint, here):
+    assert_user_error(here("eval", "--checkpoint", str(tmp_path / "none.pt")), "none.pt")
     data = checkpoint.read_bytes()
     cut = tmp_path / "cut.pt"
     cut.write_bytes(data[: len(data) // 2])
-    assert_user_error(cli("translate", "--checkpoint", str(cut), "Hallo"), "truncated or corrupt")
+    assert_user_error(here("translate", "--checkpoint", str(cut), "Hallo"), "truncated or corrupt")
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"hello world" * 100)
-    assert_user_error(cli("translate", "--checkpoint", str(junk), "Hallo"), "junk.pt")
+    assert_user_error(here("translate", "--checkpoint", str(junk), "Hallo"), "junk.pt")
 
 
-def test_checkpoint_from_an_incompatible_version(tmp_path, checkpoint):
+def test_checkpoint_from_an_incompatible_version(tmp_path, checkpoint, here):
     ckpt = load_checkpoint(checkpoint)
     ckpt["format"] = 99
     path = tmp_path / "future.pt"
     torch.save(ckpt, path)
-    assert_user_error(cli("translate", "--checkpoint", str(path), "Hallo"), "format 99")
+    assert_user_error(here("translate", "--checkpoint", str(path), "Hallo"), "format 99")
 
 
-def test_checkpoint_with_a_swapped_tokenizer(tmp_path, checkpoint):
+def test_checkpoint_with_a_swapped_tokenizer(tmp_path, checkpoint, here):
     ckpt = load_checkpoint(checkpoint)
     src = bytearray(ckpt["tokenizer"]["src"])
     src[len(src) // 2] ^= 0x01  # one bit of the sentencepiece model changed, fingerprint kept
     ckpt["tokenizer"] = {**ckpt["tokenizer"], "src": bytes(src)}
     path = tmp_path / "swapped.pt"
     save_checkpoint(path, {k: v for k, v in ckpt.items() if k not in ("format", "version")})
-    result = cli("translate", "--checkpoint", str(path), "Hallo")
+    result = here("translate", "--checkpoint", str(path), "Hallo")
     assert_user_error(result, "swapped.pt", "fingerprint")
 
 
-def test_malicious_checkpoint_runs_nothing(tmp_path):
+def test_malicious_checkpoint_runs_nothing(tmp_path, here):
     marker = tmp_path / "pwned"
 
     class Payload:
@@ -188,14 +186,14 @@ def test_malicious_checkpoint_runs_nothing(tmp_path):
 
     path = tmp_path / "evil.pt"
     torch.save({"format": 1, "model": Payload()}, path)
-    assert_user_error(cli("translate", "--checkpoint", str(path), "Hallo"), "refused to load")
+    assert_user_error(here("translate", "--checkpoint", str(path), "Hallo"), "refused to load")
     assert not marker.exists()
 
 
 # -- translate input --------------------------------------------------------------------------
 
 
-def test_translate_input_edge_cases(checkpoint):
+def test_translate_input_edge_cases(checkpoint, here):
     result = cli(
         "translate", "--checkpoint", str(checkpoint), "--beam", "1", stdin="\n☃ Ein Hund läuft.\n\n"
     )
@@ -204,9 +202,9 @@ def test_translate_input_edge_cases(checkpoint):
     assert len(lines) == 3 and lines[0] == "" and lines[2] == ""
     assert "⁇" not in result.stdout and "<unk>" not in result.stdout
     assert_user_error(
-        cli("translate", "--checkpoint", str(checkpoint), "--output", "x.txt"), "--input"
+        here("translate", "--checkpoint", str(checkpoint), "--output", "x.txt"), "--input"
     )
-    assert_user_error(cli("eval", "--checkpoint", str(checkpoint), "--split", "train"), "--split")
+    assert_user_error(here("eval", "--checkpoint", str(checkpoint), "--split", "train"), "--split")
 
 
 # -- files, folders and streams ---------------------------------------------------------------
@@ -246,9 +244,9 @@ WRITES = [
 @pytest.mark.parametrize(
     "place, needles", [("FOLDER", ["folder", "is a folder"]), ("MISSING", ["missing", "not exist"])]
 )
-def test_a_file_to_write_that_cannot_be(files, command, place, needles):
+def test_a_file_to_write_that_cannot_be(files, command, place, needles, here):
     args = [files.get(word, word) for word in command.format(place).split()]
-    assert_user_error(cli(*args), *needles)
+    assert_user_error(here(*args), *needles)
 
 
 READS = [
@@ -268,9 +266,9 @@ READS = [
 
 
 @pytest.mark.parametrize("command, needles", READS)
-def test_a_file_or_folder_to_read_that_is_not_one(files, command, needles):
+def test_a_file_or_folder_to_read_that_is_not_one(files, command, needles, here):
     args = [files.get(word, word) for word in command.split()]
-    assert_user_error(cli(*args), *needles)
+    assert_user_error(here(*args), *needles)
 
 
 def test_text_that_is_not_utf8_on_stdin_in_arguments_and_typed(checkpoint):
@@ -286,6 +284,7 @@ def test_text_that_is_not_utf8_on_stdin_in_arguments_and_typed(checkpoint):
 def test_serve_checkpoints_that_are_not_models(files):
     pytest.importorskip("fastapi", reason="the `serve` extra is not installed")
     pytest.importorskip("uvicorn", reason="the `serve` extra is not installed")
+    # subprocesses: a server started by mistake would hold this process
     result = cli("serve", "--checkpoint", files["FOLDER"], "--port", "0")
     assert_user_error(result, "folder", "not an exported model")
     result = cli("serve", "--checkpoint", files["TEXT"], "--port", "0")
