@@ -4,7 +4,7 @@ same numbers as the engine's, and a one-line error for files that are not aligne
 import json
 
 import pytest
-from util import assert_user_error, cli, tiny_config
+from util import assert_user_error, tiny_config
 
 from translator.config import config_from_dict
 from translator.engines.load import load_engine
@@ -15,11 +15,8 @@ TARGETS = ["A dog runs.", "Nothing here.", "Two cats play in the garden."]
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    root = tmp_path_factory.mktemp("score")
-    cfg = config_from_dict(tiny_config(run_dir=str(root / "run"), train={"max_steps": 3}))
-    Trainer(cfg).run()
-    return root / "run" / "last.pt"
+def checkpoint(three_steps):
+    return three_steps
 
 
 def files(tmp_path, sources, targets):
@@ -29,9 +26,9 @@ def files(tmp_path, sources, targets):
     return str(src), str(tgt)
 
 
-def test_score_prints_one_line_per_pair_as_the_engine_scores_it(checkpoint, tmp_path):
+def test_score_prints_one_line_per_pair_as_the_engine_scores_it(checkpoint, tmp_path, here):
     src, tgt = files(tmp_path, SOURCES, TARGETS)
-    result = cli("score", "--checkpoint", str(checkpoint), "--src", src, "--tgt", tgt)
+    result = here("score", "--checkpoint", str(checkpoint), "--src", src, "--tgt", tgt)
     assert result.returncode == 0, result.stderr
     rows = [line.split("\t") for line in result.stdout.splitlines()]
     want = load_engine(checkpoint, "cpu").score(SOURCES, TARGETS)
@@ -42,23 +39,23 @@ def test_score_prints_one_line_per_pair_as_the_engine_scores_it(checkpoint, tmp_
         assert int(tokens) == score.tokens
     out = tmp_path / "scores.jsonl"
     args = ["--src", src, "--tgt", tgt, "--json", "--output", str(out), "--batch-size", "1"]
-    result = cli("score", "--checkpoint", str(checkpoint), *args)
+    result = here("score", "--checkpoint", str(checkpoint), *args)
     assert result.returncode == 0 and result.stdout == "", result.stderr
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [d["tokens"] for d in lines] == [s.tokens for s in want]
     assert all(d["logprob"] == pytest.approx(s.logprob, abs=1e-4) for d, s in zip(lines, want))
 
 
-def test_files_of_different_lengths_are_one_line_and_write_nothing(checkpoint, tmp_path):
+def test_files_of_different_lengths_are_one_line_and_write_nothing(checkpoint, tmp_path, here):
     src, tgt = files(tmp_path, SOURCES, TARGETS[:2])
     out = tmp_path / "scores.tsv"
     args = ["--src", src, "--tgt", tgt, "--output", str(out)]
-    result = cli("score", "--checkpoint", str(checkpoint), *args)
+    result = here("score", "--checkpoint", str(checkpoint), *args)
     assert_user_error(result, "pairs.de", "pairs.en")
     assert not out.exists()
 
 
-def test_filter_keeps_the_best_share_with_one_model_or_two(checkpoint, tmp_path):
+def test_filter_keeps_the_best_share_with_one_model_or_two(checkpoint, tmp_path, here):
     sources = SOURCES * 4
     targets = TARGETS[1:] + TARGETS[:1] + TARGETS * 3  # the first three pairs misaligned
     src, tgt = files(tmp_path, sources, targets)
@@ -71,8 +68,8 @@ def test_filter_keeps_the_best_share_with_one_model_or_two(checkpoint, tmp_path)
     args = ["--src", src, "--tgt", tgt, *[str(x) for kv in outs.items() for x in kv]]
     for extra in ([], ["--reverse", str(root / "last.pt")]):
         scores = tmp_path / "scores.txt"
-        result = cli("filter", "--checkpoint", str(checkpoint), *args, "--keep", "0.75",
-                     "--scores", str(scores), *extra)  # fmt: skip
+        result = here("filter", "--checkpoint", str(checkpoint), *args, "--keep", "0.75",
+                      "--scores", str(scores), *extra)  # fmt: skip
         assert result.returncode == 0, result.stderr
         assert "kept 9 of 12 pairs" in result.stderr
         values = [float(v) for v in scores.read_text().split()]
@@ -83,20 +80,20 @@ def test_filter_keeps_the_best_share_with_one_model_or_two(checkpoint, tmp_path)
         best = sorted(range(12), key=lambda i: -values[i])[:9]
         assert list(zip(kept_src, kept_tgt)) == [pairs[i] for i in sorted(best)]
     # the reverse model must translate the other way
-    wrong = cli("filter", "--checkpoint", str(checkpoint), *args, "--keep", "0.5",
-                "--reverse", str(checkpoint))  # fmt: skip
+    wrong = here("filter", "--checkpoint", str(checkpoint), *args, "--keep", "0.5",
+                 "--reverse", str(checkpoint))  # fmt: skip
     assert_user_error(wrong, "--reverse", "en->de")
-    both = cli("filter", "--checkpoint", str(checkpoint), *args, "--keep", "0.5",
-               "--min-score", "0.1")  # fmt: skip
+    both = here("filter", "--checkpoint", str(checkpoint), *args, "--keep", "0.5",
+                "--min-score", "0.1")  # fmt: skip
     assert_user_error(both, "--keep")
 
 
-def test_contrast_scores_how_much_likelier_the_source_makes_the_target(checkpoint, tmp_path):
+def test_contrast_scores_how_much_likelier_the_source_makes_the_target(checkpoint, tmp_path, here):
     src, tgt = files(tmp_path, SOURCES, TARGETS)
     scores = tmp_path / "scores.txt"
     outs = ["--out-src", str(tmp_path / "k.de"), "--out-tgt", str(tmp_path / "k.en")]
     args = ["filter", "--checkpoint", str(checkpoint), "--src", src, "--tgt", tgt, *outs]
-    result = cli(*args, "--keep", "0.5", "--contrast", "--scores", str(scores))
+    result = here(*args, "--keep", "0.5", "--contrast", "--scores", str(scores))
     assert result.returncode == 0, result.stderr
     engine = load_engine(checkpoint, "cpu")
     given = engine.score(SOURCES, TARGETS)
@@ -104,5 +101,5 @@ def test_contrast_scores_how_much_likelier_the_source_makes_the_target(checkpoin
     want = [g.mean - a.mean for g, a in zip(given, alone)]
     got = [float(v) for v in scores.read_text().split()]
     assert got == pytest.approx(want, abs=1e-5)
-    assert_user_error(cli(*args, "--keep", "0.5", "--contrast", "--reverse", str(checkpoint)),
+    assert_user_error(here(*args, "--keep", "0.5", "--contrast", "--reverse", str(checkpoint)),
                       "not both")  # fmt: skip
