@@ -3,21 +3,15 @@
 from util import cli
 
 
-def test_sampling_errors_through_the_command_line(tmp_path):
-    result = cli("translate", "--checkpoint", str(tmp_path / "x.pt"), "--sampling", "topk:0", "a")
+def test_sampling_errors_through_the_command_line(tmp_path, here):
+    result = here("translate", "--checkpoint", str(tmp_path / "x.pt"), "--sampling", "topk:0", "a")
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith("error: --sampling 'topk:0'")
 
 
-def test_translate_samples_reproducibly_with_a_seed(tmp_path):
-    from util import tiny_config
-
-    from translator.config import config_from_dict
-    from translator.train.trainer import Trainer
-
-    Trainer(config_from_dict(tiny_config(run_dir=str(tmp_path), train={"max_steps": 3}))).run()
+def test_translate_samples_reproducibly_with_a_seed(three_steps):
     lines = "Ein Hund läuft.\nZwei Katzen schlafen.\n\nDrei Männer lachen.\n"
-    args = ["translate", "--checkpoint", str(tmp_path / "last.pt"), "--nbest", "3"]
+    args = ["translate", "--checkpoint", str(three_steps), "--nbest", "3"]
     args += ["--sampling", "topp:0.95", "--temperature", "1.5", "--batch-size", "2"]
     first = cli(*args, "--seed", "7", stdin=lines)
     assert first.returncode == 0, first.stderr
