@@ -7,15 +7,12 @@ from importlib.metadata import version
 
 import pytest
 from commandline import CHANGED, COMMANDS, OPTIONS, SENTENCES
-from util import cli, tiny_config
 
-from translator.config import config_from_dict
 from translator.engines.load import load_engine
-from translator.train.trainer import Trainer
 
 
-def test_version():
-    result = cli("--version")
+def test_version(here):
+    result = here("--version")
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"translator {version('translator')}\n"
 
@@ -24,8 +21,8 @@ def test_version():
 
 
 @pytest.mark.parametrize("command", ["", *COMMANDS])
-def test_help_shows_no_python_types(command):
-    result = cli(*[command] if command else [], "--help", env_extra={"COLUMNS": "100"})
+def test_help_shows_no_python_types(command, here):
+    result = here(*[command] if command else [], "--help", env_extra={"COLUMNS": "100"})
     assert result.returncode == 0, result.stderr
     text = result.stdout
     assert "Usage:" in text and "--help" in text, text
@@ -33,8 +30,8 @@ def test_help_shows_no_python_types(command):
     assert not shown, (shown, text)
 
 
-def test_top_level_help_gives_each_command_one_line():
-    result = cli("--help", env_extra={"COLUMNS": "100"})
+def test_top_level_help_gives_each_command_one_line(here):
+    result = here("--help", env_extra={"COLUMNS": "100"})
     panel = result.stdout.split("Commands")[1].splitlines()[1:-1]
     rows = [line.strip("│ ").split(" ", 1)[0] for line in panel if line.startswith("│")]
     assert rows == COMMANDS, result.stdout
@@ -44,12 +41,10 @@ def test_top_level_help_gives_each_command_one_line():
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory):
+def models(tmp_path_factory, three_steps):
     """A tiny Transformer checkpoint and, where CTranslate2 is installed, its export."""
     root = tmp_path_factory.mktemp("options")
-    cfg = config_from_dict(tiny_config(run_dir=str(root / "run"), train={"max_steps": 3}))
-    Trainer(cfg).run()
-    paths = {"pytorch": root / "run" / "last.pt"}
+    paths = {"pytorch": three_steps}
     try:
         import ctranslate2  # noqa: F401
     except ImportError:
@@ -67,12 +62,12 @@ def nbest_lines(stdout):
 
 
 @pytest.mark.parametrize("engine", ["pytorch", "ctranslate2"])
-def test_translate_applies_the_decoding_overrides(models, engine):
+def test_translate_applies_the_decoding_overrides(models, engine, here):
     if engine not in models:
         pytest.skip("the `ctranslate2` extra is not installed")
     path = models[engine]
     args = ["translate", "--checkpoint", str(path), "--nbest", "2", "--batch-size", "2"]
-    result = cli(*args, *OPTIONS, *SENTENCES)
+    result = here(*args, *OPTIONS, *SENTENCES)
     assert result.returncode == 0, result.stderr
     got = nbest_lines(result.stdout)
 
@@ -90,7 +85,7 @@ def test_translate_applies_the_decoding_overrides(models, engine):
 
 
 @pytest.mark.parametrize("engine", ["pytorch", "ctranslate2"])
-def test_eval_applies_the_decoding_overrides(models, engine, tmp_path):
+def test_eval_applies_the_decoding_overrides(models, engine, tmp_path, here):
     if engine not in models:
         pytest.skip("the `ctranslate2` extra is not installed")
     path = models[engine]
@@ -98,7 +93,7 @@ def test_eval_applies_the_decoding_overrides(models, engine, tmp_path):
     src.write_text("".join(s + "\n" for s in SENTENCES), encoding="utf-8")
     ref.write_text("A dog runs.\nThe old woman reads a book.\nTwo cats play.\n", encoding="utf-8")
     args = ["eval", "--checkpoint", str(path), "--src", str(src), "--ref", str(ref), "--json"]
-    result = cli(*args, *OPTIONS, "--batch-size", "2", "--output", str(out))
+    result = here(*args, *OPTIONS, "--batch-size", "2", "--output", str(out))
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert (report["beam"], report["len_penalty"]) == (3, 0.0)
