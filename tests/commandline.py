@@ -22,6 +22,7 @@ COMMANDS = [
     "export",
     "curves",
     "import",
+    "info",
     "serve",
     "score",
     "filter",

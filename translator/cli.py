@@ -19,6 +19,7 @@ from translator.commands.eval import evaluate
 from translator.commands.export import curves, export
 from translator.commands.filter import filter_pairs
 from translator.commands.import_model import import_model
+from translator.commands.info import info
 from translator.commands.prepare import prepare
 from translator.commands.score import score
 from translator.commands.serve import serve
@@ -67,6 +68,7 @@ app.command(cls=Command)(translate)  # translator/commands/translate.py
 app.command(cls=Command)(export)  # translator/commands/export.py
 app.command(cls=Command)(curves)  # translator/commands/export.py
 app.command("import", cls=Command)(import_model)  # translator/commands/import_model.py
+app.command(cls=Command)(info)  # translator/commands/info.py
 
 
 app.command(cls=Command)(serve)  # translator/commands/serve.py

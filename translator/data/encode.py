@@ -47,9 +47,19 @@ class Chunk:
 _worker: dict = {}
 
 
-def init_worker(src_model: bytes, tgt_model: bytes | None, rules: Rules) -> None:
+def init_worker(
+    src_model: bytes, tgt_model: bytes | None, rules: Rules, vocab: dict | None = None
+) -> None:
+    """`vocab`: an imported model's piece tables (data/vocab.py), whose ids the arrays hold."""
     src = load_processor(src_model)  # tags input-only: a tag's spelling in the text is text
     tgt = src if tgt_model is None else load_processor(tgt_model)
+    if vocab is not None:
+        from translator.data.vocab import VocabProcessor
+
+        src, tgt = (
+            VocabProcessor(src, vocab["src"]),
+            VocabProcessor(tgt, vocab["tgt"] or vocab["src"]),
+        )
     _worker.update(src=src, tgt=tgt, rules=rules)
 
 

@@ -12,6 +12,7 @@ from translator.data import npyfile
 from translator.data.batching import PairIds
 from translator.data.corpus import Pair
 from translator.data.tokenizer import Tokenizer
+from translator.data.vocab import tokenizer_from_state
 from translator.errors import UserError
 from translator.fileio import file_digest
 
@@ -100,7 +101,10 @@ def check_prepared(folder: Path, key: str) -> tuple[Prepared | None, str]:
     try:
         maps = [npyfile.Mapped(folder / f"{name}.npy") for name in ARRAYS]
         models = [(folder / f"{side}.model") for side in ("src", "tgt")]
-        tokenizer = Tokenizer(*(m.read_bytes() if m.is_file() else None for m in models))
+        src, tgt = (m.read_bytes() if m.is_file() else None for m in models)
+        tables = folder / "vocab.json"  # an imported model's piece tables, where it has them
+        vocab = json.loads(tables.read_text(encoding="utf-8")) if tables.is_file() else None
+        tokenizer = tokenizer_from_state({"src": src, "tgt": tgt, "vocab": vocab})
         dev = [tuple(json.loads(line)) for line in (folder / "dev.jsonl").open(encoding="utf-8")]
     except (OSError, ValueError, TypeError, UserError) as err:
         return None, f"unreadable ({err})"

@@ -17,7 +17,7 @@ import sentencepiece as spm
 
 from translator.data.tokenizer import Tokenizer, fingerprint
 from translator.errors import UserError
-from translator.specials import BOS, PAD, SPECIAL_PIECES, UNK
+from translator.specials import BOS, EOS, PAD, SPECIAL_PIECES, UNK
 
 
 class VocabProcessor:
@@ -28,14 +28,16 @@ class VocabProcessor:
         # <pad> and <s> never come from text: their pieces are not looked up
         self.ids = {p: i for i, p in enumerate(self.pieces) if i not in (PAD, BOS)}
 
-    def encode(self, lines, out_type=int, **options):
-        """Ids (or pieces, with out_type=str) of a line or of a list of lines."""
-        found = self.sp.encode(lines, out_type=str, **options)
+    def encode(self, lines, out_type=int, add_bos=False, add_eos=False, **options):
+        """Ids (or pieces, with out_type=str) of a line or of a list of lines; `add_bos`,
+        `add_eos` frame the ids with translator's <s> and </s>, not sentencepiece's."""
         if out_type is str:
-            return found
+            return self.sp.encode(lines, out_type=str, add_bos=add_bos, add_eos=add_eos, **options)
+        found = self.sp.encode(lines, out_type=str, **options)
+        head, tail = [BOS] * add_bos, [EOS] * add_eos
         if isinstance(lines, str):
-            return [self.ids.get(p, UNK) for p in found]
-        return [[self.ids.get(p, UNK) for p in seq] for seq in found]
+            return head + [self.ids.get(p, UNK) for p in found] + tail
+        return [head + [self.ids.get(p, UNK) for p in seq] + tail for seq in found]
 
     def decode(self, ids):
         """The text of a list of ids, or the texts of a list of such lists."""

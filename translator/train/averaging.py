@@ -47,7 +47,7 @@ def _same_model(first: Checkpoint, first_path: Path, other: Checkpoint, path: Pa
 
 
 def average_checkpoints(paths: list[Path]) -> Checkpoint:
-    """A checkpoint (config and tokenizer of the last file, no training state) whose weights
+    """A checkpoint (config, tokenizer and source record of the last file, no training state) whose weights
     are the elementwise mean of the files' weights, summed in float32 and stored in their
     own dtype; integer tensors (counters, not weights) are the last file's. One file is held
     in memory at a time beside the running sum."""
@@ -71,7 +71,10 @@ def average_checkpoints(paths: list[Path]) -> Checkpoint:
         name: (total[name] / len(paths)).to(t.dtype) if t.is_floating_point() else t
         for name, t in last.model.items()
     }
-    return Checkpoint(config=last.config, tokenizer=last.tokenizer, model=weights)
+    # an imported model's origin, card and licence hold for the average of its fine-tunings
+    return Checkpoint(
+        config=last.config, tokenizer=last.tokenizer, model=weights, source=last.source
+    )
 
 
 def average_command(

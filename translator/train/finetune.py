@@ -1,9 +1,11 @@
 """Fine-tuning: `translator train --init-from CKPT` starts a new run from a checkpoint's weights.
 
 The new run keeps what the weights cannot do without: the model's shape and the
-checkpoint's sentencepiece model (an embedding row means nothing under another vocabulary),
+checkpoint's sentencepiece model (and piece tables, for an imported model) (an embedding row means nothing under another vocabulary),
 so the config's `tokenizer` keys are not used and its data is tokenized with the saved
-model. Everything else comes from the new config: the data, the schedule, the limits. The
+model. A config whose `model` section names nothing (or only the FREE keys) takes the
+checkpoint's model section, so that fine-tuning an imported model needs a config of data
+and training settings alone. Everything else comes from the new config: the data, the schedule, the limits. The
 optimizer, the learning-rate schedule, the step count and the best dev BLEU start afresh.
 """
 
@@ -24,15 +26,39 @@ log = logging.getLogger(__name__)
 FREE = ("model.dropout", "model.attention_dropout", "model.max_positions")
 
 
-def initial_checkpoint(path: str | Path, cfg: Config) -> tuple[Checkpoint, Tokenizer]:
-    """The checkpoint to start from and its tokenizer, checked against `cfg`; a one-line
-    UserError when it is not a model checkpoint or its model differs from the config's."""
+def named_model_keys(cfg: Config) -> dict:
+    """The keys of cfg's model section that differ from its family's defaults."""
+    from translator.models.family import model_config
+
+    default = model_config(cfg.model.type).to_dict()
+    return {k: v for k, v in cfg.model.to_dict().items() if default.get(k) != v}
+
+
+def adopt_model(cfg: Config, saved) -> Config:
+    """`cfg` with the model section of the saved config `saved` (a checkpoint's, already
+    valid; anything else leaves cfg as it is) where cfg's own names nothing but FREE keys;
+    those it names are kept."""
+    named = named_model_keys(cfg)
+    if not isinstance(saved, dict) or any(f"model.{k}" not in FREE for k in named):
+        return cfg
+    try:
+        model = config_from_dict({"model": saved.get("model")}).model
+    except UserError:  # a saved config that is not valid: its use says so, naming the file
+        return cfg
+    return cfg.replace(model=model.replace(**named))
+
+
+def initial_checkpoint(path: str | Path, cfg: Config) -> tuple[Checkpoint, Tokenizer, Config]:
+    """The checkpoint to start from, its tokenizer and `cfg` with the checkpoint's model
+    where cfg names none; a one-line UserError when it is not a model checkpoint or its
+    model differs from the config's."""
     try:
         ckpt = Checkpoint.load(path)
         tokenizer = ckpt.build_tokenizer(str(path))
         saved = config_from_dict(ckpt.config, f"{path} (saved config)")
     except UserError as err:
         raise UserError(f"--init-from: {err.message}", err.hint) from None
+    cfg = adopt_model(cfg, saved.to_dict())
     changes = config_changes({"model": saved.model.to_dict()}, {"model": cfg.model.to_dict()})
     if "model.type" in changes:  # the other keys differ because the family does
         changes = {"model.type": changes["model.type"]}
@@ -44,4 +70,4 @@ def initial_checkpoint(path: str | Path, cfg: Config) -> tuple[Checkpoint, Token
         )
     if saved.tokenizer != cfg.tokenizer:
         log.info(f"--init-from: the sentencepiece model of {path} is used; tokenizer.* unused")
-    return ckpt, tokenizer
+    return ckpt, tokenizer, cfg

@@ -29,7 +29,7 @@ from translator.runtime import pick_device, pick_dtype, seed_everything, set_thr
 from translator.train.distributed import all_sum, all_sum_, any_rank, close, init_from_env
 from translator.train.ema import WeightEMA
 from translator.train.feed import TrainingData
-from translator.train.finetune import initial_checkpoint
+from translator.train.finetune import adopt_model, initial_checkpoint
 from translator.train.report import StepStats, TrainingReport
 from translator.train.resume import check_resumable, gather_rng, restore_rng, restore_training
 from translator.train.run_dir import RunDir
@@ -81,11 +81,13 @@ class Trainer:
             self._setup(resume, init_from)
 
     def _setup(self, resume: bool, init_from: str | Path | None) -> None:
+        saved = self._resume_checkpoint() if resume else None  # (may take its model section)
         cfg, tc = self.cfg, self.cfg.train
         self.dtype = pick_dtype(tc.dtype, self.device)
-        saved = self._resume_checkpoint() if resume else None
         given = saved.build_tokenizer(str(self.run_dir.last)) if saved else None
-        start, given = initial_checkpoint(init_from, cfg) if init_from else (None, given)
+        start, given, cfg = initial_checkpoint(init_from, cfg) if init_from else (None, given, cfg)
+        # an imported model's origin, card and licence go into every checkpoint of the run
+        self.cfg, self.source = cfg, getattr(start or saved, "source", None)
         self.data = TrainingData(cfg, self.group, given, pin=self.device.type == "cuda")
         self.tokenizer = self.data.tokenizer
         self._build_model()
@@ -122,6 +124,7 @@ class Trainer:
     def _resume_checkpoint(self) -> Checkpoint:
         path = self.run_dir.resumable()
         saved = Checkpoint.load(path)
+        self.cfg = adopt_model(self.cfg, saved.config)  # a fine-tuning config names no model
         check_resumable(saved, self.cfg, self.group.world, str(path))
         return saved
 
@@ -171,6 +174,7 @@ class Trainer:
             optimizer=self.optimizer.state_dict() if resumable else None,
             scaler=self.updater.scaler.state_dict() if resumable else None,
             ema=self.ema.state_dict() if resumable and self.ema else None,
+            source=self.source,
         ).save(path)
 
     # -- validation --------------------------------------------------------------------------

@@ -1,0 +1,162 @@
+"""`translator info`: what a checkpoint or an exported folder holds: the model, its
+vocabularies and languages, its training progress, and where it came from (an imported
+model's origin, licence and card)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+CARD_LINES = 5  # of the model card, printed without --card
+
+
+def info(
+    checkpoint: Annotated[
+        Path,
+        typer.Argument(
+            metavar="CKPT", help="A checkpoint file, or a folder `translator export` wrote"
+        ),
+    ],
+    card: Annotated[bool, typer.Option("--card", help="Print the whole model card")] = False,
+):
+    """Show what a checkpoint or an exported folder is, and where it came from.
+
+    The model, its sizes, vocabularies and languages, its training progress, and an
+    imported model's origin, licence and card."""
+    typer.echo("\n".join(describe(checkpoint, card)))
+
+
+def describe(path: Path, whole_card: bool = False) -> list[str]:
+    """The lines `translator info` prints; a one-line UserError for a file that is neither
+    a checkpoint nor an exported folder."""
+    from translator.config import config_from_dict
+
+    if path.is_dir():
+        from translator.engines.ct2 import _tokenizer, read_manifest
+
+        manifest = read_manifest(path)
+        cfg = config_from_dict(manifest["config"], f"{path} (manifest config)")
+        tokenizer = _tokenizer(path, manifest)
+        kind = f"exported folder (CTranslate2, {manifest.get('quantization', 'float32')})"
+        progress, source, version = None, manifest.get("source"), manifest.get("translator_version")
+    else:
+        from translator.models.checkpoint import Checkpoint
+
+        ckpt = Checkpoint.load(path)
+        tokenizer = ckpt.build_tokenizer(str(path))
+        cfg = config_from_dict(ckpt.config, f"{path} (saved config)")
+        resumable = " (resumable: it holds the optimizer state)" if ckpt.optimizer else ""
+        kind = f"checkpoint{resumable}"
+        progress, source, version = ckpt.progress, ckpt.source, ckpt.version
+    lines = [f"{path}: {kind}, written by translator {version or '?'}"]
+    lines += _model(cfg, tokenizer)
+    lines += _languages(cfg)
+    lines += _progress(progress)
+    lines += (
+        _source(source, whole_card)
+        if isinstance(source, dict)
+        else ["origin: trained by translator"]
+    )
+    return lines
+
+
+def _model(cfg, tokenizer) -> list[str]:
+    import torch
+
+    from translator.models.family import build_model, title
+
+    m = cfg.model
+    # built on the meta device: the parameter count without the memory or the time of weights
+    with torch.device("meta"):
+        model = build_model(m, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, tokenizer.joint)
+    keys = {
+        k: v for k, v in m.to_dict().items() if k not in ("type", "dropout", "attention_dropout")
+    }
+    layout = ", ".join(f"{k} {v}" for k, v in keys.items())
+    sizes = (
+        f"vocabulary {tokenizer.src_vocab_size} (joint)"
+        if tokenizer.joint
+        else f"vocabulary {tokenizer.src_vocab_size} source, {tokenizer.tgt_vocab_size} target"
+    )
+    if getattr(tokenizer, "vocab", None):
+        sizes += " (piece tables of the released model's ids)"
+    return [
+        f"model: {title(m.type)} ({m.type}), {model.num_parameters():,} parameters",
+        f"  {layout}",
+        sizes,
+    ]
+
+
+def _languages(cfg) -> list[str]:
+    from translator.config.languages import multilingual, source_languages, target_languages
+
+    data = cfg.data
+    if not multilingual(data):
+        lines = [f"languages: {data.src_lang} -> {data.tgt_lang}"]
+    else:
+        lines = [
+            f"languages: {', '.join(source_languages(data))} -> {', '.join(target_languages(data))}"
+        ]
+    if data.tags:
+        lines.append(f"tags: {' '.join(data.tags)}")
+    return lines
+
+
+def _progress(progress) -> list[str]:
+    if not isinstance(progress, dict) or not progress.get("step"):
+        return ["training: none (not trained here)"]
+    line = f"training: step {progress['step']}, epoch {progress.get('epoch', 0)}"
+    if progress.get("best_step"):
+        line += (
+            f", best dev BLEU {progress.get('best_bleu', 0):.2f} at step {progress['best_step']}"
+        )
+    elif progress.get("losses"):
+        line += f", training loss {progress['losses'][-1][1]:.3f}"
+    return [line]
+
+
+def licence(files: dict) -> str | None:
+    """The licence a model card's front matter names, else a licence file's first line."""
+    for name, text in files.items():
+        if name.upper() == "README.MD":
+            front = re.match(r"---\s*\n(.*?)\n---", text, re.S)
+            found = front and re.search(r"^licen[sc]e:\s*(.+)$", front.group(1), re.M)
+            if found:
+                return found.group(1).strip().strip("'\"")
+    for name, text in files.items():
+        if name.upper().startswith(("LICENSE", "LICENCE")):
+            first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+            return f"{first} ({name})" if first else name
+    return None
+
+
+def _source(source: dict, whole_card: bool) -> list[str]:
+    files = source.get("files") if isinstance(source.get("files"), dict) else {}
+    where = source.get("hub") or source.get("folder") or "?"
+    lines = [f"origin: imported from {where} ({source.get('format', '?')})"]
+    lines.append(
+        f"licence: {licence(files) or 'not stated (the model folder has no card or licence file)'}"
+    )
+    ids = source.get("ids")
+    if isinstance(ids, dict) and isinstance(ids.get("src"), list):
+        sides = "one table for both sides" if ids.get("tgt") is None else "a table per side"
+        lines.append(f"ids: mapped to the released model's ({sides})")
+    card = next((t for n, t in files.items() if n.upper() == "README.MD"), None)
+    if card is None:
+        return lines + ["card: none"]
+    # the first lines a person reads: after the front matter of tags and licence
+    body = card if whole_card else re.sub(r"\A---\s*\n.*?\n---\s*\n", "", card, flags=re.S)
+    text = body.strip("\n").splitlines()
+    shown = text if whole_card else text[:CARD_LINES]
+    lines.append(
+        "card:"
+        + (
+            ""
+            if whole_card or len(text) <= CARD_LINES
+            else f" (first {CARD_LINES} of {len(text)} lines; --card prints it all)"
+        )
+    )
+    return lines + [f"  {line}" for line in shown]
