@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 import torch
-from util import cli, tiny_config, user_error
+from util import tiny_config, user_error
 
 import translator.models.checkpoint
 from translator.config import TokenizerConfig, config_from_dict
@@ -143,13 +143,13 @@ def test_average_command_picks_the_newest_step_checkpoints(run_dir, tmp_path):
     assert "--output" in user_error(average_command, None, None, [folder / "best.pt"], None)
 
 
-def test_the_average_command_line(run_dir, tmp_path):
+def test_the_average_command_line(run_dir, tmp_path, here):
     out = tmp_path / "avg.pt"
     args = ["average", "--checkpoint", str(run_dir / "step-000004.pt")]
     args += ["--checkpoint", str(run_dir / "step-000008.pt"), "--output", str(out)]
-    result = cli(*args)
+    result = here(*args)
     assert result.returncode == 0, result.stderr[-2000:]
     assert out.is_file() and "averaged 2 checkpoint(s)" in result.stdout
-    result = cli("average", "--checkpoint", str(run_dir / "config.yaml"), "--output", str(out))
+    result = here("average", "--checkpoint", str(run_dir / "config.yaml"), "--output", str(out))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0 and "config.yaml" in result.stderr
