@@ -1,17 +1,17 @@
 """`translator distill` as a user runs it: the teacher's translations of its own training
 sources, in files a student's config trains on."""
 
-from util import cli, tiny_config
+from util import tiny_config
 
 from translator.config import config_from_dict
 from translator.train.trainer import Trainer
 
 
-def test_a_student_trains_on_what_the_teacher_distilled(transformer, tmp_path):
+def test_a_student_trains_on_what_the_teacher_distilled(transformer, tmp_path, here):
     path, engine = transformer
     out = tmp_path / "distilled"
-    result = cli("distill", "--checkpoint", path, "--out", str(out), "--beam", "2",
-                 "--device", "cpu")  # fmt: skip
+    result = here("distill", "--checkpoint", path, "--out", str(out), "--beam", "2",
+                  "--device", "cpu")  # fmt: skip
     assert result.returncode == 0, result.stderr
     sources = (out / "train.de").read_text(encoding="utf-8").splitlines()
     outputs = (out / "train.en").read_text(encoding="utf-8").splitlines()
@@ -33,5 +33,5 @@ def test_a_student_trains_on_what_the_teacher_distilled(transformer, tmp_path):
     trainer = Trainer(config_from_dict(student))
     trainer.run()
     assert trainer.state.step == 2
-    missing = cli("distill", "--checkpoint", path, "--out", str(out), "--config", "no.yaml")
+    missing = here("distill", "--checkpoint", path, "--out", str(out), "--config", "no.yaml")
     assert missing.returncode == 2 and "no.yaml" in missing.stderr
