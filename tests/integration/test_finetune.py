@@ -4,7 +4,7 @@ new config's data, with a fresh optimizer, schedule, step and best score."""
 import pytest
 import torch
 import yaml
-from util import cli, tiny_config, user_error
+from util import tiny_config, user_error
 
 from translator.config import config_from_dict
 from translator.data.tokenizer import Tokenizer
@@ -73,11 +73,11 @@ def test_a_file_that_is_not_a_checkpoint_is_refused(parent, tmp_path):
     assert "not found" in message and str(missing) in message
 
 
-def test_init_from_and_resume_do_not_go_together(parent, tmp_path):
+def test_init_from_and_resume_do_not_go_together(parent, tmp_path, here):
     message = user_error(Trainer, configured(CHILD, tmp_path / "c"), resume=True, init_from=parent)
     assert "--init-from" in message and "--resume" in message
     path = tmp_path / "child.yaml"
     path.write_text(yaml.safe_dump({**CHILD, "run_dir": str(tmp_path / "c")}))
-    result = cli("train", "--config", str(path), "--init-from", str(parent), "--resume")
+    result = here("train", "--config", str(path), "--init-from", str(parent), "--resume")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0 and "--init-from" in result.stderr
