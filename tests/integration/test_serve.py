@@ -42,8 +42,8 @@ def test_answers_equal_the_translators_own(server, transformer):
         assert [g["score"] for g in got] == pytest.approx([h.score for h in hyps], abs=1e-3)
 
 
-def test_the_cli_gives_the_same_translations(server, transformer):
-    result = cli("translate", "--checkpoint", transformer[0], "--beam", "2", *SENTENCES[:4])
+def test_the_cli_gives_the_same_translations(server, transformer, here):
+    result = here("translate", "--checkpoint", transformer[0], "--beam", "2", *SENTENCES[:4])
     assert result.returncode == 0, result.stderr
     _, body, _ = post(server.url + "/translate", {"texts": SENTENCES[:4], "beam": 2})
     assert body["translations"] == result.stdout.split("\n")[:-1]
@@ -217,9 +217,9 @@ def test_sigterm_answers_the_requests_in_flight(lstm, tmp_path):
         srv.stop()
 
 
-def test_an_exported_model_serves_without_attention(server, transformer, tmp_path):
+def test_an_exported_model_serves_without_attention(server, transformer, tmp_path, here):
     pytest.importorskip("ctranslate2", reason="the `ctranslate2` extra is not installed")
-    result = cli("export", "--checkpoint", transformer[0], "--output", str(tmp_path / "ct2"))
+    result = here("export", "--checkpoint", transformer[0], "--output", str(tmp_path / "ct2"))
     assert result.returncode == 0, result.stderr
     srv = Server(str(tmp_path / "ct2"), tmp_path / "log")
     try:
