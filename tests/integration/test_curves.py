@@ -3,18 +3,17 @@
 import json
 
 from training import summary
-from util import cli
 
 from translator.plots.curves import read_summary
 from translator.train.run_dir import summary_file
 
 
-def test_curves_of_a_run_folder_and_a_summary_file(tmp_path):
+def test_curves_of_a_run_folder_and_a_summary_file(tmp_path, here):
     (tmp_path / "run_a").mkdir()
     (tmp_path / "run_a" / "summary.json").write_text(json.dumps(summary()))
     (tmp_path / "b.summary.json").write_text(json.dumps(summary(losses=False)))
     plot = tmp_path / "curves.png"
-    result = cli(
+    result = here(
         "curves", str(tmp_path / "run_a"), str(tmp_path / "b.summary.json"), "--plot", str(plot)
     )
     assert result.returncode == 0, result.stderr
