@@ -6,6 +6,7 @@ import os
 import pytest
 import torch
 import yaml
+from commandline import cli_captured
 from training import PIPELINE_TINY as TINY
 from util import cli, tiny_config
 
@@ -20,7 +21,9 @@ def trained(tmp_path_factory):
     path = root / "tiny.yaml"
     path.write_text(yaml.safe_dump(cfg))
     env = {"TRANSLATOR_CACHE": str(root / "cache")}
-    result = cli("train", "--config", str(path), "--set", "train.max_steps=30", env_extra=env)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRANSLATOR_CACHE", env["TRANSLATOR_CACHE"])
+        result = cli_captured("train", "--config", str(path), "--set", "train.max_steps=30")
     assert result.returncode == 0, result.stderr
     return root / "run", result, env
 
@@ -43,10 +46,10 @@ def test_train_writes_checkpoints_config_and_summary(trained):
     assert isinstance(ckpt["tokenizer"]["src"], bytes)
 
 
-def test_eval_json_and_output_file(trained, tmp_path):
+def test_eval_json_and_output_file(trained, tmp_path, here):
     run, _, env = trained
     out = tmp_path / "hyps.txt"
-    result = cli(
+    result = here(
         "eval",
         "--checkpoint",
         str(run / "best.pt"),
@@ -65,11 +68,11 @@ def test_eval_json_and_output_file(trained, tmp_path):
     assert len(out.read_text().splitlines()) == 20
 
 
-def test_eval_src_ref_scores_a_file_pair(trained, tmp_path):
+def test_eval_src_ref_scores_a_file_pair(trained, tmp_path, here):
     run, _, env = trained
     (tmp_path / "s.de").write_text("Ein Hund läuft.\nDie Katze schläft.\n")
     (tmp_path / "r.en").write_text("A dog runs.\nThe cat sleeps.\n")
-    result = cli(
+    result = here(
         "eval",
         "--checkpoint",
         str(run / "best.pt"),
@@ -85,7 +88,7 @@ def test_eval_src_ref_scores_a_file_pair(trained, tmp_path):
 
 
 @pytest.mark.parametrize("files", [False, True], ids=["split", "src-ref"])
-def test_eval_set_overrides_the_decoding_settings(trained, tmp_path, files):
+def test_eval_set_overrides_the_decoding_settings(trained, tmp_path, files, here):
     run, _, env = trained
     extra = []
     if files:
@@ -93,7 +96,7 @@ def test_eval_set_overrides_the_decoding_settings(trained, tmp_path, files):
         (tmp_path / "r.en").write_text("A dog runs.\nThe old woman reads a book.\n")
         extra = ["--src", str(tmp_path / "s.de"), "--ref", str(tmp_path / "r.en")]
     out = tmp_path / "hyps.txt"
-    result = cli(
+    result = here(
         "eval",
         "--checkpoint",
         str(run / "best.pt"),
@@ -110,11 +113,11 @@ def test_eval_set_overrides_the_decoding_settings(trained, tmp_path, files):
     assert row["beam"] == 1 and row["len_penalty"] == 1.4  # the saved config says 2 and 1.0
     hyps = out.read_text().splitlines()
     assert hyps and all(len(h.split()) <= 1 for h in hyps), hyps  # one subword at most
-    bad = cli("eval", "--checkpoint", str(run / "best.pt"), *extra, "--set", "decode.bem=1")
+    bad = here("eval", "--checkpoint", str(run / "best.pt"), *extra, "--set", "decode.bem=1")
     assert bad.returncode == 2 and "decode.bem" in bad.stderr, bad.stderr
 
 
-def test_translate_arguments_and_stdin_keep_lines(trained):
+def test_translate_arguments_and_stdin_keep_lines(trained, here):
     run, _, env = trained
     lines = ["Ein Hund läuft.", "", "Die Katze schläft.", "   ", "Ein Mann liest ein Buch."]
     result = cli(
@@ -128,7 +131,7 @@ def test_translate_arguments_and_stdin_keep_lines(trained):
     out = result.stdout.split("\n")[:-1]
     assert len(out) == len(lines)
     assert out[1] == "" and out[3] == ""
-    args = cli(
+    args = here(
         "translate",
         "--checkpoint",
         str(run / "best.pt"),
@@ -141,14 +144,14 @@ def test_translate_arguments_and_stdin_keep_lines(trained):
     assert args.stdout.split("\n")[:-1] == [out[0], out[2], out[4]]
 
 
-def test_user_errors_are_one_line_exit_2(tmp_path):
+def test_user_errors_are_one_line_exit_2(tmp_path, here):
     bad = tmp_path / "bad.yaml"
     bad.write_text("train:\n  lrr: 0.1\n")
-    result = cli("train", "--config", str(bad))
+    result = here("train", "--config", str(bad))
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
     assert "train.lrr" in result.stderr and str(bad) in result.stderr
-    result = cli("eval", "--checkpoint", str(tmp_path / "missing.pt"))
+    result = here("eval", "--checkpoint", str(tmp_path / "missing.pt"))
     assert result.returncode == 2 and "missing.pt" in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -181,14 +184,14 @@ def test_resume_continues_exactly(tmp_path):
     assert not all(torch.equal(a[n], other.model.state_dict()[n]) for n in a)
 
 
-def test_translate_file_nbest_and_interactive(trained, tmp_path):
+def test_translate_file_nbest_and_interactive(trained, tmp_path, here):
     run, _, env = trained
     ckpt = str(run / "best.pt")
     lines = ["Ein Hund läuft.", "", "Die Katze schläft.", "Ein Mann liest ein Buch."]
     src = tmp_path / "in.de"
     src.write_text("\n".join(lines) + "\n")
     out = tmp_path / "out.en"
-    result = cli(
+    result = here(
         "translate", "--checkpoint", ckpt, "--input", str(src), "--output", str(out), env_extra=env
     )
     assert result.returncode == 0, result.stderr
@@ -196,7 +199,7 @@ def test_translate_file_nbest_and_interactive(trained, tmp_path):
     assert len(written) == len(lines) and written[1] == ""
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
 
-    result = cli(
+    result = here(
         "translate", "--checkpoint", ckpt, "--input", str(src), "--nbest", "3", env_extra=env
     )
     assert result.returncode == 0, result.stderr
@@ -221,14 +224,14 @@ def test_translate_file_nbest_and_interactive(trained, tmp_path):
     assert [a.strip()[4:] for a in answers] == [written[0], written[2]]
 
 
-def test_translate_and_eval_output_files_get_the_usual_mode(trained, tmp_path):
+def test_translate_and_eval_output_files_get_the_usual_mode(trained, tmp_path, here):
     run, _, env = trained
     ckpt = str(run / "best.pt")
     src = tmp_path / "in.de"
     src.write_text("Ein Hund läuft.\n")
     old = os.umask(0o022)  # the command inherits it
     try:
-        translated = cli(
+        translated = here(
             "translate",
             "--checkpoint",
             ckpt,
@@ -240,7 +243,7 @@ def test_translate_and_eval_output_files_get_the_usual_mode(trained, tmp_path):
             str(tmp_path / "t.en"),
             env_extra=env,
         )
-        evaluated = cli(
+        evaluated = here(
             "eval",
             "--checkpoint",
             ckpt,
@@ -279,11 +282,11 @@ def test_very_long_line_is_cut_with_a_warning_and_translated(trained):
     assert len(result.stdout.split("\n")[:-1]) == 2
 
 
-def test_eval_by_length_plot_and_attention_pictures(trained, tmp_path):
+def test_eval_by_length_plot_and_attention_pictures(trained, tmp_path, here):
     run, _, env = trained
     ckpt = str(run / "best.pt")
     plot = tmp_path / "by_length.png"
-    result = cli(
+    result = here(
         "eval",
         "--checkpoint",
         ckpt,
@@ -302,7 +305,7 @@ def test_eval_by_length_plot_and_attention_pictures(trained, tmp_path):
     assert len(rows) == 2 and sum(b["n"] for b in rows[0]["by_length"]) == 20
     assert plot.read_bytes()[:4] == b"\x89PNG"
     picture = tmp_path / "attention.png"
-    result = cli(
+    result = here(
         "translate",
         "--checkpoint",
         ckpt,
@@ -313,7 +316,7 @@ def test_eval_by_length_plot_and_attention_pictures(trained, tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert picture.read_bytes()[:4] == b"\x89PNG" and len(result.stdout.splitlines()) == 1
-    result = cli(
+    result = here(
         "translate",
         "--checkpoint",
         ckpt,
@@ -327,7 +330,7 @@ def test_eval_by_length_plot_and_attention_pictures(trained, tmp_path):
     assert result.returncode == 2 and "--layer 3" in result.stderr
 
 
-def test_attention_free_lstm_says_it_has_no_attention_to_draw(tmp_path):
+def test_attention_free_lstm_says_it_has_no_attention_to_draw(tmp_path, here):
     cfg = config_from_dict(
         tiny_config(
             run_dir=str(tmp_path / "lstm"),
@@ -336,7 +339,7 @@ def test_attention_free_lstm_says_it_has_no_attention_to_draw(tmp_path):
         )
     )
     Trainer(cfg).run()
-    result = cli(
+    result = here(
         "translate",
         "--checkpoint",
         str(tmp_path / "lstm" / "last.pt"),
