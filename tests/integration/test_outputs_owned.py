@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 from checkpoints import needs_ct2, untrained
-from util import assert_user_error, cli, tiny_config
+from util import assert_user_error, tiny_config
 
 from translator.fileio.outputs import MARKER
 
@@ -25,35 +25,39 @@ def corpus(folder, n=4):
 
 
 @needs_ct2
-def test_export_refuses_a_folder_with_another_programs_manifest(ckpt, tmp_path):
+def test_export_refuses_a_folder_with_another_programs_manifest(ckpt, tmp_path, here):
     theirs = tmp_path / "app"
     theirs.mkdir()
     (theirs / "manifest.json").write_text('{"name": "my web app"}')
     (theirs / "index.html").write_text("<html></html>")
-    result = cli("export", "--checkpoint", str(ckpt), "--output", str(theirs))
+    result = here("export", "--checkpoint", str(ckpt), "--output", str(theirs))
     assert_user_error(result, "--output", str(theirs), "did not write")
     assert (theirs / "manifest.json").read_text() == '{"name": "my web app"}'
     assert (theirs / "index.html").read_text() == "<html></html>"
     # an export of translator's own is replaced; a file put beside it stays
     out = tmp_path / "model"
-    assert cli("export", "--checkpoint", str(ckpt), "--output", str(out)).returncode == 0
+    assert here("export", "--checkpoint", str(ckpt), "--output", str(out)).returncode == 0
     (out / "README").write_text("notes")
-    again = cli("export", "--checkpoint", str(ckpt), "--output", str(out), "--quantization", "int8")
+    again = here(
+        "export", "--checkpoint", str(ckpt), "--output", str(out), "--quantization", "int8"
+    )
     assert again.returncode == 0, again.stderr
     assert json.loads((out / "manifest.json").read_text())["quantization"] == "int8"
     assert (out / "README").read_text() == "notes"
 
 
 @needs_ct2
-def test_an_export_written_without_the_marker_is_replaced_as_before(ckpt, tmp_path):
+def test_an_export_written_without_the_marker_is_replaced_as_before(ckpt, tmp_path, here):
     out = tmp_path / "model"
-    assert cli("export", "--checkpoint", str(ckpt), "--output", str(out)).returncode == 0
+    assert here("export", "--checkpoint", str(ckpt), "--output", str(out)).returncode == 0
     (out / MARKER).unlink()
-    again = cli("export", "--checkpoint", str(ckpt), "--output", str(out), "--quantization", "int8")
+    again = here(
+        "export", "--checkpoint", str(ckpt), "--output", str(out), "--quantization", "int8"
+    )
     assert again.returncode == 0, again.stderr
 
 
-def test_distill_refuses_to_write_into_the_corpus_it_distills(ckpt, tmp_path):
+def test_distill_refuses_to_write_into_the_corpus_it_distills(ckpt, tmp_path, here):
     data = tmp_path / "corpus"
     files = corpus(data)
     config = tmp_path / "c.yaml"
@@ -63,14 +67,14 @@ def test_distill_refuses_to_write_into_the_corpus_it_distills(ckpt, tmp_path):
         )
     )
     before = (data / "train.en").read_text()
-    result = cli("distill", "--checkpoint", str(ckpt), "--config", str(config), "--out", str(data),
-                 "--beam", "1", "--device", "cpu")  # fmt: skip
+    result = here("distill", "--checkpoint", str(ckpt), "--config", str(config), "--out", str(data),
+                  "--beam", "1", "--device", "cpu")  # fmt: skip
     assert_user_error(result, "--out", str(data))
     assert (data / "train.en").read_text() == before
     assert sorted(p.name for p in data.iterdir()) == ["train.de", "train.en"]
 
 
-def test_distill_refuses_a_folder_of_the_users(ckpt, tmp_path):
+def test_distill_refuses_a_folder_of_the_users(ckpt, tmp_path, here):
     files = corpus(tmp_path / "corpus")
     config = tmp_path / "c.yaml"
     config.write_text(
@@ -81,68 +85,68 @@ def test_distill_refuses_a_folder_of_the_users(ckpt, tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "train.en").write_text("my own translations\n")
-    result = cli("distill", "--checkpoint", str(ckpt), "--config", str(config), "--out", str(mine),
-                 "--beam", "1", "--device", "cpu")  # fmt: skip
+    result = here("distill", "--checkpoint", str(ckpt), "--config", str(config), "--out", str(mine),
+                  "--beam", "1", "--device", "cpu")  # fmt: skip
     assert_user_error(result, "--out", str(mine), "did not write")
     assert (mine / "train.en").read_text() == "my own translations\n"
 
 
-def test_filter_refuses_one_file_for_both_sides(ckpt, tmp_path):
+def test_filter_refuses_one_file_for_both_sides(ckpt, tmp_path, here):
     files = corpus(tmp_path / "c")
     out = tmp_path / "kept.txt"
-    result = cli("filter", "--checkpoint", str(ckpt), "--src", files["src"], "--tgt", files["tgt"],
-                 "--out-src", str(out), "--out-tgt", str(out), "--keep", "0.5",
-                 "--device", "cpu")  # fmt: skip
+    result = here("filter", "--checkpoint", str(ckpt), "--src", files["src"], "--tgt", files["tgt"],
+                  "--out-src", str(out), "--out-tgt", str(out), "--keep", "0.5",
+                  "--device", "cpu")  # fmt: skip
     assert_user_error(result, "--out-tgt", "--out-src", str(out))
     assert not out.exists()
 
 
-def test_filter_and_score_refuse_to_write_over_their_input(ckpt, tmp_path):
+def test_filter_and_score_refuse_to_write_over_their_input(ckpt, tmp_path, here):
     files = corpus(tmp_path / "c")
     before = (tmp_path / "c" / "train.en").read_text()
-    result = cli("filter", "--checkpoint", str(ckpt), "--src", files["src"], "--tgt", files["tgt"],
-                 "--out-src", str(tmp_path / "k.de"), "--out-tgt", files["tgt"], "--keep", "0.5",
-                 "--device", "cpu")  # fmt: skip
+    result = here("filter", "--checkpoint", str(ckpt), "--src", files["src"], "--tgt", files["tgt"],
+                  "--out-src", str(tmp_path / "k.de"), "--out-tgt", files["tgt"], "--keep", "0.5",
+                  "--device", "cpu")  # fmt: skip
     assert_user_error(result, "--out-tgt", "--tgt")
-    scored = cli("score", "--checkpoint", str(ckpt), "--src", files["src"], "--tgt", files["tgt"],
-                 "--output", files["src"], "--device", "cpu")  # fmt: skip
+    scored = here("score", "--checkpoint", str(ckpt), "--src", files["src"], "--tgt", files["tgt"],
+                  "--output", files["src"], "--device", "cpu")  # fmt: skip
     assert_user_error(scored, "--output", "--src")
     assert (tmp_path / "c" / "train.en").read_text() == before
     assert (tmp_path / "c" / "train.de").read_text().startswith("Ein Hund 0.")
 
 
-def test_translate_and_eval_refuse_to_write_over_their_input(ckpt, tmp_path):
+def test_translate_and_eval_refuse_to_write_over_their_input(ckpt, tmp_path, here):
     files = corpus(tmp_path / "c")
     before = (tmp_path / "c" / "train.de").read_text()
-    result = cli("translate", "--checkpoint", str(ckpt), "--input", files["src"],
-                 "--output", files["src"], "--device", "cpu")  # fmt: skip
+    result = here("translate", "--checkpoint", str(ckpt), "--input", files["src"],
+                  "--output", files["src"], "--device", "cpu")  # fmt: skip
     assert_user_error(result, "--output", "--input", files["src"])
-    scored = cli("eval", "--checkpoint", str(ckpt), "--src", files["src"], "--ref", files["tgt"],
-                 "--output", files["tgt"], "--device", "cpu")  # fmt: skip
+    scored = here("eval", "--checkpoint", str(ckpt), "--src", files["src"], "--ref", files["tgt"],
+                  "--output", files["tgt"], "--device", "cpu")  # fmt: skip
     assert_user_error(scored, "--output", "--ref")
     assert (tmp_path / "c" / "train.de").read_text() == before
     assert (tmp_path / "c" / "train.en").read_text().startswith("A dog 0.")
 
 
-def test_eval_refuses_to_write_over_the_test_file_its_config_names(ckpt, tmp_path):
+def test_eval_refuses_to_write_over_the_test_file_its_config_names(ckpt, tmp_path, here):
     """The test split comes from the model's config (here data.test through --set), not
     from an option: an --output naming its reference is refused all the same."""
     files = corpus(tmp_path / "c")
     before = (tmp_path / "c" / "train.en").read_text()
-    result = cli("eval", "--checkpoint", str(ckpt), "--set", f"data.test.src={files['src']}",
-                 "--set", f"data.test.tgt={files['tgt']}", "--output", files["tgt"],
-                 "--device", "cpu")  # fmt: skip
+    result = here("eval", "--checkpoint", str(ckpt), "--set", f"data.test.src={files['src']}",
+                  "--set", f"data.test.tgt={files['tgt']}", "--output", files["tgt"],
+                  "--device", "cpu")  # fmt: skip
     assert_user_error(result, "--output", "model's data", "train.en")
     assert (tmp_path / "c" / "train.en").read_text() == before
 
 
-def test_train_refuses_a_run_dir_that_holds_the_users_files(tmp_path):
+def test_train_refuses_a_run_dir_that_holds_the_users_files(tmp_path, here):
     mine = tmp_path / "project"
     mine.mkdir()
     config = mine / "config.yaml"
     config.write_text(yaml.safe_dump(tiny_config(run_dir=str(mine), train={"max_steps": 1})))
     before = config.read_text()
-    result = cli("train", "--config", str(config))
+    result = here("train", "--config", str(config))
     assert_user_error(result, "run_dir", str(mine), "config.yaml")
     assert config.read_text() == before
     assert sorted(p.name for p in mine.iterdir()) == ["config.yaml"]
