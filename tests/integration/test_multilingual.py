@@ -5,7 +5,7 @@ language in translate and eval, with one-line errors for a missing or unknown on
 import json
 
 import pytest
-from util import assert_user_error, cli, multiway_folder, tiny_config
+from util import assert_user_error, multiway_folder, tiny_config
 
 from translator.config import config_from_dict
 from translator.engines.load import load_engine
@@ -79,17 +79,17 @@ def test_validation_scores_each_direction_and_best_follows_their_mean(en_x):
     assert dev["en-de"][0][0] == dev["en-fr"][0][0] and dev["en-de"][0][1] != dev["en-fr"][0][1]
 
 
-def test_translate_and_eval_take_the_target_language(en_x, folder):
+def test_translate_and_eval_take_the_target_language(en_x, folder, here):
     best = str(en_x.run_dir.best)
     engine = load_engine(best, "cpu", tgt_lang="fr")
     assert engine.source_prefix == (engine.tokenizer.src.piece_to_id("<2fr>"),)
-    missing = cli("translate", "--checkpoint", best, "A dog runs.")
+    missing = here("translate", "--checkpoint", best, "A dog runs.")
     assert_user_error(missing, "--tgt-lang", "de, fr, cs")
-    unknown = cli("translate", "--checkpoint", best, "--tgt-lang", "it", "A dog runs.")
+    unknown = here("translate", "--checkpoint", best, "--tgt-lang", "it", "A dog runs.")
     assert_user_error(unknown, "--tgt-lang it", "de, fr, cs")
-    done = cli("translate", "--checkpoint", best, "--tgt-lang", "cs", "A dog runs.")
+    done = here("translate", "--checkpoint", best, "--tgt-lang", "cs", "A dog runs.")
     assert done.returncode == 0, done.stderr[-2000:]
-    scored = cli("eval", "--checkpoint", best, "--tgt-lang", "fr", "--json")
+    scored = here("eval", "--checkpoint", best, "--tgt-lang", "fr", "--json")
     assert scored.returncode == 0, scored.stderr[-2000:]
     result = json.loads(scored.stdout)
     assert result["direction"] == "en-fr" and result["n"] == 10
@@ -97,16 +97,16 @@ def test_translate_and_eval_take_the_target_language(en_x, folder):
     assert len(hyps) == 1
 
 
-def test_many_sources_and_zero_shot_directions(folder, tmp_path):
+def test_many_sources_and_zero_shot_directions(folder, tmp_path, here):
     """A de<->en, fr<->en model: eval needs --src-lang for English targets and scores the
     de->fr direction it never saw; one target language alone needs no tag."""
     zero = configured(folder, tmp_path / "zs", ["de-en", "en-de", "fr-en", "en-fr"])
     Trainer(zero.replace(train=zero.train.replace(max_steps=2))).run()
     best = str(tmp_path / "zs" / "best.pt")
     assert_user_error(
-        cli("eval", "--checkpoint", best, "--tgt-lang", "en"), "--src-lang", "de, en, fr"
+        here("eval", "--checkpoint", best, "--tgt-lang", "en"), "--src-lang", "de, en, fr"
     )
-    shot = cli("eval", "--checkpoint", best, "--src-lang", "de", "--tgt-lang", "fr", "--json")
+    shot = here("eval", "--checkpoint", best, "--src-lang", "de", "--tgt-lang", "fr", "--json")
     assert shot.returncode == 0, shot.stderr[-2000:]
     assert json.loads(shot.stdout)["direction"] == "de-fr"
     many = configured(folder, tmp_path / "x_en", ["de-en", "fr-en"], "train.max_steps=2")
