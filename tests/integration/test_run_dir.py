@@ -6,7 +6,7 @@ import json
 import pytest
 import yaml
 from training import two_step_trainer as trainer
-from util import assert_user_error, cli, tiny_config
+from util import assert_user_error, tiny_config
 
 from translator.errors import UserError
 
@@ -19,9 +19,9 @@ def config_file(tmp_path, **train):
     return path, run
 
 
-def test_a_second_run_is_refused_then_replaces_the_first_with_overwrite(tmp_path):
+def test_a_second_run_is_refused_then_replaces_the_first_with_overwrite(tmp_path, here):
     path, run = config_file(tmp_path)
-    first = cli("train", "--config", str(path))
+    first = here("train", "--config", str(path))
     assert first.returncode == 0, first.stderr[-2000:]
     kept = {name: (run / name).read_bytes() for name in ("best.pt", "last.pt", "summary.json")}
     stale = run / "step-000999.pt"  # a step checkpoint of the earlier run
@@ -34,14 +34,14 @@ def test_a_second_run_is_refused_then_replaces_the_first_with_overwrite(tmp_path
     logs = {name: (run / name).read_text() for name in ("train.log", "validations.jsonl")}
     assert "validation step 2:" in logs["train.log"] and len(logs["validations.jsonl"]) > 0
 
-    again = cli("train", "--config", str(path), "--set", "seed=2")
+    again = here("train", "--config", str(path), "--set", "seed=2")
     assert_user_error(again, str(run), "--resume", "--overwrite")
     for name, data in kept.items():  # nothing of the first run was touched
         assert (run / name).read_bytes() == data
     assert stale.read_bytes() == average.read_bytes() == events.read_bytes() == b"earlier"
     assert logs == {name: (run / name).read_text() for name in logs}
 
-    replaced = cli("train", "--config", str(path), "--set", "seed=2", "--overwrite")
+    replaced = here("train", "--config", str(path), "--set", "seed=2", "--overwrite")
     assert replaced.returncode == 0, replaced.stderr[-2000:]
     assert not stale.exists()  # `translator average` would have mixed it in
     assert not average.exists() and not events.exists()
