@@ -27,8 +27,8 @@ def lstm(tmp_path_factory):
 @pytest.fixture(scope="session")
 def three_steps(tmp_path_factory):
     """last.pt of tiny_config trained 3 steps, its run folder beside it: one for the modules
-    that only read it (test_cli_errors, test_cli_options, test_guided, test_sampling,
-    test_score); whatever a test changes it copies first."""
+    that only read it (test_cli_errors, test_cli_options, test_ensemble, test_guided,
+    test_sampling, test_score); whatever a test changes it copies first."""
     root = tmp_path_factory.mktemp("three-steps")
     Trainer(config_from_dict(tiny_config(run_dir=str(root / "run"), train={"max_steps": 3}))).run()
     return root / "run" / "last.pt"

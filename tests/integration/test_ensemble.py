@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from util import cli, tiny_config, user_error
+from util import tiny_config, user_error
 
 from translator.config import config_from_dict
 from translator.engines.load import load_engine
@@ -13,12 +13,11 @@ from translator.train.trainer import Trainer
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, three_steps):
     """Two families with one tokenizer, and a model with another tokenizer."""
     root = tmp_path_factory.mktemp("ensemble")
-    out = {}
+    out = {"transformer": three_steps}  # tiny_config, 3 steps, as the two below
     for name, changes in {
-        "transformer": {},
         "luong": {"model": {"type": "luong", "embed_dim": 16, "hidden_size": 16}},
         "other": {"tokenizer": {"vocab_size": 450}},
     }.items():
@@ -47,23 +46,23 @@ def test_checkpoints_of_an_ensemble_must_share_tokenizer_and_languages(runs, tmp
     assert str(reverse) in message and "en->de" in message
 
 
-def test_translate_and_eval_with_an_ensemble(runs, tmp_path):
+def test_translate_and_eval_with_an_ensemble(runs, tmp_path, here):
     a, b, other = str(runs["transformer"]), str(runs["luong"]), str(runs["other"])
     both = ["--checkpoint", a, "--checkpoint", b]
-    result = cli("translate", *both, "--ensemble", "--nbest", "2", "Ein Hund läuft.", "Hallo")
+    result = here("translate", *both, "--ensemble", "--nbest", "2", "Ein Hund läuft.", "Hallo")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert [line.split("\t")[0] for line in lines] == ["0", "0", "1", "1"]
-    result = cli("translate", *both, "Ein Hund läuft.")
+    result = here("translate", *both, "Ein Hund läuft.")
     assert result.returncode == 2 and "--ensemble" in result.stderr.splitlines()[-1]
-    result = cli("translate", "--checkpoint", a, "--checkpoint", other, "--ensemble", "Hallo")
+    result = here("translate", "--checkpoint", a, "--checkpoint", other, "--ensemble", "Hallo")
     last = result.stderr.strip().splitlines()[-1]
     assert result.returncode == 2 and a in last and other in last, result.stderr
-    result = cli("eval", *both, "--ensemble", "--beam", "2", "--json")
+    result = here("eval", *both, "--ensemble", "--beam", "2", "--json")
     assert result.returncode == 0, result.stderr
     (row,) = [json.loads(line) for line in result.stdout.splitlines()]
     assert row["checkpoint"] == f"{a} + {b}" and row["n"] == 10 and row["beam"] == 2
     picture = tmp_path / "attention.png"
-    result = cli("translate", *both, "--ensemble", "--plot-attention", str(picture), "Hallo Welt")
+    result = here("translate", *both, "--ensemble", "--plot-attention", str(picture), "Hallo Welt")
     assert result.returncode == 0, result.stderr
     assert picture.read_bytes()[:4] == b"\x89PNG"
