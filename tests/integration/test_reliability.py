@@ -45,7 +45,7 @@ def wait_for_steps(proc, seconds=120):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_signal_saves_last_checkpoint_and_resume_continues(tmp_path, sig):
+def test_signal_saves_last_checkpoint_and_resume_continues(tmp_path, sig, here):
     proc, cfg_path, env = start_training(tmp_path)
     wait_for_steps(proc)
     proc.send_signal(sig)
@@ -55,23 +55,10 @@ def test_signal_saves_last_checkpoint_and_resume_continues(tmp_path, sig):
     last = tmp_path / "run" / "last.pt"
     step = load_checkpoint(last)["train_state"]["progress"]["step"]
     assert step > 0
-    resumed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "translator",
-            "train",
-            "--config",
-            str(cfg_path),
-            "--resume",
-            "--set",
-            f"train.max_steps={step + 3}",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    resumed = here(  # in this process: the signal's part is done
+        "train", "--config", str(cfg_path), "--resume", "--set", f"train.max_steps={step + 3}",
+        env_extra={"TRANSLATOR_CACHE": env["TRANSLATOR_CACHE"]},
+    )  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"resumed from step {step}" in resumed.stderr
     assert load_checkpoint(last)["train_state"]["progress"]["step"] == step + 3
@@ -120,19 +107,14 @@ def test_checkpoint_with_another_tokenizer_is_a_user_error(tmp_path):
     assert "fingerprint" in str(err.value)
 
 
-def test_unwritable_run_dir_is_a_user_error(tmp_path):
+def test_unwritable_run_dir_is_a_user_error(tmp_path, here):
     blocker = tmp_path / "a_file"
     blocker.write_text("not a folder")  # works as root too, unlike file permissions
     cfg = {**TINY, "run_dir": str(blocker / "run"), "train": {**TINY["train"], "max_steps": 2}}
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(cfg))
-    env = {**os.environ, "TRANSLATOR_CACHE": str(tmp_path / "cache")}
-    result = subprocess.run(
-        [sys.executable, "-m", "translator", "train", "--config", str(path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
+    result = here(
+        "train", "--config", str(path), env_extra={"TRANSLATOR_CACHE": str(tmp_path / "cache")}
     )
     assert result.returncode == 2
     assert "run_dir" in result.stderr and "cannot be created" in result.stderr
