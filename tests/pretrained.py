@@ -8,6 +8,8 @@ import json
 import random
 from pathlib import Path
 
+from commandline import assert_success_or_one_error
+
 SENTENCES = 100  # the exactness checks' sentences (demo test split)
 
 
@@ -109,11 +111,10 @@ def marian_folder(
 
 
 def one_line_error(code: int, err: str, *needles: str) -> str:
-    """The error line of a command that failed as a user's mistake (exit 2, no traceback)."""
-    assert code == 2, (code, err[-2000:])
-    assert "Traceback" not in err, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    """The error line of a command that failed as a user's mistake (exit 2, no traceback),
+    with nothing else on stderr; it holds every needle."""
+    line = assert_success_or_one_error(code, err)
+    assert line is not None and err.strip() == line, (code, err[-2000:])
     for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]
+        assert needle in line, (needle, line)
+    return line

@@ -81,7 +81,7 @@ def _model(cfg, tokenizer) -> list[str]:
         if tokenizer.joint
         else f"vocabulary {tokenizer.src_vocab_size} source, {tokenizer.tgt_vocab_size} target"
     )
-    if getattr(tokenizer, "vocab", None):
+    if tokenizer.vocab:
         sizes += " (piece tables of the released model's ids)"
     return [
         f"model: {title(m.type)} ({m.type}), {model.num_parameters():,} parameters",

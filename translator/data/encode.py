@@ -54,12 +54,9 @@ def init_worker(
     src = load_processor(src_model)  # tags input-only: a tag's spelling in the text is text
     tgt = src if tgt_model is None else load_processor(tgt_model)
     if vocab is not None:
-        from translator.data.vocab import VocabProcessor
+        from translator.data.vocab import table_processors
 
-        src, tgt = (
-            VocabProcessor(src, vocab["src"]),
-            VocabProcessor(tgt, vocab["tgt"] or vocab["src"]),
-        )
+        src, tgt = table_processors(src, tgt, vocab)
     _worker.update(src=src, tgt=tgt, rules=rules)
 
 

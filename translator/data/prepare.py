@@ -229,7 +229,7 @@ def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer, sy
     vocab = max(tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
     dtype = np.dtype(np.uint16 if vocab <= 1 << 16 else np.int32)
     rules = Rules(d.max_words, d.max_len_ratio, d.dedupe, dtype.name)
-    tables = getattr(tokenizer, "vocab", None)  # an imported model's piece tables
+    tables = tokenizer.vocab  # an imported model's piece tables, where it has them
     if tables is not None:
         (tmp / "vocab.json").write_text(json.dumps(tables, ensure_ascii=False), encoding="utf-8")
     initargs = (tokenizer.src_bytes, tokenizer.tgt_bytes, rules, tables)

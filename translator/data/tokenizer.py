@@ -141,6 +141,10 @@ def load_processor(data: bytes) -> spm.SentencePieceProcessor:
 class Tokenizer:
     """One joint sentencepiece model, or one per side."""
 
+    # An imported model's piece tables (data/vocab.py's VocabTokenizer); None: the ids are
+    # sentencepiece's own.
+    vocab: dict | None = None
+
     def __init__(self, src_model: bytes, tgt_model: bytes | None = None):
         self.src_bytes = src_model
         self.tgt_bytes = tgt_model

@@ -59,6 +59,11 @@ class VocabProcessor:
         return len(self.pieces)
 
 
+def table_processors(src, tgt, vocab: dict) -> tuple[VocabProcessor, VocabProcessor]:
+    """Each side's processor behind its piece table (the source's where one serves both)."""
+    return VocabProcessor(src, vocab["src"]), VocabProcessor(tgt, vocab["tgt"] or vocab["src"])
+
+
 class VocabTokenizer(Tokenizer):
     """Sentencepiece models (one per side) with a piece table per side (one, shared, where
     `tgt_pieces` is None)."""
@@ -75,8 +80,7 @@ class VocabTokenizer(Tokenizer):
             "src": list(src_pieces),
             "tgt": None if tgt_pieces is None else list(tgt_pieces),
         }
-        self.src = VocabProcessor(self.src, self.vocab["src"])
-        self.tgt = VocabProcessor(self.tgt, self.vocab["tgt"] or self.vocab["src"])
+        self.src, self.tgt = table_processors(self.src, self.tgt, self.vocab)
 
     @property
     def shared_vocab(self) -> bool:

@@ -147,7 +147,7 @@ def export_checkpoint(
                 "source": SOURCE_SPM,
                 "target": None if tokenizer.joint else TARGET_SPM,
                 # an imported model's piece tables (data/vocab.py), where it has them
-                **({"vocab": tokenizer.vocab} if getattr(tokenizer, "vocab", None) else {}),
+                **({"vocab": tokenizer.vocab} if tokenizer.vocab else {}),
             },
             "config": cfg.to_dict(),
             "decode": cfg.decode.to_dict(),

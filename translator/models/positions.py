@@ -12,8 +12,6 @@ import math
 
 import torch
 
-LAYOUTS = ("interleaved", "halves")
-
 
 def sinusoids(length: int, dim: int, layout: str = "interleaved") -> torch.Tensor:
     """The [length, dim] table of positions 0 .. length - 1."""

@@ -72,7 +72,7 @@ class Transformer(Seq2Seq):
         super().__init__()
         d = cfg.d_model
         self.d_model, self.heads, self.pre_norm = d, cfg.heads, cfg.pre_norm
-        self.activation, self.positions = cfg.activation, cfg.positions
+        self.activation = cfg.activation  # (the CTranslate2 spec reads it)
         self.scale = math.sqrt(d) if cfg.embed_scale else 1.0
         if cfg.share_embeddings and src_vocab != tgt_vocab:
             raise UserError(

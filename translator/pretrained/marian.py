@@ -68,9 +68,9 @@ def check_config(folder: Path, config: dict) -> None:
         )
 
 
-def vocabularies(folder: Path) -> tuple[dict, dict | None]:
-    """(source vocabulary, target vocabulary or None where one serves both): piece -> id."""
-    tok = read_json(folder, "tokenizer_config.json", required=False) or {}
+def vocabularies(folder: Path, tok: dict) -> tuple[dict, dict | None]:
+    """(source vocabulary, target vocabulary or None where one serves both): piece -> id;
+    `tok`: the folder's tokenizer_config.json."""
     src = _vocab(folder, "vocab.json")
     if not tok.get("separate_vocabs"):
         return src, None
@@ -233,7 +233,8 @@ def import_marian(folder: Path, origin: dict) -> Checkpoint:
     where = str(folder)
     config = read_json(folder, "config.json")
     check_config(folder, config)
-    src_vocab, tgt_vocab = vocabularies(folder)
+    tok = read_json(folder, "tokenizer_config.json", required=False) or {}
+    src_vocab, tgt_vocab = vocabularies(folder, tok)
     if tgt_vocab is not None and config.get("share_encoder_decoder_embeddings", True):
         raise UserError(
             f"{folder}: separate vocabularies (tokenizer_config.json) but one embedding table "
@@ -248,7 +249,6 @@ def import_marian(folder: Path, origin: dict) -> Checkpoint:
     )
     w = Weights(read_weights(folder), where)
     weights = {**table_weights(w, config, src_ids, tgt_ids), **layer_weights(w, config)}
-    tok = read_json(folder, "tokenizer_config.json", required=False) or {}
     cfg = translator_config(config, tok, len(src_ids))
     ckpt = Checkpoint(config=cfg, tokenizer=tokenizer.state(), model=weights)
     model = build_model(config_from_dict(cfg).model, len(src_ids), len(tgt_ids), tokenizer.joint)

@@ -47,10 +47,10 @@ def _same_model(first: Checkpoint, first_path: Path, other: Checkpoint, path: Pa
 
 
 def average_checkpoints(paths: list[Path]) -> Checkpoint:
-    """A checkpoint (config, tokenizer and source record of the last file, no training state) whose weights
-    are the elementwise mean of the files' weights, summed in float32 and stored in their
-    own dtype; integer tensors (counters, not weights) are the last file's. One file is held
-    in memory at a time beside the running sum."""
+    """A checkpoint (config, tokenizer and source record of the last file, no training
+    state) whose weights are the elementwise mean of the files' weights, summed in float32
+    and stored in their own dtype; integer tensors (counters, not weights) are the last
+    file's. One file is held in memory at a time beside the running sum."""
     if not paths:
         raise UserError("nothing to average: give at least one checkpoint")
     first = first_path = total = last = None

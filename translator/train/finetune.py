@@ -1,12 +1,13 @@
 """Fine-tuning: `translator train --init-from CKPT` starts a new run from a checkpoint's weights.
 
 The new run keeps what the weights cannot do without: the model's shape and the
-checkpoint's sentencepiece model (and piece tables, for an imported model) (an embedding row means nothing under another vocabulary),
-so the config's `tokenizer` keys are not used and its data is tokenized with the saved
-model. A config whose `model` section names nothing (or only the FREE keys) takes the
-checkpoint's model section, so that fine-tuning an imported model needs a config of data
-and training settings alone. Everything else comes from the new config: the data, the schedule, the limits. The
-optimizer, the learning-rate schedule, the step count and the best dev BLEU start afresh.
+checkpoint's sentencepiece model and an imported model's piece tables (an embedding row
+means nothing under another vocabulary), so the config's `tokenizer` keys are not used and
+its data is tokenized with the saved model. A config whose `model` section names nothing
+(or only the FREE keys) takes the checkpoint's model section, so that fine-tuning an
+imported model needs a config of data and training settings alone. Everything else comes
+from the new config: the data, the schedule, the limits. The optimizer, the learning-rate
+schedule, the step count and the best dev BLEU start afresh.
 """
 
 from __future__ import annotations
