@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# One GPU session's measurements, in the order that matters if time runs out: the card's
-# peak with Transformer-big and -base in eager mode, JoeyNMT at both sizes, the gpu tests,
-# both sizes compiled, decoding.
+# The measurements of one run on a GPU machine, in the order that matters if time runs out:
+# the card's peak with Transformer-big and -base in eager mode, JoeyNMT at both sizes, the
+# gpu tests, both sizes compiled, decoding.
 # Run from the repository root on a CUDA machine whose python3 has torch:
 #   bash scripts/bench/gpu_session.sh OUTDIR [WHEELS]
 # It expects bench_data/ as docs/benchmarks.md ("Training on one GPU") prepares it:

@@ -169,6 +169,6 @@ def test_cpu_mixed_precision_takes_the_plain_attention_kernel_and_stays_close_to
 
 def test_attention_is_kept_off_cudnns_kernel():
     """cuDNN's attention builds a plan per input shape, and batch shapes change at every
-    step (on an H200 it made a Transformer-base step 7 times slower): the model's module
-    switches it off for the process."""
+    step (docs/benchmarks.md, "On one GPU", has what it costs): the model's module switches
+    it off for the process."""
     assert not torch.backends.cuda.cudnn_sdp_enabled()

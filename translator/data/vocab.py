@@ -102,7 +102,7 @@ class VocabTokenizer(Tokenizer):
 
 def tokenizer_from_state(state: dict) -> Tokenizer:
     """The tokenizer a checkpoint's state describes: with piece tables (an imported model's)
-    a VocabTokenizer, else sentencepiece's own ids, as before there were tables."""
+    a VocabTokenizer, else a Tokenizer of sentencepiece's own ids."""
     if state.get("vocab") is not None:
         return VocabTokenizer.from_state(state)
     return Tokenizer.from_state(state)
