@@ -1,7 +1,12 @@
 """Released models as translator checkpoints: `import_pretrained` reads a model folder (or
 fetches a Hugging Face hub name) and writes an ordinary, self-contained checkpoint.
 
-Supported: Hugging Face MarianMT folders (marian.py)."""
+Each kind of release is a module with
+    NAME        what the line printed after an import calls it
+    SUPPORTED   what it reads, for the error that lists what translator imports
+    recognises(folder) -> bool
+    import_folder(folder, origin) -> Checkpoint
+and KINDS lists the modules, asked in order."""
 
 from __future__ import annotations
 
@@ -9,19 +14,46 @@ from pathlib import Path
 
 from translator.errors import UserError
 
+KINDS = ("marian",)
+
+
+def _kinds():
+    from importlib import import_module
+
+    return [import_module(f"translator.pretrained.{name}") for name in KINDS]
+
+
+def importer(folder: Path):
+    """The module that reads `folder`; a folder no kind recognises is a one-line error that
+    says what was found and what is supported."""
+    from translator.pretrained.files import read_json
+
+    kinds = _kinds()
+    for kind in kinds:
+        if kind.recognises(folder):
+            return kind
+    config = read_json(folder, "config.json", required=False)
+    if config is None:
+        found = "config.json is missing, and no other model file was recognised"
+    else:
+        found = config.get("architectures") or config.get("model_type") or "no architecture"
+        found = f"config.json describes {found}"
+    supported = "; ".join(kind.SUPPORTED for kind in kinds)
+    raise UserError(f"{folder}: {found}; translator imports {supported}")
+
 
 def import_pretrained(source: str, output: Path) -> str:
     """Write the checkpoint of `source` to `output`; a line saying what was written."""
     from translator.pretrained.files import resolve
-    from translator.pretrained.marian import import_marian
 
     check_output(output)
     folder, origin = resolve(source)
-    ckpt = import_marian(folder, origin)  # (refuses a folder of another architecture)
+    kind = importer(folder)
+    ckpt = kind.import_folder(folder, origin)
     ckpt.save(output)
     model = ckpt.config["model"]
     return (
-        f"imported {source} (MarianMT, {model['enc_layers']}+{model['dec_layers']} layers, "
+        f"imported {source} ({kind.NAME}, {model['enc_layers']}+{model['dec_layers']} layers, "
         f"d_model {model['d_model']}, vocabulary {ckpt.config['tokenizer']['vocab_size']}) "
         f"into {output}"
     )

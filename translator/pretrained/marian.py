@@ -33,22 +33,22 @@ from translator.pretrained.files import card, read_bytes, read_json, read_weight
 from translator.specials import BOS, SPECIAL_PIECES
 
 ACTIVATIONS = {"relu": "relu", "gelu": "gelu", "swish": "swish", "silu": "swish"}
-SUPPORTED = "MarianMTModel (model_type marian)"
+NAME = "MarianMT"
+SUPPORTED = "Hugging Face MarianMTModel folders (model_type marian)"
 # A logit bias whose exp is 0 in float32 and that float16 still holds (|x| < 65504).
 NEVER = -1e4
 
 
-def is_marian(config: dict) -> bool:
-    return config.get("model_type") == "marian" or "MarianMTModel" in (
-        config.get("architectures") or []
+def recognises(folder: Path) -> bool:
+    config = read_json(folder, "config.json", required=False)
+    return config is not None and (
+        config.get("model_type") == "marian"
+        or "MarianMTModel" in (config.get("architectures") or [])
     )
 
 
 def check_config(folder: Path, config: dict) -> None:
     """Every setting the import cannot honour, in one error."""
-    if not is_marian(config):
-        found = config.get("architectures") or config.get("model_type") or "no architecture"
-        raise UserError(f"{folder}: config.json describes {found}; translator imports {SUPPORTED}")
     problems = []
     for enc, dec in (
         ("encoder_attention_heads", "decoder_attention_heads"),
@@ -228,7 +228,7 @@ def translator_config(config: dict, tok: dict, vocab_size: int) -> dict:
     return config_from_dict(raw, "the imported model's config").to_dict()
 
 
-def import_marian(folder: Path, origin: dict) -> Checkpoint:
+def import_folder(folder: Path, origin: dict) -> Checkpoint:
     """The checkpoint of the MarianMT model in `folder`; `origin`: where it came from."""
     where = str(folder)
     config = read_json(folder, "config.json")
