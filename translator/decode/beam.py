@@ -45,7 +45,7 @@ class BeamStream:
         attention_layer: int | None = None,
     ):
         self.model, self.dc, self.k = model, dc, dc.beam
-        self.beam = Beam(dc.beam, dc.len_penalty)  # what survives each step
+        self.beam = Beam(dc.beam, dc.len_penalty, dc.len_norm)  # what survives each step
         self.capacity = capacity  # sentences decoded together at most (None: any number)
         # Hypotheses carry this decoder layer's attention weights (sentences start together).
         self.attention_layer = attention_layer

@@ -103,7 +103,7 @@ class ConstrainedBeam:
         return torch.tensor([sum(map(len, p)) for p in self.phrases], device=device)
 
     def start(self, n: int, dc: DecodeConfig, device: torch.device) -> None:
-        self.alpha, self.device = dc.len_penalty, device
+        self.alpha, self.norm, self.device = dc.len_penalty, dc.len_norm, device
         self.beams = [[Live(0.0, [], Progress((False,) * len(p)))] for p in self.phrases]
         # (holds every phrase, hypothesis) per sentence
         self.finished: list[list[tuple[bool, Hypothesis]]] = [[] for _ in range(n)]
@@ -173,7 +173,7 @@ class ConstrainedBeam:
             beam = beams[j]
             if tok == EOS:
                 if place < k and len(finished) < k:
-                    length = length_penalty(len(beam.tokens) + 1, self.alpha)
+                    length = length_penalty(len(beam.tokens) + 1, self.alpha, self.norm)
                     finished.append(
                         (beam.progress.done(), Hypothesis(beam.tokens, s / float(length)))
                     )
@@ -185,7 +185,7 @@ class ConstrainedBeam:
                 pool.append((s, j, tok, beams[j].progress.after(tok, phrases)))
         if not pool and not finished:  # nothing can follow: its beams end as they are
             for beam in beams:
-                norm = length_penalty(len(beam.tokens) + 1, self.alpha)
+                norm = length_penalty(len(beam.tokens) + 1, self.alpha, self.norm)
                 finished.append((beam.progress.done(), Hypothesis(beam.tokens, NEG / norm)))
         return pool
 

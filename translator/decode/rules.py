@@ -127,9 +127,11 @@ class TargetPrefixes:
         return logp
 
 
-def length_penalty(length, alpha: float):
-    """GNMT's ((5 + |Y|) / 6) ** alpha (Wu et al. 2016), of a tensor of lengths or one."""
-    return ((5.0 + length) / 6.0) ** alpha
+def length_penalty(length, alpha: float, norm: str = "gnmt"):
+    """What a hypothesis of `length` tokens (<eos> included; a tensor of lengths or one) has
+    its log-probability divided by: GNMT's ((5 + |Y|) / 6) ** alpha (Wu et al. 2016), or
+    |Y| ** alpha where `norm` is "power" (decode.len_norm)."""
+    return (length if norm == "power" else (5.0 + length) / 6.0) ** alpha
 
 
 def nbest_problem(nbest: int, beam: int) -> str | None:

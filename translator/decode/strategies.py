@@ -39,7 +39,7 @@ class Greedy:
         return None
 
     def start(self, n: int, dc: DecodeConfig, device: torch.device) -> None:
-        self.alpha, self.device = dc.len_penalty, device
+        self.alpha, self.norm, self.device = dc.len_penalty, dc.len_norm, device
         self.tokens: list[list[int]] = [[] for _ in range(n)]
         self.scores = torch.zeros(n, device=device)
         self.seen: list[list[torch.Tensor]] = [[] for _ in range(n)]
@@ -66,7 +66,7 @@ class Greedy:
 
     def results(self) -> list[list[Hypothesis]]:
         lengths = torch.tensor([len(t) + 1 for t in self.tokens], device=self.device)  # <eos>
-        scores = (self.scores / length_penalty(lengths, self.alpha)).tolist()
+        scores = (self.scores / length_penalty(lengths, self.alpha, self.norm)).tolist()
         kept = [torch.stack(w) if w else None for w in self.seen]
         return [[Hypothesis(t, s, w)] for t, s, w in zip(self.tokens, scores, kept)]
 
@@ -94,10 +94,11 @@ class BeamChoice:
 
 
 class Beam:
-    """Beam search of width `k` with length penalty `alpha` (module docstring)."""
+    """Beam search of width `k` with length penalty `alpha` of normalisation `norm`
+    (rules.length_penalty; module docstring)."""
 
-    def __init__(self, k: int, alpha: float):
-        self.k, self.alpha = k, alpha
+    def __init__(self, k: int, alpha: float, norm: str = "gnmt"):
+        self.k, self.alpha, self.norm = k, alpha, norm
 
     def select(self, scores: torch.Tensor, logp: torch.Tensor, t: torch.Tensor) -> BeamChoice:
         """Beam scores [m, k], the step's log-probabilities [m * k, V] and each sentence's
@@ -107,7 +108,7 @@ class Beam:
         origin, token = top_ids // vocab, top_ids % vocab
         is_eos = token == EOS
         new_len = (t + 1)[:, None].to(top_scores.dtype)  # t tokens and the <eos>
-        norm = top_scores / length_penalty(new_len, self.alpha)
+        norm = top_scores / length_penalty(new_len, self.alpha, self.norm)
         ranks = torch.arange(2 * k, device=scores.device)
         finish = is_eos & (ranks < k) & (top_scores > float("-inf"))
         cont = top_scores.masked_fill(is_eos, float("-inf")).topk(k, dim=-1)
