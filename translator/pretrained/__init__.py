@@ -14,7 +14,7 @@ from pathlib import Path
 
 from translator.errors import UserError
 
-KINDS = ("marian",)
+KINDS = ("marian", "marian_npz")
 
 
 def _kinds():

@@ -21,18 +21,60 @@ WEIGHT_FILES = (
 
 
 def resolve(source: str) -> tuple[Path, dict]:
-    """The local folder of `source` and where it came from ({"folder"} or {"hub", "folder"})."""
+    """The local folder of `source` and where it came from ({"folder"}, {"hub", "folder"},
+    {"file"} for a release .zip, whose folder is temporary, or {"folder", "model"} for a
+    Marian .npz, whose folder holds the rest)."""
     path = Path(source).expanduser()
     if path.is_dir():
         return path, {"folder": str(path.resolve())}
+    if path.is_file() and path.suffix.lower() == ".zip":
+        return _unzip(path), {"file": str(path.resolve())}
+    if path.is_file() and path.suffix.lower() == ".npz":
+        return path.parent, {"folder": str(path.parent.resolve()), "model": path.name}
     if path.exists():
         raise UserError(
-            f"{source}: a file; translator import takes a model folder or a hub name such as "
-            "Helsinki-NLP/opus-mt-de-en"
+            f"{source}: a file; translator import takes a model folder, a Marian .npz or "
+            "release .zip, or a hub name such as Helsinki-NLP/opus-mt-de-en"
         )
     if not HUB_NAME.match(source):
         raise UserError(f"{source}: no such folder (nor a hub name such as owner/model)")
     return _download(source), {"hub": source}
+
+
+class _Extracted(type(Path())):
+    """The folder a .zip was extracted into: it is removed when the last reference to this
+    path goes (the import is over) or when the process ends."""
+
+    def __new__(cls, folder: str, keep):
+        path = super().__new__(cls, folder)
+        path._keep = keep  # a TemporaryDirectory, removed with the object that holds it
+        return path
+
+
+def _unzip(path: Path) -> Path:
+    """A release .zip (OPUS-MT's: the files of a Marian model) extracted to a temporary
+    folder; a zip without a model in it is a one-line error."""
+    import tempfile
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = [n for n in zf.namelist() if not n.endswith("/")]
+            if not any(n.lower().endswith(".npz") for n in names):
+                raise UserError(
+                    f"{path}: no Marian model (.npz) in the archive; translator imports "
+                    "OPUS-MT release .zip files (the .npz, decoder.yml, vocabulary, .spm files)"
+                )
+            keep = tempfile.TemporaryDirectory(prefix="translator-import-")
+            folder = Path(keep.name) / path.stem
+            zf.extractall(folder)  # (extractall drops absolute paths and "..")
+    except (zipfile.BadZipFile, OSError) as err:
+        raise UserError(f"{path}: not a readable .zip ({type(err).__name__})") from None
+    # a release zipped with its folder: that folder is the model's
+    inner = list(folder.iterdir())
+    if len(inner) == 1 and inner[0].is_dir():
+        folder = inner[0]
+    return _Extracted(str(folder), keep)
 
 
 def _download(name: str) -> Path:
