@@ -123,10 +123,9 @@ def test_beam_outputs_match_ctranslate2(imported):
     # so with a banned token the two searches would rank on different scores
     ours, theirs = ours_and_theirs(imported, beam=5, allow_unk=True)
     # At the length limit our search scores the </s> it forces and CTranslate2 cuts without
-    # one, so the hypotheses that reach it rank differently: compared are those that end
-    ended = [i for i, pieces in enumerate(theirs) if len(pieces) < STEPS]
-    assert len(ended) >= 10
-    assert [ours[i] for i in ended] == [theirs[i] for i in ended]
+    # one, so hypotheses that reach it could rank differently: nearly all of these end first
+    assert sum(len(pieces) < STEPS for pieces in theirs) >= 90
+    assert ours == theirs
 
 
 def test_the_ids_and_the_card_travel_in_the_checkpoint(imported):
