@@ -191,3 +191,30 @@ def test_languages_and_refused_models(three_steps, tmp_path):
     raw.save(tmp_path / "codes.pt")
     assert "language codes" in user_error(export_argos, tmp_path / "codes.pt", out, "float32", None)
     assert "float16" in user_error(export_argos, three_steps, out, "float16", None)
+
+
+def test_banned_outputs(three_steps, tmp_path):
+    """A briefly trained model prefers tokens that translator's search never outputs (<s>
+    here): the package's model, called as argostranslate calls it (pieces without </s>, no
+    bans), gives what the export gives with translator's bans and </s>."""
+    import ctranslate2
+    import sentencepiece as spm
+
+    from translator.engines.export import export_checkpoint
+
+    export_argos(three_steps, tmp_path / "p.argosmodel", "float32", None)
+    with zipfile.ZipFile(tmp_path / "p.argosmodel") as zf:
+        zf.extractall(tmp_path / "unzipped")
+    package = tmp_path / "unzipped" / "translate-de_en"
+    export_checkpoint(three_steps, "ctranslate2", "float32", tmp_path / "ct2")
+    pieces = spm.SentencePieceProcessor(model_file=str(package / "sentencepiece.model"))
+    sources = [pieces.encode(text, out_type=str) for text in SOURCES[:4]]
+    settings = {"beam_size": 1, "max_decoding_length": 40}
+    found = ctranslate2.Translator(str(package / "model")).translate_batch(sources, **settings)
+    export = ctranslate2.Translator(str(tmp_path / "ct2"))
+    plain = export.translate_batch([s + ["</s>"] for s in sources], **settings)
+    banned = [["<pad>"], ["<s>"]]
+    ours = export.translate_batch([s + ["</s>"] for s in sources], suppress_sequences=banned,
+                                  disable_unk=True, **settings)  # fmt: skip
+    assert any("<s>" in r.hypotheses[0] for r in plain)  # what the bias is there for
+    assert [r.hypotheses for r in found] == [r.hypotheses for r in ours]
