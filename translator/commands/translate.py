@@ -37,6 +37,14 @@ TextOpt = Annotated[
     list[str] | None,
     typer.Argument(metavar="TEXT", help="Sentences to translate; none: standard input"),
 ]
+SrcLangOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--src-lang",
+        metavar="LANG",
+        help="The language of the input, for a model of language codes (NLLB: deu_Latn)",
+    ),
+]
 InputFileOpt = Annotated[
     Path | None, input_option("--input", "Translate this file (one sentence a line)")
 ]
@@ -106,6 +114,7 @@ def translate(
     terms_ignore_case: TermsIgnoreCaseOpt = False,
     tag: TagOpt = None,
     tgt_lang: TgtLangOpt = None,
+    src_lang: SrcLangOpt = None,
     device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,
 ):
@@ -133,7 +142,9 @@ def translate(
     sampler = sampling_options(sampling, temperature, seed, beam)
     if sampler is not None and checkpoint[0].is_dir():
         raise UserError(f"--sampling: {checkpoint[0]} is an exported model, which only searches")
-    translator = load_engine(checkpoint, device, quantize, ensemble, tag, tgt_lang)
+    translator = load_engine(
+        checkpoint, device, quantize, ensemble, tag, tgt_lang, src_lang=src_lang
+    )
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size, nbest
     )

@@ -2,13 +2,16 @@
 HTTP body, training's validation), with its users' texts turned into target ids once, and
 handed down to the engine, which keeps no per-call state.
 
-    DecodeRequest(decode, nbest, sampling, source, guides)
+    DecodeRequest(decode, nbest, sampling, source, guides, target_start)
 
 `decode`: the search settings (beam, length penalty and limits, batch size); `nbest`: the
 hypotheses per line; `sampling`: how tokens are drawn instead of searched (None: search);
 `source`: the ids put before every source line (the target language's and the corpus's
 tags; None: the engine's own, from load_engine); `guides`: per line, the target prefix and
-required phrases as ids (decode/guide.py), or None.
+required phrases as ids (decode/guide.py), or None; `target_start`: the ids every output is
+forced to begin with and that its text never shows (an imported model's target language
+code: engines/lang_codes.py; None: the engine's own). Searches are fed them before the
+line's prefix, and the hypotheses come back without them.
 """
 
 from __future__ import annotations
@@ -31,12 +34,14 @@ class DecodeRequest:
     sampling: Sampling | None = None
     source: tuple[int, ...] | None = None
     guides: Guides | None = None
+    target_start: tuple[int, ...] | None = None
 
     def __post_init__(self):
         if self.sampling is None and (problem := nbest_problem(self.nbest, self.decode.beam)):
             raise UserError("--" + problem)
-        if self.source is not None and not isinstance(self.source, tuple):
-            object.__setattr__(self, "source", tuple(self.source))
+        for name in ("source", "target_start"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), tuple):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
         if self.guides is not None and self.guides.phrases is not None and self.sampling:
             raise UserError("--constraint needs a search: it does not go with --sampling")
 
@@ -61,6 +66,11 @@ class DecodeRequest:
         """The ids put before every source line: the request's own, else `default` (the
         engine's, from load_engine)."""
         return default if self.source is None else self.source
+
+    def start_or(self, default: tuple[int, ...]) -> tuple[int, ...]:
+        """The ids every output is forced to begin with: the request's own, else `default`
+        (the engine's, from load_engine)."""
+        return default if self.target_start is None else self.target_start
 
     def rows(self, rows: list[int]) -> DecodeRequest:
         """The request for those lines of it, in that order."""
@@ -99,8 +109,10 @@ class Frozen:
 
 
 class EngineBase(Frozen):
-    """What every engine does alike with a request (engines/engine.py): `cfg` and
-    `source_prefix` are its own."""
+    """What every engine does alike with a request (engines/engine.py): `cfg`,
+    `source_prefix` and `target_start` are its own."""
+
+    target_start: tuple[int, ...] = ()  # (an engine of a model with language codes sets it)
 
     def request(self, **given) -> DecodeRequest:
         """A request with the model's own decoding settings, changed by `given`."""
@@ -109,3 +121,17 @@ class EngineBase(Frozen):
     def source_of(self, request: DecodeRequest) -> tuple[int, ...]:
         """The ids put before every source line of `request`."""
         return request.source_or(self.source_prefix)
+
+    def start_of(self, request: DecodeRequest) -> tuple[int, ...]:
+        """The ids every output of `request` is forced to begin with, not shown."""
+        return request.start_or(self.target_start)
+
+
+def fed_prefixes(
+    start: tuple[int, ...], prefixes: list[list[int]] | None, n: int
+) -> list[list[int]] | None:
+    """What a search of `n` lines is fed as their target prefixes: `start` before each
+    line's own prefix (None where there are neither)."""
+    if not start:
+        return prefixes
+    return [[*start, *p] for p in prefixes or [[] for _ in range(n)]]

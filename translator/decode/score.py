@@ -89,9 +89,12 @@ def teacher_forced(
     tgt: list[list[int]],
     device: torch.device,
     dtype: torch.dtype,
+    skip: int = 0,
 ) -> list[Score]:
     """The scores of one batch: every target read in one pass (the model's `forward`), its
-    log-softmax normalised as the searches normalise each step (`log_probs`)."""
+    log-softmax normalised as the searches normalise each step (`log_probs`); the first
+    `skip` target ids after <bos> (a forced start, engines/lang_codes.py) are read, not
+    scored."""
     s = pad_ids(src).to(device)
     t = pad_ids(tgt).to(device)
     tgt_in, tgt_out = t[:, :-1], t[:, 1:]
@@ -99,5 +102,6 @@ def teacher_forced(
         logp = log_softmax(model(s, tgt_in))
     picked = logp.gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1)
     real = tgt_out != PAD
+    real[:, :skip] = False
     sums = picked.masked_fill(~real, 0.0).sum(1).tolist()
     return [Score(float(v), int(n)) for v, n in zip(sums, real.sum(1).tolist())]

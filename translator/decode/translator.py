@@ -4,6 +4,7 @@ engine (engines/engine.py). Each call's settings come in its DecodeRequest."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer
 from translator.data.user_text import valid
 from translator.decode.beam import BeamStream
-from translator.decode.request import Capabilities, DecodeRequest, EngineBase
+from translator.decode.request import Capabilities, DecodeRequest, EngineBase, fed_prefixes
 from translator.decode.rules import cut
 from translator.decode.score import Score, score_in_batches, teacher_forced
 from translator.decode.search import decode
@@ -108,6 +109,7 @@ class Translator(EngineBase):
         name: str | None = None,
         max_source: int | None = None,
         source_prefix=(),
+        target_start=(),
     ):
         self.device = device or pick_device("auto")
         self.model = model.to(self.device).eval()
@@ -118,6 +120,9 @@ class Translator(EngineBase):
         # source ids put before every line of a request that names none: the tags of the
         # target language and corpus that load_engine was given
         self.source_prefix = tuple(source_prefix)
+        # target ids every output of a request that names none is forced to begin with,
+        # not shown: the target language code of an imported model (engines/lang_codes.py)
+        self.target_start = tuple(target_start)
         self.attention_layers = self.model.attention_layers
         self.capabilities = Capabilities(
             constraints=True,
@@ -162,9 +167,11 @@ class Translator(EngineBase):
     ) -> list[Score]:
         """How likely the model finds each target given its source (decode/score.py)."""
         request = request or self.request()
+        start = list(self.start_of(request))
 
-        def run(src, tgt):
-            return teacher_forced(self.model, src, tgt, self.device, self.dtype)
+        def run(src, tgt):  # the forced start follows <bos>, read but not scored
+            tgt = [t[:1] + start + t[1:] for t in tgt] if start else tgt
+            return teacher_forced(self.model, src, tgt, self.device, self.dtype, len(start))
 
         limits = (self.max_source, self.max_target)
         size = request.decode.batch_size
@@ -174,14 +181,18 @@ class Translator(EngineBase):
 
     def _batch(self, ids: list[list[int]], request: DecodeRequest) -> list[list[Translation]]:
         src = pad_ids(ids).to(self.device)
-        dc, nbest, sampling = request.decode, request.nbest, request.sampling
+        start = self.start_of(request)
+        dc, nbest, sampling = started(request.decode, start), request.nbest, request.sampling
+        prefixes = fed_prefixes(start, request.prefixes, len(ids))
         with torch.inference_mode(), autocast(self.device, self.dtype):
-            hyps = decode(self.model, src, dc, nbest, sampling, None, request.prefixes,
+            hyps = decode(self.model, src, dc, nbest, sampling, None, prefixes,
                           request.phrases)  # fmt: skip
-        return [self.translations(sent) for sent in hyps]
+        return [self.translations(sent, len(start)) for sent in hyps]
 
-    def translations(self, hyps) -> list[Translation]:
-        """The hypotheses (search.Hypothesis) of one sentence as texts."""
+    def translations(self, hyps, skip: int = 0) -> list[Translation]:
+        """The hypotheses (search.Hypothesis) of one sentence as texts, without their first
+        `skip` tokens (the forced start)."""
+        hyps = [unstarted(h, skip) for h in hyps]
         texts = self.tokenizer.decode_tgt([h.tokens for h in hyps])
         return [Translation(t, h.score, tuple(h.tokens)) for t, h in zip(texts, hyps)]
 
@@ -206,13 +217,30 @@ class Translator(EngineBase):
         if not ids:
             raise UserError("an empty sentence has no attention to show")
         src = pad_ids(ids).to(self.device)
+        start = self.start_of(request)
+        prefixes = fed_prefixes(start, request.prefixes, 1)
         with torch.inference_mode(), autocast(self.device, self.dtype):
-            best = decode(model, src, request.decode, 1, request.sampling, layer,
-                          request.prefixes)[0][0]  # fmt: skip
+            best = decode(model, src, started(request.decode, start), 1, request.sampling,
+                          layer, prefixes)[0][0]  # fmt: skip
+        best = unstarted(best, len(start))
         pieces = self.tokenizer.src.id_to_piece
         source = [pieces(int(i)) for i in src[0]]
         target = [self.tokenizer.tgt.id_to_piece(int(t)) for t in [*best.tokens, EOS]]
         return self.translations([best])[0], source, target, best.attention.cpu().numpy()
+
+
+def started(dc, start: tuple[int, ...]):
+    """The decoding settings of a search fed `start`: its output limit counts the shown
+    tokens, so the forced ones come on top."""
+    return dc.replace(max_len_b=dc.max_len_b + len(start)) if start else dc
+
+
+def unstarted(hyp, skip: int):
+    """A hypothesis without its first `skip` tokens (and their attention rows)."""
+    if not skip:
+        return hyp
+    att = None if hyp.attention is None else hyp.attention[skip:]
+    return dataclasses.replace(hyp, tokens=list(hyp.tokens[skip:]), attention=att)
 
 
 class Stream:
@@ -221,8 +249,10 @@ class Stream:
 
     def __init__(self, engine: Translator, request, capacity: int, cancelled, nbest_of):
         self.engine, self.nbest_of = engine, nbest_of
+        self.skips: dict = {}  # owner -> the forced start tokens its outputs begin with
+        dc = started(request.decode, engine.start_of(request))
         self.search = BeamStream(
-            engine.model, request.decode, capacity=capacity,
+            engine.model, dc, capacity=capacity,
             cancelled=cancelled, regroup=max(1, capacity // 2),
         )  # fmt: skip
 
@@ -240,17 +270,22 @@ class Stream:
             engine.tokenizer, texts, engine.max_source, engine.source_of(request)
         )
         if todo:
+            start = engine.start_of(request)
             pre = request.prefixes
-            pre = None if pre is None else [pre[i] for i in todo]
+            pre = fed_prefixes(start, None if pre is None else [pre[i] for i in todo], len(todo))
             src = pad_ids(ids).to(engine.device)
             self.search.add(src, [owners[i] for i in todo], pre)
+            self.skips.update((owners[i], len(start)) for i in todo if start)
         return todo
 
     def step(self) -> list:
         engine = self.engine
         with torch.inference_mode(), autocast(engine.device, engine.dtype):
             ended = self.search.step()
-        return [(owner, engine.translations(hyps[: self.nbest_of(owner)])) for owner, hyps in ended]
+        return [
+            (owner, engine.translations(hyps[: self.nbest_of(owner)], self.skips.pop(owner, 0)))
+            for owner, hyps in ended
+        ]
 
     def owners(self):
         waiting = [entry[1] for entry in self.search.waiting]  # (source, owner, prefix)

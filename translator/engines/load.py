@@ -18,6 +18,7 @@ def load_engine(
     tag: str | None = None,
     tgt_lang: str | None = None,
     any_language: bool = False,
+    src_lang: str | None = None,
 ) -> Engine:
     """One model's engine (a checkpoint file, or a folder from `translator export`), or with
     `ensemble` the translator of all the checkpoints as one model: decoding settings and
@@ -25,14 +26,21 @@ def load_engine(
     `tag`: a corpus tag of the model's (data.corpora) put before every source; `tgt_lang`:
     the target language of a model of several (config/languages.py), whose tag goes first;
     without it such a model is a one-line error, unless `any_language` (each call then sets
-    its own prefix, as serve's requests do)."""
-    return _open(paths, device, quantize, ensemble, tag, tgt_lang, any_language)
+    its own prefix, as serve's requests do). An imported model with language codes
+    (engines/lang_codes.py: NLLB, M2M100) takes `src_lang` and `tgt_lang` as codes, its own
+    languages where not given: the source's code goes first, and every output is forced to
+    begin with the target's, which its text never shows."""
+    return _open(paths, device, quantize, ensemble, tag, tgt_lang, any_language, src_lang)
 
 
-def _prefix_of(cfg, tokenizer, tag, tgt_lang, any_language) -> list[int]:
+def _prefix_of(cfg, tokenizer, tag, tgt_lang, any_language, src_lang=None) -> list[int]:
     """The source ids put before every line of a request that names none."""
-    from translator.config.languages import target_languages
+    from translator.config.languages import source_languages, target_languages
 
+    if src_lang is not None and src_lang not in source_languages(cfg.data):
+        listed = ", ".join(source_languages(cfg.data))
+        raise UserError(f"--src-lang {src_lang}: the model does not read it; its source "
+                        f"languages: {listed}")  # fmt: skip
     if any_language and tgt_lang is None and len(target_languages(cfg.data)) > 1:
         return tokenizer.tag_prefix(tag, cfg.data.tags)
     return source_prefix(tokenizer, cfg.data, tgt_lang, tag)
@@ -48,8 +56,20 @@ def source_prefix(
     return lang_prefix(tokenizer, data, tgt_lang, option) + tokenizer.tag_prefix(tag, data.tags)
 
 
+def _starts(cfg, tokenizer, codes, tag, tgt_lang, any_language, src_lang):
+    """(the source ids put before every line, the target ids every output is forced to
+    begin with) of a request that names none."""
+    if codes is None:
+        return _prefix_of(cfg, tokenizer, tag, tgt_lang, any_language, src_lang), ()
+    from translator.engines.lang_codes import code_ids
+
+    src, tgt = code_ids(codes, cfg.data, src_lang, tgt_lang)
+    return src + tokenizer.tag_prefix(tag, cfg.data.tags), tuple(tgt)
+
+
 def _open(paths, device: str, quantize: str | None, ensemble: bool, *languages) -> Engine:
-    """The engine, its default source prefix from `languages` (tag, tgt_lang, any_language)."""
+    """The engine, its default source prefix from `languages` (tag, tgt_lang, any_language,
+    src_lang)."""
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     if not ensemble and len(paths) > 1:
         raise UserError(
@@ -64,20 +84,28 @@ def _open(paths, device: str, quantize: str | None, ensemble: bool, *languages) 
     if quantize is not None:
         _check_quantize(quantize, device)
     from translator.decode.translator import Translator
+    from translator.engines.lang_codes import language_codes
     from translator.models.checkpoint import Checkpoint
     from translator.runtime import pick_device
 
     device = "cpu" if quantize is not None else device
-    built = [Checkpoint.load(p).build(str(p)) for p in paths]
+    ckpts = [Checkpoint.load(p) for p in paths]
+    built = [c.build(str(p)) for c, p in zip(ckpts, paths)]
+    codes = language_codes(ckpts[0].source)
     if ensemble:
+        if codes is not None:
+            raise UserError(f"--ensemble: {paths[0]} is a model of language codes (imported); "
+                            "ensembles take translator's own models")  # fmt: skip
         return _ensemble(paths, built, pick_device(device), languages)
     cfg, tokenizer, model = built[0]
     if quantize is not None:
         from translator.engines.quantize import quantize_model
 
         model = quantize_model(model.to(pick_device(device)).eval(), quantize)
-    prefix = _prefix_of(cfg, tokenizer, *languages)
-    return Translator(model, tokenizer, cfg, pick_device(device), source_prefix=prefix)
+    prefix, start = _starts(cfg, tokenizer, codes, *languages)
+    return Translator(
+        model, tokenizer, cfg, pick_device(device), source_prefix=prefix, target_start=start
+    )
 
 
 def _exported(path: Path, device: str, quantize: str | None, languages) -> Engine:

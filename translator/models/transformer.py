@@ -49,9 +49,10 @@ class TransformerConfig(ModelConfig):
     final_norm: bool = True
     activation: Literal["relu", "gelu", "swish"] = "relu"  # the feed-forward nonlinearity
     embed_scale: bool = True  # multiply the embeddings by sqrt(d_model) (sec. 3.4)
-    # The sinusoid table: interleaved (sin at even dimensions, cos at odd) or halves (sin in
-    # the first half, cos in the second: Marian's layout).
-    positions: Literal["interleaved", "halves"] = "interleaved"
+    # The sinusoid table (models/positions.py): interleaved (sin at even dimensions, cos at
+    # odd), halves (sin in the first half, cos in the second: Marian's layout) or m2m100
+    # (halves with fairseq's frequencies, positions from 2: M2M100's and NLLB's layout).
+    positions: Literal["interleaved", "halves", "m2m100"] = "interleaved"
     logits_bias: bool = False  # a learnt bias added to the output logits
     # One embedding table for source and target: null decides by the vocabulary (one
     # table where it is joint and tie_embeddings holds); true needs equal vocabulary sizes.

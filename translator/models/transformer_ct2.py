@@ -8,8 +8,10 @@ models have in common, and where ours is named differently:
     ours                                        the spec
     src_embed / tgt_embed (x sqrt(d_model))     encoder.embeddings[0] / decoder.embeddings,
                                                 scale_embeddings (sqrt of the depth)
-    pe: sinusoids, sin on even and cos on       position_encodings.encodings: our table itself,
-      odd dimensions, positions from 0            so no convention has to match
+    pe: the sinusoid table of model.positions   position_encodings.encodings: our table itself,
+      (models/positions.py), row p for the        so no convention has to match; CTranslate2
+      token at position p (m2m100: fairseq's      reads row p at position p, and its own M2M100
+      row p + 2, its offset already applied)      converter drops fairseq's first 2 rows alike
     Attention.qkv: one Linear, rows [q; k; v]   self_attention.linear[0] (fused the same way)
     Attention.q, Attention.kv ([k; v]), out     attention.linear[0], [1], [2]
     Sublayer.norm, before (pre-norm) or after   layer_norm of that sublayer; spec.pre_norm

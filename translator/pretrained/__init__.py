@@ -14,7 +14,7 @@ from pathlib import Path
 
 from translator.errors import UserError
 
-KINDS = ("marian", "marian_npz")
+KINDS = ("marian", "marian_npz", "m2m100")
 
 
 def _kinds():

@@ -1,0 +1,246 @@
+"""A Hugging Face M2M100 or NLLB-200 folder as a translator checkpoint, computing what
+transformers' M2M100ForConditionalGeneration computes (modeling_m2m_100.py):
+
+    M2M100 (transformers)                        translator
+    pre-norm layers, a LayerNorm after each      pre_norm true, final_norm true
+      stack (encoder.layer_norm, decoder...)
+    embed_scale sqrt(d_model) or 1               embed_scale
+    M2M100SinusoidalPositionalEmbedding          positions: m2m100 (models/positions.py)
+    activation_function                          activation
+    shared (encoder, decoder, lm_head tied)      share_embeddings, tie_embeddings
+    no logits bias                               logits_bias: zeros, but <s> (below)
+    layer weights named as Marian's              pretrained/marian.py's layer_weights
+
+Ids come from the folder's tokenizer.json (the ids the released model was trained with:
+fairseq's <s> 0, <pad> 1, </s> 2, <unk> 3, the sentencepiece pieces, the language codes,
+<mask>) and are numbered anew as in marian.py: 0-3 are translator's <pad>, <unk>, <s>,
+</s>, then every other id in its order; embedding rows past the tokenizer's ids keep
+pieces of their own (<extra:ID>), so the softmax runs over the same entries.
+
+The decoder starts from decoder_start_token_id (</s>), which becomes translator's <s>;
+the first token it outputs is the target language's code (forced_bos_token_id). A source
+is [source language code] + pieces + </s> (NllbTokenizer without legacy_behaviour,
+M2M100Tokenizer). The checkpoint's `source` record holds the id table and the language
+codes; engines/lang_codes.py turns --src-lang / --tgt-lang into the source's first id
+and the target's forced first id of each request."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from translator.config import config_from_dict
+from translator.data.vocab import VocabTokenizer
+from translator.errors import UserError
+from translator.models.checkpoint import Checkpoint
+from translator.models.family import build_model
+from translator.pretrained.files import card, read_bytes, read_json, read_weights
+from translator.pretrained.marian import ACTIVATIONS, NEVER, Weights, layer_weights
+from translator.specials import BOS, SPECIAL_PIECES
+
+NAME = "M2M100/NLLB"
+SUPPORTED = (
+    "Hugging Face M2M100ForConditionalGeneration folders (model_type m2m_100: NLLB-200 with "
+    "NllbTokenizer, tokenizer.json and sentencepiece.bpe.model)"
+)
+SPM_FILE = "sentencepiece.bpe.model"
+# Named specials of the tokenizer: every other special added token is a language code
+NAMED = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
+
+
+def recognises(folder: Path) -> bool:
+    config = read_json(folder, "config.json", required=False)
+    return config is not None and (
+        config.get("model_type") == "m2m_100"
+        or "M2M100ForConditionalGeneration" in (config.get("architectures") or [])
+    )
+
+
+def check_config(folder: Path, config: dict) -> None:
+    """Every setting the import cannot honour, in one error."""
+    problems = []
+    for key in ("d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+                "vocab_size"):  # fmt: skip
+        if not isinstance(config.get(key), int) or config[key] <= 0:
+            problems.append(f"{key} {config.get(key)!r} (a positive integer expected)")
+    for enc, dec in (
+        ("encoder_attention_heads", "decoder_attention_heads"),
+        ("encoder_ffn_dim", "decoder_ffn_dim"),
+    ):
+        if config.get(enc) != config.get(dec, config.get(enc)):
+            problems.append(f"{enc} {config.get(enc)} != {dec} {config.get(dec)}")
+    act = config.get("activation_function", "relu")
+    if act not in ACTIVATIONS:
+        problems.append(f"activation_function {act!r} (supported: {', '.join(ACTIVATIONS)})")
+    # positions: m2m100 starts at fairseq's padding_idx + 1 = 2, which needs <pad> at 1
+    if config.get("pad_token_id", 1) != 1:
+        problems.append(f"pad_token_id {config.get('pad_token_id')!r} (positions need 1)")
+    if problems:
+        raise UserError(
+            f"{folder}: config.json asks for what translator lacks: " + "; ".join(problems)
+        )
+
+
+def hf_vocabulary(folder: Path) -> tuple[dict[str, int], list[str]]:
+    """(piece -> id of every entry of tokenizer.json, the language codes in id order)."""
+    path = folder / "tokenizer.json"
+    data = read_json(folder, "tokenizer.json")
+    model = data.get("model") if isinstance(data.get("model"), dict) else {}
+    vocab = model.get("vocab")
+    if isinstance(vocab, list):  # a Unigram model lists [piece, score] pairs
+        vocab = {entry[0]: i for i, entry in enumerate(vocab) if isinstance(entry, list)}
+    if not isinstance(vocab, dict) or not all(isinstance(i, int) for i in vocab.values()):
+        raise UserError(f"{path}: no model.vocab of pieces to ids")
+    vocab = dict(vocab)
+    codes = []
+    for token in data.get("added_tokens") or []:
+        if not isinstance(token, dict) or not isinstance(token.get("id"), int):
+            raise UserError(f"{path}: an entry of added_tokens has no id")
+        vocab[str(token["content"])] = token["id"]
+        if token.get("special") and token["content"] not in NAMED:
+            codes.append((token["id"], str(token["content"])))
+    if len(set(vocab.values())) != len(vocab):
+        raise UserError(f"{path}: two pieces share an id")
+    return vocab, [code for _, code in sorted(codes)]
+
+
+def id_table(vocab: dict[str, int], config: dict, where: str) -> tuple[list[int], list[str]]:
+    """(translator id -> HF id, translator id -> piece); HF ids from 0 to vocab_size - 1,
+    those tokenizer.json lacks named <extra:ID>."""
+    size = config["vocab_size"]
+    pieces = {i: p for p, i in vocab.items()}
+    if max(pieces) >= size:
+        raise UserError(
+            f"{where}: tokenizer.json has id {max(pieces)} but config.json vocab_size {size}"
+        )
+    pad, eos = config.get("pad_token_id", 1), config.get("eos_token_id", 2)
+    start = config.get("decoder_start_token_id", eos)
+    if "<unk>" not in vocab:
+        raise UserError(f"{where}: tokenizer.json has no <unk>")
+    specials = [pad, vocab["<unk>"], start, eos]
+    names = ("pad_token_id", "<unk>", "decoder_start_token_id", "eos_token_id")
+    for name, i in zip(names, specials):
+        if not isinstance(i, int) or not 0 <= i < size:
+            raise UserError(f"{where}: {name} {i!r} is not an id of the vocabulary")
+    taken = set(specials)
+    rest = [i for i in range(size) if i not in taken]
+    return specials + rest, list(SPECIAL_PIECES) + [pieces.get(i, f"<extra:{i}>") for i in rest]
+
+
+def check_pieces(spm: bytes, vocab: dict[str, int], where: str) -> None:
+    """The sentencepiece model's pieces must be the tokenizer's, at id + 1 (fairseq's
+    offset), or the ids translator gives a text are not the model's."""
+    import sentencepiece
+
+    sp = sentencepiece.SentencePieceProcessor(model_proto=spm)
+    for i in range(sp.get_piece_size()):
+        if sp.is_control(i) or sp.is_unknown(i):
+            continue
+        piece = sp.id_to_piece(i)
+        if vocab.get(piece) != i + 1:
+            raise UserError(
+                f"{where}: piece {piece!r} is {i} in {SPM_FILE} but {vocab.get(piece)} in "
+                "tokenizer.json (fairseq's ids are sentencepiece's + 1)"
+            )
+
+
+def table_weights(w: Weights, config: dict, ids: list[int]) -> dict[str, torch.Tensor]:
+    """Embeddings, output projection and logits bias, rows in translator's id order."""
+    table = w.get("shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight")
+    tie = config.get("tie_word_embeddings", True)
+    head = table if tie else w.get("lm_head.weight")
+    for name, rows in (("the embeddings", table), ("lm_head", head)):
+        if rows.size(0) != config["vocab_size"]:
+            raise UserError(
+                f"{w.where}: {name} have {rows.size(0)} rows but config.json vocab_size "
+                f"{config['vocab_size']}"
+            )
+    index = torch.tensor(ids)
+    bias = torch.zeros(len(ids))
+    # <s> repeats the start row (</s>, also ours at </s>): it must take no second share of
+    # the softmax, or every probability would differ from the model's
+    bias[BOS] = NEVER
+    return {
+        "src_embed.weight": table[index],
+        "tgt_embed.weight": table[index],
+        "generator.weight": head[index],
+        "generator.bias": bias,
+    }
+
+
+def stack_norms(w: Weights) -> dict[str, torch.Tensor]:
+    out = {}
+    for hf, ours in (("encoder.layer_norm", "enc_norm"), ("decoder.layer_norm", "dec_norm")):
+        out[f"{ours}.weight"], out[f"{ours}.bias"] = w.linear(hf)
+    return out
+
+
+def translator_config(config: dict, tok: dict, vocab_size: int, codes: list[str]) -> dict:
+    """The resolved translator config of the model; the data section's languages are the
+    tokenizer's src_lang and tgt_lang where tokenizer_config.json names them."""
+    model = {
+        "type": "transformer",
+        "d_model": config["d_model"],
+        "heads": config["encoder_attention_heads"],
+        "ff_dim": config.get("encoder_ffn_dim", 4 * config["d_model"]),
+        "enc_layers": config["encoder_layers"],
+        "dec_layers": config["decoder_layers"],
+        "dropout": float(config.get("dropout", 0.1)),
+        "attention_dropout": float(config.get("attention_dropout", 0.0)),
+        "pre_norm": True,
+        "final_norm": True,
+        "activation": ACTIVATIONS[config.get("activation_function", "relu")],
+        "embed_scale": bool(config.get("scale_embedding", False)),
+        "positions": "m2m100",
+        "logits_bias": True,  # (zeros, but for <s>: table_weights)
+        "share_embeddings": True,
+        "tie_embeddings": bool(config.get("tie_word_embeddings", True)),
+        "max_positions": int(config.get("max_position_embeddings", 1024)),
+    }
+    src = tok.get("src_lang") if tok.get("src_lang") in codes else None
+    tgt = tok.get("tgt_lang") if tok.get("tgt_lang") in codes else None
+    data = {"src_lang": src or codes[0], "tgt_lang": tgt or (src or codes[0])}
+    raw = {"model": model, "data": data, "tokenizer": {"joint": True, "vocab_size": vocab_size}}
+    return config_from_dict(raw, "the imported model's config").to_dict()
+
+
+def import_folder(folder: Path, origin: dict) -> Checkpoint:
+    """The checkpoint of the M2M100 model in `folder`; `origin`: where it came from."""
+    where = str(folder)
+    config = read_json(folder, "config.json")
+    check_config(folder, config)
+    tok = read_json(folder, "tokenizer_config.json", required=False) or {}
+    if tok.get("legacy_behaviour"):
+        raise UserError(
+            f"{folder}: tokenizer_config.json legacy_behaviour true (the language code after "
+            "the source) is not supported; translator puts the code first"
+        )
+    vocab, codes = hf_vocabulary(folder)
+    if not codes:
+        raise UserError(f"{folder / 'tokenizer.json'}: no language codes among its added tokens")
+    spm = read_bytes(folder, SPM_FILE)
+    check_pieces(spm, vocab, where)
+    ids, pieces = id_table(vocab, config, where)
+    tokenizer = VocabTokenizer(spm, None, pieces)
+    w = Weights(read_weights(folder), where)
+    weights = {**table_weights(w, config, ids), **layer_weights(w, config), **stack_norms(w)}
+    cfg = translator_config(config, tok, len(ids), codes)
+    ckpt = Checkpoint(config=cfg, tokenizer=tokenizer.state(), model=weights)
+    model = build_model(config_from_dict(cfg).model, len(ids), len(ids), tokenizer.joint)
+    ckpt.load_weights(model, where)  # the names and shapes are ours: a mismatch is a bug here
+    ckpt.model = model.state_dict()
+    where_in_table = {hf: i for i, hf in reversed(list(enumerate(ids)))}
+    ckpt.source = {
+        "format": "huggingface-m2m100",
+        **origin,
+        "config": config,
+        "tokenizer_config": json.loads(json.dumps(tok, default=str)),
+        "ids": {"src": ids, "tgt": None},
+        # each language code's translator id: the source's first id and the target's forced
+        # first id (engines/lang_codes.py)
+        "languages": {code: where_in_table[vocab[code]] for code in codes},
+        "files": card(folder),
+    }
+    return ckpt
