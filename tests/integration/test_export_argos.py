@@ -76,9 +76,9 @@ def test_argos_translates_as_translator(transformer, argos, tmp_path, capsys):
     assert code == 0, err
     assert "de -> en" in line and str(tmp_path / "de_en.argosmodel") in line
     files = package_files(tmp_path / "de_en.argosmodel")
-    meta = json.loads(files["translate-de_en/metadata.json"])
+    meta = json.loads(files["translate-de_en-translator/metadata.json"])
     assert (meta["from_code"], meta["to_code"], meta["type"]) == ("de", "en", "translate")
-    config = json.loads(files["translate-de_en/model/config.json"])
+    config = json.loads(files["translate-de_en-translator/model/config.json"])
     assert config["add_source_eos"] is True  # argostranslate passes no </s>
     expected = ct2_translations(capsys, checkpoint, tmp_path / "ct2", SOURCES)
     assert argos(tmp_path / "de_en.argosmodel", SOURCES) == expected
@@ -125,9 +125,12 @@ def test_separate_subword_models(marian, argos, tmp_path, capsys):
     assert Checkpoint.load(checkpoints[512]).tokenizer["tgt"] is not None  # two models
     export_argos(checkpoints[512], tmp_path / "m.argosmodel", "float32", None)
     files = package_files(tmp_path / "m.argosmodel")
-    assert files["translate-de_en/LICENSE"] == (folder / "LICENSE").read_bytes()
-    assert "A random test model." in files["translate-de_en/README.md"].decode()
-    assert files["translate-de_en/sentencepiece.model"] == (folder / "source.spm").read_bytes()
+    assert files["translate-de_en-translator/LICENSE"] == (folder / "LICENSE").read_bytes()
+    assert "A random test model." in files["translate-de_en-translator/README.md"].decode()
+    assert (
+        files["translate-de_en-translator/sentencepiece.model"]
+        == (folder / "source.spm").read_bytes()
+    )
     expected = ct2_translations(capsys, checkpoints[512], tmp_path / "ct2", SOURCES)
     found = argos(tmp_path / "m.argosmodel", SOURCES)
     kept = [n for n, text in enumerate(expected) if text]
@@ -156,7 +159,7 @@ def test_output_refused_unless_ours(three_steps, tmp_path):
     # another program's argos package (a zip without translator's key) is not replaced either
     other = tmp_path / "other.argosmodel"
     with zipfile.ZipFile(other, "w") as zf:
-        zf.writestr("translate-de_en/metadata.json", json.dumps({"from_code": "de"}))
+        zf.writestr("translate-de_en-translator/metadata.json", json.dumps({"from_code": "de"}))
     before = other.read_bytes()
     user_error(export_argos, three_steps, other, "float32", None)
     assert other.read_bytes() == before
@@ -166,7 +169,7 @@ def test_output_refused_unless_ours(three_steps, tmp_path):
     export_argos(three_steps, ours, "float32", None)
     export_argos(three_steps, ours, "int8", None)
     assert (
-        json.loads(package_files(ours)["translate-de_en/metadata.json"])["translator"][
+        json.loads(package_files(ours)["translate-de_en-translator/metadata.json"])["translator"][
             "quantization"
         ]
         == "int8"
@@ -179,7 +182,7 @@ def test_output_refused_unless_ours(three_steps, tmp_path):
 def test_languages_and_refused_models(three_steps, tmp_path):
     out = tmp_path / "p.argosmodel"
     export_argos(three_steps, out, "float32", ["data.src_lang=fr", "data.tgt_lang=es"])
-    assert "translate-fr_es/metadata.json" in package_files(out)
+    assert "translate-fr_es-translator/metadata.json" in package_files(out)
     raw = Checkpoint.load(three_steps)
     data = {"dir": str(tmp_path), "directions": ["de-en", "de-fr"]}
     raw.config["data"] = {**{k: v for k, v in raw.config["data"].items() if k != "dataset"}, **data}
@@ -205,7 +208,7 @@ def test_banned_outputs(three_steps, tmp_path):
     export_argos(three_steps, tmp_path / "p.argosmodel", "float32", None)
     with zipfile.ZipFile(tmp_path / "p.argosmodel") as zf:
         zf.extractall(tmp_path / "unzipped")
-    package = tmp_path / "unzipped" / "translate-de_en"
+    package = tmp_path / "unzipped" / "translate-de_en-translator"
     export_checkpoint(three_steps, "ctranslate2", "float32", tmp_path / "ct2")
     pieces = spm.SentencePieceProcessor(model_file=str(package / "sentencepiece.model"))
     sources = [pieces.encode(text, out_type=str) for text in SOURCES[:4]]

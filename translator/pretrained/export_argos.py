@@ -4,7 +4,7 @@
 
 The package is a zip of one folder:
 
-    translate-SRC_TGT/
+    translate-SRC_TGT-translator/
       metadata.json          argostranslate's keys (from_code, to_code, ...), plus
                              "translator": what wrote it (an existing --output is replaced
                              only where that key says translator did)
@@ -43,6 +43,7 @@ How argostranslate 1.11 runs a package, and what the package does about it:
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import struct
 import tempfile
@@ -214,6 +215,14 @@ def _readme(cfg, checkpoint: Path, manifest: dict, source: dict | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def folder_name(src: str, tgt: str) -> str:
+    """The package's folder: argostranslate installs it under this name, so it names the
+    writer, leaving another publisher's package of the pair (translate-de_en-1_9, ...) as it
+    is, and holds no character a path treats apart."""
+    name = f"translate-{src}_{tgt}-translator"
+    return re.sub(r"[^\w.-]", "-", name)
+
+
 def _metadata(cfg, checkpoint: Path, manifest: dict) -> dict:
     src, tgt = cfg.data.src_lang, cfg.data.tgt_lang
     return {
@@ -275,7 +284,7 @@ def export_argos(
         ct2 = Path(scratch) / "ct2"
         manifest, _ = export_checkpoint(checkpoint, "ctranslate2", quantization, ct2, False,
                                         overrides)  # fmt: skip
-        top = Path(scratch) / f"translate-{src}_{tgt}"
+        top = Path(scratch) / folder_name(src, tgt)
         (top / "model").mkdir(parents=True)
         for name in manifest["files"]:
             if name not in _SKIPPED:
