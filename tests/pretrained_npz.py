@@ -156,7 +156,9 @@ def marian_npz_folder(
     (folder / "decoder.yml").write_text(yaml.safe_dump(decoder, sort_keys=False), encoding="utf-8")
     (folder / "source.spm").write_bytes(src_spm)
     (folder / "target.spm").write_bytes(tgt_spm)
-    (folder / "README.md").write_text("# opus-2020-02-26\n* a random test model\n")
+    card = "# opus-2020-02-26.zip\n\n* dataset: a random test model\n"
+    card += "* source language(s): de\n* target language(s): en\n"
+    (folder / "README.md").write_text(card, encoding="utf-8")
     (folder / "LICENSE").write_text("CC-BY 4.0 (test)\n")
     return folder
 

@@ -294,8 +294,23 @@ def table_weights(a: Arrays, src_ids: list, tgt_ids: list) -> tuple[dict, bool, 
     return weights, shared and src_ids == tgt_ids, tied
 
 
-def translator_config(options: dict, pre: bool, vocab_size: int, share: bool, tie: bool) -> dict:
-    """The resolved translator config of the Marian model."""
+# OPUS-MT's README.md: "* source language(s): de" (several, space-separated, for some models)
+README_LANGS = re.compile(r"^\W*(source|target) language\(s\):\s*(\S+)\s*$", re.M | re.I)
+
+
+def languages(files: dict[str, str]) -> dict[str, str]:
+    """data.src_lang and data.tgt_lang from an OPUS-MT card where it names one language a
+    side, else "src" and "tgt"."""
+    found = {"src_lang": "src", "tgt_lang": "tgt"}
+    for side, lang in README_LANGS.findall(files.get("README.md", "")):
+        found["src_lang" if side.lower() == "source" else "tgt_lang"] = lang
+    return found
+
+
+def translator_config(
+    options: dict, pre: bool, vocab_size: int, share: bool, tie: bool, data: dict
+) -> dict:
+    """The resolved translator config of the Marian model; `data`: its languages."""
     model = {
         "type": "transformer",
         "d_model": options["dim-emb"],
@@ -317,7 +332,7 @@ def translator_config(options: dict, pre: bool, vocab_size: int, share: bool, ti
     }
     raw = {
         "model": model,
-        "data": {"src_lang": "src", "tgt_lang": "tgt"},
+        "data": data,
         "tokenizer": {"joint": False, "vocab_size": vocab_size},
     }
     return config_from_dict(raw, "the imported model's config").to_dict()
@@ -345,7 +360,8 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
     tables, share, tie = table_weights(a, src_ids, tgt_ids)
     weights = {**tables, **layer_weights(a, options, pre)}
     tokenizer = VocabTokenizer(*spm, src_pieces, None if joint else tgt_pieces)
-    cfg = translator_config(options, pre, len(src_ids), share, tie)
+    files = card(folder)
+    cfg = translator_config(options, pre, len(src_ids), share, tie, languages(files))
     ckpt = Checkpoint(config=cfg, tokenizer=tokenizer.state(), model=weights)
     model = build_model(config_from_dict(cfg).model, len(src_ids), len(tgt_ids), tokenizer.joint)
     ckpt.load_weights(model, where)  # the names and shapes are ours: a mismatch is a bug here
@@ -356,6 +372,6 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
         "model": npz.name,
         "config": json.loads(json.dumps(options, default=str)),  # (YAML may give dates)
         "ids": {"src": src_ids, "tgt": None if joint else tgt_ids},
-        "files": card(folder),
+        "files": files,
     }
     return ckpt
