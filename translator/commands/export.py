@@ -1,5 +1,5 @@
-"""`translator export` and `translator curves`: a checkpoint as a CTranslate2 folder, and
-runs' curves drawn."""
+"""`translator export` and `translator curves`: a checkpoint as a CTranslate2 folder, a
+Hugging Face folder or an Argos Translate package, and runs' curves drawn."""
 
 from __future__ import annotations
 
@@ -19,12 +19,21 @@ def export(
         Path, typer.Option("--output", metavar="DIR", help="The folder to write (made if absent)")
     ],
     format_: Annotated[
-        str, typer.Option("--format", metavar="FORMAT", help="ctranslate2, the one format")
+        str,
+        typer.Option(
+            "--format",
+            metavar="FORMAT",
+            help="ctranslate2 (a folder CTranslate2 runs), huggingface (a folder transformers "
+            "loads: MarianMTModel or M2M100ForConditionalGeneration with its tokenizer) or argos "
+            "(an .argosmodel package)",
+        ),
     ] = "ctranslate2",
     quantization: Annotated[
         str,
         typer.Option(
-            "--quantization", metavar="TYPE", help="float32, int8 or int8_float32 weights"
+            "--quantization",
+            metavar="TYPE",
+            help="float32, int8 or int8_float32 weights (huggingface: float32 only)",
         ),
     ] = "float32",
     vocab_map: Annotated[
@@ -32,20 +41,22 @@ def export(
         typer.Option(
             "--vocab-map",
             help="Add a vocabulary shortlist learnt from the checkpoint's training data "
-            "(decoding then scores only the subwords a source can bring)",
+            "(decoding then scores only the subwords a source can bring; ctranslate2 only)",
         ),
     ] = False,
     set_: SetOpt = None,
 ):
-    """Write a Transformer checkpoint as a CTranslate2 model folder (fast CPU decoding).
+    """Write a Transformer checkpoint as a CTranslate2 model folder (fast CPU decoding), a
+    Hugging Face transformers folder or an Argos Translate package.
 
-    translate, eval and serve take the folder as --checkpoint. --set points --vocab-map at
-    training files that have moved (e.g. --set data.dir=PATH)."""
-    from translator.engines.export import describe, export_checkpoint
+    translate, eval and serve take a CTranslate2 folder as --checkpoint. --set points
+    --vocab-map at training files that have moved (e.g. --set data.dir=PATH). A Hugging Face
+    export needs a layout a transformers class computes (post-norm with model.positions
+    halves: MarianMTModel; pre-norm with final norms and model.positions m2m100:
+    M2M100ForConditionalGeneration); any other model is refused."""
+    from translator.engines.export import export_model
 
-    typer.echo(
-        describe(*export_checkpoint(checkpoint, format_, quantization, output, vocab_map, set_))
-    )
+    typer.echo(export_model(checkpoint, format_, quantization, output, vocab_map, set_))
 
 
 def curves(

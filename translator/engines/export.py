@@ -1,4 +1,6 @@
-"""`translator export`: a checkpoint as a folder that CTranslate2 runs on its own.
+"""`translator export`: a checkpoint as a folder that CTranslate2 runs on its own (below), as
+a Hugging Face transformers folder (pretrained/export_hf.py) or as an Argos Translate
+package (pretrained/export_argos.py); `export_model` dispatches on --format.
 
     FOLDER/
       model.bin, config.json,        written by CTranslate2's converter API from the spec
@@ -33,7 +35,7 @@ from translator.specials import BOS, EOS, UNK
 
 log = logging.getLogger(__name__)
 
-FORMATS = ("ctranslate2",)
+FORMATS = ("ctranslate2", "huggingface", "argos")
 QUANTIZATIONS = ("float32", "int8", "int8_float32")
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "translator-ctranslate2"
@@ -92,6 +94,36 @@ def _fsync_tree(folder: Path) -> None:
             os.fsync(f.fileno())
 
 
+def export_model(
+    checkpoint: Path,
+    fmt: str,
+    quantization: str,
+    output: Path,
+    vocab_map: bool = False,
+    overrides: list[str] | None = None,
+) -> str:
+    """Export `checkpoint` in format `fmt` to `output`: the line to print."""
+    if fmt not in FORMATS:
+        raise UserError(f"--format {fmt}: the formats are {', '.join(FORMATS)}")
+    if fmt == "ctranslate2":
+        return describe(
+            *export_checkpoint(checkpoint, fmt, quantization, output, vocab_map, overrides)
+        )
+    if vocab_map:
+        raise UserError(f"--vocab-map: only --format ctranslate2 takes a shortlist, not {fmt}")
+    if fmt == "huggingface":
+        if quantization != "float32":
+            raise UserError(
+                f"--quantization {quantization}: --format huggingface writes float32 weights only"
+            )
+        from translator.pretrained.export_hf import export_huggingface
+
+        return export_huggingface(Path(checkpoint), Path(output), overrides)
+    from translator.pretrained.export_argos import export_argos
+
+    return export_argos(Path(checkpoint), Path(output), quantization, overrides)
+
+
 def export_checkpoint(
     checkpoint: Path,
     fmt: str,
@@ -104,8 +136,8 @@ def export_checkpoint(
     `vocab_map`: with a shortlist learnt from the checkpoint's training data, found where
     the saved config says unless `overrides` (KEY=VALUE) point elsewhere."""
     checkpoint, output = Path(checkpoint), Path(output)
-    if fmt not in FORMATS:
-        raise UserError(f"--format {fmt}: the formats are {', '.join(FORMATS)}")
+    if fmt != "ctranslate2":
+        raise UserError(f"--format {fmt}: this function writes ctranslate2 folders only")
     if quantization not in QUANTIZATIONS:
         raise UserError(f"--quantization {quantization}: choose one of {', '.join(QUANTIZATIONS)}")
     _check_output(output)

@@ -1,0 +1,321 @@
+"""`translator export --format huggingface`, checked with transformers itself: an imported
+MarianMT model comes back with the original's logits; a model trained here in Marian's
+layout generates in transformers what `translator translate` gives; any other layout, a
+quantization and a folder translator did not write are one-line refusals."""
+
+import json
+
+import pytest
+import torch
+from commandline import run_cli
+from pretrained import demo_pairs, marian_folder, one_line_error
+from util import guided_translate, tiny_config
+
+from translator.config import config_from_dict
+from translator.engines.load import load_engine
+from translator.models.checkpoint import Checkpoint
+from translator.pretrained import import_pretrained
+from translator.specials import EOS, PAD
+from translator.train.trainer import Trainer
+
+transformers = pytest.importorskip("transformers")
+
+VARIANTS = {
+    "shared-tied": {},
+    "separate-untied": {"share": False, "tie": False},
+    "separate-vocabs": {"share": False, "separate_vocabs": True},
+}
+EOS_BIAS = 4.0
+STEPS = 20  # greedy output tokens at most, <eos> not counted
+# Marian's layout, trained here: post-norm, sin/cos in halves, a logits bias, untied output
+MARIAN_LAYOUT = {
+    "pre_norm": False,
+    "final_norm": False,
+    "positions": "halves",
+    "logits_bias": True,
+    "activation": "gelu",
+}
+
+
+def export(capsys, checkpoint, output, *extra):
+    args = ["export", "--checkpoint", str(checkpoint), "--format", "huggingface"]
+    return run_cli(capsys, *args, "--output", str(output), *extra)
+
+
+def padded(rows: list[list[int]], pad: int = PAD) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids [N, L] padded with `pad`, attention mask)."""
+    out = torch.full((len(rows), max(map(len, rows))), pad, dtype=torch.long)
+    mask = torch.zeros_like(out)
+    for i, row in enumerate(rows):
+        out[i, : len(row)], mask[i, : len(row)] = torch.tensor(row), 1
+    return out, mask
+
+
+def teacher_forced_logits(folder, model, pairs) -> torch.Tensor:
+    """The logits of `model` (a transformers MarianMTModel) for the pairs read by the
+    folder's MarianTokenizer, the decoder fed its start id then the reference."""
+    tok = transformers.MarianTokenizer.from_pretrained(folder)
+    src = tok([s for s, _ in pairs], padding=True, return_tensors="pt")
+    # the targets padded with the model's own pad id: with separate vocabularies the tokenizer
+    # would pad them with the source's
+    rows = tok(text_target=[t for _, t in pairs])["input_ids"]
+    tgt, _ = padded(rows, model.config.pad_token_id)
+    start = torch.full((tgt.size(0), 1), model.config.decoder_start_token_id)
+    with torch.no_grad():
+        return model(**src, decoder_input_ids=torch.cat([start, tgt[:, :-1]], 1)).logits
+
+
+@pytest.fixture(scope="module", params=list(VARIANTS))
+def round_trip(request, tmp_path_factory):
+    """(original folder, exported folder, export's printed line) of one Marian variant."""
+    root = tmp_path_factory.mktemp(request.param)
+    folder = marian_folder(root / "hf", **VARIANTS[request.param])
+    import_pretrained(str(folder), root / "imported.pt")
+    from translator.pretrained.export_hf import export_huggingface
+
+    said = export_huggingface(root / "imported.pt", root / "exported", None)
+    return folder, root / "exported", said
+
+
+def test_an_imported_marian_model_exports_back_exactly(round_trip):
+    folder, exported, said = round_trip
+    assert "MarianMTModel" in said and "the original model's ids" in said
+    original = transformers.MarianMTModel.from_pretrained(folder).eval()
+    back = transformers.MarianMTModel.from_pretrained(exported).eval()
+    pairs = demo_pairs()["test"]
+    want = teacher_forced_logits(folder, original, pairs)
+    got = teacher_forced_logits(exported, back, pairs)
+    diff = (got - want).abs().max().item()
+    print(f"max |logit difference| after import and export: {diff:.2e}")
+    assert diff < 1e-5, diff
+    for name in ("vocab.json", "target_vocab.json"):
+        if (folder / name).is_file():
+            mine = json.loads((exported / name).read_text(encoding="utf-8"))
+            assert mine == json.loads((folder / name).read_text(encoding="utf-8")), name
+    for key in ("pad_token_id", "eos_token_id", "decoder_start_token_id", "vocab_size"):
+        assert back.config.to_dict()[key] == original.config.to_dict()[key], key
+
+
+def test_the_card_and_licence_travel_into_the_export(round_trip):
+    folder, exported, _ = round_trip
+    for name in ("README.md", "LICENSE"):
+        assert (exported / name).read_text() == (folder / name).read_text()
+
+
+def eos_bias(ckpt: Checkpoint) -> None:
+    """So few training steps leave a model that stops only at the length limit: a larger
+    </s> logit gives outputs of varied lengths (a test of where both sides stop). M2M100 has
+    no logits bias: there the </s> row of the output layer (tied to the embeddings) moves
+    along the decoder's final norm bias, which every output adds."""
+    w = ckpt.model
+    if "generator.bias" in w:
+        w["generator.bias"][EOS] += 4.0
+        return
+    norm = w["dec_norm.bias"]
+    w["generator.weight"][EOS] += 0.5 * norm / norm.norm() ** 2
+    for name in ("src_embed.weight", "tgt_embed.weight"):
+        w[name][EOS] = w["generator.weight"][EOS]
+
+
+NATIVE = {  # (model and tokenizer keys, class)
+    "marian": ({"model": MARIAN_LAYOUT}, "MarianMTModel"),
+    # a sentencepiece model and vocabulary per side, an output layer of its own
+    "marian-two-vocabularies": (
+        {"model": {**MARIAN_LAYOUT, "tie_embeddings": False}, "tokenizer": {"joint": False}},
+        "MarianMTModel",
+    ),
+    "m2m100": (
+        {"model": {"pre_norm": True, "final_norm": True, "positions": "m2m100"}},
+        "M2M100ForConditionalGeneration",
+    ),
+}
+
+
+@pytest.fixture(scope="module", params=list(NATIVE))
+def native(request, tmp_path_factory):
+    """(checkpoint, exported folder, class name, translator id -> exported id) of a
+    Transformer trained here in a layout a transformers class computes."""
+    root = tmp_path_factory.mktemp(request.param)
+    changes, cls = NATIVE[request.param]
+    cfg = tiny_config(
+        run_dir=str(root / "run"),
+        model=changes["model"],
+        train={"max_steps": 120, "lr": 0.01, "valid_every": 10_000},
+        data={"dataset": "demo", "demo_train": 200, "demo_dev": 10, "demo_test": 30},
+        tokenizer={"vocab_size": 400, **changes.get("tokenizer", {})},
+    )
+    Trainer(config_from_dict(cfg)).run()
+    ckpt = Checkpoint.load(root / "run" / "last.pt")
+    eos_bias(ckpt)
+    ckpt.save(root / "model.pt")
+    from translator.pretrained.export_hf import export_huggingface
+
+    said = export_huggingface(root / "model.pt", root / "hf", None)
+    assert cls in said and "translator's ids" in said
+    # fairseq's order of the specials for M2M100 (<s> 0, <pad> 1, </s> 2, <unk> 3)
+    ids = {2: 0, 0: 1, 3: 2, 1: 3} if cls.startswith("M2M100") else {}
+    return root / "model.pt", root / "hf", cls, ids
+
+
+def lines_to_translate() -> list[str]:
+    return [s for s, _ in demo_pairs()["test"]][:30]
+
+
+def spaced(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_a_native_model_generates_what_translate_gives(native, tmp_path, capsys):
+    checkpoint, folder, cls, ids = native
+    lines = lines_to_translate()
+    (tmp_path / "in.txt").write_text("".join(f"{s}\n" for s in lines), encoding="utf-8")
+    args = ["translate", "--checkpoint", str(checkpoint), "--input", str(tmp_path / "in.txt")]
+    args += ["--output", str(tmp_path / "out.txt"), "--device", "cpu", "--beam", "1"]
+    code, _, err = run_cli(capsys, *args, "--max-len-a", "0", "--max-len-b", str(STEPS))
+    assert code == 0, err
+    want_text = (tmp_path / "out.txt").read_text(encoding="utf-8").splitlines()
+    engine = load_engine(checkpoint, device="cpu")
+    decode = engine.cfg.decode.model_copy(update={"beam": 1, "max_len_a": 0.0, "max_len_b": STEPS})
+    want = [
+        [ids.get(int(t), int(t)) for t in h[0].tokens]
+        for h in guided_translate(engine, lines, decode=decode)
+    ]
+    assert len({len(t) for t in want}) >= 3  # outputs of varied length, not one constant
+
+    tok = transformers.AutoTokenizer.from_pretrained(folder)
+    model = transformers.AutoModelForSeq2SeqLM.from_pretrained(folder).eval()
+    assert type(model).__name__ == cls
+    assert model.config.decoder_start_token_id == ids.get(2, 2)  # translator's <s>
+    batch = tok(lines, padding=True, return_tensors="pt")
+    # the folder's generation_config.json bans <pad>, <s> and <unk> and forces </s> at the
+    # limit, as translator's search does
+    with torch.no_grad():
+        out = model.generate(**batch, num_beams=1, do_sample=False, max_new_tokens=STEPS + 1)
+    eos = model.config.eos_token_id
+    got = [row[1:] for row in out.tolist()]
+    got = [row[: row.index(eos)] if eos in row else row for row in got]
+    assert got == want
+    # (translator leaves the spaces of word-start pieces that stand alone; the tokens agree)
+    texts = tok.batch_decode(out, skip_special_tokens=True)
+    assert [spaced(t) for t in texts] == [spaced(t) for t in want_text]
+
+
+@pytest.mark.skipif(
+    int(transformers.__version__.split(".")[0]) >= 5,
+    reason="transformers 5 removed the translation pipeline",
+)
+def test_the_translation_pipeline_translates(native):
+    checkpoint, folder, _, _ = native
+    lines = lines_to_translate()[:5]
+    engine = load_engine(checkpoint, device="cpu")
+    decode = engine.cfg.decode.model_copy(update={"beam": 1, "max_len_a": 0.0, "max_len_b": STEPS})
+    want = [h[0].text for h in guided_translate(engine, lines, decode=decode)]
+    translate = transformers.pipeline("translation", model=str(folder), device="cpu")
+    found = translate(lines, num_beams=1, max_new_tokens=STEPS + 1)
+    assert [spaced(f["translation_text"]) for f in found] == [spaced(t) for t in want]
+
+
+def test_a_native_model_computes_the_same_logits(native):
+    checkpoint, folder, _, ids = native
+    engine = load_engine(checkpoint, device="cpu")
+    pairs = demo_pairs()["test"][:30]
+    src, src_mask = padded(engine.tokenizer.encode_src([s for s, _ in pairs]))
+    tgt, _ = padded(engine.tokenizer.encode_tgt([t for _, t in pairs]))
+    model = transformers.AutoModelForSeq2SeqLM.from_pretrained(folder).eval()
+    table = torch.arange(engine.tokenizer.tgt_vocab_size)  # translator id -> exported id
+    for ours, theirs in ids.items():
+        table[ours] = theirs
+    theirs_src = torch.where(src_mask.bool(), table[src], model.config.pad_token_id)
+    theirs_tgt = torch.where(tgt != PAD, table[tgt], model.config.pad_token_id)
+    with torch.no_grad():
+        want = engine.model.eval()(src, tgt[:, :-1])
+        got = model(
+            input_ids=theirs_src, attention_mask=src_mask, decoder_input_ids=theirs_tgt[:, :-1]
+        ).logits[..., table]
+    real = tgt[:, 1:] != PAD
+    diff = (got - want)[real].abs().max().item()
+    print(f"max |logit difference| of a native model: {diff:.2e}")
+    assert diff < 1e-5, diff
+
+
+def test_the_native_card_names_translator_and_the_languages(native):
+    card = (native[1] / "README.md").read_text(encoding="utf-8")
+    assert "translator" in card and "- de" in card and "- en" in card
+    assert native[2] in card and "positions:" in card
+
+
+@pytest.mark.parametrize(
+    "model, needles",
+    [
+        ({"type": "lstm"}, ("model.type lstm", "MarianMTModel", "M2M100")),
+        ({"pre_norm": False}, ("model.positions interleaved", "halves", "MarianMTModel")),
+        (
+            {"pre_norm": True, "final_norm": False, "positions": "m2m100"},
+            ("model.final_norm false", "M2M100ForConditionalGeneration"),
+        ),
+        ({"pre_norm": True, "positions": "halves"}, ("model.positions halves (needs m2m100)",)),
+    ],
+)
+def test_each_layout_without_a_class_names_its_keys(model, needles):
+    from translator.errors import UserError
+    from translator.pretrained.export_hf import hf_class
+
+    with pytest.raises(UserError) as err:
+        hf_class(config_from_dict({"model": model}).model)
+    for needle in needles:
+        assert needle in err.value.message, (needle, err.value.message)
+
+
+@pytest.mark.parametrize(
+    "model, cls",
+    [
+        ({"pre_norm": False, "positions": "halves"}, "MarianMTModel"),
+        ({"pre_norm": False, "positions": "halves", "final_norm": True}, "MarianMTModel"),
+        ({"pre_norm": True, "positions": "m2m100"}, "M2M100ForConditionalGeneration"),
+    ],
+)
+def test_the_layouts_with_a_class(model, cls):
+    from translator.pretrained.export_hf import hf_class
+
+    assert hf_class(config_from_dict({"model": model}).model) == cls
+
+
+def test_a_layout_without_a_class_is_refused_in_one_line(three_steps, tmp_path, capsys):
+    code, _, err = export(capsys, three_steps, tmp_path / "hf")
+    one_line_error(code, err, "model.positions interleaved", "M2M100ForConditionalGeneration")
+    assert not (tmp_path / "hf").exists()
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    """An imported tiny Marian checkpoint."""
+    root = tmp_path_factory.mktemp("imported")
+    import_pretrained(str(marian_folder(root / "hf")), root / "m.pt")
+    return root / "m.pt"
+
+
+def test_a_quantization_is_refused_in_one_line(imported, tmp_path, capsys):
+    code, _, err = export(capsys, imported, tmp_path / "hf", "--quantization", "int8")
+    one_line_error(code, err, "--quantization int8", "float32")
+    assert not (tmp_path / "hf").exists()
+
+
+def test_a_folder_translator_did_not_write_is_refused(imported, tmp_path, capsys):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    code, _, err = export(capsys, imported, folder)
+    one_line_error(code, err, "refusing to write there")
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+    (tmp_path / "file").write_text("mine")
+    code, _, err = export(capsys, imported, tmp_path / "file")
+    one_line_error(code, err, "is a file")
+    assert (tmp_path / "file").read_text() == "mine"
+    # its own export is replaced by the next, and no scratch folder is left beside it
+    code, said, err = export(capsys, imported, tmp_path / "ours")
+    assert code == 0 and "MarianMTModel" in said, err
+    (tmp_path / "ours" / "vocab.json").write_text("{}")
+    code, _, err = export(capsys, imported, tmp_path / "ours")
+    assert code == 0, err
+    assert json.loads((tmp_path / "ours" / "vocab.json").read_text())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "mine", "ours"]

@@ -1,0 +1,406 @@
+"""`translator export --format huggingface`: a checkpoint as a folder that transformers loads
+with its own classes, so `pipeline("translation", model=FOLDER)` translates with it.
+
+    translator config                        Hugging Face class
+    pre_norm false, positions halves         MarianMTModel (post-norm, no final norm)
+    pre_norm true, final_norm true,          M2M100ForConditionalGeneration
+      positions m2m100, one embedding table,
+      no logits bias (or a zero one)
+
+Any other model is refused in one line naming the keys that differ. The weights are the
+inverse of the import (pretrained/marian.py): fused qkv rows [q; k; v] and cross-attention
+kv rows [k; v] are split, layers renamed. The tokenizer is transformers' MarianTokenizer
+(source.spm, target.spm, vocab.json [+ target_vocab.json]) for both classes: it encodes a
+line as translator does, pieces then </s>.
+
+Ids: an imported Marian model gets its original ids back (the checkpoint's `source` keeps
+translator id -> Marian id per side, and the original config.json), so the folder computes
+what the original did. Any other model keeps translator's order (<pad> 0, <unk> 1, <s> 2,
+</s> 3, then sentencepiece's pieces) and starts decoding from <s>; for M2M100, whose
+positions are counted from its pad id (fairseq's 1), the first four are put in fairseq's
+order (<s> 0, <pad> 1, </s> 2, <unk> 3). Target-language tags (<2fr>) are written as
+Marian's >>fr<<, which MarianTokenizer takes from the start of a line.
+
+The folder is built beside its final place and renamed into place whole
+(fileio/outputs.py), and only a folder translator wrote is replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import torch
+
+from translator.config import config_from_dict
+from translator.errors import UserError, optional_import
+from translator.fileio.outputs import claim_folder, replace_folder, temporary_folder
+from translator.models.checkpoint import Checkpoint
+from translator.specials import BOS, EOS, PAD, UNK
+
+MARIAN, M2M100 = "MarianMTModel", "M2M100ForConditionalGeneration"
+# translator id -> fairseq's id for the four specials (the rest keep theirs)
+FAIRSEQ = {BOS: 0, PAD: 1, EOS: 2, UNK: 3}
+
+
+def hf_class(model_cfg) -> str:
+    """The class that computes this model, or a UserError naming the keys that differ."""
+    m = model_cfg
+    if m.type != "transformer":
+        raise UserError(
+            f"model.type {m.type}: only Transformer models have a Hugging Face class "
+            f"({MARIAN}: model.pre_norm false, model.positions halves; {M2M100}: "
+            "model.pre_norm true, model.final_norm true, model.positions m2m100)"
+        )
+    if not m.pre_norm:
+        if m.positions != "halves":
+            raise UserError(
+                f"model.positions {m.positions}: a post-norm model exports as {MARIAN}, "
+                "which needs model.positions halves (Marian's sinusoid layout)"
+            )
+        return MARIAN
+    wrong = []
+    if not m.final_norm:
+        wrong.append("model.final_norm false (needs true)")
+    if m.positions != "m2m100":
+        wrong.append(f"model.positions {m.positions} (needs m2m100)")
+    if wrong:
+        raise UserError(
+            f"a pre-norm model exports as {M2M100}, and this one differs: {'; '.join(wrong)} "
+            f"(a post-norm model with model.positions halves exports as {MARIAN})"
+        )
+    return M2M100
+
+
+# ---------------------------------------------------------------- weights
+
+
+def layer_tensors(sd: dict, enc_layers: int, dec_layers: int, d: int) -> dict:
+    """translator's layers under transformers' names (MarianMTModel's and M2M100's agree)."""
+    out = {}
+
+    def put(hf: str, ours: str) -> None:
+        out[f"{hf}.weight"], out[f"{hf}.bias"] = sd[f"{ours}.weight"], sd[f"{ours}.bias"]
+
+    def split(names: list[str], ours: str) -> None:
+        w, b = sd[f"{ours}.weight"], sd[f"{ours}.bias"]
+        for i, hf in enumerate(names):
+            out[f"{hf}.weight"], out[f"{hf}.bias"] = w[i * d : (i + 1) * d], b[i * d : (i + 1) * d]
+
+    for i in range(enc_layers):
+        hf, ours = f"model.encoder.layers.{i}", f"encoder.{i}"
+        split([f"{hf}.self_attn.{p}_proj" for p in "qkv"], f"{ours}.attn.qkv")
+        put(f"{hf}.self_attn.out_proj", f"{ours}.attn.out")
+        put(f"{hf}.self_attn_layer_norm", f"{ours}.sub1.norm")
+        put(f"{hf}.fc1", f"{ours}.ff.0")
+        put(f"{hf}.fc2", f"{ours}.ff.3")
+        put(f"{hf}.final_layer_norm", f"{ours}.sub2.norm")
+    for i in range(dec_layers):
+        hf, ours = f"model.decoder.layers.{i}", f"decoder.{i}"
+        split([f"{hf}.self_attn.{p}_proj" for p in "qkv"], f"{ours}.self_attn.qkv")
+        put(f"{hf}.self_attn.out_proj", f"{ours}.self_attn.out")
+        put(f"{hf}.self_attn_layer_norm", f"{ours}.subs.0.norm")
+        put(f"{hf}.encoder_attn.q_proj", f"{ours}.cross_attn.q")
+        split([f"{hf}.encoder_attn.{p}_proj" for p in "kv"], f"{ours}.cross_attn.kv")
+        put(f"{hf}.encoder_attn.out_proj", f"{ours}.cross_attn.out")
+        put(f"{hf}.encoder_attn_layer_norm", f"{ours}.subs.1.norm")
+        put(f"{hf}.fc1", f"{ours}.ff.0")
+        put(f"{hf}.fc2", f"{ours}.ff.3")
+        put(f"{hf}.final_layer_norm", f"{ours}.subs.2.norm")
+    return out
+
+
+def reorder(table: torch.Tensor, ids: list[int]) -> torch.Tensor:
+    """Rows in the exported id order: row ids[i] is translator's row i. Where translator's
+    <s> shares an exported id with another of ours (an imported model's start: Marian's
+    <pad>, M2M100's </s>), that other's row is the id's own."""
+    out = table.new_zeros((max(ids) + 1, *table.shape[1:]))
+    for i in [BOS, *(i for i in range(len(ids)) if i != BOS)]:
+        out[ids[i]] = table[i]
+    return out
+
+
+def table_tensors(model, sd: dict, src_ids: list, tgt_ids: list, cls: str) -> dict:
+    """Embeddings, output layer, (Marian) logits bias and (M2M100) the stacks' final norms,
+    rows in the exported order."""
+    src = reorder(sd["src_embed.weight"], src_ids)
+    tgt = reorder(sd["tgt_embed.weight"], tgt_ids)
+    out = {
+        "model.encoder.embed_tokens.weight": src,
+        "model.decoder.embed_tokens.weight": tgt,
+        "lm_head.weight": reorder(sd["generator.weight"], tgt_ids),
+    }
+    if model.src_embed is model.tgt_embed:
+        out["model.shared.weight"] = tgt
+    bias = reorder(sd.get("generator.bias", torch.zeros(len(tgt_ids))), tgt_ids)
+    if cls == MARIAN:
+        out["final_logits_bias"] = bias[None]
+        return out
+    if bias.any():
+        raise UserError(
+            f"model.logits_bias: the model's output bias is not zero, and {M2M100} has none"
+        )
+    for stack in ("encoder", "decoder"):
+        for kind in ("weight", "bias"):
+            out[f"model.{stack}.layer_norm.{kind}"] = sd[f"{stack[:3]}_norm.{kind}"]
+    return out
+
+
+# ---------------------------------------------------------------- ids and vocabularies
+
+
+def original_ids(ckpt: Checkpoint, sd: dict) -> tuple[list, list] | None:
+    """(source, target) translator id -> Marian id of an imported Marian model, or None
+    where the ids are translator's own, or where fine-tuning has moved translator's <s> row
+    away from the Marian <pad> row it shares (one Marian row could not be both)."""
+    source = ckpt.source or {}
+    ids = source.get("ids")
+    if source.get("format") != "huggingface-marian" or not isinstance(ids, dict):
+        return None
+    src, tgt = ids.get("src"), ids.get("tgt") or ids.get("src")
+    if not isinstance(src, list) or not isinstance(tgt, list):
+        return None
+    if tgt[BOS] == tgt[PAD] and not torch.equal(
+        sd["tgt_embed.weight"][BOS], sd["tgt_embed.weight"][PAD]
+    ):
+        return None
+    return src, tgt
+
+
+def own_ids(size: int, cls: str) -> list[int]:
+    """translator id -> exported id where translator's order is kept."""
+    ids = list(range(size))
+    if cls == M2M100:
+        for ours, theirs in FAIRSEQ.items():
+            ids[ours] = theirs
+    return ids
+
+
+def piece_vocab(side, ids: list[int], tags: dict[str, str], where: str) -> dict[str, int]:
+    """vocab.json of one side: piece -> exported id. Where two translator ids share an
+    exported id (an imported Marian's <pad> and <s>) the first names it."""
+    vocab: dict[str, int] = {}
+    taken: set[int] = set()
+    for i in range(side.get_piece_size()):
+        if ids[i] in taken or (i == BOS and ids.count(ids[i]) > 1):
+            continue  # (an imported model's <s>: the id's own piece names it)
+        piece = side.id_to_piece(i)
+        piece = tags.get(piece, piece)
+        if piece in vocab:
+            raise UserError(f"{where}: the piece {piece!r} stands at two ids; vocab.json cannot")
+        vocab[piece] = ids[i]
+        taken.add(ids[i])
+    return vocab
+
+
+# ---------------------------------------------------------------- the folder
+
+
+def _check_output(output: Path) -> None:
+    if output.exists() and not output.is_dir():
+        raise UserError(f"--output {output} is a file; give a folder to write the export to")
+    if output.is_dir():
+        claim_folder(output, "--output", None, "export")
+
+
+def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | None) -> str:
+    """Write `checkpoint` as a transformers folder at `output`; the line to print.
+    `overrides` (KEY=VALUE) change the saved config's decode settings that the folder's
+    generation_config.json carries."""
+    from translator.config.languages import lang_tags
+
+    checkpoint, output = Path(checkpoint), Path(output)
+    ckpt = Checkpoint.load(checkpoint)
+    cfg, tokenizer, model = ckpt.build(str(checkpoint))
+    if overrides:
+        cfg = config_from_dict(cfg.to_dict(), f"{checkpoint} (saved config)", overrides)
+    try:
+        cls = hf_class(cfg.model)
+        if cls == M2M100 and model.src_embed is not model.tgt_embed:
+            raise UserError(
+                f"{M2M100} has one embedding table for both sides, and this model has two "
+                "(model.share_embeddings false, or a vocabulary per side)"
+            )
+    except UserError as err:
+        raise UserError(f"{checkpoint}: cannot be exported to huggingface: {err.message}") from None
+    safetensors = optional_import("safetensors.torch", "pretrained", "Hugging Face exports")
+    _check_output(output)
+    sd = {k: v.detach().float().contiguous() for k, v in model.state_dict().items()}
+    found = original_ids(ckpt, sd) if cls == MARIAN else None
+    src_ids, tgt_ids = found or (
+        own_ids(tokenizer.src_vocab_size, cls),
+        own_ids(tokenizer.tgt_vocab_size, cls),
+    )
+    m = cfg.model
+    try:
+        tensors = {
+            **table_tensors(model, sd, src_ids, tgt_ids, cls),
+            **layer_tensors(sd, m.enc_layers, m.dec_layers, m.d_model),
+        }
+    except UserError as err:
+        raise UserError(f"{checkpoint}: cannot be exported to huggingface: {err.message}") from None
+    tensors = {k: v.clone().contiguous() for k, v in tensors.items()}  # no shared storage
+    tags = {t: f">>{t[2:-1]}<<" for t in lang_tags(cfg.data)}
+    where = str(checkpoint)
+    src_vocab = piece_vocab(tokenizer.src, src_ids, tags, where)
+    shared_vocab = tokenizer.joint if tokenizer.vocab is None else tokenizer.vocab["tgt"] is None
+    tgt_vocab = None if shared_vocab else piece_vocab(tokenizer.tgt, tgt_ids, tags, where)
+    ids = {
+        "pad_token_id": tgt_ids[PAD],
+        "eos_token_id": tgt_ids[EOS],
+        "decoder_start_token_id": tgt_ids[BOS],
+        "forced_eos_token_id": tgt_ids[EOS],
+    }
+    banned = {tgt_ids[i] for i in (PAD, BOS, *model.never_output)}
+    if not cfg.decode.allow_unk:
+        banned.add(tgt_ids[UNK])
+    tmp = temporary_folder(output)
+    try:
+        config = model_config(cls, cfg, src_ids, tgt_ids, model, ids)
+        if found is not None:
+            config = {**ckpt.source.get("config", {}), **config}
+        write_json(tmp / "config.json", config)
+        write_json(tmp / "generation_config.json", generation(cfg, ids, banned))
+        safetensors.save_file(tensors, str(tmp / "model.safetensors"), {"format": "pt"})
+        write_tokenizer(tmp, tokenizer, src_vocab, tgt_vocab, cfg, found is None)
+        write_card(tmp, ckpt, cfg, cls)
+        replace_folder(tmp, output, "export")
+    except OSError as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise UserError(
+            f"cannot write the export to {output}: {err.strerror or err}",
+            "check free disk space and that the folder is writable",
+        ) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    size = sum(p.stat().st_size for p in output.iterdir() if p.is_file())
+    order = "the original model's ids" if found else "translator's ids"
+    return (
+        f"{m.type} model exported to {output} (Hugging Face {cls}, float32, {order}, "
+        f"{size / 1e6:.1f} MB)"
+    )
+
+
+def write_json(path: Path, data) -> None:
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def model_config(cls: str, cfg, src_ids: list, tgt_ids: list, model, ids: dict) -> dict:
+    """config.json of the class."""
+    m = cfg.model
+    shared = model.src_embed is model.tgt_embed
+    out = {
+        "architectures": [cls],
+        "model_type": "marian" if cls == MARIAN else "m2m_100",
+        "vocab_size": max(src_ids) + 1,
+        "d_model": m.d_model,
+        "encoder_layers": m.enc_layers,
+        "decoder_layers": m.dec_layers,
+        "encoder_attention_heads": m.heads,
+        "decoder_attention_heads": m.heads,
+        "encoder_ffn_dim": m.ff_dim,
+        "decoder_ffn_dim": m.ff_dim,
+        "activation_function": m.activation,
+        "max_position_embeddings": m.max_positions,
+        "scale_embedding": m.embed_scale,
+        "tie_word_embeddings": model.generator.weight is model.tgt_embed.weight,
+        "dropout": m.dropout,
+        "attention_dropout": m.attention_dropout,
+        "activation_dropout": 0.0,
+        "encoder_layerdrop": 0.0,
+        "decoder_layerdrop": 0.0,
+        "is_encoder_decoder": True,
+        "dtype": "float32",
+        **ids,
+    }
+    if cls == MARIAN:
+        out["decoder_vocab_size"] = max(tgt_ids) + 1
+        out["share_encoder_decoder_embeddings"] = shared
+    else:
+        out["bos_token_id"] = tgt_ids[BOS]
+    return out
+
+
+def generation(cfg, ids: dict, banned: set[int]) -> dict:
+    """generation_config.json: translator's start, end and banned outputs (<pad>, <s>,
+    <unk> unless decode.allow_unk, input-only tags), and its beam size."""
+    return {
+        **{k: ids[k] for k in ("decoder_start_token_id", "eos_token_id", "pad_token_id")},
+        "forced_eos_token_id": ids["eos_token_id"],
+        "bad_words_ids": [[i] for i in sorted(banned)],
+        "max_length": cfg.model.max_positions,
+        "num_beams": cfg.decode.beam,
+    }
+
+
+def write_tokenizer(tmp: Path, tokenizer, src_vocab: dict, tgt_vocab, cfg, own: bool) -> None:
+    """MarianTokenizer's files; `own`: translator's ids, whose <s> is a token of its own."""
+    (tmp / "source.spm").write_bytes(tokenizer.src_bytes)
+    (tmp / "target.spm").write_bytes(tokenizer.tgt_bytes or tokenizer.src_bytes)
+    write_json(tmp / "vocab.json", src_vocab)
+    if tgt_vocab is not None:
+        write_json(tmp / "target_vocab.json", tgt_vocab)
+    specials = {"eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<pad>"}
+    if own:
+        specials["bos_token"] = "<s>"
+    write_json(tmp / "special_tokens_map.json", specials)
+    write_json(
+        tmp / "tokenizer_config.json",
+        {
+            "tokenizer_class": "MarianTokenizer",
+            "source_lang": cfg.data.src_lang,
+            "target_lang": cfg.data.tgt_lang,
+            "separate_vocabs": tgt_vocab is not None,
+            "model_max_length": cfg.model.max_positions,
+            **specials,
+        },
+    )
+
+
+def write_card(tmp: Path, ckpt: Checkpoint, cfg, cls: str) -> None:
+    """The imported model's card and licence files as they came; for translator's own model
+    a short README.md naming translator, the languages and the model config."""
+    files = (ckpt.source or {}).get("files")
+    if isinstance(files, dict) and files:
+        for name, text in files.items():
+            if isinstance(text, str) and name == Path(name).name and not name.startswith("."):
+                (tmp / name).write_text(text, encoding="utf-8")
+        return
+    import yaml
+
+    from translator.config.languages import source_languages, target_languages
+
+    sources, targets = source_languages(cfg.data), target_languages(cfg.data)
+    langs = list(dict.fromkeys(sources + targets))
+    model = yaml.safe_dump(cfg.model.to_dict(), sort_keys=False).strip()
+    card = [
+        "---",
+        "library_name: transformers",
+        "pipeline_tag: translation",
+        "language:",
+        *(f"- {lang}" for lang in langs),
+        "tags:",
+        "- translation",
+        "- translator",
+        "---",
+        f"# {', '.join(sources)} -> {', '.join(targets)} ({cfg.model.type})",
+        "",
+        f"A translation model from {', '.join(sources)} to {', '.join(targets)}, trained with "
+        f"translator and exported by `translator export --format huggingface` as "
+        f"transformers' `{cls}` with a `MarianTokenizer`:",
+        "",
+        "```python",
+        "from transformers import pipeline",
+        'translate = pipeline("translation", model="PATH/TO/THIS/FOLDER")',
+        "```",
+        "",
+        "## Model config (translator)",
+        "",
+        "```yaml",
+        model,
+        "```",
+        "",
+    ]
+    (tmp / "README.md").write_text("\n".join(card), encoding="utf-8")
