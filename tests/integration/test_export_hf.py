@@ -102,6 +102,48 @@ def test_the_card_and_licence_travel_into_the_export(round_trip):
         assert (exported / name).read_text() == (folder / name).read_text()
 
 
+def test_an_imported_nllb_model_exports_back_exactly(tmp_path):
+    from pretrained_m2m100 import nllb_folder
+
+    from translator.pretrained.export_hf import export_huggingface
+
+    folder = nllb_folder(tmp_path / "hf")
+    import_pretrained(str(folder), tmp_path / "imported.pt")
+    said = export_huggingface(tmp_path / "imported.pt", tmp_path / "exported", None)
+    assert "M2M100ForConditionalGeneration" in said and "the original model's ids" in said
+    for name in ("README.md", "LICENSE"):
+        assert (tmp_path / "exported" / name).read_text() == (folder / name).read_text()
+    auto = transformers.AutoModelForSeq2SeqLM
+    original, back = (
+        auto.from_pretrained(folder).eval(),
+        auto.from_pretrained(tmp_path / "exported"),
+    )
+    tok = transformers.AutoTokenizer.from_pretrained(folder)
+    tok_back = transformers.AutoTokenizer.from_pretrained(tmp_path / "exported")
+    pairs = demo_pairs()["test"]
+    lines = [s for s, _ in pairs]
+    assert tok_back(lines)["input_ids"] == tok(lines)["input_ids"]
+    batch = tok(lines, text_target=[t for _, t in pairs], padding=True, return_tensors="pt")
+    with torch.no_grad():
+        diff = (back.eval()(**batch).logits - original(**batch).logits).abs().max().item()
+    print(f"max |logit difference| after NLLB import and export: {diff:.2e}")
+    assert diff < 1e-5, diff
+    # the exported generation_config.json forces the tokenizer's target language first, and
+    # bans and ends as translator does
+    src = tok(lines, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        got = back.generate(**src, num_beams=1, max_new_tokens=STEPS)
+        want = original.generate(
+            **src,
+            num_beams=1,
+            max_new_tokens=STEPS,
+            forced_bos_token_id=tok.convert_tokens_to_ids(tok.tgt_lang),
+            forced_eos_token_id=original.config.eos_token_id,
+            bad_words_ids=[[original.config.pad_token_id], [tok.unk_token_id]],
+        )
+    assert got.tolist() == want.tolist()
+
+
 def eos_bias(ckpt: Checkpoint) -> None:
     """So few training steps leave a model that stops only at the length limit: a larger
     </s> logit gives outputs of varied lengths (a test of where both sides stop). M2M100 has

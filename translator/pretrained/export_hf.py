@@ -150,20 +150,21 @@ def table_tensors(model, sd: dict, src_ids: list, tgt_ids: list, cls: str) -> di
 # ---------------------------------------------------------------- ids and vocabularies
 
 
-def original_ids(ckpt: Checkpoint, sd: dict) -> tuple[list, list] | None:
-    """(source, target) translator id -> Marian id of an imported Marian model, or None
-    where the ids are translator's own, or where fine-tuning has moved translator's <s> row
-    away from the Marian <pad> row it shares (one Marian row could not be both)."""
+def original_ids(ckpt: Checkpoint, sd: dict, cls: str) -> tuple[list, list] | None:
+    """(source, target) translator id -> released id of a model imported from a folder of
+    class `cls`, or None where the ids are translator's own, or where fine-tuning has moved
+    translator's <s> row away from the released row it shares (Marian's <pad>, M2M100's
+    </s>): one row could not be both."""
     source = ckpt.source or {}
     ids = source.get("ids")
-    if source.get("format") != "huggingface-marian" or not isinstance(ids, dict):
+    kind = {MARIAN: "huggingface-marian", M2M100: "huggingface-m2m100"}[cls]
+    if source.get("format") != kind or not isinstance(ids, dict):
         return None
     src, tgt = ids.get("src"), ids.get("tgt") or ids.get("src")
     if not isinstance(src, list) or not isinstance(tgt, list):
         return None
-    if tgt[BOS] == tgt[PAD] and not torch.equal(
-        sd["tgt_embed.weight"][BOS], sd["tgt_embed.weight"][PAD]
-    ):
+    table = sd["tgt_embed.weight"]
+    if any(tgt[i] == tgt[BOS] and not torch.equal(table[i], table[BOS]) for i in (PAD, EOS)):
         return None
     return src, tgt
 
@@ -177,7 +178,7 @@ def own_ids(size: int, cls: str) -> list[int]:
     return ids
 
 
-def piece_vocab(side, ids: list[int], tags: dict[str, str], where: str) -> dict[str, int]:
+def piece_vocab(side, ids: list[int], tags: dict[str, str]) -> dict[str, int]:
     """vocab.json of one side: piece -> exported id. Where two translator ids share an
     exported id (an imported Marian's <pad> and <s>) the first names it."""
     vocab: dict[str, int] = {}
@@ -188,7 +189,7 @@ def piece_vocab(side, ids: list[int], tags: dict[str, str], where: str) -> dict[
         piece = side.id_to_piece(i)
         piece = tags.get(piece, piece)
         if piece in vocab:
-            raise UserError(f"{where}: the piece {piece!r} stands at two ids; vocab.json cannot")
+            raise UserError(f"the piece {piece!r} stands at two ids, which vocab.json cannot hold")
         vocab[piece] = ids[i]
         taken.add(ids[i])
     return vocab
@@ -208,8 +209,6 @@ def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | No
     """Write `checkpoint` as a transformers folder at `output`; the line to print.
     `overrides` (KEY=VALUE) change the saved config's decode settings that the folder's
     generation_config.json carries."""
-    from translator.config.languages import lang_tags
-
     checkpoint, output = Path(checkpoint), Path(output)
     ckpt = Checkpoint.load(checkpoint)
     cfg, tokenizer, model = ckpt.build(str(checkpoint))
@@ -227,7 +226,7 @@ def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | No
     safetensors = optional_import("safetensors.torch", "pretrained", "Hugging Face exports")
     _check_output(output)
     sd = {k: v.detach().float().contiguous() for k, v in model.state_dict().items()}
-    found = original_ids(ckpt, sd) if cls == MARIAN else None
+    found = original_ids(ckpt, sd, cls)
     src_ids, tgt_ids = found or (
         own_ids(tokenizer.src_vocab_size, cls),
         own_ids(tokenizer.tgt_vocab_size, cls),
@@ -241,29 +240,32 @@ def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | No
     except UserError as err:
         raise UserError(f"{checkpoint}: cannot be exported to huggingface: {err.message}") from None
     tensors = {k: v.clone().contiguous() for k, v in tensors.items()}  # no shared storage
-    tags = {t: f">>{t[2:-1]}<<" for t in lang_tags(cfg.data)}
-    where = str(checkpoint)
-    src_vocab = piece_vocab(tokenizer.src, src_ids, tags, where)
-    shared_vocab = tokenizer.joint if tokenizer.vocab is None else tokenizer.vocab["tgt"] is None
-    tgt_vocab = None if shared_vocab else piece_vocab(tokenizer.tgt, tgt_ids, tags, where)
     ids = {
         "pad_token_id": tgt_ids[PAD],
         "eos_token_id": tgt_ids[EOS],
         "decoder_start_token_id": tgt_ids[BOS],
         "forced_eos_token_id": tgt_ids[EOS],
     }
-    banned = {tgt_ids[i] for i in (PAD, BOS, *model.never_output)}
-    if not cfg.decode.allow_unk:
-        banned.add(tgt_ids[UNK])
+    # what translator's search never outputs; an imported model's <s> is the released start
+    # (Marian's <pad>, banned as such; M2M100's </s>, which must stay)
+    banned = [PAD, *model.never_output] + [UNK] * (not cfg.decode.allow_unk)
+    banned = {tgt_ids[i] for i in banned + [BOS] * (found is None)}
+    forced = {}
+    if found is not None and cls == M2M100:  # the target language's code, forced first
+        code = (ckpt.source.get("languages") or {}).get(cfg.data.tgt_lang)
+        forced = {} if code is None else {"forced_bos_token_id": tgt_ids[code]}
     tmp = temporary_folder(output)
     try:
         config = model_config(cls, cfg, src_ids, tgt_ids, model, ids)
         if found is not None:
             config = {**ckpt.source.get("config", {}), **config}
         write_json(tmp / "config.json", config)
-        write_json(tmp / "generation_config.json", generation(cfg, ids, banned))
+        write_json(tmp / "generation_config.json", generation(cfg, {**ids, **forced}, banned))
         safetensors.save_file(tensors, str(tmp / "model.safetensors"), {"format": "pt"})
-        write_tokenizer(tmp, tokenizer, src_vocab, tgt_vocab, cfg, found is None)
+        if found is not None and cls == M2M100:
+            write_nllb_tokenizer(tmp, tokenizer, ckpt.source)
+        else:
+            write_tokenizer(tmp, tokenizer, src_ids, tgt_ids, cfg, found is None)
         write_card(tmp, ckpt, cfg, cls)
         replace_folder(tmp, output, "export")
     except OSError as err:
@@ -327,20 +329,24 @@ def generation(cfg, ids: dict, banned: set[int]) -> dict:
     """generation_config.json: translator's start, end and banned outputs (<pad>, <s>,
     <unk> unless decode.allow_unk, input-only tags), and its beam size."""
     return {
-        **{k: ids[k] for k in ("decoder_start_token_id", "eos_token_id", "pad_token_id")},
-        "forced_eos_token_id": ids["eos_token_id"],
+        **ids,
         "bad_words_ids": [[i] for i in sorted(banned)],
         "max_length": cfg.model.max_positions,
         "num_beams": cfg.decode.beam,
     }
 
 
-def write_tokenizer(tmp: Path, tokenizer, src_vocab: dict, tgt_vocab, cfg, own: bool) -> None:
+def write_tokenizer(tmp: Path, tokenizer, src_ids: list, tgt_ids: list, cfg, own: bool) -> None:
     """MarianTokenizer's files; `own`: translator's ids, whose <s> is a token of its own."""
+    from translator.config.languages import lang_tags
+
+    tags = {t: f">>{t[2:-1]}<<" for t in lang_tags(cfg.data)}
+    shared = tokenizer.joint if tokenizer.vocab is None else tokenizer.vocab["tgt"] is None
     (tmp / "source.spm").write_bytes(tokenizer.src_bytes)
     (tmp / "target.spm").write_bytes(tokenizer.tgt_bytes or tokenizer.src_bytes)
-    write_json(tmp / "vocab.json", src_vocab)
-    if tgt_vocab is not None:
+    write_json(tmp / "vocab.json", piece_vocab(tokenizer.src, src_ids, tags))
+    if not shared:
+        tgt_vocab = piece_vocab(tokenizer.tgt, tgt_ids, tags)
         write_json(tmp / "target_vocab.json", tgt_vocab)
     specials = {"eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<pad>"}
     if own:
@@ -352,11 +358,24 @@ def write_tokenizer(tmp: Path, tokenizer, src_vocab: dict, tgt_vocab, cfg, own: 
             "tokenizer_class": "MarianTokenizer",
             "source_lang": cfg.data.src_lang,
             "target_lang": cfg.data.tgt_lang,
-            "separate_vocabs": tgt_vocab is not None,
+            "separate_vocabs": not shared,
             "model_max_length": cfg.model.max_positions,
             **specials,
         },
     )
+
+
+def write_nllb_tokenizer(tmp: Path, tokenizer, source: dict) -> None:
+    """An imported M2M100/NLLB model's tokenizer as it came: transformers rebuilds the same
+    vocabulary (fairseq's specials, the pieces, the language codes) from its sentencepiece
+    model and tokenizer_config.json."""
+    (tmp / "sentencepiece.bpe.model").write_bytes(tokenizer.src_bytes)
+    config = dict(source.get("tokenizer_config") or {})
+    for key in ("is_local", "local_files_only", "name_or_path"):  # where it was read from
+        config.pop(key, None)
+    config.setdefault("tokenizer_class", "NllbTokenizer")
+    config.setdefault("extra_special_tokens", list(source.get("languages") or {}))
+    write_json(tmp / "tokenizer_config.json", config)
 
 
 def write_card(tmp: Path, ckpt: Checkpoint, cfg, cls: str) -> None:
