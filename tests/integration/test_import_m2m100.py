@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 import torch
+from checkpoints import needs_ct2
 from commandline import run_cli
 from pretrained import SENTENCES, demo_pairs, one_line_error
 from pretrained_m2m100 import LANGUAGES, nllb_folder
@@ -231,3 +232,48 @@ def test_a_bad_folder_is_one_line(imported, tmp_path, capsys, change, needles):
     change(copy)
     code, _, err = run_cli(capsys, "import", str(copy), "--output", str(tmp_path / "m.pt"))
     one_line_error(code, err, str(copy), *needles)
+
+
+@needs_ct2
+def test_the_ctranslate2_export_computes_the_same_greedy_outputs(imported, tmp_path):
+    """The export's position table (fairseq's from angle 2, already sliced) and pre-norm
+    stacks, checked through CTranslate2 itself: given the language codes as translator
+    gives them (the source's first piece, the target prefix), its greedy outputs are the
+    PyTorch engine's."""
+    import ctranslate2
+
+    from translator.engines.export import export_checkpoint
+
+    _, path, _, _ = imported
+    export_checkpoint(path, "ctranslate2", "float32", tmp_path / "ct2")
+    engine = load_engine(path, "cpu", src_lang="deu_Latn", tgt_lang="fra_Latn")
+    lines = [s for s, _ in demo_pairs()["test"]]
+    dc = engine.cfg.decode.replace(beam=1, max_len_a=0.0, max_len_b=STEPS)
+    ours = [hyps[0].tokens for hyps in engine.translate(lines, DecodeRequest(dc))]
+    piece = engine.tokenizer.tgt.id_to_piece
+    src = [[piece(i) for i in s] for s in sources(engine, lines).tolist()]
+    src = [[p for p in s if p != piece(PAD)] for s in src]
+    found = ctranslate2.Translator(str(tmp_path / "ct2"), device="cpu").translate_batch(
+        src,
+        target_prefix=[["fra_Latn"]] * len(src),
+        beam_size=1,
+        max_decoding_length=STEPS + 1,  # the code and STEPS tokens
+        suppress_sequences=[[piece(PAD)], [piece(BOS)]],
+        disable_unk=True,
+        max_input_length=0,
+    )
+    theirs = [[engine.tokenizer.tgt.piece_to_id(p) for p in r.hypotheses[0][1:]] for r in found]
+    assert [list(t) for t in ours] == theirs
+    # the exported engine puts the codes where the manifest lists them (engines/ct2.py)
+    manifest = json.loads((tmp_path / "ct2" / "manifest.json").read_text())
+    manifest.setdefault("languages", Checkpoint.load(path).source["languages"])
+    (tmp_path / "ct2" / "manifest.json").write_text(json.dumps(manifest))
+    exported = load_engine(tmp_path / "ct2", "cpu", src_lang="deu_Latn", tgt_lang="fra_Latn")
+    assert exported.target_start == engine.target_start
+    got = exported.translate(lines, DecodeRequest(dc))
+    assert [h[0].tokens for h in got] == [h for h in ours]
+    pairs = demo_pairs()["test"][:10]
+    want = engine.score([s for s, _ in pairs], [t for _, t in pairs])
+    scored = exported.score([s for s, _ in pairs], [t for _, t in pairs])
+    assert all(abs(a.logprob - b.logprob) < 1e-3 for a, b in zip(want, scored))
+    assert [a.tokens for a in want] == [b.tokens for b in scored]

@@ -39,11 +39,12 @@ from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer, fingerprint
 from translator.data.vocab import tokenizer_from_state
-from translator.decode.request import Capabilities, DecodeRequest, EngineBase
+from translator.decode.request import Capabilities, DecodeRequest, EngineBase, fed_prefixes
 from translator.decode.rules import length_penalty, max_lengths
 from translator.decode.score import Score, score_in_batches
-from translator.decode.translator import Translation, in_batches
+from translator.decode.translator import Translation, in_batches, started
 from translator.engines.export import FORMAT_VERSION, MANIFEST, MANIFEST_FORMAT, QUANTIZATIONS
+from translator.engines.lang_codes import code_ids, language_codes
 from translator.errors import UserError, optional_import
 from translator.specials import BOS, EOS, PAD
 
@@ -143,10 +144,12 @@ class ExportedTranslator(EngineBase):
         use_vmap: bool | None = None,
         workers: int | None = None,
     ):
-        """`prefix_of(cfg, tokenizer)`: the source ids put before every line of a request
-        that names none (none without it); `use_vmap`: whether to use the export's vocabulary
-        shortlist (default: where it has one); `workers`: batches decoded at once (default:
-        one per core on a CPU)."""
+        """`prefix_of(cfg, tokenizer, codes)`: (the source ids put before every line, the
+        target ids every output is forced to begin with) of a request that names none;
+        `codes`: the manifest's language codes (engines/lang_codes.py) or None. Without it:
+        none, or the codes of the model's own languages. `use_vmap`: whether to use the
+        export's vocabulary shortlist (default: where it has one); `workers`: batches
+        decoded at once (default: one per core on a CPU)."""
         self.folder = folder = Path(folder)
         manifest = read_manifest(folder)
         ct2 = optional_import("ctranslate2", "ctranslate2", "exported models")
@@ -179,7 +182,12 @@ class ExportedTranslator(EngineBase):
         self._src_pieces = [src.id_to_piece(i) for i in range(src.get_piece_size())]
         self._tgt_ids = {tgt.id_to_piece(i): i for i in range(tgt.get_piece_size())}
         # source ids put before every line of a request that names none (load_engine's tags)
-        self.source_prefix = tuple(prefix_of(self.cfg, self.tokenizer) if prefix_of else ())
+        codes = language_codes(manifest)
+        if prefix_of is not None:
+            prefix, start = prefix_of(self.cfg, self.tokenizer, codes)
+        else:
+            prefix, start = ((), ()) if codes is None else code_ids(codes, self.cfg.data)
+        self.source_prefix, self.target_start = tuple(prefix), tuple(start)
         never = self.tokenizer.never_output(self.cfg.data.tags)
         self._banned = [[tgt.id_to_piece(i)] for i in (PAD, BOS, *never)]
         self._eos = tgt.id_to_piece(EOS)
@@ -241,16 +249,20 @@ class ExportedTranslator(EngineBase):
     ) -> list[Score]:
         """As decode.translator.Translator.score, through CTranslate2's score_batch."""
         pieces = self.tokenizer.tgt.id_to_piece
+        request = request or self.request()
+        start = list(self.start_of(request))  # read, not scored
 
         def run(src, tgt):
             found = self.engine.score_batch(
                 [[self._src_pieces[i] for i in s] for s in src],
-                [[pieces(i) for i in t[1:-1]] for t in tgt],  # it adds <bos> and <eos>
+                [[pieces(i) for i in start + t[1:-1]] for t in tgt],  # it adds <bos>, <eos>
                 max_input_length=0,
             )
-            return [Score(float(sum(r.log_probs)), len(r.log_probs)) for r in found]
+            return [
+                Score(float(sum(r.log_probs[len(start) :])), len(r.log_probs) - len(start))
+                for r in found
+            ]
 
-        request = request or self.request()
         limits = (self.max_source, self.max_target)
         size = request.decode.batch_size
         return score_in_batches(
@@ -287,7 +299,9 @@ class ExportedTranslator(EngineBase):
         return found
 
     def _batch(self, ids: list[list[int]], request: DecodeRequest):
-        dc, nbest, prefixes = request.decode, request.nbest, request.prefixes
+        skip = len(start := self.start_of(request))  # (searched, then not shown)
+        dc, nbest = started(request.decode, start), request.nbest
+        prefixes = fed_prefixes(start, request.prefixes, len(ids))
         # our search's output limit of each sentence (a prefix fits whole)
         steps = self.cfg.model.max_positions
         caps = max_lengths(pad_ids(ids), dc.max_len_a, dc.max_len_b, steps).tolist()
@@ -324,7 +338,7 @@ class ExportedTranslator(EngineBase):
             for body, logprob, _ in hyps:
                 tokens = tuple(self._tgt_ids[p] for p in body)
                 score = logprob / length_penalty(len(tokens) + 1, dc.len_penalty)  # with <eos>
-                best[tokens] = max(score, best.get(tokens, float("-inf")))
+                best[tokens[skip:]] = max(score, best.get(tokens[skip:], float("-inf")))
             lists.append(sorted(best.items(), key=lambda kv: -kv[1])[:nbest])
         # one call for the batch's texts: sentencepiece's per-call cost is a tenth of the
         # decoding time of a small model

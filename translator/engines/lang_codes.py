@@ -13,7 +13,8 @@ from translator.errors import UserError
 
 
 def language_codes(source: dict | None) -> dict[str, int] | None:
-    """code -> translator id of a checkpoint's `source` record (None: a model without)."""
+    """code -> translator id of a checkpoint's `source` record or an export's manifest
+    (None: a model without)."""
     codes = (source or {}).get("languages")
     if not isinstance(codes, dict) or not codes:
         return None
@@ -32,7 +33,7 @@ def code_id(codes: dict[str, int], lang: str, option: str) -> int:
 
 
 def code_ids(
-    codes: dict[str, int], data, src_lang: str | None, tgt_lang: str | None
+    codes: dict[str, int], data, src_lang: str | None = None, tgt_lang: str | None = None
 ) -> tuple[list[int], list[int]]:
     """(the source's first ids, the output's forced first ids) for `src_lang` and `tgt_lang`,
     the model's own (data.src_lang, data.tgt_lang) where not given."""

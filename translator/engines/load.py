@@ -116,7 +116,9 @@ def _exported(path: Path, device: str, quantize: str | None, languages) -> Engin
         )
     from translator.engines.ct2 import ExportedTranslator
 
-    return ExportedTranslator(path, device, lambda cfg, tok: _prefix_of(cfg, tok, *languages))
+    return ExportedTranslator(
+        path, device, lambda cfg, tok, codes: _starts(cfg, tok, codes, *languages)
+    )
 
 
 def _ensemble(paths: list, built: list, device, languages):
