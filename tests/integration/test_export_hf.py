@@ -286,6 +286,46 @@ def test_the_native_card_names_translator_and_the_languages(native):
     assert native[2] in card and "positions:" in card
 
 
+def test_a_multilingual_model_takes_marians_language_codes(tmp_path, capsys):
+    """Target-language tags (<2fr>) are exported as Marian's >>fr<<, which MarianTokenizer
+    takes from the start of a line: transformers then translates as --tgt-lang does."""
+    from util import multiway_folder
+
+    from translator.pretrained.export_hf import export_huggingface
+
+    (tmp_path / "data").mkdir()
+    data = multiway_folder(tmp_path / "data")
+    raw = tiny_config(
+        run_dir=str(tmp_path / "run"),
+        data={"dir": str(data), "directions": ["en-de", "en-fr", "en-cs"]},
+        model={"positions": "m2m100"},
+        train={"max_steps": 100, "lr": 0.01, "valid_every": 10_000},
+    )
+    raw["data"].pop("dataset")
+    Trainer(config_from_dict(raw)).run()
+    export_huggingface(tmp_path / "run" / "last.pt", tmp_path / "hf", None)
+    tok = transformers.AutoTokenizer.from_pretrained(tmp_path / "hf")
+    model = transformers.AutoModelForSeq2SeqLM.from_pretrained(tmp_path / "hf").eval()
+    lines = (data / "test.en").read_text(encoding="utf-8").splitlines()
+    args = ["translate", "--checkpoint", str(tmp_path / "run" / "last.pt"), "--beam", "1"]
+    args += ["--input", str(data / "test.en"), "--device", "cpu"]
+    args += ["--max-len-a", "0", "--max-len-b", str(STEPS)]
+    outputs = set()
+    for lang in ("de", "fr", "cs"):
+        out = tmp_path / f"out.{lang}"
+        code, _, err = run_cli(capsys, *args, "--tgt-lang", lang, "--output", str(out))
+        assert code == 0, err
+        batch = tok([f">>{lang}<< {line}" for line in lines], padding=True, return_tensors="pt")
+        assert tok.convert_ids_to_tokens(batch["input_ids"][:, 0]) == [f">>{lang}<<"] * len(lines)
+        with torch.no_grad():
+            found = model.generate(**batch, num_beams=1, max_new_tokens=STEPS + 1)
+        texts = tok.batch_decode(found, skip_special_tokens=True)
+        want = out.read_text(encoding="utf-8").splitlines()
+        assert [spaced(t) for t in texts] == [spaced(t) for t in want]
+        outputs.add(tuple(want))
+    assert len(outputs) == 3  # the code changes the output
+
+
 @pytest.mark.parametrize(
     "model, needles",
     [
@@ -361,3 +401,34 @@ def test_a_folder_translator_did_not_write_is_refused(imported, tmp_path, capsys
     assert code == 0, err
     assert json.loads((tmp_path / "ours" / "vocab.json").read_text())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "mine", "ours"]
+
+
+def test_the_ctranslate2_export_carries_the_licence_too(imported, tmp_path, capsys):
+    pytest.importorskip("ctranslate2")
+    args = ["export", "--checkpoint", str(imported), "--output", str(tmp_path / "ct2")]
+    code, _, err = run_cli(capsys, *args)
+    assert code == 0, err
+    assert (tmp_path / "ct2" / "LICENSE").read_text().startswith("CC-BY")
+    manifest = json.loads((tmp_path / "ct2" / "manifest.json").read_text())
+    assert manifest["source"]["files"]["LICENSE"].startswith("CC-BY")
+    code, said, err = run_cli(capsys, "info", str(tmp_path / "ct2"))
+    assert code == 0, err
+    assert "licence: CC-BY 4.0 (test) (LICENSE)" in said and "tiny-marian" in said
+
+
+def test_export_format_argos_reaches_the_argos_exporter(imported, tmp_path, capsys, monkeypatch):
+    import translator.pretrained.export_argos as argos
+
+    calls = []
+
+    def fake(checkpoint, output, quantization, overrides):
+        calls.append((checkpoint, output, quantization, overrides))
+        return "packaged"
+
+    monkeypatch.setattr(argos, "export_argos", fake)
+    args = ["export", "--checkpoint", str(imported), "--format", "argos"]
+    args += ["--output", str(tmp_path / "m.argosmodel"), "--quantization", "int8"]
+    code, said, err = run_cli(capsys, *args, "--set", "decode.beam=3")
+    assert code == 0, err
+    assert said.strip() == "packaged"
+    assert calls == [(imported, tmp_path / "m.argosmodel", "int8", ["decode.beam=3"])]

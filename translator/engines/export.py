@@ -8,8 +8,10 @@ package (pretrained/export_argos.py); `export_model` dispatches on --format.
       source.model [target.model]    the sentencepiece model(s) of the checkpoint
       [vmap.txt]                     with --vocab-map: the vocabulary shortlist
                                      (engines/shortlist.py), which decoding then uses
+      [README.md, LICENSE...]        an imported model's card and licence files
       manifest.json                  format version, source checkpoint, config, decoding
-                                     settings, tokenizer fingerprint, every file's size
+                                     settings, tokenizer fingerprint, every file's size,
+                                     an imported model's `source` record
 
 The folder is built beside its final place and renamed into it once whole, so an
 interrupted export leaves no folder that `translate --checkpoint FOLDER` would trust;
@@ -141,7 +143,8 @@ def export_checkpoint(
     if quantization not in QUANTIZATIONS:
         raise UserError(f"--quantization {quantization}: choose one of {', '.join(QUANTIZATIONS)}")
     _check_output(output)
-    cfg, tokenizer, model = Checkpoint.load(checkpoint).build(str(checkpoint))
+    ckpt = Checkpoint.load(checkpoint)
+    cfg, tokenizer, model = ckpt.build(str(checkpoint))
     if overrides:
         cfg = config_from_dict(cfg.to_dict(), f"{checkpoint} (saved config)", overrides)
     if fmt not in model.export_formats:
@@ -161,6 +164,10 @@ def export_checkpoint(
         if not tokenizer.joint:
             (tmp / TARGET_SPM).write_bytes(tokenizer.tgt_bytes)
         shortlist = _vocab_map(cfg, tokenizer, tmp) if vocab_map else None
+        from translator.pretrained.export_hf import card_files
+
+        for name, text in card_files(ckpt.source).items():  # an imported model's licence
+            (tmp / name).write_text(text, encoding="utf-8")
         _fsync_tree(tmp)
         manifest = {
             "format": MANIFEST_FORMAT,
@@ -184,6 +191,8 @@ def export_checkpoint(
             "config": cfg.to_dict(),
             "decode": cfg.decode.to_dict(),
             "vocab_map": shortlist,
+            # an imported model's origin, card and licence (translator info shows them)
+            **({"source": ckpt.source} if ckpt.source else {}),
             "files": {p.name: p.stat().st_size for p in sorted(tmp.iterdir()) if p.name != MARKER},
         }
         atomic_write_bytes(tmp / MANIFEST, json.dumps(manifest, indent=1).encode("utf-8"))

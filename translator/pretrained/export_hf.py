@@ -378,14 +378,26 @@ def write_nllb_tokenizer(tmp: Path, tokenizer, source: dict) -> None:
     write_json(tmp / "tokenizer_config.json", config)
 
 
+def card_files(source: dict | None) -> dict[str, str]:
+    """An imported model's card and licence files (checkpoint `source`): name -> text, for
+    the names pretrained/files.py's card() reads (README.md, LICENSE*, LICENCE*) alone."""
+    files = (source or {}).get("files")
+    return {
+        name: text
+        for name, text in (files.items() if isinstance(files, dict) else ())
+        if isinstance(text, str)
+        and name == Path(name).name
+        and (name.upper() == "README.MD" or name.upper().startswith(("LICENSE", "LICENCE")))
+    }
+
+
 def write_card(tmp: Path, ckpt: Checkpoint, cfg, cls: str) -> None:
     """The imported model's card and licence files as they came; for translator's own model
     a short README.md naming translator, the languages and the model config."""
-    files = (ckpt.source or {}).get("files")
-    if isinstance(files, dict) and files:
-        for name, text in files.items():
-            if isinstance(text, str) and name == Path(name).name and not name.startswith("."):
-                (tmp / name).write_text(text, encoding="utf-8")
+    files = card_files(ckpt.source)
+    for name, text in files.items():
+        (tmp / name).write_text(text, encoding="utf-8")
+    if files:
         return
     import yaml
 
