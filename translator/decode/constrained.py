@@ -147,7 +147,10 @@ class ConstrainedBeam:
         """Per sentence, (score, beam, token) of each beam's best next token and of each
         next token of a phrase that would bring it further."""
         k, vocab = self.width, logp.size(-1)
-        best = logp.argmax(-1).view(len(lives), k)
+        # <eos> aside: a beam that has met every phrase and would end, but not among the k
+        # best, goes on with its best other token rather than leave the pool (and be lost)
+        best = logp.index_fill(1, torch.tensor([EOS], device=logp.device), NEG).argmax(-1)
+        best = best.view(len(lives), k)
         extra: list[tuple[int, int, int]] = []  # (sentence row, beam, token)
         for r, i in enumerate(lives):
             for j, beam in enumerate(self.beams[i]):

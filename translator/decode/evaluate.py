@@ -109,7 +109,8 @@ def evaluate_translator(
                                  prefixes, phrases)  # fmt: skip
     found = translator.translate(sources, request, progress=True)
     hyps = [r[0].text for r in found]
-    result = {**score(hyps, refs), "beam": dc.beam, "len_penalty": dc.len_penalty, "data": what}
+    settings = {"beam": dc.beam, "len_penalty": dc.len_penalty, "len_norm": dc.len_norm}
+    result = {**score(hyps, refs), **settings, "data": what}
     if phrases is not None:
         result["constraints"] = honoured(hyps, phrases)
     if with_lengths:
