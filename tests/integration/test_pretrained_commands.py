@@ -1,7 +1,8 @@
 """An imported model through the other commands, in this process: `info` shows its origin and
 licence, `train --init-from` fine-tunes it on the demo data with a config of data and
 training settings alone (keeping its piece tables, model keys and source record, and
-resuming exactly), `average` keeps the source record, `translate` and `score` run on it."""
+resuming exactly), `average` keeps the source record, `translate` and `score` run on it.
+The commands that decode or score with an imported model: test_pretrained_decoding.py."""
 
 import pytest
 import torch

@@ -188,13 +188,10 @@ def test_the_int8_export_with_a_shortlist_translates_within_it(model, exported, 
         assert pieces <= allowed, (source, pieces - allowed)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the CTranslate2 manifest does not yet carry the checkpoint's source"
-)
-def test_the_export_carries_the_licence(exported, capsys):
+def test_the_export_carries_the_origin_and_licence(exported, capsys):
     code, out, err = run_cli(capsys, "info", exported)
     assert code == 0, err
-    assert "licence: CC-BY 4.0 (test)" in out
+    assert "licence: CC-BY 4.0 (test)" in out and "huggingface-marian" in out
 
 
 def test_serve_answers_with_the_imported_model(model):
