@@ -218,8 +218,9 @@ class DecodeConfig(Section):
     beam: Beam = 5  # beam size; 1 = greedy search
     len_penalty: LenPenalty = 1.0  # alpha of the length normalisation (len_norm); 0 = none
     # What a finished hypothesis's log-probability is divided by (len: its tokens with the
-    # </s>): gnmt, ((5 + len) / 6) ** alpha (Wu et al. 2016; Marian, OpenNMT), or power,
-    # len ** alpha (transformers' and fairseq's length_penalty; alpha 1 = the mean per token).
+    # </s>): gnmt, ((5 + len) / 6) ** alpha (Wu et al. 2016; OpenNMT's wu), or power, len **
+    # alpha (transformers' length_penalty, Marian's --normalize, CTranslate2's; alpha 1 = the
+    # mean per token).
     len_norm: Literal["gnmt", "power"] = "gnmt"
     max_len_a: MaxLenA = 1.5  # longest output: max_len_a * source subwords + max_len_b
     max_len_b: MaxLenB = 10  # subwords added to the output length limit (see max_len_a)
