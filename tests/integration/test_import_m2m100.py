@@ -6,13 +6,15 @@ line and never shown, and one-line errors."""
 
 import json
 import shutil
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import torch
 from checkpoints import needs_ct2
 from commandline import run_cli
 from pretrained import SENTENCES, demo_pairs, one_line_error
-from pretrained_m2m100 import LANGUAGES, nllb_folder
+from pretrained_m2m100 import LANGUAGES, m2m100_folder, nllb_folder
 
 from translator.decode.request import DecodeRequest
 from translator.engines.load import load_engine
@@ -25,15 +27,32 @@ transformers = pytest.importorskip("transformers")
 STEPS = 20  # greedy output tokens at most, <eos> and the forced language code not counted
 
 
-@pytest.fixture(scope="module")
-def imported(tmp_path_factory):
-    """(folder, checkpoint path, transformers' model, its tokenizer)."""
-    root = tmp_path_factory.mktemp("nllb")
-    folder = nllb_folder(root / "hf")
+@dataclass
+class Imported:
+    folder: Path
+    path: Path  # the imported checkpoint
+    hf: object  # transformers' model
+    tok: object  # its tokenizer
+    src: str  # the source language's code
+    targets: tuple[str, str]  # two target codes, the folder's own tgt_lang second
+    piece: str  # how the tokenizer spells the first target's code
+
+
+KINDS = {
+    "nllb": (nllb_folder, "NllbTokenizer", "deu_Latn", ("fra_Latn", "eng_Latn"), "fra_Latn"),
+    "m2m100": (m2m100_folder, "M2M100Tokenizer", "de", ("fr", "en"), "__fr__"),
+}
+
+
+@pytest.fixture(scope="module", params=list(KINDS))
+def imported(request, tmp_path_factory):
+    build, tokenizer, src, targets, piece = KINDS[request.param]
+    root = tmp_path_factory.mktemp(request.param)
+    folder = build(root / "hf")
     import_pretrained(str(folder), root / "imported.pt")
     hf = transformers.M2M100ForConditionalGeneration.from_pretrained(folder).eval()
-    tok = transformers.NllbTokenizer.from_pretrained(folder)
-    return folder, root / "imported.pt", hf, tok
+    tok = getattr(transformers, tokenizer).from_pretrained(folder)
+    return Imported(folder, root / "imported.pt", hf, tok, src, targets, piece)
 
 
 def table(path) -> torch.Tensor:
@@ -54,26 +73,27 @@ def sources(engine, lines) -> torch.Tensor:
 
 
 def test_source_and_target_ids_are_the_tokenizers(imported):
-    folder, path, _, tok = imported
-    engine = load_engine(path, "cpu", src_lang="deu_Latn", tgt_lang="fra_Latn")
+    path, tok = imported.path, imported.tok
+    engine = load_engine(path, "cpu", src_lang=imported.src, tgt_lang=imported.targets[0])
     ids = table(path)
     pairs = demo_pairs()["test"]
     src, tgt = [s for s, _ in pairs], [t for _, t in pairs]
-    theirs = tok(src, text_target=tgt)
+    tok.src_lang = imported.src
+    theirs = tok(src)
     ours_src = [ids[[*engine.source_prefix, *s]].tolist() for s in engine.tokenizer.encode_src(src)]
     assert ours_src == theirs["input_ids"]
     start = list(engine.target_start)
     ours_tgt = [ids[start + t[1:]].tolist() for t in engine.tokenizer.encode_tgt(tgt)]
-    tok.tgt_lang = "fra_Latn"
+    tok.tgt_lang = imported.targets[0]
     assert ours_tgt == tok(text_target=tgt)["input_ids"]
-    assert tok.convert_ids_to_tokens(ids[list(engine.target_start)].tolist()) == ["fra_Latn"]
+    assert tok.convert_ids_to_tokens(ids[list(engine.target_start)].tolist()) == [imported.piece]
 
 
 def test_teacher_forced_log_probs_match_transformers(imported):
-    _, path, hf, _ = imported
+    path, hf = imported.path, imported.hf
     _, tokenizer, model = Checkpoint.load(path).build(str(path))
     model.eval()
-    engine = load_engine(path, "cpu", src_lang="deu_Latn", tgt_lang="fra_Latn")
+    engine = load_engine(path, "cpu", src_lang=imported.src, tgt_lang=imported.targets[0])
     ids = table(path)
     pairs = demo_pairs()["test"]
     assert len(pairs) == SENTENCES
@@ -91,7 +111,7 @@ def test_teacher_forced_log_probs_match_transformers(imported):
     real = tgt[:, 1:] != PAD
     outputs = torch.arange(ours.size(-1)) != BOS  # (BOS's column repeats the model's </s>)
     diff = (ours - theirs)[real][:, outputs].abs().max().item()
-    print(f"max abs difference of log-probabilities: {diff:.2e}")
+    print(f"{imported.folder}: max abs difference of log-probabilities {diff:.2e}")
     assert diff < 1e-4, diff
     assert ours[..., BOS].max() < -1000  # <s> takes no share of the softmax
     # translator score: the same sums, the forced code read but not scored
@@ -103,14 +123,16 @@ def test_teacher_forced_log_probs_match_transformers(imported):
     assert [s.tokens for s in scores] == (real.sum(1) - 1).tolist()
 
 
-def generate(hf, path, engine, lines, tgt_lang):
+def generate(imported, lines, tgt_lang):
     """transformers' greedy outputs as translator ids, the start, the code and <eos> dropped.
     Banned on both sides: <pad> and <unk> (translator's defaults: its search never outputs
     <pad> or <s>, the start row, and <unk> only with decode.allow_unk); generate bans
     nothing by itself. forced_eos_token_id ends an output at the limit as translator's
     search does."""
+    hf, path = imported.hf, imported.path
     ids = table(path)
-    src = sources(engine, lines)
+    src = sources(load_engine(path, "cpu", src_lang=imported.src, tgt_lang=tgt_lang), lines)
+    code = Checkpoint.load(path).source["languages"][tgt_lang]
     config = hf.config
     with torch.no_grad():
         out = hf.generate(
@@ -119,7 +141,7 @@ def generate(hf, path, engine, lines, tgt_lang):
             num_beams=1,
             do_sample=False,
             max_new_tokens=STEPS + 2,  # the code, STEPS tokens, </s>
-            forced_bos_token_id=int(ids[engine.codes_start(tgt_lang)]),
+            forced_bos_token_id=int(ids[code]),
             forced_eos_token_id=config.eos_token_id,
             suppress_tokens=[config.pad_token_id, int(ids[1])],
             decoder_start_token_id=config.decoder_start_token_id,
@@ -133,13 +155,13 @@ def generate(hf, path, engine, lines, tgt_lang):
 
 
 def test_greedy_outputs_match_generate(imported):
-    folder, path, hf, _ = imported
+    path = imported.path
     lines = [s for s, _ in demo_pairs()["test"]]
-    for tgt_lang in ("fra_Latn", "eng_Latn"):
-        engine = load_engine(path, "cpu", src_lang="deu_Latn", tgt_lang=tgt_lang)
+    for tgt_lang in imported.targets:
+        engine = load_engine(path, "cpu", src_lang=imported.src, tgt_lang=tgt_lang)
         dc = engine.cfg.decode.replace(beam=1, max_len_a=0.0, max_len_b=STEPS)
         ours = [hyps[0].tokens for hyps in engine.translate(lines, DecodeRequest(dc))]
-        theirs, out = generate(hf, path, LanguageOf(engine, path), lines, tgt_lang)
+        theirs, out = generate(imported, lines, tgt_lang)
         assert [list(map(int, t)) for t in ours] == theirs
         assert (out[:, 1] == int(table(path)[engine.target_start[0]])).all()
         assert len({len(t) for t in theirs}) >= 2  # outputs of varied length
@@ -148,60 +170,75 @@ def test_greedy_outputs_match_generate(imported):
         assert all(code not in t for t in ours)
 
 
-class LanguageOf:
-    """An engine's source ids, and the translator id of a target language's code."""
-
-    def __init__(self, engine, path):
-        self.source_prefix, self.tokenizer = engine.source_prefix, engine.tokenizer
-        self.codes = Checkpoint.load(path).source["languages"]
-
-    def codes_start(self, lang):
-        return self.codes[lang]
-
-
 def test_translate_chooses_the_language_on_the_command_line(imported, capsys):
-    folder, path, hf, tok = imported
+    path, tok = imported.path, imported.tok
     lines = [s for s, _ in demo_pairs()["test"]][:3]
     args = ["translate", "--checkpoint", str(path), "--device", "cpu", "--beam", "1"]
-    args += ["--max-len-a", "0", "--max-len-b", str(STEPS), "--src-lang", "deu_Latn"]
+    args += ["--max-len-a", "0", "--max-len-b", str(STEPS), "--src-lang", imported.src]
     said = {}
-    for lang in ("fra_Latn", "eng_Latn"):
+    codes = Checkpoint.load(path).source["languages"]
+    pieces = tok.convert_ids_to_tokens(table(path)[list(codes.values())].tolist())
+    for lang in imported.targets:
         code, out, err = run_cli(capsys, *args, "--tgt-lang", lang, *lines)
         assert code == 0, err
         said[lang] = out.splitlines()
-        engine = LanguageOf(load_engine(path, "cpu", src_lang="deu_Latn"), path)
-        _, generated = generate(hf, path, engine, lines, lang)
-        assert said[lang] == tok.batch_decode(generated, skip_special_tokens=True)
-        assert not any(c in line for line in said[lang] for c in LANGUAGES)
-    assert said["fra_Latn"] != said["eng_Latn"]  # the forced code steers the output
-    # without --tgt-lang, the tokenizer's tgt_lang (eng_Latn) is the model's own
+        _, generated = generate(imported, lines, lang)
+        # (after the start and the code: M2M100Tokenizer would print its codes)
+        assert said[lang] == tok.batch_decode(generated[:, 2:], skip_special_tokens=True)
+        forced = pieces[list(codes).index(lang)]  # (random weights output other codes)
+        assert not any(forced in line for line in said[lang])
+    assert said[imported.targets[0]] != said[imported.targets[1]]  # the code steers it
+    # without --tgt-lang, the tokenizer's tgt_lang is the model's own
     code, out, err = run_cli(capsys, *args, *lines)
-    assert code == 0 and out.splitlines() == said["eng_Latn"], err
+    assert code == 0 and out.splitlines() == said[imported.targets[1]], err
 
 
 def test_unknown_language_is_one_line_listing_the_models(imported, capsys):
-    _, path, _, _ = imported
+    path = imported.path
     for option in ("--tgt-lang", "--src-lang"):
         code, _, err = run_cli(
             capsys, "translate", "--checkpoint", str(path), "--device", "cpu", option,
             "klingon", "Ein Hund.",
         )  # fmt: skip
-        one_line_error(code, err, f"{option} klingon", *LANGUAGES)
+        one_line_error(code, err, f"{option} klingon", imported.src, *imported.targets)
 
 
 def test_import_on_the_command_line_keeps_the_codes_and_card(imported, tmp_path, capsys):
-    folder, _, _, _ = imported
     out = tmp_path / "m.pt"
-    code, said, err = run_cli(capsys, "import", str(folder), "--output", str(out))
+    code, said, err = run_cli(capsys, "import", str(imported.folder), "--output", str(out))
     assert code == 0, err
     assert "M2M100/NLLB" in said
     ckpt = Checkpoint.load(out)
-    assert sorted(ckpt.source["languages"]) == sorted(LANGUAGES)
+    codes = sorted(ckpt.source["languages"])
+    assert codes == sorted(LANGUAGES) if "nllb" in str(imported.folder) else len(codes) == 100
     assert ckpt.source["files"]["LICENSE"].startswith("CC-BY-NC")
-    assert (ckpt.config["data"]["src_lang"], ckpt.config["data"]["tgt_lang"]) == (
-        "deu_Latn", "eng_Latn",
-    )  # fmt: skip
+    data = ckpt.config["data"]
+    assert (data["src_lang"], data["tgt_lang"]) == (imported.src, imported.targets[1])
     assert ckpt.config["model"]["positions"] == "m2m100"
+
+
+@pytest.fixture(scope="module")
+def nllb_source(tmp_path_factory):
+    return nllb_folder(tmp_path_factory.mktemp("bad-source") / "hf")
+
+
+def no_codes(folder):
+    data = json.loads((folder / "tokenizer.json").read_text())
+    data["added_tokens"] = [t for t in data["added_tokens"] if t["content"] not in LANGUAGES]
+    (folder / "tokenizer.json").write_text(json.dumps(data))
+
+
+def test_a_folder_without_its_language_codes_is_one_line(imported, tmp_path, capsys):
+    copy = tmp_path / "bad"
+    shutil.copytree(imported.folder, copy)
+    if (copy / "tokenizer.json").is_file():
+        no_codes(copy)
+        needles = ["no language codes"]
+    else:  # M2M100Tokenizer: the list of codes is named, not listed
+        edit_json("tokenizer_config.json", language_codes="m2m200")(copy)
+        needles = ["language_codes 'm2m200'", "m2m100, wmt21"]
+    code, _, err = run_cli(capsys, "import", str(copy), "--output", str(tmp_path / "m.pt"))
+    one_line_error(code, err, *needles)
 
 
 def edit_json(name, **changes):
@@ -225,10 +262,9 @@ def edit_json(name, **changes):
     ],
     ids=["activation", "pad", "layers", "legacy", "no-spm", "no-tokenizer", "vocab-size"],
 )
-def test_a_bad_folder_is_one_line(imported, tmp_path, capsys, change, needles):
-    folder, _, _, _ = imported
+def test_a_bad_folder_is_one_line(nllb_source, tmp_path, capsys, change, needles):
     copy = tmp_path / "bad"
-    shutil.copytree(folder, copy)
+    shutil.copytree(nllb_source, copy)
     change(copy)
     code, _, err = run_cli(capsys, "import", str(copy), "--output", str(tmp_path / "m.pt"))
     one_line_error(code, err, str(copy), *needles)
@@ -244,9 +280,9 @@ def test_the_ctranslate2_export_computes_the_same_greedy_outputs(imported, tmp_p
 
     from translator.engines.export import export_checkpoint
 
-    _, path, _, _ = imported
+    path, tgt = imported.path, imported.targets[0]
     export_checkpoint(path, "ctranslate2", "float32", tmp_path / "ct2")
-    engine = load_engine(path, "cpu", src_lang="deu_Latn", tgt_lang="fra_Latn")
+    engine = load_engine(path, "cpu", src_lang=imported.src, tgt_lang=tgt)
     lines = [s for s, _ in demo_pairs()["test"]]
     dc = engine.cfg.decode.replace(beam=1, max_len_a=0.0, max_len_b=STEPS)
     ours = [hyps[0].tokens for hyps in engine.translate(lines, DecodeRequest(dc))]
@@ -255,7 +291,7 @@ def test_the_ctranslate2_export_computes_the_same_greedy_outputs(imported, tmp_p
     src = [[p for p in s if p != piece(PAD)] for s in src]
     found = ctranslate2.Translator(str(tmp_path / "ct2"), device="cpu").translate_batch(
         src,
-        target_prefix=[["fra_Latn"]] * len(src),
+        target_prefix=[[piece(engine.target_start[0])]] * len(src),
         beam_size=1,
         max_decoding_length=STEPS + 1,  # the code and STEPS tokens
         suppress_sequences=[[piece(PAD)], [piece(BOS)]],
@@ -268,7 +304,7 @@ def test_the_ctranslate2_export_computes_the_same_greedy_outputs(imported, tmp_p
     manifest = json.loads((tmp_path / "ct2" / "manifest.json").read_text())
     manifest.setdefault("languages", Checkpoint.load(path).source["languages"])
     (tmp_path / "ct2" / "manifest.json").write_text(json.dumps(manifest))
-    exported = load_engine(tmp_path / "ct2", "cpu", src_lang="deu_Latn", tgt_lang="fra_Latn")
+    exported = load_engine(tmp_path / "ct2", "cpu", src_lang=imported.src, tgt_lang=tgt)
     assert exported.target_start == engine.target_start
     got = exported.translate(lines, DecodeRequest(dc))
     assert [h[0].tokens for h in got] == [h for h in ours]

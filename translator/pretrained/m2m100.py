@@ -11,11 +11,12 @@ transformers' M2M100ForConditionalGeneration computes (modeling_m2m_100.py):
     no logits bias                               logits_bias: zeros, but <s> (below)
     layer weights named as Marian's              pretrained/marian.py's layer_weights
 
-Ids come from the folder's tokenizer.json (the ids the released model was trained with:
-fairseq's <s> 0, <pad> 1, </s> 2, <unk> 3, the sentencepiece pieces, the language codes,
-<mask>) and are numbered anew as in marian.py: 0-3 are translator's <pad>, <unk>, <s>,
-</s>, then every other id in its order; embedding rows past the tokenizer's ids keep
-pieces of their own (<extra:ID>), so the softmax runs over the same entries.
+Ids come from the folder's tokenizer.json (NllbTokenizer: fairseq's <s> 0, <pad> 1, </s> 2,
+<unk> 3, the sentencepiece pieces at their id + 1, the language codes such as deu_Latn,
+<mask>) or, for M2M100Tokenizer, its vocab.json followed by the codes (__de__, chosen as
+de: m2m100_codes.py). They are numbered anew as in marian.py: 0-3 are translator's <pad>,
+<unk>, <s>, </s>, then every other id in its order; embedding rows past the tokenizer's
+ids keep pieces of their own (<extra:ID>), so the softmax runs over the same entries.
 
 The decoder starts from decoder_start_token_id (</s>), which becomes translator's <s>;
 the first token it outputs is the target language's code (forced_bos_token_id). A source
@@ -43,7 +44,7 @@ from translator.specials import BOS, SPECIAL_PIECES
 NAME = "M2M100/NLLB"
 SUPPORTED = (
     "Hugging Face M2M100ForConditionalGeneration folders (model_type m2m_100: NLLB-200 with "
-    "NllbTokenizer, tokenizer.json and sentencepiece.bpe.model)"
+    "tokenizer.json, or M2M100 with vocab.json; and sentencepiece.bpe.model)"
 )
 SPM_FILE = "sentencepiece.bpe.model"
 # Named specials of the tokenizer: every other special added token is a language code
@@ -83,8 +84,12 @@ def check_config(folder: Path, config: dict) -> None:
         )
 
 
-def hf_vocabulary(folder: Path) -> tuple[dict[str, int], list[str]]:
-    """(piece -> id of every entry of tokenizer.json, the language codes in id order)."""
+def hf_vocabulary(folder: Path, tok: dict) -> tuple[dict[str, int], dict[str, int]]:
+    """(piece -> id of every entry of the tokenizer, language code -> its id): an
+    NllbTokenizer's tokenizer.json, else an M2M100Tokenizer's vocab.json (`tok`: its
+    tokenizer_config.json, which names its list of codes)."""
+    if not (folder / "tokenizer.json").is_file() and (folder / "vocab.json").is_file():
+        return m2m100_vocabulary(folder, tok)
     path = folder / "tokenizer.json"
     data = read_json(folder, "tokenizer.json")
     model = data.get("model") if isinstance(data.get("model"), dict) else {}
@@ -103,7 +108,28 @@ def hf_vocabulary(folder: Path) -> tuple[dict[str, int], list[str]]:
             codes.append((token["id"], str(token["content"])))
     if len(set(vocab.values())) != len(vocab):
         raise UserError(f"{path}: two pieces share an id")
-    return vocab, [code for _, code in sorted(codes)]
+    return vocab, {code: i for i, code in sorted(codes)}
+
+
+def m2m100_vocabulary(folder: Path, tok: dict) -> tuple[dict[str, int], dict[str, int]]:
+    """M2M100Tokenizer's ids: vocab.json (fairseq's dictionary), then __xx__ of each code of
+    the named list."""
+    from translator.pretrained.m2m100_codes import LANGUAGE_CODES, lang_piece
+
+    vocab = read_json(folder, "vocab.json")
+    ids = sorted(vocab.values()) if all(isinstance(i, int) for i in vocab.values()) else None
+    if ids != list(range(len(vocab))):
+        raise UserError(
+            f"{folder / 'vocab.json'}: ids must be the numbers 0 .. {len(vocab) - 1}, each once"
+        )
+    name = tok.get("language_codes", "m2m100")
+    if name not in LANGUAGE_CODES:
+        raise UserError(
+            f"{folder / 'tokenizer_config.json'}: language_codes {name!r} (known: "
+            f"{', '.join(LANGUAGE_CODES)})"
+        )
+    codes = {code: len(vocab) + i for i, code in enumerate(LANGUAGE_CODES[name])}
+    return {**vocab, **{lang_piece(c): i for c, i in codes.items()}}, codes
 
 
 def id_table(vocab: dict[str, int], config: dict, where: str) -> tuple[list[int], list[str]]:
@@ -217,16 +243,17 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
             f"{folder}: tokenizer_config.json legacy_behaviour true (the language code after "
             "the source) is not supported; translator puts the code first"
         )
-    vocab, codes = hf_vocabulary(folder)
+    vocab, codes = hf_vocabulary(folder, tok)
     if not codes:
         raise UserError(f"{folder / 'tokenizer.json'}: no language codes among its added tokens")
     spm = read_bytes(folder, SPM_FILE)
-    check_pieces(spm, vocab, where)
+    if (folder / "tokenizer.json").is_file():  # (vocab.json numbers pieces its own way)
+        check_pieces(spm, vocab, where)
     ids, pieces = id_table(vocab, config, where)
     tokenizer = VocabTokenizer(spm, None, pieces)
     w = Weights(read_weights(folder), where)
     weights = {**table_weights(w, config, ids), **layer_weights(w, config), **stack_norms(w)}
-    cfg = translator_config(config, tok, len(ids), codes)
+    cfg = translator_config(config, tok, len(ids), list(codes))
     ckpt = Checkpoint(config=cfg, tokenizer=tokenizer.state(), model=weights)
     model = build_model(config_from_dict(cfg).model, len(ids), len(ids), tokenizer.joint)
     ckpt.load_weights(model, where)  # the names and shapes are ours: a mismatch is a bug here
@@ -240,7 +267,7 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
         "ids": {"src": ids, "tgt": None},
         # each language code's translator id: the source's first id and the target's forced
         # first id (engines/lang_codes.py)
-        "languages": {code: where_in_table[vocab[code]] for code in codes},
+        "languages": {code: where_in_table[i] for code, i in codes.items()},
         "files": card(folder),
     }
     return ckpt
