@@ -144,6 +144,37 @@ def test_an_imported_nllb_model_exports_back_exactly(tmp_path):
     assert got.tolist() == want.tolist()
 
 
+def test_a_finetuned_start_row_exports_in_translators_ids(imported, tmp_path):
+    """Fine-tuning moves translator's <s> row away from the Marian <pad> row it started as;
+    Marian's ids cannot hold both, so the export keeps translator's and starts from <s>."""
+    from translator.pretrained.export_hf import export_huggingface
+    from translator.specials import BOS
+
+    ckpt = Checkpoint.load(imported)
+    moved = torch.randn(
+        ckpt.model["tgt_embed.weight"].size(1), generator=torch.Generator().manual_seed(0)
+    )
+    for name in ("src_embed.weight", "tgt_embed.weight", "generator.weight"):
+        ckpt.model[name][BOS] = moved  # (one table, shared and tied, in this variant)
+    ckpt.save(tmp_path / "tuned.pt")
+    said = export_huggingface(tmp_path / "tuned.pt", tmp_path / "hf", None)
+    assert "translator's ids" in said
+    lines = lines_to_translate()
+    engine = load_engine(tmp_path / "tuned.pt", device="cpu")
+    decode = engine.cfg.decode.model_copy(update={"beam": 1, "max_len_a": 0.0, "max_len_b": STEPS})
+    want = [list(map(int, h[0].tokens)) for h in guided_translate(engine, lines, decode=decode)]
+    tok = transformers.AutoTokenizer.from_pretrained(tmp_path / "hf")
+    model = transformers.MarianMTModel.from_pretrained(tmp_path / "hf").eval()
+    assert model.config.decoder_start_token_id == BOS
+    with torch.no_grad():
+        out = model.generate(
+            **tok(lines, padding=True, return_tensors="pt"), num_beams=1, max_new_tokens=STEPS + 1
+        )
+    got = [row[1:] for row in out.tolist()]
+    assert [row[: row.index(EOS)] if EOS in row else row for row in got] == want
+    assert len({len(t) for t in want}) >= 3
+
+
 def eos_bias(ckpt: Checkpoint) -> None:
     """So few training steps leave a model that stops only at the length limit: a larger
     </s> logit gives outputs of varied lengths (a test of where both sides stop). M2M100 has
@@ -324,6 +355,7 @@ def test_a_multilingual_model_takes_marians_language_codes(tmp_path, capsys):
         assert [spaced(t) for t in texts] == [spaced(t) for t in want]
         outputs.add(tuple(want))
     assert len(outputs) == 3  # the code changes the output
+    assert ">>fr<<" in (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(

@@ -214,31 +214,27 @@ def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | No
     cfg, tokenizer, model = ckpt.build(str(checkpoint))
     if overrides:
         cfg = config_from_dict(cfg.to_dict(), f"{checkpoint} (saved config)", overrides)
+    m, sd = cfg.model, {k: v.detach().float() for k, v in model.state_dict().items()}
     try:
-        cls = hf_class(cfg.model)
+        cls = hf_class(m)
         if cls == M2M100 and model.src_embed is not model.tgt_embed:
             raise UserError(
                 f"{M2M100} has one embedding table for both sides, and this model has two "
                 "(model.share_embeddings false, or a vocabulary per side)"
             )
-    except UserError as err:
-        raise UserError(f"{checkpoint}: cannot be exported to huggingface: {err.message}") from None
-    safetensors = optional_import("safetensors.torch", "pretrained", "Hugging Face exports")
-    _check_output(output)
-    sd = {k: v.detach().float().contiguous() for k, v in model.state_dict().items()}
-    found = original_ids(ckpt, sd, cls)
-    src_ids, tgt_ids = found or (
-        own_ids(tokenizer.src_vocab_size, cls),
-        own_ids(tokenizer.tgt_vocab_size, cls),
-    )
-    m = cfg.model
-    try:
+        found = original_ids(ckpt, sd, cls)
+        src_ids, tgt_ids = found or (
+            own_ids(tokenizer.src_vocab_size, cls),
+            own_ids(tokenizer.tgt_vocab_size, cls),
+        )
         tensors = {
             **table_tensors(model, sd, src_ids, tgt_ids, cls),
             **layer_tensors(sd, m.enc_layers, m.dec_layers, m.d_model),
         }
     except UserError as err:
         raise UserError(f"{checkpoint}: cannot be exported to huggingface: {err.message}") from None
+    safetensors = optional_import("safetensors.torch", "pretrained", "Hugging Face exports")
+    _check_output(output)
     tensors = {k: v.clone().contiguous() for k, v in tensors.items()}  # no shared storage
     ids = {
         "pad_token_id": tgt_ids[PAD],
@@ -401,37 +397,51 @@ def write_card(tmp: Path, ckpt: Checkpoint, cfg, cls: str) -> None:
         return
     import yaml
 
-    from translator.config.languages import source_languages, target_languages
+    from translator.config.languages import lang_tags, source_languages, target_languages
 
-    sources, targets = source_languages(cfg.data), target_languages(cfg.data)
-    langs = list(dict.fromkeys(sources + targets))
-    model = yaml.safe_dump(cfg.model.to_dict(), sort_keys=False).strip()
-    card = [
-        "---",
-        "library_name: transformers",
-        "pipeline_tag: translation",
-        "language:",
-        *(f"- {lang}" for lang in langs),
-        "tags:",
-        "- translation",
-        "- translator",
-        "---",
-        f"# {', '.join(sources)} -> {', '.join(targets)} ({cfg.model.type})",
-        "",
-        f"A translation model from {', '.join(sources)} to {', '.join(targets)}, trained with "
-        f"translator and exported by `translator export --format huggingface` as "
-        f"transformers' `{cls}` with a `MarianTokenizer`:",
-        "",
-        "```python",
-        "from transformers import pipeline",
-        'translate = pipeline("translation", model="PATH/TO/THIS/FOLDER")',
-        "```",
-        "",
-        "## Model config (translator)",
-        "",
-        "```yaml",
-        model,
-        "```",
-        "",
-    ]
-    (tmp / "README.md").write_text("\n".join(card), encoding="utf-8")
+    src, tgt = source_languages(cfg.data), target_languages(cfg.data)
+    codes = [f">>{t[2:-1]}<<" for t in lang_tags(cfg.data)]
+    text = CARD.format(
+        languages="\n".join(f"- {lang}" for lang in dict.fromkeys(src + tgt)),
+        src=", ".join(src),
+        tgt=", ".join(tgt),
+        type=cfg.model.type,
+        cls=cls,
+        codes=f" A line starts with its target language's code: {', '.join(codes)}."
+        if codes
+        else "",
+        line=f"{codes[0]} " if codes else "",
+        config=yaml.safe_dump(cfg.model.to_dict(), sort_keys=False).strip(),
+    )
+    (tmp / "README.md").write_text(text, encoding="utf-8")
+
+
+CARD = """---
+library_name: transformers
+pipeline_tag: translation
+language:
+{languages}
+tags:
+- translation
+- translator
+---
+# {src} -> {tgt} ({type})
+
+A translation model from {src} to {tgt}, trained with translator and exported by `translator
+export --format huggingface` as transformers' `{cls}` with a `MarianTokenizer`.{codes}
+
+```python
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+tokenizer = AutoTokenizer.from_pretrained("THIS_FOLDER")
+model = AutoModelForSeq2SeqLM.from_pretrained("THIS_FOLDER")
+batch = tokenizer(["{line}A sentence to translate."], return_tensors="pt")
+print(tokenizer.batch_decode(model.generate(**batch), skip_special_tokens=True))
+```
+
+## Model config (translator)
+
+```yaml
+{config}
+```
+"""
