@@ -2,7 +2,9 @@
 on 100 sentences. The two searches rank finished hypotheses alike when translator's
 decode.len_norm is power (log-probability / len ** alpha, len counting the </s> and not the
 start token, as transformers' length_penalty does) and transformers stops a sentence once it
-has `beam` finished hypotheses (early_stopping=True), as translator's search does. The same
+has `beam` finished hypotheses (early_stopping=True), as translator's search does; an output
+that reaches the length limit ends with its </s> scored as translator's search scores it
+(EndAtLimit, in place of the forced_eos_token_id of Marian's generation config). The same
 tokens are banned on both sides as in the greedy test (test_import_marian.generate)."""
 
 import json
