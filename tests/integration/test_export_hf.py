@@ -464,3 +464,11 @@ def test_export_format_argos_reaches_the_argos_exporter(imported, tmp_path, caps
     assert code == 0, err
     assert said.strip() == "packaged"
     assert calls == [(imported, tmp_path / "m.argosmodel", "int8", ["decode.beam=3"])]
+
+
+def test_set_changes_the_decoding_settings_not_the_layout(imported, tmp_path, capsys):
+    sets = ["--set", "decode.beam=3", "--set", "model.positions=interleaved"]
+    code, said, err = export(capsys, imported, tmp_path / "hf", *sets)
+    assert code == 0 and "MarianMTModel" in said, err
+    generation = json.loads((tmp_path / "hf" / "generation_config.json").read_text())
+    assert generation["num_beams"] == 3

@@ -207,14 +207,17 @@ def _check_output(output: Path) -> None:
 
 def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | None) -> str:
     """Write `checkpoint` as a transformers folder at `output`; the line to print.
-    `overrides` (KEY=VALUE) change the saved config's decode settings that the folder's
-    generation_config.json carries."""
+    `overrides` (KEY=VALUE) change the saved config's decode and data settings that the
+    folder's generation_config.json and tokenizer_config.json carry."""
     checkpoint, output = Path(checkpoint), Path(output)
     ckpt = Checkpoint.load(checkpoint)
     cfg, tokenizer, model = ckpt.build(str(checkpoint))
+    # the model as built from the saved config: --set changes what the folder's configs say
+    # about decoding and languages, never the layout the weights have
+    m, sd = cfg.model, {k: v.detach().float() for k, v in model.state_dict().items()}
     if overrides:
         cfg = config_from_dict(cfg.to_dict(), f"{checkpoint} (saved config)", overrides)
-    m, sd = cfg.model, {k: v.detach().float() for k, v in model.state_dict().items()}
+        cfg = cfg.model_copy(update={"model": m})
     try:
         cls = hf_class(m)
         if cls == M2M100 and model.src_embed is not model.tgt_embed:
