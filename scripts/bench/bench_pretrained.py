@@ -35,6 +35,7 @@ the PyTorch engine, 5x for int8 CTranslate2) and the agreement.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import gzip
 import io
@@ -143,9 +144,11 @@ def machine() -> dict:
     }
 
 
-def ban_eos_until_the_limit() -> None:
-    """translator's search: </s> held to BAN at every step; the step after the limit forces it
-    (rules.force_eos keeps its value), so each output has exactly the limit's tokens."""
+@contextlib.contextmanager
+def eos_held_back():
+    """translator's search, inside: </s> held to BAN at every step; the step after the limit
+    forces it (rules.force_eos keeps its value), so each output has exactly the limit's
+    tokens. The search's own mask is back after."""
     from translator.decode import loop
     from translator.specials import EOS
 
@@ -157,6 +160,10 @@ def ban_eos_until_the_limit() -> None:
         return logp
 
     loop.mask_specials = mask
+    try:
+        yield
+    finally:
+        loop.mask_specials = masked
 
 
 def timed(run, batches) -> tuple[list[list[int]], float]:
@@ -169,7 +176,7 @@ def timed(run, batches) -> tuple[list[list[int]], float]:
     return outputs, time.perf_counter() - start
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source", type=Path, default=DATA / "test_2016_flickr.de.gz")
     ap.add_argument("--sentences", type=int, default=0, help="the first N only (0: all)")
@@ -193,7 +200,7 @@ def main() -> None:
     ap.add_argument("--init-std", type=float, default=0.3, help="random weights' deviation")
     ap.add_argument("--work", type=Path, default=None, help="folder for the models (temporary)")
     ap.add_argument("--output", type=Path, default=ROOT / "results" / "pretrained_speed.jsonl")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.work is None:
         with tempfile.TemporaryDirectory(prefix="bench-pretrained-") as work:
@@ -205,6 +212,7 @@ def main() -> None:
     args.output.parent.mkdir(parents=True, exist_ok=True)
     with open(args.output, "a", encoding="utf-8") as f:
         f.write(json.dumps(row) + "\n")
+    return row
 
 
 def bench(args, work: Path) -> dict:
@@ -254,7 +262,6 @@ def bench(args, work: Path) -> dict:
             )
         return [row[1:] for row in out.tolist()]
 
-    ban_eos_until_the_limit()
     dc = engine.cfg.decode.replace(
         beam=args.beam, max_len_a=0.0, max_len_b=steps, batch_size=args.batch_size
     )
@@ -290,7 +297,8 @@ def bench(args, work: Path) -> dict:
     torch.set_num_threads(args.threads)  # (loading CTranslate2 sets this thread's count)
     for name, run in (("transformers", run_hf), ("translator_pytorch", run_ours),
                       (ct2_name, run_ct2)):  # fmt: skip
-        results[name] = timed(run, batches)
+        with eos_held_back() if run is run_ours else contextlib.nullcontext():
+            results[name] = timed(run, batches)
     want = results["transformers"][0]
     # target tokens a sentence: translator's forced </s> is a step of its own
     per = {"transformers": steps, "translator_pytorch": steps + 1, ct2_name: steps}
