@@ -313,3 +313,43 @@ def test_the_ctranslate2_export_computes_the_same_greedy_outputs(imported, tmp_p
     scored = exported.score([s for s, _ in pairs], [t for _, t in pairs])
     assert all(abs(a.logprob - b.logprob) < 1e-3 for a, b in zip(want, scored))
     assert [a.tokens for a in want] == [b.tokens for b in scored]
+
+
+def test_serve_takes_each_requests_language(imported):
+    """The server's requests name their target language: its code is each request's
+    forced, unshown start (continuous batching mixes requests of both languages)."""
+    pytest.importorskip("fastapi")
+    import threading
+
+    from fastapi.testclient import TestClient
+
+    from translator.serve.app import create_app
+    from translator.serve.limits import Limits
+    from translator.serve.parse import Door
+    from translator.serve.streaming import make_batcher
+
+    path = imported.path
+    texts = [s for s, _ in demo_pairs()["test"]][:4]
+    engine = load_engine(path, device="cpu", any_language=True)
+    dc = engine.cfg.decode.replace(beam=2, max_len_a=0.0, max_len_b=8)
+    limits = Limits(batch_size=dc.batch_size)
+    batcher = make_batcher(engine, limits)
+    app = create_app(engine, str(path), limits, batcher, Door(engine, limits, dc)).app
+    decoder = threading.Thread(target=batcher.run)
+    decoder.start()
+    answers = {}
+    try:
+        with TestClient(app) as client:
+            for lang in imported.targets:
+                answers[lang] = client.post("/translate", json={"texts": texts, "tgt_lang": lang})
+            unknown = client.post("/translate", json={"texts": texts, "tgt_lang": "klingon"})
+    finally:
+        batcher.stop()
+        decoder.join()
+    for lang, answer in answers.items():
+        assert answer.status_code == 200, answer.text
+        one = load_engine(path, "cpu", src_lang=imported.src, tgt_lang=lang)
+        want = [h[0].text for h in one.translate(texts, DecodeRequest(dc))]
+        assert answer.json()["translations"] == want
+    assert answers[imported.targets[0]].json() != answers[imported.targets[1]].json()
+    assert unknown.status_code == 400 and imported.targets[0] in unknown.text

@@ -113,6 +113,8 @@ class EngineBase(Frozen):
     `source_prefix` and `target_start` are its own."""
 
     target_start: tuple[int, ...] = ()  # (an engine of a model with language codes sets it)
+    # code -> id of a model whose languages are codes (engines/lang_codes.py), else None
+    language_codes: dict[str, int] | None = None
 
     def request(self, **given) -> DecodeRequest:
         """A request with the model's own decoding settings, changed by `given`."""

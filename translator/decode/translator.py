@@ -110,6 +110,7 @@ class Translator(EngineBase):
         max_source: int | None = None,
         source_prefix=(),
         target_start=(),
+        language_codes: dict[str, int] | None = None,
     ):
         self.device = device or pick_device("auto")
         self.model = model.to(self.device).eval()
@@ -123,6 +124,7 @@ class Translator(EngineBase):
         # target ids every output of a request that names none is forced to begin with,
         # not shown: the target language code of an imported model (engines/lang_codes.py)
         self.target_start = tuple(target_start)
+        self.language_codes = language_codes  # (a request may name other languages)
         self.attention_layers = self.model.attention_layers
         self.capabilities = Capabilities(
             constraints=True,

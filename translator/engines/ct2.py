@@ -188,6 +188,7 @@ class ExportedTranslator(EngineBase):
         else:
             prefix, start = ((), ()) if codes is None else code_ids(codes, self.cfg.data)
         self.source_prefix, self.target_start = tuple(prefix), tuple(start)
+        self.language_codes = codes
         never = self.tokenizer.never_output(self.cfg.data.tags)
         self._banned = [[tgt.id_to_piece(i)] for i in (PAD, BOS, *never)]
         self._eos = tgt.id_to_piece(EOS)

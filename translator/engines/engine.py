@@ -45,6 +45,8 @@ class Engine(Protocol):
     max_source: int  # source subwords the model takes; a longer line is cut
     max_target: int  # target subwords (with <eos>) the model outputs at most
     source_prefix: tuple[int, ...]  # ids before every line of a request that names none
+    target_start: tuple[int, ...]  # forced, unshown first output ids of such a request
+    language_codes: dict[str, int] | None  # a model of language codes: each one's id
     attention_layers: int  # decoder layers attention() can show
     capabilities: Capabilities
 

@@ -33,10 +33,15 @@ def code_id(codes: dict[str, int], lang: str, option: str) -> int:
 
 
 def code_ids(
-    codes: dict[str, int], data, src_lang: str | None = None, tgt_lang: str | None = None
+    codes: dict[str, int],
+    data,
+    src_lang: str | None = None,
+    tgt_lang: str | None = None,
+    options: tuple[str, str] = ("--src-lang", "--tgt-lang"),
 ) -> tuple[list[int], list[int]]:
     """(the source's first ids, the output's forced first ids) for `src_lang` and `tgt_lang`,
-    the model's own (data.src_lang, data.tgt_lang) where not given."""
-    src = code_id(codes, src_lang or data.src_lang, "--src-lang")
-    tgt = code_id(codes, tgt_lang or data.tgt_lang, "--tgt-lang")
+    the model's own (data.src_lang, data.tgt_lang) where not given; `options`: how errors
+    name the two settings."""
+    src = code_id(codes, src_lang or data.src_lang, options[0])
+    tgt = code_id(codes, tgt_lang or data.tgt_lang, options[1])
     return [src], [tgt]

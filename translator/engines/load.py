@@ -104,8 +104,9 @@ def _open(paths, device: str, quantize: str | None, ensemble: bool, *languages) 
         model = quantize_model(model.to(pick_device(device)).eval(), quantize)
     prefix, start = _starts(cfg, tokenizer, codes, *languages)
     return Translator(
-        model, tokenizer, cfg, pick_device(device), source_prefix=prefix, target_start=start
-    )
+        model, tokenizer, cfg, pick_device(device), source_prefix=prefix, target_start=start,
+        language_codes=codes,
+    )  # fmt: skip
 
 
 def _exported(path: Path, device: str, quantize: str | None, languages) -> Engine:

@@ -13,6 +13,7 @@ from translator.config import DecodeConfig
 from translator.decode.line_guides import Terms
 from translator.decode.request import DecodeRequest
 from translator.decode.rules import nbest_problem
+from translator.engines.lang_codes import code_ids
 from translator.engines.load import source_prefix
 from translator.serve.limits import LimitError, Limits
 from translator.serve.requests import (
@@ -36,14 +37,22 @@ class Door:
     tag: str | None = None
     tgt_lang: str | None = None
 
-    def source_of(self, lang: str | None) -> tuple[int, ...]:
-        """The ids put before each source of a request for `lang` (the server's default when
-        None): its language tag, then the corpus tag, as load_engine orders them; a missing
-        or unknown language is a UserError (400) listing the model's."""
+    def starts_of(self, lang: str | None) -> dict:
+        """The DecodeRequest fields of a request for `lang` (the server's default when None):
+        `source`, the ids put before each source (its language tag, then the corpus tag, as
+        load_engine orders them), and for a model of language codes (engines/lang_codes.py)
+        the source language's code there and `target_start`, `lang`'s code, which every
+        output begins with unseen. A missing or unknown language is a UserError (400)
+        listing the model's."""
         engine = self.engine
-        data = engine.cfg.data
-        return tuple(source_prefix(engine.tokenizer, data, lang or self.tgt_lang, self.tag,
-                                   "tgt_lang"))  # fmt: skip
+        data, codes = engine.cfg.data, engine.language_codes
+        if codes is not None:
+            src, start = code_ids(codes, data, None, lang or self.tgt_lang, ("", "tgt_lang"))
+            tags = engine.tokenizer.tag_prefix(self.tag, data.tags)
+            return {"source": (*src, *tags), "target_start": tuple(start)}
+        source = source_prefix(engine.tokenizer, data, lang or self.tgt_lang, self.tag,
+                               "tgt_lang")  # fmt: skip
+        return {"source": tuple(source)}
 
     def beam_of(self, beam: int | None, nbest: int) -> int:
         if beam is None:
@@ -118,13 +127,13 @@ def parse_translate(
         raise LimitError(422, 'give either "text" (a string) or "texts" (a list of strings)')
     texts = [req.text] if req.text is not None else req.texts
     door.check_texts(texts)
-    source = door.source_of(req.tgt_lang)
+    starts = door.starts_of(req.tgt_lang)
     beam = door.beam_of(req.beam, req.nbest)
     prefixes = prefixes_of(door, req, texts)
     if cancelled():
         raise Cancelled
     musts = constraints_of(door, req, texts, cancelled)
-    request = DecodeRequest(door.decode.replace(beam=beam), req.nbest, source=source)
+    request = DecodeRequest(door.decode.replace(beam=beam), req.nbest, **starts)
     if prefixes is not None or musts is not None:  # a UserError (400) names the text
         engine = door.engine
         request = request.guided(engine.tokenizer, texts, engine.max_target, prefixes, musts)
@@ -139,7 +148,7 @@ def parse_score(door: Door, req: ScoreRequest, cancelled: Callable[[], bool]) ->
         )
     door.check_texts(req.sources)
     door.check_texts(req.targets)
-    return DecodeRequest(door.decode, source=door.source_of(req.tgt_lang))
+    return DecodeRequest(door.decode, **door.starts_of(req.tgt_lang))
 
 
 def parse_attention(
@@ -160,9 +169,9 @@ def parse_attention(
         raise LimitError(422, f"layer {req.layer}: the model has {layers} (0..{layers - 1}, or -1)")
     if not req.text.strip():
         raise LimitError(422, "text: an empty sentence has no attention to show")
-    source = door.source_of(req.tgt_lang)
+    starts = door.starts_of(req.tgt_lang)
     beam = door.beam_of(req.beam, 1)
-    request = DecodeRequest(door.decode.replace(beam=beam), source=source)
+    request = DecodeRequest(door.decode.replace(beam=beam), **starts)
     if req.prefix:
         door.check_texts([req.prefix])
         request = request.guided(engine.tokenizer, [req.text], engine.max_target, [req.prefix])
