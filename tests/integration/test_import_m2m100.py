@@ -353,3 +353,28 @@ def test_serve_takes_each_requests_language(imported):
         assert answer.json()["translations"] == want
     assert answers[imported.targets[0]].json() != answers[imported.targets[1]].json()
     assert unknown.status_code == 400 and imported.targets[0] in unknown.text
+
+
+def test_a_prefix_and_constraints_follow_the_forced_code(imported):
+    """--prefix and --constraint read the text after the code: the output begins with the
+    prefix, holds the phrase, and shows no code."""
+    from util import guided_translate
+
+    engine = load_engine(imported.path, "cpu", src_lang=imported.src, tgt_lang=imported.targets[0])
+    lines = [s for s, _ in demo_pairs()["test"]][:4]
+    pairs = demo_pairs()["test"][:4]
+    prefixes = [" ".join(t.split()[:2]) for _, t in pairs]
+    dc = engine.cfg.decode.replace(beam=3, max_len_a=0.0, max_len_b=STEPS)
+    found = guided_translate(engine, lines, prefixes=prefixes, decode=dc)
+    code = engine.target_start[0]
+    for hyps, prefix in zip(found, prefixes):
+        want = engine.tokenizer.encode_tgt([prefix])[0][1:-1]
+        assert list(hyps[0].tokens[: len(want)]) == want and code not in hyps[0].tokens
+        assert hyps[0].text.startswith(prefix)
+    phrases = [[t.split()[-1]] for _, t in pairs]
+    found = guided_translate(engine, lines, constraints=phrases, decode=dc)
+    for hyps, (phrase,) in zip(found, phrases):
+        want = engine.tokenizer.encode_tgt([phrase])[0][1:-1]
+        tokens = list(hyps[0].tokens)
+        assert any(tokens[i : i + len(want)] == want for i in range(len(tokens)))
+        assert code not in tokens
