@@ -300,10 +300,7 @@ def test_the_ctranslate2_export_computes_the_same_greedy_outputs(imported, tmp_p
     )
     theirs = [[engine.tokenizer.tgt.piece_to_id(p) for p in r.hypotheses[0][1:]] for r in found]
     assert [list(t) for t in ours] == theirs
-    # the exported engine puts the codes where the manifest lists them (engines/ct2.py)
-    manifest = json.loads((tmp_path / "ct2" / "manifest.json").read_text())
-    manifest.setdefault("languages", Checkpoint.load(path).source["languages"])
-    (tmp_path / "ct2" / "manifest.json").write_text(json.dumps(manifest))
+    # the export's manifest carries the source record, with its language codes
     exported = load_engine(tmp_path / "ct2", "cpu", src_lang=imported.src, tgt_lang=tgt)
     assert exported.target_start == engine.target_start
     got = exported.translate(lines, DecodeRequest(dc))
@@ -378,3 +375,29 @@ def test_a_prefix_and_constraints_follow_the_forced_code(imported):
         tokens = list(hyps[0].tokens)
         assert any(tokens[i : i + len(want)] == want for i in range(len(tokens)))
         assert code not in tokens
+
+
+def test_eval_reads_the_source_code_and_fine_tuning_is_refused(imported, tmp_path, capsys):
+    """eval's --src-lang picks the source's code as translate's does; fine-tuning would
+    train on pairs without the codes, so it is refused in one line."""
+    pairs = demo_pairs()["test"][:8]
+    src, ref = tmp_path / "test.src", tmp_path / "test.ref"
+    src.write_text("".join(s + "\n" for s, _ in pairs))
+    ref.write_text("".join(t + "\n" for _, t in pairs))
+    tgt = imported.targets[1]
+    for lang in (imported.src, imported.targets[0]):
+        out = tmp_path / f"hyp.{lang}"
+        args = ["eval", "--checkpoint", str(imported.path), "--src", str(src), "--ref", str(ref)]
+        args += ["--src-lang", lang, "--tgt-lang", tgt, "--beam", "1", "--output", str(out)]
+        code, _, err = run_cli(capsys, *args)
+        assert code == 0, err
+        engine = load_engine(imported.path, "cpu", src_lang=lang, tgt_lang=tgt)
+        request = engine.request(decode=engine.cfg.decode.replace(beam=1))
+        want = [h[0].text for h in engine.translate([s for s, _ in pairs], request)]
+        assert out.read_text().splitlines() == want
+    config = tmp_path / "finetune.yaml"
+    config.write_text(f"run_dir: {tmp_path / 'run'}\ndata: {{dataset: demo}}\n")
+    code, _, err = run_cli(
+        capsys, "train", "--config", str(config), "--init-from", str(imported.path)
+    )
+    one_line_error(code, err, "--init-from", "language codes")

@@ -182,7 +182,7 @@ class ExportedTranslator(EngineBase):
         self._src_pieces = [src.id_to_piece(i) for i in range(src.get_piece_size())]
         self._tgt_ids = {tgt.id_to_piece(i): i for i in range(tgt.get_piece_size())}
         # source ids put before every line of a request that names none (load_engine's tags)
-        codes = language_codes(manifest)
+        codes = language_codes(manifest.get("source"))  # an imported model's record
         if prefix_of is not None:
             prefix, start = prefix_of(self.cfg, self.tokenizer, codes)
         else:
@@ -338,7 +338,8 @@ class ExportedTranslator(EngineBase):
             best: dict[tuple, float] = {}
             for body, logprob, _ in hyps:
                 tokens = tuple(self._tgt_ids[p] for p in body)
-                score = logprob / length_penalty(len(tokens) + 1, dc.len_penalty)  # with <eos>
+                length = len(tokens) + 1  # with <eos>
+                score = logprob / length_penalty(length, dc.len_penalty, dc.len_norm)
                 best[tokens[skip:]] = max(score, best.get(tokens[skip:], float("-inf")))
             lists.append(sorted(best.items(), key=lambda kv: -kv[1])[:nbest])
         # one call for the batch's texts: sentencepiece's per-call cost is a tenth of the

@@ -59,6 +59,12 @@ def initial_checkpoint(path: str | Path, cfg: Config) -> tuple[Checkpoint, Token
         saved = config_from_dict(ckpt.config, f"{path} (saved config)")
     except UserError as err:
         raise UserError(f"--init-from: {err.message}", err.hint) from None
+    if (ckpt.source or {}).get("languages"):
+        raise UserError(
+            f"--init-from {path}: a model of language codes (NLLB, M2M100, OPUS-MT's >>xx<<) "
+            "does not fine-tune here: its training pairs would need the codes decoding adds",
+            "fine-tune it with transformers, or start from a model of one language pair",
+        )
     cfg = adopt_model(cfg, saved.to_dict())
     changes = config_changes({"model": saved.model.to_dict()}, {"model": cfg.model.to_dict()})
     if "model.type" in changes:  # the other keys differ because the family does
