@@ -20,6 +20,7 @@ well as <pad>, so starting from <s> is numerically Marian's start. The checkpoin
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import torch
@@ -37,6 +38,8 @@ NAME = "MarianMT"
 SUPPORTED = "Hugging Face MarianMTModel folders (model_type marian)"
 # A logit bias whose exp is 0 in float32 and that float16 still holds (|x| < 65504).
 NEVER = -1e4
+# OPUS-MT's multilingual models name the target language with a token before the source
+TARGET_TOKEN = re.compile(r"^>>([A-Za-z_]{2,})<<$")
 
 
 def recognises(folder: Path) -> bool:
@@ -261,4 +264,7 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
         "ids": {"src": src_ids, "tgt": None if tgt_vocab is None else tgt_ids},
         "files": card(folder),
     }
+    tokens = {m.group(1): i for i, p in enumerate(src_pieces) if (m := TARGET_TOKEN.match(p))}
+    if tokens:  # engines/lang_codes.py: --tgt-lang puts its token before the source
+        ckpt.source.update(languages=tokens, languages_at="source")
     return ckpt
