@@ -44,12 +44,13 @@ def importer(folder: Path):
 
 def import_pretrained(source: str, output: Path) -> str:
     """Write the checkpoint of `source` to `output`; a line saying what was written."""
-    from translator.pretrained.files import resolve
+    from translator.pretrained.files import released_decoding, resolve
 
     check_output(output)
     folder, origin = resolve(source)
     kind = importer(folder)
     ckpt = kind.import_folder(folder, origin)
+    ckpt.config = _with_decoding(ckpt.config, released_decoding(folder))
     ckpt.save(output)
     model = ckpt.config["model"]
     return (
@@ -77,3 +78,11 @@ def check_output(output: Path) -> None:
             "refusing to replace it",
             "give a new file name",
         )
+
+
+def _with_decoding(config: dict, decode: dict) -> dict:
+    """`config` with the release's decoding settings, checked as a config file's would be."""
+    from translator.config import config_from_dict
+
+    raw = {**config, "decode": {**config.get("decode", {}), **decode}}
+    return config_from_dict(raw, "the imported model's config").to_dict()

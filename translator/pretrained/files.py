@@ -153,3 +153,33 @@ def card(folder: Path) -> dict[str, str]:
         if path.is_file() and (name == "README.MD" or name.startswith(("LICENSE", "LICENCE"))):
             out[path.name] = path.read_text(encoding="utf-8", errors="replace")
     return out
+
+
+def released_decoding(folder: Path) -> dict:
+    """The decode section a release asks for, in translator's keys. transformers' generate,
+    Marian and CTranslate2 all divide a hypothesis's log-probability by length ** alpha
+    (decode.len_norm power); the beam and alpha are the release's own where it names them
+    (generation_config.json or config.json; a native Marian decoder.yml's beam-size and
+    normalize), else transformers' alpha of 1 and translator's beam."""
+    out: dict = {"len_norm": "power", "len_penalty": 1.0}
+    for name in ("config.json", "generation_config.json"):  # the latter wins
+        found = read_json(folder, name, required=False) or {}
+        if isinstance(found.get("num_beams"), int) and found["num_beams"] >= 1:
+            out["beam"] = found["num_beams"]
+        if isinstance(found.get("length_penalty"), (int, float)):
+            out["len_penalty"] = float(found["length_penalty"])
+    marian = folder / "decoder.yml"
+    if marian.is_file():
+        import yaml
+
+        try:
+            found = yaml.safe_load(marian.read_text(encoding="utf-8")) or {}
+        except (OSError, ValueError, yaml.YAMLError):
+            found = {}  # the importer reports an unreadable decoder.yml
+        if isinstance(found, dict):
+            if isinstance(found.get("beam-size"), int) and found["beam-size"] >= 1:
+                out["beam"] = found["beam-size"]
+            if isinstance(found.get("normalize"), (int, float)):
+                out["len_penalty"] = float(found["normalize"])
+    out["len_penalty"] = max(0.0, out["len_penalty"])
+    return out
