@@ -40,7 +40,9 @@ def imported(tmp_path_factory):
 
 def test_the_tokens_are_the_models_languages(imported):
     folder, path, _ = imported
-    source = Checkpoint.load(path).source
+    ckpt = Checkpoint.load(path)
+    source = ckpt.source
+    assert ckpt.config["decode"]["len_norm"] == "power"  # (as transformers ranks hypotheses)
     vocab = json.loads((folder / "vocab.json").read_text())
     table = source["ids"]["src"]
     assert source["languages_at"] == "source"

@@ -160,7 +160,8 @@ def released_decoding(folder: Path) -> dict:
     Marian and CTranslate2 all divide a hypothesis's log-probability by length ** alpha
     (decode.len_norm power); the beam and alpha are the release's own where it names them
     (generation_config.json or config.json; a native Marian decoder.yml's beam-size and
-    normalize), else transformers' alpha of 1 and translator's beam."""
+    normalize), else transformers' alpha of 1 and translator's beam; a negative alpha (which
+    favours short outputs) becomes 0, the least translator's key takes."""
     out: dict = {"len_norm": "power", "len_penalty": 1.0}
     for name in ("config.json", "generation_config.json"):  # the latter wins
         found = read_json(folder, name, required=False) or {}

@@ -1,0 +1,24 @@
+"""An import takes the release's decoding settings (pretrained/files.py released_decoding):
+transformers' generation_config.json over its config.json, a native Marian decoder.yml."""
+
+from __future__ import annotations
+
+import json
+
+from translator.pretrained.files import released_decoding
+
+
+def test_generation_config_wins_over_config(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"num_beams": 6, "length_penalty": 0.8}))
+    (tmp_path / "generation_config.json").write_text(json.dumps({"num_beams": 4}))
+    assert released_decoding(tmp_path) == {"len_norm": "power", "len_penalty": 0.8, "beam": 4}
+
+
+def test_marians_decoder_yml(tmp_path):
+    (tmp_path / "decoder.yml").write_text("models:\n  - m.npz\nbeam-size: 12\nnormalize: 0.6\n")
+    assert released_decoding(tmp_path) == {"len_norm": "power", "len_penalty": 0.6, "beam": 12}
+
+
+def test_nothing_named_gives_transformers_alpha_and_no_beam(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"num_beams": "four", "length_penalty": -1}))
+    assert released_decoding(tmp_path) == {"len_norm": "power", "len_penalty": 0.0}
