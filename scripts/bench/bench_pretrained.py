@@ -25,7 +25,8 @@ for translator, --length for the others. The sentences, sorted by length, are cu
 same batches of --batch-size for all three; the first batch runs once untimed. Agreement
 is the share of sentences whose tokens are all transformers' own. translator's PyTorch
 engine is timed as a user calls it, text in and text out (its sentencepiece work counted);
-transformers and CTranslate2 are given the source ids and pieces and give ids back.
+transformers and CTranslate2 are given the source ids and pieces and give ids back;
+CTranslate2 runs as translator's engine runs an export, a worker a core.
 
 One JSON line is appended to --output: the machine (CPU model, AVX-512 or not), the date,
 the settings, target tokens/s of each engine, the ratios to transformers (targets: 1.5x for
@@ -168,12 +169,16 @@ def eos_held_back():
 
 def timed(run, batches) -> tuple[list[list[int]], float]:
     """Every batch's outputs (Marian ids, best hypothesis) and the seconds of all batches,
-    after one untimed run of the first."""
-    run(batches[0])
-    outputs, start = [], time.perf_counter()
-    for batch in batches:
-        outputs += run(batch)
+    after one untimed run of the first; `run` takes a list of batches."""
+    run(batches[:1])
+    start = time.perf_counter()
+    outputs = run(batches)
     return outputs, time.perf_counter() - start
+
+
+def each(run):
+    """A runner of one batch as a runner of a list of them, one after the other."""
+    return lambda batches: [row for batch in batches for row in run(batch)]
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -272,32 +277,38 @@ def bench(args, work: Path) -> dict:
         return [table[torch.tensor(list(hyps[0].tokens), dtype=torch.long)].tolist()
                 for hyps in found]  # fmt: skip
 
+    # as translator's CTranslate2 engine runs an export on a CPU (engines/ct2.py): a worker
+    # a core, each batch on one thread, the batches handed out as the workers free up
     ct2 = ctranslate2.Translator(
         str(work / "ct2"), device="cpu", compute_type=args.quantization,
-        inter_threads=1, intra_threads=args.threads,
+        inter_threads=args.threads, intra_threads=1,
     )  # fmt: skip
     src_pieces = tokenizer.src
     tgt_id = {tokenizer.tgt.id_to_piece(i): i for i in range(tokenizer.tgt.get_piece_size())}
 
-    def run_ct2(batch):
-        sources = [[src_pieces.id_to_piece(t) for t in ids[i]] for i in batch]
-        found = ct2.translate_batch(
-            sources,
-            beam_size=args.beam,
-            num_hypotheses=1,
-            min_decoding_length=steps,
-            max_decoding_length=steps,
-            disable_unk=True,
-            suppress_sequences=[["<pad>"]],
-            max_input_length=0,
-        )
+    def run_ct2(batches):
+        pending = [
+            ct2.translate_batch(
+                [[src_pieces.id_to_piece(t) for t in ids[i]] for i in batch],
+                beam_size=args.beam,
+                num_hypotheses=1,
+                min_decoding_length=steps,
+                max_decoding_length=steps,
+                disable_unk=True,
+                suppress_sequences=[["<pad>"]],
+                max_input_length=0,
+                asynchronous=True,
+            )
+            for batch in batches
+        ]
+        found = [r.result() for batch in pending for r in batch]
         return [table[[tgt_id[p] for p in r.hypotheses[0]]].tolist() for r in found]
 
     results, ct2_name = {}, f"translator_ct2_{args.quantization}"
     torch.set_num_threads(args.threads)  # (loading CTranslate2 sets this thread's count)
-    for name, run in (("transformers", run_hf), ("translator_pytorch", run_ours),
+    for name, run in (("transformers", each(run_hf)), ("translator_pytorch", each(run_ours)),
                       (ct2_name, run_ct2)):  # fmt: skip
-        with eos_held_back() if run is run_ours else contextlib.nullcontext():
+        with eos_held_back() if name == "translator_pytorch" else contextlib.nullcontext():
             results[name] = timed(run, batches)
     want = results["transformers"][0]
     # target tokens a sentence: translator's forced </s> is a step of its own
@@ -346,6 +357,7 @@ def bench(args, work: Path) -> dict:
         "same_tokens_as_transformers": {
             name: same_tokens(results[name][0]) for name in ("translator_pytorch", ct2_name)
         },
+        "ct2_threads": {"inter": args.threads, "intra": 1},
         "build_seconds": round(built, 1),
         "versions": {
             "torch": torch.__version__,
