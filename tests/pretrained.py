@@ -19,7 +19,7 @@ def demo_pairs():
     return demo_splits(400, 10, SENTENCES, seed=7)
 
 
-def train_spm(lines: list[str], size: int) -> bytes:
+def train_spm(lines: list[str], size: int, model_type: str = "unigram") -> bytes:
     """A sentencepiece model with its own default ids (<unk> 0, <s> 1, </s> 2), as Marian's."""
     import sentencepiece as spm
 
@@ -28,6 +28,7 @@ def train_spm(lines: list[str], size: int) -> bytes:
         sentence_iterator=iter(lines),
         model_writer=out,
         vocab_size=size,
+        model_type=model_type,
         hard_vocab_limit=False,
         num_threads=1,
         minloglevel=2,

@@ -6,38 +6,20 @@ M2M100Tokenizer (vocab.json in an order of its own, the __xx__ codes after it)."
 
 from __future__ import annotations
 
-import io
 import json
 import random
 from pathlib import Path
 
-from pretrained import demo_pairs
+from pretrained import demo_pairs, train_spm
 
 LANGUAGES = ("deu_Latn", "eng_Latn", "fra_Latn")  # the NLLB folder's codes
 EXTRA_ROWS = 3  # embedding rows past the tokenizer's ids, as released models have
 M2M100_EXTRA = 8  # fairseq's made-up words after M2M100's 100 codes
 
 
-def train_bpe(lines: list[str], size: int) -> bytes:
-    """A BPE sentencepiece model (<unk> 0, <s> 1, </s> 2, then its pieces)."""
-    import sentencepiece as spm
-
-    out = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(lines),
-        model_writer=out,
-        vocab_size=size,
-        model_type="bpe",
-        hard_vocab_limit=False,
-        num_threads=1,
-        minloglevel=2,
-    )
-    return out.getvalue()
-
-
 def _spm(folder: Path) -> bytes:
     pairs = demo_pairs()["train"]
-    spm = train_bpe([s for s, _ in pairs] + [t for _, t in pairs], 400)
+    spm = train_spm([s for s, _ in pairs] + [t for _, t in pairs], 400, "bpe")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "sentencepiece.bpe.model").write_bytes(spm)
     return spm

@@ -23,14 +23,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 from pathlib import Path
 
 from translator import __version__
 from translator.config import config_from_dict
 from translator.errors import UserError, optional_import
 from translator.fileio import atomic_write_bytes, file_digest
-from translator.fileio.outputs import MARKER, claim_folder, mark, remove_own_tree, replace_folder
+from translator.fileio.outputs import MARKER, building, claim_folder, mark
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import exporting
 from translator.specials import BOS, EOS, UNK
@@ -153,11 +152,7 @@ def export_checkpoint(
             f"only {', '.join(exporting(fmt))} checkpoints can"
         )
     ct2 = optional_import("ctranslate2", "ctranslate2", "exports to CTranslate2")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    for old in output.parent.glob(f".{output.name}.tmp-*"):  # left by a killed export
-        remove_own_tree(old)
-    tmp = output.parent / f".{output.name}.tmp-{os.getpid()}"  # this process's own
-    try:
+    with building(output) as tmp:
         _convert(ct2, model.eval(), tokenizer, fmt, quantization, tmp)
         mark(tmp, (), scratch=True)
         (tmp / SOURCE_SPM).write_bytes(tokenizer.src_bytes)
@@ -196,16 +191,6 @@ def export_checkpoint(
             "files": {p.name: p.stat().st_size for p in sorted(tmp.iterdir()) if p.name != MARKER},
         }
         atomic_write_bytes(tmp / MANIFEST, json.dumps(manifest, indent=1).encode("utf-8"))
-        replace_folder(tmp, output, "export")
-    except OSError as err:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise UserError(
-            f"cannot write the export to {output}: {err.strerror or err}",
-            "check free disk space and that the folder is writable",
-        ) from None
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return manifest, output
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from translator.errors import UserError
@@ -138,6 +139,25 @@ def temporary_folder(target: Path) -> Path:
     tmp.mkdir()
     mark(tmp, (), scratch=True)
     return tmp
+
+
+@contextmanager
+def building(target: Path, what: str = "export") -> Iterator[Path]:
+    """A temporary folder (temporary_folder) to fill, renamed into `target`'s place once the
+    block ends whole and removed where it fails; a failed write is one line naming target."""
+    tmp = temporary_folder(target)
+    try:
+        yield tmp
+        replace_folder(tmp, target, what)
+    except OSError as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise UserError(
+            f"cannot write the {what} to {target}: {err.strerror or err}",
+            "check free disk space and that the folder is writable",
+        ) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def remove_own_tree(folder: Path) -> None:

@@ -28,14 +28,13 @@ The folder is built beside its final place and renamed into place whole
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import torch
 
 from translator.config import config_from_dict
 from translator.errors import UserError, optional_import
-from translator.fileio.outputs import claim_folder, replace_folder, temporary_folder
+from translator.fileio.outputs import building, claim_folder
 from translator.models.checkpoint import Checkpoint
 from translator.specials import BOS, EOS, PAD, UNK
 
@@ -253,8 +252,7 @@ def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | No
     if found is not None and cls == M2M100:  # the target language's code, forced first
         code = (ckpt.source.get("languages") or {}).get(cfg.data.tgt_lang)
         forced = {} if code is None else {"forced_bos_token_id": tgt_ids[code]}
-    tmp = temporary_folder(output)
-    try:
+    with building(output) as tmp:
         config = model_config(cls, cfg, src_ids, tgt_ids, model, ids)
         if found is not None:
             config = {**ckpt.source.get("config", {}), **config}
@@ -266,16 +264,6 @@ def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | No
         else:
             write_tokenizer(tmp, tokenizer, src_ids, tgt_ids, cfg, found is None)
         write_card(tmp, ckpt, cfg, cls)
-        replace_folder(tmp, output, "export")
-    except OSError as err:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise UserError(
-            f"cannot write the export to {output}: {err.strerror or err}",
-            "check free disk space and that the folder is writable",
-        ) from None
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     size = sum(p.stat().st_size for p in output.iterdir() if p.is_file())
     order = "the original model's ids" if found else "translator's ids"
     return (

@@ -38,7 +38,14 @@ from translator.errors import UserError
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
 from translator.pretrained.files import card, read_bytes, read_json, read_weights
-from translator.pretrained.marian import ACTIVATIONS, NEVER, Weights, layer_weights
+from translator.pretrained.marian import (
+    NEVER,
+    Weights,
+    bart_model,
+    bart_problems,
+    layer_weights,
+    refuse,
+)
 from translator.specials import BOS, SPECIAL_PIECES
 
 NAME = "M2M100/NLLB"
@@ -61,27 +68,11 @@ def recognises(folder: Path) -> bool:
 
 def check_config(folder: Path, config: dict) -> None:
     """Every setting the import cannot honour, in one error."""
-    problems = []
-    for key in ("d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
-                "vocab_size"):  # fmt: skip
-        if not isinstance(config.get(key), int) or config[key] <= 0:
-            problems.append(f"{key} {config.get(key)!r} (a positive integer expected)")
-    for enc, dec in (
-        ("encoder_attention_heads", "decoder_attention_heads"),
-        ("encoder_ffn_dim", "decoder_ffn_dim"),
-    ):
-        if config.get(enc) != config.get(dec, config.get(enc)):
-            problems.append(f"{enc} {config.get(enc)} != {dec} {config.get(dec)}")
-    act = config.get("activation_function", "relu")
-    if act not in ACTIVATIONS:
-        problems.append(f"activation_function {act!r} (supported: {', '.join(ACTIVATIONS)})")
+    problems = bart_problems(config, "relu", ("vocab_size",))
     # positions: m2m100 starts at fairseq's padding_idx + 1 = 2, which needs <pad> at 1
     if config.get("pad_token_id", 1) != 1:
         problems.append(f"pad_token_id {config.get('pad_token_id')!r} (positions need 1)")
-    if problems:
-        raise UserError(
-            f"{folder}: config.json asks for what translator lacks: " + "; ".join(problems)
-        )
+    refuse(folder, problems)
 
 
 def hf_vocabulary(folder: Path, tok: dict) -> tuple[dict[str, int], dict[str, int]]:
@@ -206,25 +197,16 @@ def stack_norms(w: Weights) -> dict[str, torch.Tensor]:
 def translator_config(config: dict, tok: dict, vocab_size: int, codes: list[str]) -> dict:
     """The resolved translator config of the model; the data section's languages are the
     tokenizer's src_lang and tgt_lang where tokenizer_config.json names them."""
-    model = {
-        "type": "transformer",
-        "d_model": config["d_model"],
-        "heads": config["encoder_attention_heads"],
-        "ff_dim": config.get("encoder_ffn_dim", 4 * config["d_model"]),
-        "enc_layers": config["encoder_layers"],
-        "dec_layers": config["decoder_layers"],
-        "dropout": float(config.get("dropout", 0.1)),
-        "attention_dropout": float(config.get("attention_dropout", 0.0)),
-        "pre_norm": True,
-        "final_norm": True,
-        "activation": ACTIVATIONS[config.get("activation_function", "relu")],
-        "embed_scale": bool(config.get("scale_embedding", False)),
-        "positions": "m2m100",
-        "logits_bias": True,  # (zeros, but for <s>: table_weights)
-        "share_embeddings": True,
-        "tie_embeddings": bool(config.get("tie_word_embeddings", True)),
-        "max_positions": int(config.get("max_position_embeddings", 1024)),
-    }
+    model = bart_model(
+        config,
+        "relu",
+        1024,
+        pre_norm=True,
+        final_norm=True,
+        positions="m2m100",
+        logits_bias=True,  # (zeros, but for <s>: table_weights)
+        share_embeddings=True,
+    )
     src = tok.get("src_lang") if tok.get("src_lang") in codes else None
     tgt = tok.get("tgt_lang") if tok.get("tgt_lang") in codes else None
     data = {"src_lang": src or codes[0], "tgt_lang": tgt or (src or codes[0])}

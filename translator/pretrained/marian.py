@@ -50,21 +50,27 @@ def recognises(folder: Path) -> bool:
     )
 
 
-def check_config(folder: Path, config: dict) -> None:
-    """Every setting the import cannot honour, in one error."""
+def bart_problems(config: dict, activation: str, sizes: tuple[str, ...] = ()) -> list[str]:
+    """What a transformers config of the BART kind (MarianMT, M2M100) asks that translator's
+    Transformer lacks; `activation`: the config's default, `sizes`: more keys that must be
+    positive integers."""
     problems = []
+    for key in ("d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads", *sizes):
+        if not isinstance(config.get(key), int) or config[key] <= 0:
+            problems.append(f"{key} {config.get(key)!r} (a positive integer expected)")
     for enc, dec in (
         ("encoder_attention_heads", "decoder_attention_heads"),
         ("encoder_ffn_dim", "decoder_ffn_dim"),
     ):
         if config.get(enc) != config.get(dec, config.get(enc)):
             problems.append(f"{enc} {config.get(enc)} != {dec} {config.get(dec)}")
-    act = config.get("activation_function", "gelu")
+    act = config.get("activation_function", activation)
     if act not in ACTIVATIONS:
         problems.append(f"activation_function {act!r} (supported: {', '.join(ACTIVATIONS)})")
-    for key in ("d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads"):
-        if not isinstance(config.get(key), int) or config[key] <= 0:
-            problems.append(f"{key} {config.get(key)!r} (a positive integer expected)")
+    return problems
+
+
+def refuse(folder: Path, problems: list[str]) -> None:
     if problems:
         raise UserError(
             f"{folder}: config.json asks for what translator lacks: " + "; ".join(problems)
@@ -201,9 +207,11 @@ def table_weights(w: Weights, config: dict, src_ids: list, tgt_ids: list) -> dic
     }
 
 
-def translator_config(config: dict, tok: dict, vocab_size: int) -> dict:
-    """The resolved translator config of the Marian model."""
-    model = {
+def bart_model(config: dict, activation: str, max_positions: int, **layout) -> dict:
+    """translator's model section of a transformers config of the BART kind (MarianMT,
+    M2M100): the sizes they share, `activation` and `max_positions` where the config names
+    none, and `layout`, the keys where they differ."""
+    return {
         "type": "transformer",
         "d_model": config["d_model"],
         "heads": config["encoder_attention_heads"],
@@ -212,17 +220,27 @@ def translator_config(config: dict, tok: dict, vocab_size: int) -> dict:
         "dec_layers": config["decoder_layers"],
         "dropout": float(config.get("dropout", 0.1)),
         "attention_dropout": float(config.get("attention_dropout", 0.0)),
-        # MarianMTModel is post-norm whatever `normalize_before` says (it reads no such key)
-        "pre_norm": False,
-        "final_norm": False,
-        "activation": ACTIVATIONS[config.get("activation_function", "gelu")],
+        "activation": ACTIVATIONS[config.get("activation_function", activation)],
         "embed_scale": bool(config.get("scale_embedding", False)),
-        "positions": "halves",
-        "logits_bias": True,
-        "share_embeddings": bool(config.get("share_encoder_decoder_embeddings", True)),
         "tie_embeddings": bool(config.get("tie_word_embeddings", True)),
-        "max_positions": int(config.get("max_position_embeddings", 512)),
+        "max_positions": int(config.get("max_position_embeddings", max_positions)),
+        **layout,
     }
+
+
+def translator_config(config: dict, tok: dict, vocab_size: int) -> dict:
+    """The resolved translator config of the Marian model."""
+    model = bart_model(
+        config,
+        "gelu",
+        512,
+        # MarianMTModel is post-norm whatever `normalize_before` says (it reads no such key)
+        pre_norm=False,
+        final_norm=False,
+        positions="halves",
+        logits_bias=True,
+        share_embeddings=bool(config.get("share_encoder_decoder_embeddings", True)),
+    )
     data = {
         "src_lang": str(tok.get("source_lang") or "src"),
         "tgt_lang": str(tok.get("target_lang") or "tgt"),
@@ -235,7 +253,7 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
     """The checkpoint of the MarianMT model in `folder`; `origin`: where it came from."""
     where = str(folder)
     config = read_json(folder, "config.json")
-    check_config(folder, config)
+    refuse(folder, bart_problems(config, "gelu"))
     tok = read_json(folder, "tokenizer_config.json", required=False) or {}
     src_vocab, tgt_vocab = vocabularies(folder, tok)
     if tgt_vocab is not None and config.get("share_encoder_decoder_embeddings", True):
