@@ -11,6 +11,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 
 from util import tiny_config
 
@@ -153,3 +154,27 @@ def concurrently(n: int, work) -> list:
     for t in threads:
         t.join(timeout=120)
     return out
+
+
+@contextmanager
+def app_client(engine, path, dc):
+    """A TestClient of the app that serves `engine` (checkpoint `path`, decoding `dc`), its
+    batcher's decoding loop running in a thread until the block ends."""
+    from fastapi.testclient import TestClient
+
+    from translator.serve.app import create_app
+    from translator.serve.limits import Limits
+    from translator.serve.parse import Door
+    from translator.serve.streaming import make_batcher
+
+    limits = Limits(batch_size=dc.batch_size)
+    batcher = make_batcher(engine, limits)
+    app = create_app(engine, str(path), limits, batcher, Door(engine, limits, dc)).app
+    decoder = threading.Thread(target=batcher.run)
+    decoder.start()
+    try:
+        with TestClient(app) as client:
+            yield client
+    finally:
+        batcher.stop()
+        decoder.join()

@@ -316,33 +316,17 @@ def test_serve_takes_each_requests_language(imported):
     """The server's requests name their target language: its code is each request's
     forced, unshown start (continuous batching mixes requests of both languages)."""
     pytest.importorskip("fastapi")
-    import threading
-
-    from fastapi.testclient import TestClient
-
-    from translator.serve.app import create_app
-    from translator.serve.limits import Limits
-    from translator.serve.parse import Door
-    from translator.serve.streaming import make_batcher
+    from serving import app_client
 
     path = imported.path
     texts = [s for s, _ in demo_pairs()["test"]][:4]
     engine = load_engine(path, device="cpu", any_language=True)
     dc = engine.cfg.decode.replace(beam=2, max_len_a=0.0, max_len_b=8)
-    limits = Limits(batch_size=dc.batch_size)
-    batcher = make_batcher(engine, limits)
-    app = create_app(engine, str(path), limits, batcher, Door(engine, limits, dc)).app
-    decoder = threading.Thread(target=batcher.run)
-    decoder.start()
     answers = {}
-    try:
-        with TestClient(app) as client:
-            for lang in imported.targets:
-                answers[lang] = client.post("/translate", json={"texts": texts, "tgt_lang": lang})
-            unknown = client.post("/translate", json={"texts": texts, "tgt_lang": "klingon"})
-    finally:
-        batcher.stop()
-        decoder.join()
+    with app_client(engine, path, dc) as client:
+        for lang in imported.targets:
+            answers[lang] = client.post("/translate", json={"texts": texts, "tgt_lang": lang})
+        unknown = client.post("/translate", json={"texts": texts, "tgt_lang": "klingon"})
     for lang, answer in answers.items():
         assert answer.status_code == 200, answer.text
         one = load_engine(path, "cpu", src_lang=imported.src, tgt_lang=lang)

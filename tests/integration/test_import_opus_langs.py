@@ -91,3 +91,28 @@ def test_a_language_is_required_and_checked(imported, tmp_path, capsys):
     ):
         code, _, err = run_cli(capsys, "translate", "--checkpoint", str(path), *args, "Hallo")
         one_line_error(code, err, *needles)
+
+
+def test_the_server_takes_each_requests_language(imported):
+    """serve starts without --tgt-lang (the model has no language of its own) and puts each
+    request's token before its source; a request that names none is a 400 listing them."""
+    pytest.importorskip("fastapi")
+    from serving import app_client
+
+    _, path, _ = imported
+    engine = load_engine(path, device="cpu", any_language=True)
+    assert engine.source_prefix == ()
+    dc = engine.cfg.decode.replace(beam=1, max_len_a=0.0, max_len_b=STEPS)
+    texts = [s for s, _ in demo_pairs()["test"][:3]]
+    with app_client(engine, path, dc) as client:
+        answers = {
+            lang: client.post("/translate", json={"texts": texts, "tgt_lang": lang})
+            for lang in LANGS
+        }
+        refused = client.post("/translate", json={"texts": texts[:1]})
+    for lang, answer in answers.items():
+        assert answer.status_code == 200, answer.text
+        one = load_engine(path, device="cpu", tgt_lang=lang)
+        want = [h[0].text for h in one.translate(texts, one.request(decode=dc))]
+        assert answer.json()["translations"] == want
+    assert refused.status_code == 400 and "fra" in refused.text

@@ -63,8 +63,11 @@ def _starts(cfg, tokenizer, codes, tag, tgt_lang, any_language, src_lang):
         return _prefix_of(cfg, tokenizer, tag, tgt_lang, any_language, src_lang), ()
     from translator.engines.lang_codes import code_ids
 
+    tags = tokenizer.tag_prefix(tag, cfg.data.tags)
+    if any_language and tgt_lang is None and cfg.data.tgt_lang not in codes:
+        return tags, ()  # (no language of its own: serve's requests name theirs)
     src, tgt = code_ids(codes, cfg.data, src_lang, tgt_lang)
-    return src + tokenizer.tag_prefix(tag, cfg.data.tags), tuple(tgt)
+    return src + tags, tuple(tgt)
 
 
 def _open(paths, device: str, quantize: str | None, ensemble: bool, *languages) -> Engine:
