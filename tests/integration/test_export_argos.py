@@ -1,4 +1,4 @@
-"""`translator export --format argos` (translator/pretrained/export_argos.py): the package that
+"""`translator export --format argos` (translator/engines/export_argos.py): the package that
 argostranslate installs with `install_from_path`, then translates with as `translator
 translate` does with the CTranslate2 export: greedy (ARGOS_BEAM_SIZE 1), float32 (argos's
 default compute type "auto" would run the float32 weights in int8 on this CPU), at
@@ -18,7 +18,7 @@ from pretrained import demo_pairs, marian_folder
 from util import user_error
 
 from translator.models.checkpoint import Checkpoint
-from translator.pretrained.export_argos import export_argos
+from translator.engines.export_argos import export_argos
 
 SOURCES = [source for source, _ in demo_pairs()["test"][:12]]  # the demo corpus: in domain
 CAP = ["--beam", "1", "--max-len-a", "0", "--max-len-b", "256"]  # argostranslate's cap

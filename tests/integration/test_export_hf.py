@@ -449,7 +449,7 @@ def test_the_ctranslate2_export_carries_the_licence_too(imported, tmp_path, caps
 
 
 def test_export_format_argos_reaches_the_argos_exporter(imported, tmp_path, capsys, monkeypatch):
-    import translator.pretrained.export_argos as argos
+    import translator.engines.export_argos as argos
 
     calls = []
 

@@ -105,9 +105,7 @@ def evaluate(
     series = []
     for paths in models:
         path = " + ".join(map(str, paths))
-        translator = load_engine(
-            paths, device, quantize, ensemble, tag, tgt_lang, src_lang=src_lang
-        )
+        translator = load_engine(paths, device, quantize, ensemble, tag, tgt_lang, False, src_lang)
         cfg = translator.cfg
         if set_:  # --set applies to the data and the decoding settings alike
             cfg = config_from_dict(cfg.to_dict(), f"{path} (saved config)", set_)

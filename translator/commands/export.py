@@ -46,15 +46,17 @@ def export(
     ] = False,
     set_: SetOpt = None,
 ):
-    """Write a Transformer checkpoint as a CTranslate2 model folder (fast CPU decoding), a
-    Hugging Face transformers folder or an Argos Translate package.
+    """Write a Transformer for CTranslate2, Hugging Face transformers or Argos Translate.
+
+    --format ctranslate2 writes a CTranslate2 model folder (fast CPU decoding), huggingface
+    a transformers folder, argos an .argosmodel package.
 
     translate, eval and serve take a CTranslate2 folder as --checkpoint. --set points
     --vocab-map at training files that have moved (e.g. --set data.dir=PATH). A Hugging Face
     export needs a layout a transformers class computes (post-norm with model.positions
     halves: MarianMTModel; pre-norm with final norms and model.positions m2m100:
     M2M100ForConditionalGeneration); any other model is refused."""
-    from translator.engines.export import export_model
+    from translator.engines.export_formats import export_model
 
     typer.echo(export_model(checkpoint, format_, quantization, output, vocab_map, set_))
 

@@ -1,6 +1,6 @@
-"""`translator export`: a checkpoint as a folder that CTranslate2 runs on its own (below), as
-a Hugging Face transformers folder (pretrained/export_hf.py) or as an Argos Translate
-package (pretrained/export_argos.py); `export_model` dispatches on --format.
+"""`translator export --format ctranslate2`: a checkpoint as a folder that CTranslate2 runs on
+its own (the other formats: pretrained/export_hf.py, engines/export_argos.py; the command,
+commands/export.py, picks one).
 
     FOLDER/
       model.bin, config.json,        written by CTranslate2's converter API from the spec
@@ -95,36 +95,6 @@ def _fsync_tree(folder: Path) -> None:
             os.fsync(f.fileno())
 
 
-def export_model(
-    checkpoint: Path,
-    fmt: str,
-    quantization: str,
-    output: Path,
-    vocab_map: bool = False,
-    overrides: list[str] | None = None,
-) -> str:
-    """Export `checkpoint` in format `fmt` to `output`: the line to print."""
-    if fmt not in FORMATS:
-        raise UserError(f"--format {fmt}: the formats are {', '.join(FORMATS)}")
-    if fmt == "ctranslate2":
-        return describe(
-            *export_checkpoint(checkpoint, fmt, quantization, output, vocab_map, overrides)
-        )
-    if vocab_map:
-        raise UserError(f"--vocab-map: only --format ctranslate2 takes a shortlist, not {fmt}")
-    if fmt == "huggingface":
-        if quantization != "float32":
-            raise UserError(
-                f"--quantization {quantization}: --format huggingface writes float32 weights only"
-            )
-        from translator.pretrained.export_hf import export_huggingface
-
-        return export_huggingface(Path(checkpoint), Path(output), overrides)
-    from translator.pretrained.export_argos import export_argos
-
-    return export_argos(Path(checkpoint), Path(output), quantization, overrides)
-
-
 def export_checkpoint(
     checkpoint: Path,
     fmt: str,
@@ -159,7 +129,7 @@ def export_checkpoint(
         if not tokenizer.joint:
             (tmp / TARGET_SPM).write_bytes(tokenizer.tgt_bytes)
         shortlist = _vocab_map(cfg, tokenizer, tmp) if vocab_map else None
-        from translator.pretrained.export_hf import card_files
+        from translator.pretrained.hf_files import card_files
 
         for name, text in card_files(ckpt.source).items():  # an imported model's licence
             (tmp / name).write_text(text, encoding="utf-8")
