@@ -17,8 +17,8 @@ from commandline import run_cli
 from pretrained import demo_pairs, marian_folder
 from util import user_error
 
-from translator.models.checkpoint import Checkpoint
 from translator.engines.export_argos import export_argos
+from translator.models.checkpoint import Checkpoint
 
 SOURCES = [source for source, _ in demo_pairs()["test"][:12]]  # the demo corpus: in domain
 CAP = ["--beam", "1", "--max-len-a", "0", "--max-len-b", "256"]  # argostranslate's cap
