@@ -92,7 +92,7 @@ def test_a_requests_cpu_work_runs_off_the_event_loop(transformer, monkeypatch):
 
         return run
 
-    for name in ("Terms", "source_prefix"):
+    for name in ("Terms", "starts"):  # (starts: the languages' source ids)
         monkeypatch.setattr(parse, name, recorded(getattr(parse, name)))
     monkeypatch.setattr(Guides, "read", recorded(Guides.read))  # tokenizing prefixes, phrases
     limits = Limits()
@@ -109,7 +109,7 @@ def test_a_requests_cpu_work_runs_off_the_event_loop(transformer, monkeypatch):
         batcher.stop()
         decoder.join()
     assert len(answer["translations"]) == 1
-    assert {name for name, _ in threads} == {"Terms", "read", "source_prefix"}
+    assert {name for name, _ in threads} == {"Terms", "read", "starts"}
     assert all(thread is not threading.main_thread() for _, thread in threads), threads
 
 

@@ -33,7 +33,9 @@ def load_engine(
     return _open(paths, device, quantize, ensemble, tag, tgt_lang, any_language, src_lang)
 
 
-def _prefix_of(cfg, tokenizer, tag, tgt_lang, any_language, src_lang=None) -> list[int]:
+def _prefix_of(
+    cfg, tokenizer, tag, tgt_lang, any_language, src_lang=None, option: str = "--tgt-lang"
+) -> list[int]:
     """The source ids put before every line of a request that names none."""
     from translator.config.languages import source_languages, target_languages
 
@@ -43,7 +45,7 @@ def _prefix_of(cfg, tokenizer, tag, tgt_lang, any_language, src_lang=None) -> li
                         f"languages: {listed}")  # fmt: skip
     if any_language and tgt_lang is None and len(target_languages(cfg.data)) > 1:
         return tokenizer.tag_prefix(tag, cfg.data.tags)
-    return source_prefix(tokenizer, cfg.data, tgt_lang, tag)
+    return source_prefix(tokenizer, cfg.data, tgt_lang, tag, option)
 
 
 def source_prefix(
@@ -56,17 +58,29 @@ def source_prefix(
     return lang_prefix(tokenizer, data, tgt_lang, option) + tokenizer.tag_prefix(tag, data.tags)
 
 
-def _starts(cfg, tokenizer, codes, tag, tgt_lang, any_language, src_lang):
+def starts(
+    cfg,
+    tokenizer,
+    codes,
+    tag: str | None,
+    tgt_lang: str | None,
+    any_language: bool = False,
+    src_lang: str | None = None,
+    option: str = "--tgt-lang",
+) -> tuple[list[int], tuple[int, ...]]:
     """(the source ids put before every line, the target ids every output is forced to
-    begin with) of a request that names none."""
+    begin with) for these languages, of a model with language `codes` or without (None);
+    `option`: how an error names the target language's setting. load_engine takes them as
+    an engine's defaults, serve (serve/parse.py) as each request's."""
     if codes is None:
-        return _prefix_of(cfg, tokenizer, tag, tgt_lang, any_language, src_lang), ()
+        prefix = _prefix_of(cfg, tokenizer, tag, tgt_lang, any_language, src_lang, option)
+        return prefix, ()
     from translator.engines.lang_codes import code_ids
 
     tags = tokenizer.tag_prefix(tag, cfg.data.tags)
     if any_language and tgt_lang is None and cfg.data.tgt_lang not in codes:
         return tags, ()  # (no language of its own: serve's requests name theirs)
-    src, tgt = code_ids(codes, cfg.data, src_lang, tgt_lang)
+    src, tgt = code_ids(codes, cfg.data, src_lang, tgt_lang, ("--src-lang", option))
     return src + tags, tuple(tgt)
 
 
@@ -105,7 +119,7 @@ def _open(paths, device: str, quantize: str | None, ensemble: bool, *languages) 
         from translator.engines.quantize import quantize_model
 
         model = quantize_model(model.to(pick_device(device)).eval(), quantize)
-    prefix, start = _starts(cfg, tokenizer, codes, *languages)
+    prefix, start = starts(cfg, tokenizer, codes, *languages)
     return Translator(
         model, tokenizer, cfg, pick_device(device), source_prefix=prefix, target_start=start,
         language_codes=codes,
@@ -121,7 +135,7 @@ def _exported(path: Path, device: str, quantize: str | None, languages) -> Engin
     from translator.engines.ct2 import ExportedTranslator
 
     return ExportedTranslator(
-        path, device, lambda cfg, tok, codes: _starts(cfg, tok, codes, *languages)
+        path, device, lambda cfg, tok, codes: starts(cfg, tok, codes, *languages)
     )
 
 

@@ -13,8 +13,7 @@ from translator.config import DecodeConfig
 from translator.decode.line_guides import Terms
 from translator.decode.request import DecodeRequest
 from translator.decode.rules import nbest_problem
-from translator.engines.lang_codes import code_ids
-from translator.engines.load import source_prefix
+from translator.engines.load import starts
 from translator.serve.limits import LimitError, Limits
 from translator.serve.requests import (
     AttentionRequest,
@@ -45,14 +44,9 @@ class Door:
         output begins with unseen. A missing or unknown language is a UserError (400)
         listing the model's."""
         engine = self.engine
-        data, codes = engine.cfg.data, engine.language_codes
-        if codes is not None:
-            src, start = code_ids(codes, data, None, lang or self.tgt_lang, ("", "tgt_lang"))
-            tags = engine.tokenizer.tag_prefix(self.tag, data.tags)
-            return {"source": (*src, *tags), "target_start": tuple(start)}
-        source = source_prefix(engine.tokenizer, data, lang or self.tgt_lang, self.tag,
-                               "tgt_lang")  # fmt: skip
-        return {"source": tuple(source)}
+        prefix, start = starts(engine.cfg, engine.tokenizer, engine.language_codes, self.tag,
+                               lang or self.tgt_lang, option="tgt_lang")  # fmt: skip
+        return {"source": tuple(prefix), "target_start": start}
 
     def beam_of(self, beam: int | None, nbest: int) -> int:
         if beam is None:
