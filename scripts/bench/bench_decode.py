@@ -21,12 +21,15 @@ vary with load.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import torch
 
 from translator.config import config_from_dict
 from translator.data.corpus import load_split
@@ -129,6 +132,8 @@ def bench_checkpoint(path: str, args, folder: Path) -> None:
                     "repeat": args.repeat,
                     "bleu": round(bleu(hyps, refs), 2),
                     "model_bytes": size,
+                    "device": where(model),
+                    "date": datetime.date.today().isoformat(),
                 }
                 if not cache:
                     row["cache_speedup"] = round(seconds / outputs[True][1], 2)
@@ -141,6 +146,12 @@ def bench_checkpoint(path: str, args, folder: Path) -> None:
                 print(json.dumps(row), flush=True)
             if model is not None:
                 model.use_cache = True
+
+
+def where(model) -> str:
+    """What decoded: the card's name ("NVIDIA H200") or "cpu" (CTranslate2 runs on the CPU)."""
+    device = next(model.parameters()).device if model is not None else None
+    return torch.cuda.get_device_name(device) if device and device.type == "cuda" else "cpu"
 
 
 if __name__ == "__main__":

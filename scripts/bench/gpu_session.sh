@@ -11,6 +11,8 @@
 # (a Multi30k Transformer). WHEELS: a folder of wheels the machine lacks (pydantic, JoeyNMT,
 # and this machine's sentencepiece version, which the cached model's name depends on).
 # Each part has its own time limit, so one that fails or hangs does not stop the rest.
+# PARTS picks parts and their order (default: all, in the order below), e.g.
+#   PARTS="big_compiled base_compiled joey_big joey_base decoding" bash ...
 set -u
 out=${1:?OUTDIR}
 mkdir -p "$out"
@@ -45,20 +47,22 @@ joey() {  # name, limit, then joeynmt_train.py arguments
 # Eager runs and the peer first; compiling takes minutes of its own. The first run prepares
 # the data in this process (data.workers=1): 16 spawned workers each importing torch took
 # longer than the encoding itself.
-log big eager; bench 120 "${big[@]}" --steps 20 --warmup 3 --compile false --profile 2
-log base eager; bench 90 --steps 20 --warmup 3 --compile false
-log joeynmt big; joey big 120 --d-model 1024 --heads 16 --ff 4096
-log joeynmt base; joey base 100 --d-model 512 --heads 8 --ff 2048
-log gpu tests
-timeout 150 python3 -m pytest -q -m gpu tests/gpu -p no:cacheprovider 2>&1 | tail -40
-
-log big compiled; bench 150 "${big[@]}" --steps 30 --warmup 8 --compile true
-log base compiled; bench 120 --steps 40 --warmup 8 --compile true
-
-log decoding
-for rows in 64 256; do
-    timeout 90 python3 scripts/bench/bench_decode.py --checkpoint bench_data/m30k.pt \
-        --set data.dir=bench_data/multi30k --set data.train_split=val --engine pytorch \
-        --beam 5 --batch-size "$rows" | tee -a "$out/gpu_decode.jsonl"
+big_eager() { bench 120 "${big[@]}" --steps 20 --warmup 3 --compile false --profile 2; }
+base_eager() { bench 90 --steps 20 --warmup 3 --compile false; }
+joey_big() { joey big 120 --d-model 1024 --heads 16 --ff 4096; }
+joey_base() { joey base 100 --d-model 512 --heads 8 --ff 2048; }
+gpu_tests() { timeout 150 python3 -m pytest -q -m gpu tests/gpu -p no:cacheprovider 2>&1 | tail -40; }
+big_compiled() { bench 240 "${big[@]}" --steps 30 --warmup 8 --compile true; }
+base_compiled() { bench 200 --steps 40 --warmup 8 --compile true; }
+decoding() {
+    for rows in 64 256; do
+        timeout 90 python3 scripts/bench/bench_decode.py --checkpoint bench_data/m30k.pt \
+            --set data.dir=bench_data/multi30k --set data.train_split=val --engine pytorch \
+            --beam 5 --batch-size "$rows" | tee -a "$out/gpu_decode.jsonl"
+    done
+}
+for part in ${PARTS:-big_eager base_eager joey_big joey_base gpu_tests big_compiled base_compiled decoding}; do
+    log "$part"
+    "$part"
 done
 log done

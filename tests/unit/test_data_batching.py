@@ -243,3 +243,17 @@ def test_pad_ids_shapes(seqs, shape):
 def test_pad_ids_custom_pad_value():
     out = pad_ids([[1, 2, 3], [4]], pad=-1)
     assert out.tolist() == [[1, 2, 3], [4, -1, -1]]
+
+
+def test_padded_batch_has_lengths_in_multiples_and_the_same_rows():
+    src = [[5, 6, 3], [7, 3]]
+    tgt = [[BOS, 8, 9, 10, EOS], [BOS, 11, EOS]]
+    batch = TokenBatches(src, tgt, 100, seed=0).collate([0, 1])
+    padded = batch.padded(8)
+    assert padded.src.shape == (2, 8) and padded.tgt_in.shape == padded.tgt_out.shape == (2, 8)
+    assert torch.equal(padded.src[:, :3], batch.src) and (padded.src[:, 3:] == PAD).all()
+    assert (
+        torch.equal(padded.tgt_out[:, :4], batch.tgt_out) and (padded.tgt_out[:, 4:] == PAD).all()
+    )
+    assert padded.n_tokens == batch.n_tokens
+    assert batch.padded(4).src.shape == (2, 4) and batch.padded(1).src.shape == (2, 3)

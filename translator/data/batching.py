@@ -50,6 +50,16 @@ class Batch:
             self.n_tokens,
         )
 
+    def padded(self, multiple: int) -> Batch:
+        """Lengths padded up to a multiple of `multiple` with PAD columns (masked and outside
+        the loss), so a compiled model meets fewer distinct shapes."""
+
+        def pad(t: torch.Tensor) -> torch.Tensor:
+            extra = -t.size(1) % multiple
+            return torch.nn.functional.pad(t, (0, extra), value=PAD) if extra else t
+
+        return Batch(pad(self.src), pad(self.tgt_in), pad(self.tgt_out), self.n_tokens)
+
     def pin(self) -> Batch:
         return Batch(
             self.src.pin_memory(),

@@ -36,7 +36,7 @@ from translator.train.run_dir import RunDir
 from translator.train.schedule import planned_steps, scheduled_lr
 from translator.train.state import RunLog, Stop, StopKind, TrainState
 from translator.train.tensorboard_log import check_installed
-from translator.train.update import Updater
+from translator.train.update import Updater, compiled_for_training
 from translator.train.validation import Validation, validate
 
 log = logging.getLogger(__name__)
@@ -118,8 +118,8 @@ class Trainer:
             ids = [self.device.index] if self.device.type == "cuda" else None
             self.net = DistributedDataParallel(self.model, device_ids=ids)
             torch.manual_seed(cfg.seed + 7919 * self.group.rank)  # own dropout masks per rank
-        if cfg.train.compile:  # shapes change from batch to batch: one graph with symbolic sizes
-            self.net = torch.compile(self.net, dynamic=True)
+        if cfg.train.compile:
+            self.net = compiled_for_training(self.net)
 
     def _resume_checkpoint(self) -> Checkpoint:
         path = self.run_dir.resumable()
