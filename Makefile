@@ -11,7 +11,7 @@ $(BIN)/translator: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "$(TORCH)"
-	$(BIN)/pip install -q -e ".[dev,plot,tensorboard,ctranslate2,serve,pretrained]"
+	$(BIN)/pip install -q -e ".[dev,plot,tensorboard,ctranslate2,serve,pretrained,align,documents]"
 	touch $@
 
 install: $(BIN)/translator
