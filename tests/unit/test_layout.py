@@ -23,6 +23,7 @@ FLOORS = {
     "translator.plots": 3,
     "translator.pretrained": 3,
     "translator.decode": 3,
+    "translator.documents": 3,
     "translator.train": 4,
     "translator.engines": 4,
     "translator.serve": 5,

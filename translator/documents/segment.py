@@ -1,0 +1,79 @@
+"""Sentence splitting of a paragraph into character spans.
+
+`sentence_spans(text, lang)` gives [start, end) spans of `text`, one per sentence, that
+together hold every non-space character of it; the whitespace between sentences (and before
+the first, after the last) lies outside the spans, so a caller puts the text back by
+replacing each span and keeping the rest byte for byte.
+
+The splitter is pysbd (rules per language, abbreviations and numbers kept whole), chosen
+over sentencex on scripts/bench/bench_segment.py (docs/documents.md has the figures). A
+language pysbd has no rules for is split by its English rules.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+DEFAULT_LANG = "en"
+
+
+def rules_language(lang: str | None) -> str:
+    """The pysbd language for a model's source language code ('de', 'de-DE', 'pt_BR', None):
+    its primary subtag when pysbd has rules for it, English otherwise."""
+    from pysbd.languages import LANGUAGE_CODES
+
+    code = (lang or "").replace("_", "-").split("-")[0].lower()
+    return code if code in LANGUAGE_CODES else DEFAULT_LANG
+
+
+@lru_cache(maxsize=16)
+def _segmenter(lang: str):
+    import pysbd
+
+    # clean=False: the text is segmented as given, so segments are found back in it
+    return pysbd.Segmenter(language=lang, clean=False, char_span=False)
+
+
+def cuts_to_spans(text: str, cuts: list[int]) -> list[tuple[int, int]]:
+    """Spans between the cut offsets `cuts` (sentence starts), each stripped of whitespace;
+    empty ones dropped. Every non-space character of `text` lands in exactly one span."""
+    spans = []
+    bounds = sorted({c for c in cuts if 0 < c < len(text)})
+    for start, end in zip([0, *bounds], [*bounds, len(text)], strict=True):
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if start < end:
+            spans.append((start, end))
+    return spans
+
+
+def segments_to_cuts(text: str, segments: list[str]) -> list[int]:
+    """The offsets in `text` where each of `segments` (in order) starts; a segment not found
+    as given (a splitter that changed it) adds no cut, so its text joins its neighbour."""
+    cuts, cursor = [], 0
+    for seg in segments:
+        piece = seg.strip()
+        if not piece:
+            continue
+        at = text.find(piece, cursor)
+        if at < 0:
+            continue
+        cuts.append(at)
+        cursor = at + len(piece)
+    return cuts
+
+
+def sentence_spans(text: str, lang: str | None = DEFAULT_LANG) -> list[tuple[int, int]]:
+    """[start, end) spans of the sentences of `text` (module docstring); `lang`: the source
+    language code, English rules when pysbd has none for it."""
+    if not text.strip():
+        return []
+    segments = _segmenter(rules_language(lang)).segment(text)
+    return cuts_to_spans(text, segments_to_cuts(text, segments))
+
+
+def split_sentences(text: str, lang: str | None = DEFAULT_LANG) -> list[str]:
+    """The sentences of `text` as strings (sentence_spans' spans cut out)."""
+    return [text[a:b] for a, b in sentence_spans(text, lang)]
