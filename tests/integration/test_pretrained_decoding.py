@@ -139,10 +139,27 @@ def test_filter_keeps_the_best_scored_pairs(model, tmp_path, capsys):
     assert list(zip(lines_of(out_src), lines_of(out_tgt))) == [pairs[i] for i in sorted(best)]
 
 
+@pytest.mark.parametrize("command", ["eval", "distill", "export"])
+def test_an_imported_model_names_no_corpus_and_asks_for_one(model, command, tmp_path, capsys):
+    """Imported checkpoints come without their corpus: what reads data asks for it in one
+    line instead of reading the built-in demo."""
+    _, ckpt, _, _ = model
+    args = {
+        "eval": ["eval", "--checkpoint", ckpt, "--device", "cpu"],
+        "distill": ["distill", "--checkpoint", ckpt, "--device", "cpu", "--out", tmp_path / "d"],
+        "export": ["export", "--checkpoint", ckpt, "--output", tmp_path / "e", "--vocab-map"],
+    }[command]
+    code, _, err = run_cli(capsys, *args)
+    assert code == 2 and "data.dataset: none" in err and "data.dir" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "e").exists() and not (tmp_path / "d").exists()
+
+
 def test_distill_translates_the_training_sources_with_the_imported_teacher(model, tmp_path, capsys):
     _, ckpt, _, _ = model
     out = tmp_path / "distilled"
-    data = ["--set", "data.demo_train=6", "--set", "data.demo_dev=2", "--set", "data.demo_test=2"]
+    data = ["--set", "data.dataset=demo", "--set", "data.demo_train=6"]
+    data += ["--set", "data.demo_dev=2", "--set", "data.demo_test=2"]
     args = ["distill", "--checkpoint", ckpt, "--device", "cpu", "--out", out, "--beam", "2"]
     code, said, err = run_cli(capsys, *args, *data)
     assert code == 0, err
@@ -161,7 +178,7 @@ def exported(model, tmp_path_factory):
     from commandline import cli_captured
 
     out = tmp_path_factory.mktemp("ct2") / "int8"
-    shortlist = ["--vocab-map", "--set", "data.demo_train=200"]
+    shortlist = ["--vocab-map", "--set", "data.dataset=demo", "--set", "data.demo_train=200"]
     args = ["export", "--checkpoint", model[1], "--output", out, "--quantization", "int8"]
     done = cli_captured(*args, *shortlist)
     assert done.returncode == 0, done.stderr

@@ -51,7 +51,11 @@ def _training_files(cfg) -> list[Path]:
 
 
 def _check_out(out: Path, cfg) -> set[str]:
-    """--out is a folder distill may write: none of the training data is read from it."""
+    """--out is a folder distill may write: none of the training data is read from it, and
+    the data can be opened (else nothing is made)."""
+    from translator.data.corpora import training_sources
+
+    training_sources(cfg)
     for path in _training_files(cfg):
         inside = path.resolve() if path.is_dir() else path.resolve().parent
         if inside == out.resolve():

@@ -346,6 +346,11 @@ def open_base(cfg: DataConfig, seed: int) -> Source:
         return _load_dir(cfg)
     if cfg.dataset == "demo":
         return _load_demo(cfg, seed)
+    if cfg.dataset == "none":  # an imported model's: it came without its corpus
+        raise UserError(
+            "data.dataset: none (the model names no corpus, as an imported one); give its "
+            "files, e.g. --set data.dir=PATH"
+        )
     return _load_hub(cfg)
 
 
@@ -357,7 +362,7 @@ def open_source(cfg: DataConfig, seed: int = 1) -> Source:
         return open_base(cfg, seed)
     # The built-in demo is only a default: it never fills in the dev or test split of a
     # corpus of one's own, whereas a folder or dataset the config names does.
-    borrow = cfg.dir is not None or cfg.dataset != "demo" or "train" not in own
+    borrow = cfg.dir is not None or cfg.dataset not in ("demo", "none") or "train" not in own
     base = open_base(cfg, seed) if borrow and len(own) < len(FIELDS) else None
     return with_own_files(cfg, own, base)
 

@@ -145,6 +145,12 @@ def _weights_of(path: Path) -> dict[str, torch.Tensor]:
     return found
 
 
+def data_section(src_lang: str, tgt_lang: str) -> dict:
+    """An imported model's data section: its languages and no corpus (data.dataset: none),
+    so a command that reads data asks for it instead of reading the built-in demo."""
+    return {"src_lang": src_lang, "tgt_lang": tgt_lang, "dataset": "none"}
+
+
 def card(folder: Path) -> dict[str, str]:
     """The model card (README.md) and licence files of the folder, as texts."""
     out = {}

@@ -37,7 +37,7 @@ from translator.data.vocab import VocabTokenizer
 from translator.errors import UserError
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
-from translator.pretrained.files import card, read_bytes, read_json, read_weights
+from translator.pretrained.files import card, data_section, read_bytes, read_json, read_weights
 from translator.pretrained.marian import (
     NEVER,
     Weights,
@@ -209,7 +209,7 @@ def translator_config(config: dict, tok: dict, vocab_size: int, codes: list[str]
     )
     src = tok.get("src_lang") if tok.get("src_lang") in codes else None
     tgt = tok.get("tgt_lang") if tok.get("tgt_lang") in codes else None
-    data = {"src_lang": src or codes[0], "tgt_lang": tgt or (src or codes[0])}
+    data = data_section(src or codes[0], tgt or (src or codes[0]))
     raw = {"model": model, "data": data, "tokenizer": {"joint": True, "vocab_size": vocab_size}}
     return config_from_dict(raw, "the imported model's config").to_dict()
 

@@ -30,7 +30,7 @@ from translator.data.vocab import VocabTokenizer
 from translator.errors import UserError
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
-from translator.pretrained.files import card, read_bytes, read_json, read_weights
+from translator.pretrained.files import card, data_section, read_bytes, read_json, read_weights
 from translator.specials import BOS, SPECIAL_PIECES
 
 ACTIVATIONS = {"relu": "relu", "gelu": "gelu", "swish": "swish", "silu": "swish"}
@@ -241,10 +241,7 @@ def translator_config(config: dict, tok: dict, vocab_size: int) -> dict:
         logits_bias=True,
         share_embeddings=bool(config.get("share_encoder_decoder_embeddings", True)),
     )
-    data = {
-        "src_lang": str(tok.get("source_lang") or "src"),
-        "tgt_lang": str(tok.get("target_lang") or "tgt"),
-    }
+    data = data_section(str(tok.get("source_lang") or "src"), str(tok.get("target_lang") or "tgt"))
     raw = {"model": model, "data": data, "tokenizer": {"joint": False, "vocab_size": vocab_size}}
     return config_from_dict(raw, "the imported model's config").to_dict()
 

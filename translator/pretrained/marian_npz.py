@@ -37,7 +37,7 @@ from translator.data.vocab import VocabTokenizer
 from translator.errors import UserError
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
-from translator.pretrained.files import card, read_bytes
+from translator.pretrained.files import card, data_section, read_bytes
 from translator.specials import BOS, PAD, SPECIAL_PIECES
 
 NAME = "Marian (native .npz)"
@@ -299,12 +299,12 @@ README_LANGS = re.compile(r"^\W*(source|target) language\(s\):\s*(\S+)\s*$", re.
 
 
 def languages(files: dict[str, str]) -> dict[str, str]:
-    """data.src_lang and data.tgt_lang from an OPUS-MT card where it names one language a
-    side, else "src" and "tgt"."""
-    found = {"src_lang": "src", "tgt_lang": "tgt"}
+    """The data section: data.src_lang and data.tgt_lang from an OPUS-MT card where it names
+    one language a side, else "src" and "tgt"."""
+    found = {"source": "src", "target": "tgt"}
     for side, lang in README_LANGS.findall(files.get("README.md", "")):
-        found["src_lang" if side.lower() == "source" else "tgt_lang"] = lang
-    return found
+        found[side.lower()] = lang
+    return data_section(found["source"], found["target"])
 
 
 def translator_config(
