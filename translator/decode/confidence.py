@@ -1,0 +1,213 @@
+"""How sure the model is of a translation.
+
+A sentence's confidence is its predicted sentence chrF / 100: features of the model's own
+output (its tokens' log-probabilities, the length ratio, how much its n-best list agrees)
+combined by a logistic model fitted on a dev set's translations against their references
+(`Calibration.fit`). One feature alone, mapped monotonically, could not rank sentences
+differently from that feature; the fitted combination can. Without a calibration the
+confidence is exp(mean token log-probability), reported as uncalibrated.
+
+A word's confidence is exp(the mean log-probability of its subwords), and words under the
+calibration's threshold (chosen on dev for the F1 of words that differ from the
+reference) count as doubtful.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+WORD_START = "\u2581"  # sentencepiece's mark of a piece that begins a word
+FEATURES = (
+    "mean_logprob",
+    "min_logprob",
+    "std_logprob",
+    "length_ratio",
+    "log_length",
+    "nbest_agreement",
+)
+
+
+@dataclass(frozen=True)
+class Output:
+    """What the search gives for one sentence: the best hypothesis's pieces and their
+    log-probabilities (the </s> last), the source's subword count and the n-best texts."""
+
+    pieces: Sequence[str]
+    logprobs: Sequence[float]
+    source_len: int
+    nbest: Sequence[str] = ()
+
+
+def features(out: Output) -> list[float]:
+    """The FEATURES of one output, in that order."""
+    lp = np.asarray(out.logprobs, dtype=np.float64)
+    if lp.size == 0:
+        lp = np.zeros(1)
+    length = max(1, len(out.pieces))
+    return [
+        float(lp.mean()),
+        float(lp.min()),
+        float(lp.std()),
+        length / max(1, out.source_len),
+        math.log(length),
+        agreement(out.nbest),
+    ]
+
+
+def agreement(nbest: Sequence[str]) -> float:
+    """Mean chrF / 100 of the other hypotheses against the best (1 for a list of one):
+    a model torn between different outputs is less sure of its first."""
+    if len(nbest) < 2:
+        return 1.0
+    from sacrebleu.metrics import CHRF
+
+    chrf = CHRF()
+    best = nbest[0]
+    return float(np.mean([chrf.sentence_score(h, [best]).score / 100 for h in nbest[1:]]))
+
+
+def words(pieces: Sequence[str], logprobs: Sequence[float]) -> list[float]:
+    """Each output word's confidence: exp(mean log-probability of its pieces); the words are
+    the text's whitespace tokens, a piece starting with WORD_START beginning one."""
+    groups: list[list[float]] = []
+    for piece, lp in zip(pieces, logprobs):
+        if piece.startswith(WORD_START) or not groups:
+            if piece == WORD_START:  # a bare word mark: the word is the next piece
+                groups.append([])
+                continue
+            groups.append([lp])
+        else:
+            groups[-1].append(lp)
+    return [math.exp(sum(g) / len(g)) for g in groups if g]
+
+
+def word_labels(hypothesis: str, reference: str) -> list[bool]:
+    """Each hypothesis word: True where an edit-distance alignment with the reference
+    (insertions, deletions, substitutions; no shifts) matches it to the same word."""
+    hyp, ref = hypothesis.split(), reference.split()
+    n, m = len(hyp), len(ref)
+    cost = np.zeros((n + 1, m + 1), dtype=np.int64)
+    cost[:, 0], cost[0, :] = np.arange(n + 1), np.arange(m + 1)
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            same = hyp[i - 1] == ref[j - 1]
+            cost[i, j] = min(
+                cost[i - 1, j] + 1, cost[i, j - 1] + 1, cost[i - 1, j - 1] + (not same)
+            )
+    ok = [False] * n
+    i, j = n, m
+    while i > 0 and j > 0:
+        same = hyp[i - 1] == ref[j - 1]
+        if cost[i, j] == cost[i - 1, j - 1] + (not same):
+            ok[i - 1] = same
+            i, j = i - 1, j - 1
+        elif cost[i, j] == cost[i - 1, j] + 1:
+            i -= 1
+        else:
+            j -= 1
+    return ok
+
+
+def ranks(x: Sequence[float]) -> np.ndarray:
+    """Ranks from 1, ties sharing their mean rank."""
+    x = np.asarray(x, dtype=np.float64)
+    order = np.argsort(x, kind="mergesort")
+    r = np.empty(len(x))
+    r[order] = np.arange(1, len(x) + 1)
+    for value in np.unique(x):
+        tied = x == value
+        if tied.sum() > 1:
+            r[tied] = r[tied].mean()
+    return r
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> float:
+    return pearson(ranks(a), ranks(b))
+
+
+def pearson(a: Sequence[float], b: Sequence[float]) -> float:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.std() == 0 or b.std() == 0:
+        return 0.0
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def best_threshold(confidences: Sequence[float], ok: Sequence[bool]) -> tuple[float, float]:
+    """The word confidence under which words count as doubtful that gives the best F1 of
+    the words that differ from the reference (BAD); (threshold, that F1)."""
+    conf, bad = np.asarray(confidences), ~np.asarray(ok, dtype=bool)
+    best = (0.0, 0.0)
+    for t in np.unique(np.concatenate([conf, [1.0 + 1e-9]])):
+        flagged = conf < t
+        f1 = f1_score(flagged, bad)
+        if f1 > best[1]:
+            best = (float(t), f1)
+    return best
+
+
+def f1_score(flagged: np.ndarray, bad: np.ndarray) -> float:
+    hits = int((flagged & bad).sum())
+    if hits == 0:
+        return 0.0
+    precision, recall = hits / int(flagged.sum()), hits / int(bad.sum())
+    return 2 * precision * recall / (precision + recall)
+
+
+@dataclass
+class Calibration:
+    """A logistic model over standardised FEATURES predicting sentence chrF / 100, the word
+    threshold, and the decoding settings it was fitted under."""
+
+    weights: list[float]
+    bias: float
+    mean: list[float]
+    scale: list[float]
+    threshold: float = 0.5
+    decode: dict = field(default_factory=dict)
+    features: tuple[str, ...] = FEATURES
+
+    def predict(self, rows: Sequence[Sequence[float]]) -> np.ndarray:
+        x = (np.asarray(rows, dtype=np.float64) - self.mean) / self.scale
+        return 1 / (1 + np.exp(-(x @ np.asarray(self.weights) + self.bias)))
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["features"] = list(self.features)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Calibration:
+        return cls(**{**d, "features": tuple(d.get("features", FEATURES))})
+
+    @classmethod
+    def fit(cls, rows, targets, threshold: float = 0.5, decode: dict | None = None, l2=1e-3):
+        """Least cross-entropy of sigmoid(w . x + b) against `targets` in [0, 1] (soft
+        labels), with a little L2 on w, by Newton's method on standardised features."""
+        x = np.asarray(rows, dtype=np.float64)
+        y = np.clip(np.asarray(targets, dtype=np.float64), 0.0, 1.0)
+        mean, scale = x.mean(0), x.std(0)
+        scale[scale == 0] = 1.0
+        z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
+        w = np.zeros(z.shape[1])
+        penalty = np.diag([l2 * len(x)] * (z.shape[1] - 1) + [0.0])
+        for _ in range(50):
+            p = 1 / (1 + np.exp(-(z @ w)))
+            grad = z.T @ (p - y) + penalty @ w
+            hess = (z * (p * (1 - p))[:, None]).T @ z + penalty + 1e-9 * np.eye(len(w))
+            step = np.linalg.solve(hess, grad)
+            w -= step
+            if np.abs(step).max() < 1e-10:
+                break
+        return cls(
+            list(map(float, w[:-1])), float(w[-1]), list(map(float, mean)),
+            list(map(float, scale)), threshold, decode or {},
+        )  # fmt: skip
+
+
+def uncalibrated(out: Output) -> float:
+    """exp(mean token log-probability): the confidence of a model without a calibration."""
+    return math.exp(features(out)[0])
