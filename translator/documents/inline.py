@@ -1,0 +1,153 @@
+"""Inline markup carried across a translation by its word alignment.
+
+A span is a word range [start, end) of `source.split()` with an opaque payload (a tag, a
+run's formatting). `transfer` gives each span a word range of `translation.split()`: the
+smallest range covering the target words aligned to the span's words, then made to nest
+exactly as the source spans nest (a child inside its parent, siblings apart), so a renderer
+never has to drop or split a tag. A span no alignment places (no aligned word, or no
+alignment at all) keeps its relative position inside its parent. Every span survives.
+
+Spans nest by their ranges; a range equal to another's is inside it when it comes later in
+the list, and an empty span at the end of a nonempty one sits after it. A caller that knows
+its tree better (empty elements at edges) passes `parents` itself.
+"""
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+P = TypeVar("P")
+Span = tuple[int, int, P]
+Alignment = Sequence[tuple[int, int]] | None
+
+
+def nesting(spans: Sequence[tuple[int, int, object]]) -> list[int | None]:
+    """Each span's parent (an index into `spans`) or None at the top, read from the ranges;
+    ValueError when a range is backwards or two spans cross."""
+    order = sorted(range(len(spans)), key=lambda k: (spans[k][0], -spans[k][1], k))
+    parents: list[int | None] = [None] * len(spans)
+    stack: list[int] = []
+    for k in order:
+        start, end = spans[k][0], spans[k][1]
+        if not 0 <= start <= end:
+            raise ValueError(f"span {k} has range [{start}, {end})")
+        while stack and not _contains(spans[stack[-1]], start, end):
+            top = spans[stack.pop()]
+            if start < top[1] < end:
+                raise ValueError(f"span {k} crosses another span")
+        parents[k] = stack[-1] if stack else None
+        stack.append(k)
+    return parents
+
+
+def _contains(outer: tuple[int, int, object], start: int, end: int) -> bool:
+    if start == end == outer[1] and outer[0] < outer[1]:
+        return False  # an empty span at a nonempty one's end follows it
+    return outer[0] <= start and end <= outer[1]
+
+
+def transfer(
+    spans: Sequence[Span],
+    source: str,
+    translation: str,
+    alignment: Alignment,
+    parents: Sequence[int | None] | None = None,
+) -> list[Span]:
+    """The spans as word ranges of `translation.split()`, in the order given, each with its
+    payload; `alignment` holds (source word, target word) pairs, or None when there is none."""
+    n_src, n_tgt = len(source.split()), len(translation.split())
+    if any(end > n_src for _, end, _ in spans):
+        raise ValueError(f"a span ends after the source's {n_src} words")
+    if parents is None:
+        parents = nesting(spans)
+    children: dict[int | None, list[int]] = {}
+    for k, parent in enumerate(parents):
+        children.setdefault(parent, []).append(k)
+    aligned: list[list[int]] = [[] for _ in range(n_src)]
+    for i, j in alignment or ():
+        if 0 <= i < n_src and 0 <= j < n_tgt:
+            aligned[i].append(j)
+    placed = [(0, 0)] * len(spans)
+    needs = _needs(spans, children)
+
+    def place(kids: list[int], src: tuple[int, int], lo: int, hi: int) -> None:
+        wanted = []
+        for k in kids:
+            start, end = spans[k][0], spans[k][1]
+            targets = [j for i in range(start, end) for j in aligned[i] if lo <= j < hi]
+            if targets:
+                wanted.append((min(targets), max(targets) + 1, k))
+            else:
+                wanted.append((_scale(start, src, lo, hi), _scale(end, src, lo, hi), k))
+        wanted.sort()
+        for k, at in zip([k for *_, k in wanted], _pack(wanted, needs, lo, hi)):
+            placed[k] = at
+            place(children.get(k, []), (spans[k][0], spans[k][1]), *at)
+
+    place(children.get(None, []), (0, n_src), 0, n_tgt)
+    return [(start, end, span[2]) for (start, end), span in zip(placed, spans)]
+
+
+def _scale(at: int, src: tuple[int, int], lo: int, hi: int) -> int:
+    """A source position carried to the same relative place in [lo, hi] (rounded half up)."""
+    width = src[1] - src[0]
+    if width <= 0:
+        return lo
+    offset = (2 * (at - src[0]) * (hi - lo) + width) // (2 * width)
+    return min(max(lo + offset, lo), hi)
+
+
+def _needs(spans: Sequence[Span], children: dict[int | None, list[int]]) -> list[int]:
+    """The words each span needs so that it and every nonempty span inside it wrap one."""
+    needs = [0] * len(spans)
+
+    def need(k: int) -> int:
+        inner = sum(need(c) for c in children.get(k, []))
+        needs[k] = max(inner, 1 if spans[k][1] > spans[k][0] else 0)
+        return needs[k]
+
+    for k in children.get(None, []):
+        need(k)
+    return needs
+
+
+def _pack(wanted: list[tuple[int, int, int]], needs: list[int], lo: int, hi: int):
+    """Sibling ranges made disjoint and ordered inside [lo, hi): each as near its wanted
+    range as room allows, and as wide as it needs (`needs`), leaving what later siblings
+    need while there are words enough."""
+    need = [needs[k] for *_, k in wanted]
+    cursor = lo
+    out = []
+    for n, (start, end, _) in enumerate(wanted):
+        last = hi - sum(need[n + 1 :])
+        x = max(cursor, min(max(start, cursor), last - need[n]))
+        y = max(x, min(max(end, x + need[n]), last))
+        out.append((x, y))
+        cursor = y
+    return out
+
+
+def events(
+    placed: Sequence[tuple[int, int, object]], n_words: int, parents: Sequence[int | None]
+) -> list[tuple[str, int]]:
+    """The words and span edges in reading order: ("open", k), ("word", j), ("close", k),
+    for spans placed as `transfer` places them (nested as `parents` says)."""
+    children: dict[int | None, list[int]] = {}
+    for k, parent in enumerate(parents):
+        children.setdefault(parent, []).append(k)
+    out: list[tuple[str, int]] = []
+
+    def emit(kids: list[int], lo: int, hi: int) -> None:
+        at = lo
+        for k in sorted(kids, key=lambda k: (placed[k][0], placed[k][1], k)):
+            start, end = placed[k][0], placed[k][1]
+            if not at <= start <= end <= hi:
+                raise ValueError(f"span {k} at [{start}, {end}) is outside [{at}, {hi})")
+            out.extend(("word", j) for j in range(at, start))
+            out.append(("open", k))
+            emit(children.get(k, []), start, end)
+            out.append(("close", k))
+            at = end
+        out.extend(("word", j) for j in range(at, hi))
+
+    emit(children.get(None, []), 0, n_words)
+    return out
