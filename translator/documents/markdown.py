@@ -1,0 +1,157 @@
+"""Markdown: `translate_markdown(text, translate, lang)`.
+
+The document is parsed by markdown-it-py (CommonMark with tables and strikethrough); the
+text of headings, paragraphs, list items, block quotes and table cells is translated and
+written back into the source lines it came from, so everything else (block markers,
+indentation, code blocks, HTML blocks, link reference definitions, front matter, blank
+lines) stays byte for byte. Inside that text the inline markup keeps its source form and
+follows the words it wrapped (markdown_inline.py, inline.transfer). Each inline is split
+into sentences; sentences that one piece of markup spans are translated together.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from translator.documents.inline import transfer
+from translator.documents.markdown_inline import read_inline, render
+from translator.documents.segment import sentence_spans
+from translator.documents.text import replace_spans
+from translator.documents.units import Translate, target_seps, translate_all
+
+log = logging.getLogger(__name__)
+_FRONT_MATTER = re.compile(r"(?:---|\+\+\+)[ \t]*\r?\n")
+
+
+def _parser():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+def front_matter_lines(lines: list[str]) -> int:
+    """How many lines a YAML (---) or TOML (+++) front matter block opens the file with."""
+    if not lines or not _FRONT_MATTER.fullmatch(lines[0]):
+        return 0
+    fence = lines[0].strip()
+    for k in range(1, len(lines)):
+        if lines[k].strip() == fence:
+            return k + 1
+    return 0
+
+
+def _locate(lines: list[str], tok, cursors: dict[int, int], cell: bool):
+    """[(line, start, end)] where each line of the inline `tok` stands in the source lines,
+    or None when one is not found there as written."""
+    places = []
+    for k, part in enumerate(tok.content.split("\n")):
+        row = tok.map[0] + k
+        if row >= len(lines):
+            return None
+        line = lines[row].rstrip("\r\n")
+        at = line.find(part, cursors.get(row, 0)) if cell else line.rfind(part)
+        if at < 0:
+            return None
+        places.append((row, at, at + len(part)))
+    return places
+
+
+def _units(plain: str, spans, lang) -> list[tuple[int, int]]:
+    """Sentence spans of `plain`, those that one markup span crosses merged."""
+    flat = re.sub(r"\s", " ", plain)
+    units = [list(u) for u in sentence_spans(flat, lang)]
+    for start, end, _ in spans:
+        if end <= start:
+            continue
+        hit = [k for k, (a, b) in enumerate(units) if a < end and start < b]
+        if len(hit) > 1:
+            units[hit[0]][1] = units[hit[-1]][1]
+            del units[hit[0] + 1 : hit[-1] + 1]
+    return [tuple(u) for u in units]
+
+
+def _word_range(words_at: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
+    """The word range of a character span (an empty one: after the words before it)."""
+    if end <= start:
+        k = sum(1 for _, e in words_at if e <= start)
+        return k, k
+    inside = [k for k, (a, b) in enumerate(words_at) if a < end and start < b]
+    if not inside:
+        k = sum(1 for _, e in words_at if e <= start)
+        return k, k
+    return inside[0], inside[-1] + 1
+
+
+def _unit_of(units, start: int, end: int) -> int:
+    for k, (a, b) in enumerate(units):
+        if (a < end and start < b) or (end <= start and a <= start <= b):
+            return k
+    before = [k for k, (a, _) in enumerate(units) if a <= start]
+    return before[-1] if before else 0
+
+
+class _Inline:
+    """One inline's plain text, split into units with their spans as word ranges."""
+
+    def __init__(self, places, plain: str, spans, escapes, lang):
+        self.places, self.plain, self.escapes = places, plain, escapes
+        self.units = _units(plain, spans, lang)
+        self.sources = [plain[a:b] for a, b in self.units]
+        self.spans = [[] for _ in self.units]
+        for start, end, mark in spans:
+            k = _unit_of(self.units, start, end)
+            a, b = self.units[k]
+            words_at = [(m.start() + a, m.end() + a) for m in re.finditer(r"\S+", plain[a:b])]
+            self.spans[k].append((*_word_range(words_at, start, end), mark))
+
+    def rendered(self, results) -> str:
+        pieces = []
+        for source, spans, (text, alignment) in zip(self.sources, self.spans, results,
+                                                    strict=True):  # fmt: skip
+            words = text.split()
+            seps, tail = target_seps(source, text, alignment)
+            placed = transfer(spans, source, text, alignment) if spans else []
+            pieces.append(render(words, seps, tail, placed, self.escapes))
+        return replace_spans(self.plain, self.units, pieces)
+
+
+def _inlines(text: str, lang) -> tuple[list[str], list[_Inline]]:
+    lines = text.splitlines(keepends=True)
+    skip = front_matter_lines(lines)
+    parsed = "\n" * skip + "".join(lines[skip:])  # the same line numbers, no front matter
+    found, cursors = [], {}
+    cell = False
+    for tok in _parser().parse(parsed):
+        cell = tok.type in ("th_open", "td_open") or (cell and tok.type == "inline")
+        if tok.type != "inline" or tok.map is None or not tok.content.strip():
+            continue
+        places = _locate(lines, tok, cursors, cell)
+        read = read_inline(tok.content, tok.children or []) if places else None
+        if read is None:
+            log.warning("line %d: Markdown inline left untranslated", tok.map[0] + 1)
+            continue
+        for row, _, end in places:
+            cursors[row] = end
+        found.append(_Inline(places, *read, lang))
+    return lines, found
+
+
+def translate_markdown(text: str, translate: Translate, lang: str | None = "en") -> str:
+    """`text` with its prose translated and its Markdown kept (module docstring)."""
+    lines, inlines = _inlines(text, lang)
+    results = iter(translate_all([s for i in inlines for s in i.sources], translate))
+    edits: dict[int, list[tuple[int, int, str]]] = {}
+    for inline in inlines:
+        new = inline.rendered([next(results) for _ in inline.sources]).split("\n")
+        rows = inline.places
+        if len(new) != len(rows):  # a break with no room: the lines left over are joined
+            new = new[: len(rows) - 1] + [" ".join(new[len(rows) - 1 :])]
+            new += [""] * (len(rows) - len(new))
+        for (row, start, end), part in zip(rows, new, strict=True):
+            edits.setdefault(row, []).append((start, end, part))
+    for row, changes in edits.items():
+        line = lines[row]
+        changes.sort()
+        lines[row] = replace_spans(line, [(a, b) for a, b, _ in changes], [p for *_, p in changes])
+    return "".join(lines)

@@ -1,0 +1,254 @@
+"""A Markdown inline's source read as plain text with markup spans, and a translation's
+words rendered back with that markup.
+
+markdown-it-py's inline children are walked along the inline's source text, so each piece
+of markup keeps its exact source form: `*` or `_`, a link's `](url "title")`, an entity.
+`read_inline` gives the plain text the model sees (text and soft breaks as written, a code
+span's or an image's visible text) and spans over it: pairs (emphasis, strong, strike,
+links, paired inline HTML tags) whose words are translated between their opening and
+closing raw text; atoms (code spans, images) whose words are replaced by their raw text;
+and empty atoms (autolinks, lone HTML tags, a backslash line break) that follow the word
+before them. An inline this walk cannot follow is reported as None and left as it is.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});")
+_BREAK = re.compile(r"[ \t]*(\\?)\n[ \t]*")
+_OPEN_TAG = re.compile(r"<([A-Za-z][A-Za-z0-9-]*)\b[^>]*(?<!/)>$")
+_CLOSE_TAG = re.compile(r"</([A-Za-z][A-Za-z0-9-]*)\s*>$")
+_PUNCT = re.compile(r"[.,;:!?)»\"'…]")
+_TRAILING = re.compile(r"[.,;:!?)»\"'…]+$")
+PAIRS = ("em", "strong", "s")
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A span's payload. kind: 'pair' (opening + words + closing), 'atom' (raw replaces the
+    words), 'after' (raw follows the word before it). order: the opening's rank."""
+
+    kind: str
+    raw: str
+    close: str = ""
+    order: int = 0
+    trail: bool = False  # punctuation followed the closing in the source: it still does
+
+
+class _Unreadable(Exception):
+    pass
+
+
+def _match_text(src: str, at: int, text: str, escapes: dict | None = None) -> int:
+    """Where `text` (a text token's decoded content) ends in `src` read from `at`: each
+    character as is, backslash-escaped or as an entity (recorded in `escapes`)."""
+    escapes = {} if escapes is None else escapes
+    for ch in text:
+        if (m := _ENTITY.match(src, at)) and html.unescape(m.group()) == ch:
+            escapes[ch] = m.group()  # before the character itself: '&' of '&amp;'
+            at = m.end()
+        elif src.startswith(ch, at):
+            at += 1
+        elif src.startswith("\\" + ch, at):
+            escapes[ch] = "\\" + ch
+            at += 2
+        else:
+            raise _Unreadable(f"text {text!r} not found at {at}")
+    return at
+
+
+def _expect(src: str, at: int, raw: str) -> int:
+    if not src.startswith(raw, at):
+        raise _Unreadable(f"{raw!r} not found at {at}")
+    return at + len(raw)
+
+
+def _balanced(src: str, at: int, opening: str, closing: str) -> int:
+    """The end of the bracketed run starting at `at` (src[at] == opening)."""
+    depth, k = 0, at
+    while k < len(src):
+        ch = src[k]
+        if ch == "\\":
+            k += 2
+            continue
+        depth += (ch == opening) - (ch == closing)
+        k += 1
+        if depth == 0:
+            return k
+    raise _Unreadable(f"unclosed {opening} at {at}")
+
+
+def _destination(src: str, at: int) -> int:
+    """The end of a link's `]` and what follows it: `(url "title")`, `[label]` or nothing."""
+    at = _expect(src, at, "]")
+    if src.startswith("(", at):
+        return _balanced(src, at, "(", ")")
+    if src.startswith("[", at):
+        return _balanced(src, at, "[", "]")
+    return at
+
+
+class _Reader:
+    def __init__(self, src: str):
+        self.src, self.at, self.plain = src, 0, []
+        self.size, self.stack, self.spans, self.opened = 0, [], [], 0
+        self.escapes: dict[str, str] = {}
+
+    def add(self, text: str) -> None:
+        self.plain.append(text)
+        self.size += len(text)
+
+    def span(self, start: int, mark: Mark) -> None:
+        self.spans.append((start, self.size, mark))
+
+    def push(self, key: str, raw: str) -> None:
+        self.stack.append((key, raw, self.size, self.opened))
+        self.opened += 1
+
+    def pop(self, key: str, close: str) -> None:
+        if not self.stack or self.stack[-1][0] != key:
+            raise _Unreadable(f"{key} closes nothing open")
+        _, raw, start, order = self.stack.pop()
+        trail = bool(_PUNCT.match(self.src, self.at))
+        self.span(start, Mark("pair", raw, close, order, trail))
+
+    def atom(self, start: int, words: str) -> None:
+        raw, src = self.src[start : self.at], self.src
+        if words.strip():
+            mark = Mark("atom", raw)
+        elif "".join(self.plain).strip():  # after a word, spaced as in the source
+            mark = Mark("after", (" " if src[start - 1 : start].isspace() else "") + raw)
+        else:  # before the first word
+            mark = Mark("lead", raw + (" " if src[self.at : self.at + 1].isspace() else ""))
+        at = self.size
+        self.add(words)
+        self.spans.append((at, self.size if words.strip() else at, mark))
+
+    def child(self, tok, skipping: bool) -> bool:
+        """Read one child token; True while inside an autolink (its text is in the atom)."""
+        src, kind = self.src, tok.type
+        if skipping:
+            return kind != "link_close"
+        if kind == "text":
+            end = _match_text(src, self.at, tok.content, self.escapes)
+            self.add(tok.content)
+            self.at = end
+        elif kind in ("softbreak", "hardbreak"):
+            m = _BREAK.match(src, self.at)
+            if m is None:
+                raise _Unreadable(f"no line break at {self.at}")
+            if m.group(1):  # a backslash break: the backslash stays after the word
+                self.at = m.start(1) + 1
+                self.spans.append((self.size, self.size, Mark("after", "\\")))
+            self.add(src[self.at if m.group(1) else m.start() : m.end()])
+            self.at = m.end()
+        elif kind.endswith("_open") and kind[:-5] in PAIRS:
+            self.at = _expect(src, self.at, tok.markup)
+            self.push(kind[:-5], tok.markup)
+        elif kind.endswith("_close") and kind[:-6] in PAIRS:
+            self.at = _expect(src, self.at, tok.markup)
+            self.pop(kind[:-6], tok.markup)
+        elif kind == "link_open" and tok.markup in ("autolink", "linkify"):
+            start = self.at
+            self.at = (src.index(">", self.at) + 1) if src.startswith("<", start) else (
+                _match_text(src, start, tok.attrs.get("href", "")))  # fmt: skip
+            self.atom(start, "")
+            return True
+        elif kind == "link_open":
+            self.at = _expect(src, self.at, "[")
+            self.push("link", "[")
+        elif kind == "link_close":
+            start = self.at
+            self.at = _destination(src, self.at)
+            self.pop("link", src[start : self.at])
+        else:
+            self.leaf(tok)
+        return False
+
+    def leaf(self, tok) -> None:
+        src, start = self.src, self.at
+        if tok.type == "code_inline":
+            self.at = _expect(src, start, tok.markup)
+            end = src.find(tok.markup, self.at)
+            if end < 0:
+                raise _Unreadable("unclosed code span")
+            self.at = end + len(tok.markup)
+            self.atom(start, tok.content)
+        elif tok.type == "image":
+            self.at = _balanced(src, _expect(src, start, "!"), "[", "]") - 1
+            self.at = _destination(src, self.at)
+            self.atom(start, tok.content)
+        elif tok.type == "html_inline":
+            self.at = _expect(src, start, tok.content)
+            opening, closing = _OPEN_TAG.match(tok.content), _CLOSE_TAG.match(tok.content)
+            top = self.stack[-1][0] if self.stack else None
+            if opening:
+                self.push("html:" + opening.group(1).lower(), tok.content)
+            elif closing and top == "html:" + closing.group(1).lower():
+                self.pop(top, tok.content)
+            else:
+                self.atom(start, "")
+        else:
+            raise _Unreadable(f"inline token {tok.type}")
+
+
+def read_inline(src: str, children) -> tuple[str, list, dict] | None:
+    """(plain text, [(start, end, Mark)] character spans of it, {character: the escape or
+    entity the source wrote it as}) of an inline whose source text is `src`; None when its
+    tokens cannot be followed along `src`."""
+    reader, skipping = _Reader(src), False
+    try:
+        for tok in children:
+            skipping = reader.child(tok, skipping)
+        if reader.stack:  # an HTML tag opened and never closed: a lone tag after all
+            raise _Unreadable("unclosed inline HTML")
+        if src[reader.at :].strip():
+            raise _Unreadable(f"text left at {reader.at}")
+    except (_Unreadable, ValueError):
+        return None
+    return "".join(reader.plain) + src[reader.at :], reader.spans, reader.escapes
+
+
+def _escaped(word: str, escapes: dict[str, str]) -> str:
+    return "".join(escapes.get(ch, ch) for ch in word) if escapes else word
+
+
+def render(words: list[str], seps: list[str], tail: str, spans, escapes=None) -> str:
+    """The target `words` joined by `seps` (+ `tail`) with each span's markup: spans are
+    (start, end, Mark) word ranges of `words` as inline.transfer gives them; characters the
+    source escaped are escaped the same way in the words."""
+    n = len(words)
+    opens, closes = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)]
+    after, lead = [[] for _ in range(n + 1)], []
+    shown: list[str | None] = [_escaped(w, escapes or {}) for w in words]
+    for start, end, mark in spans:
+        if mark.kind == "pair" and end > start:
+            opens[start].append((-end, mark.order, mark.raw))
+            closes[end - 1].append((-start, -mark.order, mark.close, mark.trail))
+        elif mark.kind == "atom" and end > start:
+            shown[start] = mark.raw
+            for k in range(start + 1, end):
+                shown[k] = None
+        elif mark.kind == "lead" or (start == 0 and n):
+            lead.append(mark.raw + mark.close)
+        else:  # an empty span, or a lone raw: after the word before it
+            after[start - 1 if n else 0].append(mark.raw + mark.close)
+    out = list(lead)
+    for k in range(n):
+        word = shown[k]
+        if word is not None:
+            out.append(seps[k] if k else "")
+            out += [raw for *_, raw in sorted(opens[k])]
+        ends = sorted(closes[k])
+        punct = _TRAILING.search(word or "") if any(c[3] for c in ends) else None
+        if punct and punct.start() > 0:  # 'word*.' stays 'word*.', not 'word.*'
+            out += [word[: punct.start()], *(c[2] for c in ends), punct.group()]
+        else:
+            out += [word or "", *(c[2] for c in ends)]
+        out += after[k]
+    if not n:
+        out += after[0]
+    return "".join(out) + tail

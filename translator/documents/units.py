@@ -1,0 +1,94 @@
+"""Units of translation (a sentence, or sentences that inline markup joins) sent to a
+`translate` callable in batches, and their translations put back with the unit's line
+breaks.
+
+The model sees a unit with its whitespace collapsed to single spaces. A line break inside a
+unit (a paragraph wrapped at a width, a Markdown soft break) is put back after the target
+word aligned last to the source words before it, or, without an alignment, at the same
+share of the words; so a paragraph keeps its number of lines and each line's indentation.
+Line breaks between units are never touched: callers keep the text between units as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+Alignment = list[tuple[int, int]] | None
+Translate = Callable[[list[str]], list[tuple[str, Alignment]]]
+
+BATCH = 256  # units per call of `translate`: few calls, and progress between them
+_SPACE = re.compile(r"\s+")
+
+
+def words_and_seps(text: str) -> tuple[list[str], list[str]]:
+    """`text.split()` and, for each word, the whitespace before it ('' for the first)."""
+    words, seps, last = [], [], None
+    for m in re.finditer(r"\S+", text):
+        seps.append("" if last is None else text[last : m.start()])
+        words.append(m.group())
+        last = m.end()
+    return words, seps
+
+
+def translate_all(units: list[str], translate: Translate) -> list[tuple[str, Alignment]]:
+    """Each unit's (translation, alignment), `translate` called once per BATCH units; a unit
+    of whitespace only is its own translation."""
+    flat = [" ".join(u.split()) for u in units]
+    todo = [k for k, u in enumerate(flat) if u]
+    out: list[tuple[str, Alignment]] = [(u, None) for u in units]
+    for at in range(0, len(todo), BATCH):
+        rows = todo[at : at + BATCH]
+        results = translate([flat[k] for k in rows])
+        if len(results) != len(rows):
+            raise ValueError(f"translate gave {len(results)} results for {len(rows)} units")
+        for k, (text, alignment) in zip(rows, results, strict=True):
+            out[k] = (text, None if alignment is None else [tuple(p) for p in alignment])
+    return out
+
+
+def break_targets(breaks: list[int], n_src: int, n_tgt: int, alignment: Alignment):
+    """Target word indices (each > 0, increasing) to put the source's breaks before: each
+    source break before word k goes after the last target word aligned to a source word
+    before k, else at k's share of the target. None for a break with no room left."""
+    placed, prev = [], 0
+    for k in breaks:
+        linked = [j for i, j in alignment or () if i < k]
+        t = max(linked) + 1 if linked else round(k * n_tgt / max(n_src, 1))
+        t = max(t, prev + 1)
+        if t >= n_tgt:
+            placed.append(None)
+            continue
+        placed.append(t)
+        prev = t
+    return placed
+
+
+def target_seps(source: str, translation: str, alignment: Alignment):
+    """(the whitespace before each word of `translation.split()`, what follows the last):
+    single spaces, with the line breaks of `source` (whitespace runs holding one) put back
+    (module docstring); a break with no room left follows the last word."""
+    words, seps = words_and_seps(source)
+    out_words = translation.split()
+    out_seps = [""] + [" "] * (len(out_words) - 1)
+    breaks = [k for k, sep in enumerate(seps) if "\n" in sep]
+    spare = []
+    for k, t in zip(breaks, break_targets(breaks, len(words), len(out_words), alignment),
+                    strict=True):  # fmt: skip
+        if t is None:
+            spare.append(seps[k])
+        else:
+            out_seps[t] = seps[k]
+    return out_seps, "".join(spare).rstrip(" \t") if out_words else ""
+
+
+def with_breaks(source: str, translation: str, alignment: Alignment) -> str:
+    """`translation` with the line breaks of `source` put back (target_seps)."""
+    if "\n" not in source:
+        return translation
+    seps, tail = target_seps(source, translation, alignment)
+    return "".join(s + w for s, w in zip(seps, translation.split(), strict=True)) + tail
+
+
+def collapse(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
