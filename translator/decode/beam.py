@@ -112,9 +112,11 @@ class BeamStream:
             self.finished = [self.finished[i] for i in keep]
             self.t, self.limit, self.scores = self.t[idx], self.limit[idx], self.scores[idx]
             self.history, self.prev = self.history[idx], self.prev.view(-1, k)[idx].view(-1)
+            self.logprobs = self.logprobs[idx]
             self.seen = None if self.seen is None else self.seen[idx]
             self.pins = self.pins.take(idx)
-        self.history = self.history[:, :, -(int(self.t.max()) + 1) :]  # <bos>, the longest
+        width = int(self.t.max()) + 1  # <bos>, the longest
+        self.history, self.logprobs = self.history[:, :, -width:], self.logprobs[:, :, -width:]
 
     def _admit(self) -> None:
         """Queued sentences join: first into the rows of ended sentences (written in place,
@@ -137,10 +139,12 @@ class BeamStream:
         scores[:, 0] = 0.0  # all beams start identical: let only the first one expand
         self.pinning = self.pinning or start.pinning
         history = torch.full((n, k, 1), BOS, dtype=torch.long, device=dev)
+        logprobs = torch.zeros((n, k, 1), device=dev)  # each history token's, aligned with it
         if self.state is None:
             if self.attention_layer is not None:
                 self.seen = torch.zeros((n, k, 0, src.size(1)), device=dev)
             self.state, self.history, self.scores, self.limit = state, history, scores, limit
+            self.logprobs = logprobs
             self.pins = pins
             self.t = torch.zeros(n, dtype=torch.long, device=dev)
             self.prev = torch.full((n * k,), BOS, dtype=torch.long, device=dev)
@@ -158,6 +162,7 @@ class BeamStream:
             self.prev[beams] = BOS
             self.history[slots] = PAD
             self.history[slots, :, -1] = BOS
+            self.logprobs[slots] = 0.0
             for i, owner in zip(ended, owners):
                 self.owners[i], self.finished[i] = owner, []
         fill = len(ended)
@@ -169,6 +174,9 @@ class BeamStream:
         width = self.history.size(2)
         self.history = torch.cat(
             [self.history, pad_to(history[fill:], (n - fill, k, width), left=True)]
+        )
+        self.logprobs = torch.cat(
+            [self.logprobs, pad_to(logprobs[fill:], (n - fill, k, width), left=True)]
         )
         self.t = torch.cat([self.t, torch.zeros(n - fill, dtype=torch.long, device=dev)])
         self.limit = torch.cat([self.limit, limit[fill:]])
@@ -207,11 +215,16 @@ class BeamStream:
             origin = choice.origin[i, j]
             toks = self.history[i, origin].tolist()[width - steps[i] :]
             att = None if seen is None else seen[i, origin]
-            self.finished[i].append(Hypothesis(toks, float(choice.norm[i, j]), att))
+            lps = self.logprobs[i, origin].tolist()[width - steps[i] :]
+            lps.append(float(choice.raw[i, j] - self.scores[i, origin]))  # the <eos>'s
+            self.finished[i].append(Hypothesis(toks, float(choice.norm[i, j]), att, lps))
         # The k best candidates that do not end here continue.
         beam_origin, next_tok = choice.beams, choice.tokens
         history = self.history.gather(1, beam_origin[..., None].expand_as(self.history))
         history = torch.cat([history, next_tok[..., None]], dim=2)
+        taken = choice.scores - self.scores.gather(1, beam_origin)  # each kept token's
+        logprobs = self.logprobs.gather(1, beam_origin[..., None].expand_as(self.logprobs))
+        logprobs = torch.cat([logprobs, taken[..., None]], dim=2)
         if seen is not None:
             self.seen = seen.gather(1, beam_origin[..., None, None].expand(-1, -1, *seen.shape[2:]))
         ended = []
@@ -224,6 +237,7 @@ class BeamStream:
                 self.owners[i] = None  # its rows go at the next regrouping
         self.state, self.scores = state, choice.scores
         self.t, self.prev, self.history = self.t + 1, next_tok.view(-1), history
+        self.logprobs = logprobs
         live = [i for i in range(m) if self.owners[i] is not None]
         # Ended sentences leave the batch (a copy of every row) once `regroup` of them have,
         # or sooner if none is left; else their rows wait for sentences that join.

@@ -76,6 +76,12 @@ class Live:
     score: float  # log-probability so far
     tokens: list[int]
     progress: Progress
+    logprobs: tuple[float, ...] = ()  # each token's
+
+    def then(self, score: float, token: int, progress: Progress) -> Live:
+        """This hypothesis extended by `token`, its score then `score`."""
+        step = score - self.score
+        return Live(score, [*self.tokens, token], progress, (*self.logprobs, step))
 
 
 def allocate(pool: list[tuple[float, int, int, Progress]], k: int, phrases) -> list:
@@ -130,7 +136,7 @@ class ConstrainedBeam:
                 continue
             chosen = allocate(pool, k, self.phrases[i])
             still.append(i)
-            self.beams[i] = [Live(s, self.beams[i][j].tokens + [tok], p) for s, j, tok, p in chosen]
+            self.beams[i] = [self.beams[i][j].then(s, tok, p) for s, j, tok, p in chosen]
             pad = k - len(chosen)
             origins += [r * k + j for _, j, _, _ in chosen] + [r * k + chosen[0][1]] * pad
             tokens += [tok for _, _, tok, _ in chosen] + [chosen[0][2]] * pad
@@ -177,9 +183,9 @@ class ConstrainedBeam:
             if tok == EOS:
                 if place < k and len(finished) < k:
                     length = length_penalty(len(beam.tokens) + 1, self.alpha, self.norm)
-                    finished.append(
-                        (beam.progress.done(), Hypothesis(beam.tokens, s / float(length)))
-                    )
+                    logprobs = [*beam.logprobs, s - beam.score]
+                    hyp = Hypothesis(beam.tokens, s / float(length), None, logprobs)
+                    finished.append((beam.progress.done(), hyp))
                 continue
             pool.append((s, j, tok, beam.progress.after(tok, phrases)))
         for s, j, tok in extras:

@@ -24,6 +24,9 @@ class Hypothesis:
     # Where the search was asked for a decoder layer's attention: its weights while producing
     # each token and the <eos>, [len(tokens) + 1, source positions of the batch], float32.
     attention: torch.Tensor | None = None
+    # Each token's log-probability under the model and the <eos>'s last (len(tokens) + 1),
+    # where the search kept them: what confidence is read from (decode/confidence.py).
+    logprobs: list[float] | None = None
 
 
 def next_log_probs(

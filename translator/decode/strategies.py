@@ -43,6 +43,7 @@ class Greedy:
         self.tokens: list[list[int]] = [[] for _ in range(n)]
         self.scores = torch.zeros(n, device=device)
         self.seen: list[list[torch.Tensor]] = [[] for _ in range(n)]
+        self.logprobs: list[list[float]] = [[] for _ in range(n)]
 
     def choose(self, logp: torch.Tensor) -> torch.Tensor:
         return logp.argmax(-1)
@@ -52,9 +53,11 @@ class Greedy:
             for row, w in zip(live.tolist(), weights):
                 self.seen[row].append(w)
         prev = self.choose(logp)
-        self.scores[live] += logp.gather(1, prev[:, None]).squeeze(1)
+        taken = logp.gather(1, prev[:, None]).squeeze(1)
+        self.scores[live] += taken
         done = prev == EOS
-        for row, tok in zip(live.tolist(), prev.tolist()):
+        for row, tok, lp in zip(live.tolist(), prev.tolist(), taken.tolist()):
+            self.logprobs[row].append(lp)
             if tok != EOS:
                 self.tokens[row].append(tok)
         if bool(done.all()):
@@ -68,7 +71,10 @@ class Greedy:
         lengths = torch.tensor([len(t) + 1 for t in self.tokens], device=self.device)  # <eos>
         scores = (self.scores / length_penalty(lengths, self.alpha, self.norm)).tolist()
         kept = [torch.stack(w) if w else None for w in self.seen]
-        return [[Hypothesis(t, s, w)] for t, s, w in zip(self.tokens, scores, kept)]
+        return [
+            [Hypothesis(t, s, w, lp)]
+            for t, s, w, lp in zip(self.tokens, scores, kept, self.logprobs)
+        ]
 
 
 class Sampled(Greedy):
@@ -91,6 +97,7 @@ class BeamChoice:
     beams: torch.Tensor  # [m, k]: the beams the continuing candidates extend
     tokens: torch.Tensor  # [m, k]: their tokens
     scores: torch.Tensor  # [m, k]: their scores
+    raw: torch.Tensor  # [m, 2k]: every candidate's score before length normalisation
 
 
 class Beam:
@@ -113,4 +120,4 @@ class Beam:
         finish = is_eos & (ranks < k) & (top_scores > float("-inf"))
         cont = top_scores.masked_fill(is_eos, float("-inf")).topk(k, dim=-1)
         beams, tokens = origin.gather(1, cont.indices), token.gather(1, cont.indices)
-        return BeamChoice(origin, norm, finish, beams, tokens, cont.values)
+        return BeamChoice(origin, norm, finish, beams, tokens, cont.values, top_scores)
