@@ -91,10 +91,11 @@ class Checkpoint:
 
         {"format", "version", "config", "tokenizer", "model",
          "train_state": {"progress", "rng", "rng_other_ranks", "optimizer", "scaler", "ema"},
-         "source"}
+         "source", "calibration"}
 
     `source` (imported models only, translator/pretrained/): where the weights came from,
-    the released model's card and licence, and how its ids map to ours.
+    the released model's card and licence, and how its ids map to ours. `calibration`
+    (`translator calibrate`): how its confidence is computed (decode/confidence.py).
     `rng` holds the random state of every training process in rank order; the file keeps
     rank 0's under "rng" (where single-process checkpoints always had it) and the others'
     under "rng_other_ranks". best.pt carries no optimizer and no random state: only last.pt
@@ -113,6 +114,7 @@ class Checkpoint:
     scaler: dict | None = None
     ema: dict | None = None  # translator.train.ema.WeightEMA.state_dict() (last.pt, EMA runs)
     source: dict | None = None  # of an imported model: origin, card, licence, id table
+    calibration: dict | None = None  # decode/confidence.py's Calibration.to_dict()
     every_rank: bool = True  # `rng` holds every process's state (older files: rank 0's alone)
     version: str = __version__  # of translator that wrote it
 
@@ -138,7 +140,11 @@ class Checkpoint:
             "model": self.model,
             "train_state": train_state,
         }
-        return out if self.source is None else {**out, "source": self.source}
+        if self.source is not None:
+            out["source"] = self.source
+        if self.calibration is not None:
+            out["calibration"] = self.calibration
+        return out
 
     @classmethod
     def from_payload(cls, raw: dict[str, Any]) -> Checkpoint:
@@ -157,6 +163,9 @@ class Checkpoint:
             scaler=ts.get("scaler"),
             ema=ts.get("ema"),
             source=raw.get("source") if isinstance(raw.get("source"), dict) else None,
+            calibration=raw.get("calibration")
+            if isinstance(raw.get("calibration"), dict)
+            else None,
             every_rank=isinstance(others, list),
             version=raw.get("version", "?"),
         )
