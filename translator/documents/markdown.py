@@ -14,11 +14,9 @@ from __future__ import annotations
 import logging
 import re
 
-from translator.documents.inline import transfer
 from translator.documents.markdown_inline import read_inline, render
-from translator.documents.segment import sentence_spans
 from translator.documents.text import replace_spans
-from translator.documents.units import Translate, target_seps, translate_all
+from translator.documents.units import Marked, Translate, translate_all
 
 log = logging.getLogger(__name__)
 _FRONT_MATTER = re.compile(r"(?:---|\+\+\+)[ \t]*\r?\n")
@@ -57,62 +55,16 @@ def _locate(lines: list[str], tok, cursors: dict[int, int], cell: bool):
     return places
 
 
-def _units(plain: str, spans, lang) -> list[tuple[int, int]]:
-    """Sentence spans of `plain`, those that one markup span crosses merged."""
-    flat = re.sub(r"\s", " ", plain)
-    units = [list(u) for u in sentence_spans(flat, lang)]
-    for start, end, _ in spans:
-        if end <= start:
-            continue
-        hit = [k for k, (a, b) in enumerate(units) if a < end and start < b]
-        if len(hit) > 1:
-            units[hit[0]][1] = units[hit[-1]][1]
-            del units[hit[0] + 1 : hit[-1] + 1]
-    return [tuple(u) for u in units]
-
-
-def _word_range(words_at: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
-    """The word range of a character span (an empty one: after the words before it)."""
-    if end <= start:
-        k = sum(1 for _, e in words_at if e <= start)
-        return k, k
-    inside = [k for k, (a, b) in enumerate(words_at) if a < end and start < b]
-    if not inside:
-        k = sum(1 for _, e in words_at if e <= start)
-        return k, k
-    return inside[0], inside[-1] + 1
-
-
-def _unit_of(units, start: int, end: int) -> int:
-    for k, (a, b) in enumerate(units):
-        if (a < end and start < b) or (end <= start and a <= start <= b):
-            return k
-    before = [k for k, (a, _) in enumerate(units) if a <= start]
-    return before[-1] if before else 0
-
-
-class _Inline:
-    """One inline's plain text, split into units with their spans as word ranges."""
+class _Inline(Marked):
+    """One inline: where its lines stand in the source, its plain text and markup."""
 
     def __init__(self, places, plain: str, spans, escapes, lang):
-        self.places, self.plain, self.escapes = places, plain, escapes
-        self.units = _units(plain, spans, lang)
-        self.sources = [plain[a:b] for a, b in self.units]
-        self.spans = [[] for _ in self.units]
-        for start, end, mark in spans:
-            k = _unit_of(self.units, start, end)
-            a, b = self.units[k]
-            words_at = [(m.start() + a, m.end() + a) for m in re.finditer(r"\S+", plain[a:b])]
-            self.spans[k].append((*_word_range(words_at, start, end), mark))
+        super().__init__(plain, spans, lang)
+        self.places, self.escapes = places, escapes
 
     def rendered(self, results) -> str:
-        pieces = []
-        for source, spans, (text, alignment) in zip(self.sources, self.spans, results,
-                                                    strict=True):  # fmt: skip
-            words = text.split()
-            seps, tail = target_seps(source, text, alignment)
-            placed = transfer(spans, source, text, alignment) if spans else []
-            pieces.append(render(words, seps, tail, placed, self.escapes))
+        pieces = [render(words, seps, tail, placed, self.escapes)
+                  for words, seps, tail, placed in self.placed(results)]  # fmt: skip
         return replace_spans(self.plain, self.units, pieces)
 
 

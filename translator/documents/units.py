@@ -14,11 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from translator.documents.segment import sentence_spans
+
 Alignment = list[tuple[int, int]] | None
 Translate = Callable[[list[str]], list[tuple[str, Alignment]]]
 
 BATCH = 256  # units per call of `translate`: few calls, and progress between them
-_SPACE = re.compile(r"\s+")
 
 
 def words_and_seps(text: str) -> tuple[list[str], list[str]]:
@@ -90,5 +91,64 @@ def with_breaks(source: str, translation: str, alignment: Alignment) -> str:
     return "".join(s + w for s, w in zip(seps, translation.split(), strict=True)) + tail
 
 
-def collapse(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()
+def _units(plain: str, spans, lang) -> list[tuple[int, int]]:
+    """Sentence spans of `plain`, those that one markup span crosses merged."""
+    flat = re.sub(r"\s", " ", plain)
+    units = [list(u) for u in sentence_spans(flat, lang)]
+    for start, end, _ in spans:
+        if end <= start:
+            continue
+        hit = [k for k, (a, b) in enumerate(units) if a < end and start < b]
+        if len(hit) > 1:
+            units[hit[0]][1] = units[hit[-1]][1]
+            del units[hit[0] + 1 : hit[-1] + 1]
+    return [tuple(u) for u in units]
+
+
+def _word_range(words_at: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
+    """The word range of a character span (an empty one: after the words before it)."""
+    if end <= start:
+        k = sum(1 for _, e in words_at if e <= start)
+        return k, k
+    inside = [k for k, (a, b) in enumerate(words_at) if a < end and start < b]
+    if not inside:
+        k = sum(1 for _, e in words_at if e <= start)
+        return k, k
+    return inside[0], inside[-1] + 1
+
+
+def _unit_of(units, start: int, end: int) -> int:
+    for k, (a, b) in enumerate(units):
+        if (a < end and start < b) or (end <= start and a <= start <= b):
+            return k
+    before = [k for k, (a, _) in enumerate(units) if a <= start]
+    return before[-1] if before else 0
+
+
+class Marked:
+    """A text with markup spans (character ranges with a payload) split into units: its
+    sentences, those that one span crosses merged; each span is kept as a word range of its
+    unit (an empty span sits after the words before it)."""
+
+    def __init__(self, plain: str, spans, lang):
+        self.plain = plain
+        self.units = _units(plain, spans, lang)
+        self.sources = [plain[a:b] for a, b in self.units]
+        self.spans: list[list] = [[] for _ in self.units]
+        for start, end, mark in spans:
+            k = _unit_of(self.units, start, end)
+            a, b = self.units[k]
+            words_at = [(m.start() + a, m.end() + a) for m in re.finditer(r"\S+", plain[a:b])]
+            self.spans[k].append((*_word_range(words_at, start, end), mark))
+
+    def placed(self, results):
+        """Per unit, from its (translation, alignment): (target words, the whitespace before
+        each, what follows the last, the unit's spans as target word ranges)."""
+        from translator.documents.inline import transfer
+
+        for source, spans, (text, alignment) in zip(self.sources, self.spans, results,
+                                                    strict=True):  # fmt: skip
+            seps, tail = target_seps(source, text, alignment)
+            placed = transfer(spans, source, text, alignment) if spans else []
+            yield text.split(), seps, tail, placed
+
