@@ -1,0 +1,186 @@
+"""translate_html with fake translators: markup kept exactly, inline tags carried by the
+alignment, copied elements untouched, blocks apart, bad HTML one UserError line."""
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from translator.documents.html import translate_html
+from translator.documents.html_units import VOID, tokens
+from translator.errors import UserError
+
+
+def same(sentences):
+    return [(s, [(i, i) for i in range(len(s.split()))]) for s in sentences]
+
+
+def reverse(sentences):
+    out = []
+    for s in sentences:
+        n = len(s.split())
+        out.append((" ".join(reversed(s.split())), [(i, n - 1 - i) for i in range(n)]))
+    return out
+
+
+def recording(inner):
+    seen = []
+
+    def translate(sentences):
+        seen.extend(sentences)
+        return inner(sentences)
+
+    return translate, seen
+
+
+def skeleton(text):
+    """Each element's start tag (as written) with the start tags around it; raises when
+    an end tag does not close the element last opened."""
+    stack, found = [], []
+    for tok in tokens(text):
+        if tok.kind in ("start", "startend"):
+            found.append((tuple(stack), tok.raw))
+            if tok.kind == "start" and tok.tag not in VOID:
+                stack.append(tok.raw)
+        elif tok.kind == "end":
+            assert stack and re.match(rf"<{tok.tag}[\s>]", stack[-1]), (tok.raw, stack)
+            stack.pop()
+    assert not stack, stack
+    return sorted(found)
+
+
+def test_identity_translation_gives_the_document_back_byte_for_byte():
+    doc = (
+        "<!DOCTYPE html>\n<html lang='de'><head><title>A &amp; B</title>\n"
+        '<style>p { color: red }</style></head>\n<body class="x">\n'
+        "  <h1 id=top>Ein <em>grosses</em> Haus.</h1>\n"
+        '  <p>Hello <b>big <i>red</i></b> world. Second <a href="u?a=1&amp;b=2" '
+        "title='t'>sentence</a> here.</p>\n"
+        "  <!-- a comment -->\n  <ul><li>one</li><li>two &copy; x</li></ul>\n"
+        "  <table><tr><td>cell one</td><td>cell <span class=s>two</span></td></tr></table>\n"
+        "</body></html>\n"
+    )
+    assert translate_html(doc, same, "en") == doc
+
+
+def test_tags_follow_their_words_when_the_order_changes():
+    out = translate_html('<p>the <b>big</b> <a href="#x">red</a> house</p>', reverse, "en")
+    assert out == '<p>house <a href="#x">red</a> <b>big</b> the</p>'
+
+
+def test_nested_tags_stay_nested():
+    out = translate_html("<p>one <b>two <i>three</i> four</b> five</p>", reverse, "en")
+    assert out == "<p>five <b>four <i>three</i> two</b> one</p>"
+
+
+def test_copied_elements_are_untouched_and_unseen():
+    keep = [
+        "<pre>  keep\n  <b>this</b>  &amp; </pre>",
+        "<script>if (a < b && c) { x = '<p>'; }</script>",
+        "<style>b { x: 1 }</style>",
+        "<textarea>draft  text</textarea>",
+        '<div translate="no">Do  <b>not</b> touch.</div>',
+    ]
+    inline = ["<code>make  &lt;all&gt;</code>", '<span translate="no">Brand  Name</span>']
+    doc = "".join(keep) + f"<p>Run {inline[0]} with {inline[1]} now.</p>"
+    translate, seen = recording(reverse)
+    out = translate_html(doc, translate, "en")
+    assert all(piece in out for piece in keep + inline)
+    assert seen == ["Run make <all> with Brand Name now."]  # inline pieces give context
+    assert not any(w in " ".join(seen) for w in ("keep", "draft", "touch", "color"))
+
+
+def test_entities_and_attributes_survive():
+    doc = "<p data-x=\"a &quot;q&quot;\" title='b &amp; c'>Fish &amp; chips &copy; now</p>"
+    translate, seen = recording(same)
+    out = translate_html(doc, translate, "en")
+    assert seen == ["Fish & chips © now"]  # the model reads text, not entities
+    assert out == doc
+
+
+def test_text_that_looks_like_markup_is_escaped_back():
+    out = translate_html("<p>a &lt;b&gt; c</p>", lambda s: [("x <y> & z", None)], "en")
+    assert out == "<p>x &lt;y&gt; &amp; z</p>"
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "<p>one two</p><p>three four</p>",
+        "<div>one two<div>three four</div></div>",
+        "<ul><li>one two<li>three four</ul>",
+        "<table><tr><td>one two<td>three four</table>",
+        "<p>one two<br>three four</p>",
+        "<h1>one two</h1>three four",
+        "<blockquote>one two</blockquote><p>three four",
+    ],
+)
+def test_blocks_are_never_one_sentence(doc):
+    translate, seen = recording(same)
+    assert translate_html(doc, translate, "en") == doc
+    assert seen == ["one two", "three four"]
+
+
+def test_sentences_of_a_paragraph_are_translated_apart():
+    translate, seen = recording(same)
+    doc = "<p>It rains. <b>The dog sleeps.</b> A cat waits.</p>"
+    assert translate_html(doc, translate, "en") == doc
+    assert seen == ["It rains.", "The dog sleeps.", "A cat waits."]
+
+
+def test_a_tag_across_sentences_or_a_break_stays_well_formed():
+    for doc in ("<p><b>First one. Second</b> two.</p>", "<div><b>bold<br>a break</b> tail</div>"):
+        out = translate_html(doc, reverse, "en")
+        assert skeleton(out) == skeleton(doc)
+
+
+def test_without_alignments_every_tag_is_kept():
+    doc = '<p>a <b>b c</b> d <a href="x"><i>e</i></a> f <img src="i.png"> g</p>'
+    out = translate_html(doc, lambda s: [("u v w x y z q r", None)] * len(s), "en")
+    assert skeleton(out) == skeleton(doc)
+    assert re.sub(r"<[^>]+>", "", out).split() == "u v w x y z q r".split()
+
+
+def test_a_translation_with_fewer_words_keeps_every_tag():
+    doc = "<p><b>one</b> <i>two</i> <u>three</u> <s>four</s></p>"
+    out = translate_html(doc, lambda s: [("eins", [(0, 0), (3, 0)])], "en")
+    assert skeleton(out) == skeleton(doc)
+
+
+@pytest.mark.parametrize(
+    ("doc", "where", "what"),
+    [
+        ("<p>a <b>b</p>", "line 1, column 10", "</p> while <b> of line 1, column 6 is open"),
+        ("<p>a</b> c</p>", "line 1, column 5", "</b> closes no open element"),
+        ("<div>\n<b>bold\n</div>", "line 3, column 1", "while <b> of line 2, column 1 is open"),
+        ("<p>a <i>open", "line 1, column 6", "<i> is never closed"),
+        ("<p>a <b class='x'", "line 1, column 6", "a tag that never ends"),
+        ("<p>a <!-- open", "line 1, column 6", "a tag that never ends"),
+    ],
+)
+def test_html_that_does_not_nest_is_one_user_error_line(doc, where, what):
+    with pytest.raises(UserError) as err:
+        translate_html(doc, same, "en")
+    assert where in str(err.value) and what in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_end_tags_html_lets_go_unwritten_are_accepted():
+    doc = "<html><body><p>one<p>two<ul><li>three<li>four</ul><dl><dt>five<dd>six</dl>"
+    assert translate_html(doc, same, "en") == doc
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    n=st.integers(0, 9),
+    pairs=st.one_of(st.none(), st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)))),
+)
+def test_any_translation_and_alignment_keep_every_tag_well_formed(n, pairs):
+    doc = (
+        '<div><p>a <b>b <i>c</i> d</b> e <a href="x">f</a>. G <span>h <em>i</em></span>'
+        ' j<img src="k"> <code>l</code> m.</p><p><b>n<br>o</b> p <u></u>q</p></div>'
+    )
+    words = " ".join(f"w{k}" for k in range(n))
+    out = translate_html(doc, lambda s: [(words, pairs)] * len(s), "en")
+    assert skeleton(out) == skeleton(doc)

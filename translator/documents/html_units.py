@@ -1,0 +1,293 @@
+"""HTML as tokens and units for translate_html (html.py).
+
+The tokenizer is the standard library's html.parser with character references left as
+they are: each token's source text is cut from the input by its position, so everything
+outside translated text (tags with their attributes and quoting, comments, doctype,
+whitespace between blocks) is copied byte for byte, which lxml and BeautifulSoup, building
+a tree and writing it out again, do not promise. The builder checks that elements nest
+(end tags HTML lets go unwritten excepted) and cuts the tokens into copied text and units:
+text between two block edges, with its inline elements as marks at character offsets.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+
+from translator.errors import UserError
+
+BLOCK = frozenset(
+    "address article aside blockquote body br caption center col colgroup dd details dialog "
+    "dir div dl dt fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 "
+    "head header hgroup hr html legend li link main menu meta nav noscript ol optgroup "
+    "option p section select summary table tbody td tfoot th thead title tr ul".split()
+)
+VOID = frozenset(
+    "area base br col embed hr img input link meta param source track wbr keygen".split()
+)
+VERBATIM_BLOCK = frozenset("pre script style textarea template".split())
+VERBATIM_INLINE = frozenset("code kbd samp".split())
+# Elements whose end tag HTML lets go unwritten, and the start tags that close each.
+CLOSED_BY = {
+    "p": BLOCK - {"br", "col", "link", "meta", "title"},
+    "li": {"li"},
+    "dt": {"dt", "dd"},
+    "dd": {"dt", "dd"},
+    "td": {"td", "th", "tr", "tbody", "tfoot"},
+    "th": {"td", "th", "tr", "tbody", "tfoot"},
+    "tr": {"tr", "tbody", "tfoot"},
+    "thead": {"tbody", "tfoot"},
+    "tbody": {"tbody", "tfoot"},
+    "option": {"option", "optgroup"},
+    "optgroup": {"optgroup"},
+    "colgroup": BLOCK,
+}
+OPTIONAL_END = frozenset(CLOSED_BY) | {"html", "head", "body", "tfoot", "caption"}
+
+
+@dataclass
+class Token:
+    kind: str  # start, end, startend, text, comment, decl
+    raw: str
+    at: tuple[int, int]  # line (1-based), column (0-based) where it starts
+    tag: str = ""
+    attrs: list = field(default_factory=list)
+
+
+class _Lexer(HTMLParser):
+    """Tokens with their exact source text: each handler records where its token starts,
+    and the text up to the next token's start is its source."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=False)
+        self.found: list[tuple[str, tuple[int, int], str, list]] = []
+
+    def _add(self, kind, tag="", attrs=()):
+        self.found.append((kind, self.getpos(), tag, list(attrs)))
+
+    def handle_starttag(self, tag, attrs):
+        self._add("start", tag, attrs)
+
+    def handle_startendtag(self, tag, attrs):
+        self._add("startend", tag, attrs)
+
+    def handle_endtag(self, tag):
+        self._add("end", tag)
+
+    def handle_data(self, data):
+        self._add("text")
+
+    def handle_entityref(self, name):
+        self._add("text")
+
+    def handle_charref(self, name):
+        self._add("text")
+
+    def handle_comment(self, data):
+        self._add("comment")
+
+    def handle_decl(self, decl):
+        self._add("decl")
+
+    def handle_pi(self, data):
+        self._add("decl")
+
+    def unknown_decl(self, data):
+        self._add("decl")
+
+
+def tokens(text: str) -> list[Token]:
+    """The tokens of `text`, whose raw texts joined give `text` back exactly."""
+    lexer = _Lexer()
+    lexer.feed(text)
+    lexer.close()
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    offsets = [starts[line - 1] + col for _, (line, col), _, _ in lexer.found]
+    out = []
+    for n, (kind, at, tag, attrs) in enumerate(lexer.found):
+        raw = text[offsets[n] : offsets[n + 1] if n + 1 < len(offsets) else len(text)]
+        if kind == "text" and raw == "<" and n + 1 < len(offsets):
+            following = text[offsets[n + 1] : offsets[n + 1] + 1]
+            if following.isalpha() or following in "!/?":
+                raise UserError(f"line {at[0]}, column {at[1] + 1}: a tag that never ends")
+        out.append(Token(kind, raw, at, tag, attrs))
+    return out
+
+
+@dataclass
+class Mark:
+    """An inline element inside a unit (or a piece copied whole: `atom`), at offsets of the
+    unit's text; None where it opened or closes in another unit."""
+
+    open_at: int | None
+    close_at: int | None
+    open_raw: str
+    close_raw: str = ""
+    parent: int | None = None
+    atom: bool = False
+    order: tuple[int, int] = (0, 0)  # token numbers of its two edges, to keep their order
+
+
+@dataclass
+class Unit:
+    """Text between two unit boundaries: its pieces unescaped, its marks, its tokens' source
+    (copied back as it is when the unit holds no words)."""
+
+    text: list[str] = field(default_factory=list)
+    marks: list[Mark] = field(default_factory=list)
+    raw: list[str] = field(default_factory=list)
+    length: int = 0
+
+
+@dataclass
+class Open:
+    tag: str
+    at: tuple[int, int]
+    unit: Unit | None = None  # an inline element: its unit and mark
+    mark: int | None = None
+
+
+def _where(at: tuple[int, int]) -> str:
+    return f"line {at[0]}, column {at[1] + 1}"
+
+
+class Builder:
+    """Tokens into copied text and units, checking that elements nest."""
+
+    def __init__(self):
+        self.out: list[str | Unit] = []
+        self.stack: list[Open] = []
+        self.unit: Unit | None = None
+        self.verbatim: tuple[int, Mark | None] | None = None  # depth, atom (None: block)
+        self.entities: dict[str, str] = {}
+        self.n = 0
+
+    def literal(self, raw: str, boundary: bool = True) -> None:
+        if boundary:
+            self.unit = None
+        if self.out and isinstance(self.out[-1], str):
+            self.out[-1] += raw
+        else:
+            self.out.append(raw)
+
+    def current(self) -> Unit:
+        if self.unit is None:
+            self.unit = Unit()
+            self.out.append(self.unit)
+        return self.unit
+
+    def add_text(self, raw: str) -> str:
+        value = html.unescape(raw)
+        if raw.startswith("&") and raw.endswith(";") and len(value) == 1:
+            self.entities.setdefault(value, raw)
+        unit = self.current()
+        unit.text.append(value)
+        unit.length += len(value)
+        return value
+
+    def feed(self, tok: Token) -> None:
+        self.n += 1
+        if self.verbatim is not None:
+            return self.feed_verbatim(tok)
+        if tok.kind == "text":
+            self.add_text(tok.raw)
+            self.unit.raw.append(tok.raw)
+        elif tok.kind in ("start", "startend"):
+            self.start(tok)
+        elif tok.kind == "end":
+            self.end(tok)
+        elif tok.kind == "comment" and self.unit is not None:
+            self.atom(tok.raw)
+        else:  # a comment between units, a doctype, a processing instruction
+            self.literal(tok.raw, boundary=tok.kind != "comment")
+
+    def atom(self, raw: str) -> Mark:
+        unit = self.current()
+        mark = Mark(unit.length, unit.length, raw, parent=self.parent(unit), atom=True)
+        mark.order = (self.n, self.n)
+        unit.marks.append(mark)
+        unit.raw.append(raw)
+        return mark
+
+    def parent(self, unit: Unit) -> int | None:
+        inline = [o for o in self.stack if o.mark is not None]
+        return inline[-1].mark if inline and inline[-1].unit is unit else None
+
+    def start(self, tok: Token) -> None:
+        tag, void = tok.tag, tok.kind == "startend" or tok.tag in VOID
+        while self.stack and tag in CLOSED_BY.get(self.stack[-1].tag, ()):
+            self.stack.pop()
+        quiet = any(k == "translate" and (v or "").lower() == "no" for k, v in tok.attrs)
+        if tag in BLOCK or tag in VERBATIM_BLOCK:
+            self.literal(tok.raw)
+            if not void:
+                self.stack.append(Open(tag, tok.at))
+                if quiet or tag in VERBATIM_BLOCK:
+                    self.verbatim = (len(self.stack), None)
+        elif void:
+            self.atom(tok.raw)
+        elif quiet or tag in VERBATIM_INLINE:
+            self.stack.append(Open(tag, tok.at))
+            self.verbatim = (len(self.stack), self.atom(tok.raw))
+        else:
+            unit = self.current()
+            unit.marks.append(Mark(unit.length, None, tok.raw, parent=self.parent(unit)))
+            unit.marks[-1].order = (self.n, 0)
+            unit.raw.append(tok.raw)
+            self.stack.append(Open(tag, tok.at, unit, len(unit.marks) - 1))
+
+    def pop_to(self, tok: Token) -> Open:
+        """The open element `tok` ends, and those it closes on its way (end tags HTML lets
+        go unwritten); anything else left open is a UserError."""
+        if not any(o.tag == tok.tag for o in self.stack):
+            raise UserError(f"{_where(tok.at)}: </{tok.tag}> closes no open element")
+        while self.stack[-1].tag != tok.tag:
+            left = self.stack.pop()
+            if left.tag not in OPTIONAL_END:
+                raise UserError(
+                    f"{_where(tok.at)}: </{tok.tag}> while <{left.tag}> of {_where(left.at)}"
+                    " is open"
+                )
+        return self.stack.pop()
+
+    def end(self, tok: Token) -> None:
+        if tok.tag in VOID and not any(o.tag == tok.tag for o in self.stack):
+            return self.literal(tok.raw, boundary=tok.tag in BLOCK)  # </br>: a line break
+        closed = self.pop_to(tok)
+        if closed.mark is None:
+            return self.literal(tok.raw)
+        unit = self.current()
+        if closed.unit is unit:
+            mark = unit.marks[closed.mark]
+            mark.close_at, mark.close_raw, mark.order = (
+                unit.length,
+                tok.raw,
+                (mark.order[0], self.n),
+            )
+        else:  # opened in an earlier unit
+            unit.marks.append(Mark(None, unit.length, "", tok.raw, order=(0, self.n)))
+        unit.raw.append(tok.raw)
+
+    def feed_verbatim(self, tok: Token) -> None:
+        depth, mark = self.verbatim
+        if tok.kind == "start" and tok.tag not in VOID:
+            self.stack.append(Open(tok.tag, tok.at))
+        elif tok.kind == "end" and any(o.tag == tok.tag for o in self.stack[depth - 1 :]):
+            self.pop_to(tok)
+            if len(self.stack) < depth:
+                self.verbatim = None
+        if mark is None:
+            return self.literal(tok.raw, boundary=False)
+        mark.open_raw += tok.raw
+        self.unit.raw.append(tok.raw)
+        if tok.kind == "text":
+            self.add_text(tok.raw)
+        if self.verbatim is None:
+            mark.close_at = self.unit.length
+
+    def finish(self) -> None:
+        for left in self.stack:
+            if left.tag not in OPTIONAL_END:
+                raise UserError(f"{_where(left.at)}: <{left.tag}> is never closed")
