@@ -51,12 +51,13 @@ def translate_all(units: list[str], translate: Translate) -> list[tuple[str, Ali
 def break_targets(breaks: list[int], n_src: int, n_tgt: int, alignment: Alignment):
     """Target word indices (each > 0, increasing) to put the source's breaks before: each
     source break before word k goes after the last target word aligned to a source word
-    before k, else at k's share of the target. None for a break with no room left."""
+    before k (before the last word at the latest), else at k's share of the target. None
+    for a break with no room left (fewer target words than lines)."""
     placed, prev = [], 0
     for k in breaks:
         linked = [j for i, j in alignment or () if i < k]
         t = max(linked) + 1 if linked else round(k * n_tgt / max(n_src, 1))
-        t = max(t, prev + 1)
+        t = max(min(t, n_tgt - 1), prev + 1)  # a break never ends the unit while room is left
         if t >= n_tgt:
             placed.append(None)
             continue
@@ -151,4 +152,3 @@ class Marked:
             seps, tail = target_seps(source, text, alignment)
             placed = transfer(spans, source, text, alignment) if spans else []
             yield text.split(), seps, tail, placed
-

@@ -1,0 +1,122 @@
+"""Word files: runs' formatting, hyperlinks, tables, headers and footers carried; the rest
+of the file kept; a file that is no docx refused with its name."""
+
+import io
+import zipfile
+
+import docx
+import pytest
+from docx.opc.constants import RELATIONSHIP_TYPE
+from docx.oxml import OxmlElement
+from docx.oxml.ns import qn
+from docx.shared import Pt
+
+from translator.documents.docx import translate_docx
+from translator.errors import UserError
+
+
+def upper(sentences):
+    return [(s.upper(), [(i, i) for i in range(len(s.split()))]) for s in sentences]
+
+
+def reverse(sentences):
+    out = []
+    for s in sentences:
+        n = len(s.split())
+        out.append((" ".join(reversed(s.split())), [(i, n - 1 - i) for i in range(n)]))
+    return out
+
+
+def make() -> bytes:
+    d = docx.Document()
+    d.add_paragraph("A man rides a bike.", style="Heading 1")
+    p = d.add_paragraph("Two dogs ")
+    p.add_run("play hard").bold = True
+    p.add_run(" in the snow. A woman ")
+    r = p.add_run("reads")
+    r.italic, r.font.size = True, Pt(15)
+    p.add_run(" a book.")
+    rel = d.part.relate_to("http://example.com", RELATIONSHIP_TYPE.HYPERLINK, is_external=True)
+    link = OxmlElement("w:hyperlink")
+    link.set(qn("r:id"), rel)
+    run = OxmlElement("w:r")
+    run.text = "the link text"
+    link.append(run)
+    p = d.add_paragraph("See ")
+    p._p.append(link)
+    p.add_run(" now.")
+    table = d.add_table(rows=1, cols=2)
+    table.cell(0, 0).text = "cell one"
+    table.cell(0, 1).add_table(rows=1, cols=1).cell(0, 0).text = "nested cell"
+    d.sections[0].header.paragraphs[0].text = "header text"
+    d.sections[0].footer.paragraphs[0].text = "footer text"
+    p = d.add_paragraph("line one")
+    p.add_run().add_break()
+    p.add_run("line two")
+    out = io.BytesIO()
+    d.save(out)
+    return out.getvalue()
+
+
+def runs(paragraph):
+    return [(r.text, r.bold, r.italic) for r in paragraph.runs]
+
+
+def test_text_translated_with_runs_links_tables_headers_footers():
+    d = docx.Document(io.BytesIO(translate_docx(make(), upper, "en")))
+    heading, body, linked, lines = d.paragraphs
+    assert heading.text == "A MAN RIDES A BIKE." and heading.style.name == "Heading 1"
+    assert runs(body) == [
+        ("TWO DOGS ", None, None),
+        ("PLAY HARD", True, None),
+        (" IN THE SNOW. A WOMAN ", None, None),
+        ("READS", None, True),
+        (" A BOOK.", None, None),
+    ]
+    assert body.runs[3].font.size == Pt(15)
+    assert linked.text == "SEE THE LINK TEXT NOW."
+    assert [(h.url, h.text) for h in linked.hyperlinks] == [("http://example.com", "THE LINK TEXT")]
+    assert lines.text == "LINE ONE\nLINE TWO"
+    table = d.tables[0]
+    assert table.cell(0, 0).text == "CELL ONE"
+    assert table.cell(0, 1).tables[0].cell(0, 0).text == "NESTED CELL"
+    assert d.sections[0].header.paragraphs[0].text == "HEADER TEXT"
+    assert d.sections[0].footer.paragraphs[0].text == "FOOTER TEXT"
+
+
+def test_formatting_follows_the_aligned_words():
+    d = docx.Document(io.BytesIO(translate_docx(make(), reverse, "en")))
+    body = d.paragraphs[1]
+    assert body.text == "snow. the in hard play dogs Two book. a reads woman A"
+    assert [t for t, bold, _ in runs(body) if bold] == ["hard play"]
+    assert [t for t, _, italic in runs(body) if italic] == ["reads"]
+    assert d.paragraphs[2].hyperlinks[0].text == "text link the"
+
+
+def test_parts_not_translated_are_kept():
+    source = make()
+    out = translate_docx(source, upper, "en")
+    with zipfile.ZipFile(io.BytesIO(source)) as a, zipfile.ZipFile(io.BytesIO(out)) as b:
+        assert sorted(a.namelist()) == sorted(b.namelist())
+        assert a.read("word/styles.xml") == b.read("word/styles.xml")
+
+
+def test_one_call_for_the_whole_document():
+    calls = []
+
+    def model(sentences):
+        calls.append(sentences)
+        return upper(sentences)
+
+    translate_docx(make(), model, "en")
+    assert len(calls) == 1 and "header text" in calls[0] and "nested cell" in calls[0]
+
+
+def test_not_a_docx_is_refused_with_its_name():
+    with pytest.raises(UserError, match=r"^in\.docx: not a docx file \(a docx is a zip"):
+        translate_docx(b"plain text", upper, "en", name="in.docx")
+    other = io.BytesIO()
+    with zipfile.ZipFile(other, "w") as z:
+        z.writestr("a.txt", "x")
+    with pytest.raises(UserError, match=r"^in\.docx: not a docx file"):
+        translate_docx(other.getvalue(), upper, "en", name="in.docx")

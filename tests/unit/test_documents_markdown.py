@@ -1,0 +1,108 @@
+"""Markdown: the prose translated, its markup and everything else kept byte for byte."""
+
+from translator.documents.markdown import front_matter_lines, translate_markdown
+from translator.documents.markdown_inline import read_inline
+
+DOC = """---
+title: keep me
+---
+
+# A *small* title
+
+> A **bold [link](http://a.b "t") text** and `code` here\\*s &amp; <b>x y</b>
+> second line{HARD}
+> last ![alt text](i.png) <http://x.y> end.
+
+- item one. Item *two*
+  continued
+1. num __strong__
+
+| head a | head b |
+|---|---|
+| cell *d* | e |
+
+```python
+code = "kept"
+```
+
+<div>html block</div>
+
+Setext head
+===========
+
+[ref]: http://example.com
+Text with [ref link][ref] and ~~strike~~.
+""".replace("{HARD}", "  ")  # a hard line break: two spaces ending the line
+
+
+def identity(sentences):
+    return [(s, [(i, i) for i in range(len(s.split()))]) for s in sentences]
+
+
+def upper(sentences):
+    return [(s.upper(), [(i, i) for i in range(len(s.split()))]) for s in sentences]
+
+
+def test_identity_gives_the_document_back_byte_for_byte():
+    assert translate_markdown(DOC, identity, "en") == DOC
+
+
+def test_text_translated_and_markup_code_urls_front_matter_kept():
+    out = translate_markdown(DOC, upper, "en")
+    assert out.startswith("---\ntitle: keep me\n---\n\n# A *SMALL* TITLE\n")
+    assert '> A **BOLD [LINK](http://a.b "t") TEXT** AND `code` HERE\\*S &amp; <b>X Y</b>' in out
+    assert "> SECOND LINE  \n> LAST ![alt text](i.png) <http://x.y> END.\n" in out
+    assert "- ITEM ONE. ITEM *TWO*\n  CONTINUED\n1. NUM __STRONG__\n" in out
+    assert "| HEAD A | HEAD B |\n|---|---|\n| CELL *D* | E |\n" in out
+    assert '```python\ncode = "kept"\n```\n\n<div>html block</div>\n' in out
+    assert "SETEXT HEAD\n===========\n\n[ref]: http://example.com\n" in out
+    assert out.endswith("TEXT WITH [REF LINK][ref] AND ~~STRIKE~~.\n")
+
+
+def test_markup_follows_the_aligned_words():
+    def reverse(sentences):
+        out = []
+        for s in sentences:
+            n = len(s.split())
+            out.append((" ".join(reversed(s.split())), [(i, n - 1 - i) for i in range(n)]))
+        return out
+
+    out = translate_markdown("Two *small* dogs and a [red](http://r) ball.\n", reverse, "en")
+    assert out == "ball. [red](http://r) a and dogs *small* Two\n"
+
+
+def test_batched_in_one_call_for_a_short_document():
+    calls = []
+
+    def model(sentences):
+        calls.append(sentences)
+        return upper(sentences)
+
+    translate_markdown(DOC, model, "en")
+    assert len(calls) == 1 and "Setext head" in calls[0] and "Item two continued" in calls[0]
+    assert not any("code" == s or "kept" in s for s in calls[0])
+
+
+def test_emphasis_across_sentences_translated_as_one_unit():
+    calls = []
+
+    def model(sentences):
+        calls.append(sentences)
+        return upper(sentences)
+
+    out = translate_markdown("One dog. *Two cats. Three* birds. Four.\n", model, "en")
+    assert calls == [["One dog.", "Two cats. Three birds.", "Four."]]
+    assert out == "ONE DOG. *TWO CATS. THREE* BIRDS. FOUR.\n"
+
+
+def test_without_alignment_every_piece_of_markup_survives():
+    out = translate_markdown(DOC, lambda ss: [(s.upper() + " X", None) for s in ss], "en")
+    for piece in ["**", "[", '](http://a.b "t")', "`code`", "<b>", "</b>", "~~", "__"]:
+        assert out.count(piece) == DOC.count(piece), piece
+
+
+def test_front_matter_and_unreadable_inline():
+    assert front_matter_lines(["---\n", "a: 1\n", "---\n", "text\n"]) == 3
+    assert front_matter_lines(["---\n", "a: 1\n"]) == 0
+    assert front_matter_lines(["text\n"]) == 0
+    assert read_inline("abc", []) is None  # tokens that do not account for the text

@@ -1,0 +1,153 @@
+"""Plain text documents: sentences found and translated in batches, everything between
+them kept byte for byte, line breaks inside a sentence put back; the dispatch by format;
+the resumable journal."""
+
+import json
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from translator.documents import format_of, translate_bytes
+from translator.documents.journal import journal_path, translate_document
+from translator.documents.segment import rules_language, sentence_spans, split_sentences
+from translator.documents.text import translate_text
+from translator.errors import UserError
+
+
+def upper(sentences):
+    """A fake model: each word uppercased, word i aligned to word i."""
+    return [(s.upper(), [(i, i) for i in range(len(s.split()))]) for s in sentences]
+
+
+def reverse(sentences):
+    """A fake model that reverses the words, aligned accordingly."""
+    out = []
+    for s in sentences:
+        words = s.split()
+        n = len(words)
+        out.append((" ".join(reversed(words)), [(i, n - 1 - i) for i in range(n)]))
+    return out
+
+
+def test_sentences_are_split_with_the_whitespace_between_left_out():
+    text = "  Ein Mann fährt Rad, z.B. am 3. Mai.  Zwei Hunde spielen! Und dann?\n"
+    spans = sentence_spans(text, "de")
+    assert [text[a:b] for a, b in spans] == [
+        "Ein Mann fährt Rad, z.B. am 3. Mai.",
+        "Zwei Hunde spielen!",
+        "Und dann?",
+    ]
+    assert split_sentences("", "de") == [] and split_sentences(" \n ", "de") == []
+
+
+def test_unknown_languages_use_english_rules():
+    assert rules_language("de-DE") == "de" and rules_language("pt_BR") == "en"
+    assert rules_language(None) == "en" and rules_language("xx") == "en"
+    assert split_sentences("One dog. Two cats.", "xx") == ["One dog.", "Two cats."]
+
+
+def test_layout_kept_and_each_sentence_translated():
+    text = "  A man rides. Two dogs\n  play in the snow!\n\n\n A woman\treads.\n"
+    calls = []
+
+    def model(sentences):
+        calls.append(list(sentences))
+        return upper(sentences)
+
+    # a tab inside a sentence is the model's to space; between sentences all is kept
+    assert translate_text(text, model, "en") == text.upper().replace("\t", " ")
+    assert calls == [["A man rides.", "Two dogs play in the snow!", "A woman reads."]]
+
+
+def test_line_breaks_follow_the_alignment():
+    text = "one two\n   three four. five six\nseven."
+    out = translate_text(text, reverse, "en")
+    # "one two three four." reversed: the words aligned to "one two" end the sentence, so
+    # the break goes before its last word, with the next line's indentation
+    assert out == "four. three two\n   one seven. six\nfive"
+
+
+def test_without_alignment_breaks_keep_their_share_of_the_words():
+    text = "a b c d\ne f g h."
+    out = translate_text(text, lambda ss: [(s.upper(), None) for s in ss], "en")
+    assert out == "A B C D\nE F G H."
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["Word", "dog.", "Cat!", " ", "  ", "\n", "\n\n", "\t", "x?"])))
+def test_identity_translation_keeps_lines_and_words(pieces):
+    text = "".join(pieces)
+    out = translate_text(text, lambda ss: [(s, None) for s in ss], "en")
+    assert re.sub(r"[ \t]+", " ", out) == re.sub(r"[ \t]+", " ", text)
+
+
+def test_format_of_extension_and_option():
+    assert format_of("a.HTML", None) == "html" and format_of("a.htm", None) == "html"
+    assert format_of("a.md", None) == "markdown" and format_of("a.docx", None) == "docx"
+    assert format_of("a.txt", None) is None and format_of("a.de", None) is None
+    assert format_of("a.txt", "text") == "text"
+    with pytest.raises(UserError, match="--format pdf: not one of text, html"):
+        format_of("a.pdf", "pdf")
+
+
+def test_text_formats_refuse_a_zip_and_bytes_not_utf8(tmp_path):
+    with pytest.raises(UserError, match=r"a\.md: a zip file"):
+        translate_bytes(b"PK\x03\x04rest", tmp_path / "a.md", "markdown", upper, "en")
+    with pytest.raises(UserError, match=r"a\.txt: not UTF-8 text \(byte 0xff"):
+        translate_bytes(b"ok \xff", tmp_path / "a.txt", "text", upper, "en")
+
+
+class Stop(Exception):
+    pass
+
+
+def test_journal_resumes_with_only_the_missing_sentences(tmp_path, monkeypatch):
+    monkeypatch.setattr("translator.documents.units.BATCH", 2)
+    source = tmp_path / "in.txt"
+    source.write_text("One. Two. Three.\n\nFour. Five.\n", encoding="utf-8")
+    output = tmp_path / "out.txt"
+    seen = []
+
+    def failing(sentences):
+        seen.extend(sentences)
+        if len(seen) > 2:
+            raise Stop
+        return upper(sentences)
+
+    with pytest.raises(Stop):
+        translate_document(source, output, "text", failing, "en", {"model": 1})
+    assert not output.exists()
+    rows = journal_path(output).read_text(encoding="utf-8").splitlines()
+    assert json.loads(rows[0])["format"] == "text" and len(rows) == 3  # identity + 2
+    with open(journal_path(output), "ab") as f:
+        f.write(b'["Three.", "THR')  # a line a stop cut short
+    resumed = []
+
+    def counting(sentences):
+        resumed.extend(sentences)
+        return upper(sentences)
+
+    translate_document(source, output, "text", counting, "en", {"model": 1})
+    assert resumed == ["Three.", "Four.", "Five."]
+    assert output.read_text(encoding="utf-8") == "ONE. TWO. THREE.\n\nFOUR. FIVE.\n"
+    assert not journal_path(output).exists()
+
+
+def test_journal_of_another_model_is_not_used(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("One. Two.\n", encoding="utf-8")
+    output = tmp_path / "out.txt"
+    journal_path(output).write_text('{"other": 1}\n["One.", "X", null]\n', encoding="utf-8")
+    translate_document(source, output, "text", upper, "en", {"model": 1})
+    assert output.read_text(encoding="utf-8") == "ONE. TWO.\n"
+
+
+def test_a_refused_input_leaves_nothing(tmp_path):
+    source = tmp_path / "in.docx"
+    source.write_bytes(b"not a zip")
+    output = tmp_path / "out.docx"
+    with pytest.raises(UserError, match=r"in\.docx: not a docx file"):
+        translate_document(source, output, "docx", upper, "en", {})
+    assert list(tmp_path.iterdir()) == [source]
