@@ -189,6 +189,11 @@ class TrainConfig(Section):
     # rates; a run of few epochs underfits rather than overfits. 0 = dropout from the start.
     dropout_after_epochs: NonNegative = 0
     label_smoothing: Probability = 0.1  # probability mass spread over the vocabulary in the loss
+    # Guided alignment (Garg et al. 2019): the weight of a cross-entropy between the attention
+    # of the Transformer's head model.alignment_head (of model.alignment_layer) and word
+    # alignments of the training pairs made by eflomal (computed once, cached with the
+    # prepared data; the `align` extra), added to the loss; 0.05 is usual; 0 = off.
+    guided_alignment: Annotated[float, Ge(0), Le(100)] = 0.0
     # The largest gradient norm (larger ones are scaled down); 0 = no clipping.
     clip_norm: NonNegativeNumber = 1.0
     valid_every: Positive = 1000  # optimizer steps between validations

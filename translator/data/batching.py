@@ -27,19 +27,24 @@ class Batch:
     tgt_in: torch.Tensor  # [B, T] <bos> y1 .. yn
     tgt_out: torch.Tensor  # [B, T] y1 .. yn <eos>
     n_tokens: int  # real target tokens (the loss normaliser)
+    # [B, T, S] bool: target position t (of tgt_out) aligned to source position s, for
+    # guided alignment (data/align.py); None without it.
+    align: torch.Tensor | None = None
 
     def split(self, pieces: int) -> list[Batch]:
         """The rows in `pieces` smaller batches (for retrying after running out of memory)."""
         if pieces <= 1 or self.src.size(0) < 2:
             return [self]
         out = []
-        for src, tgt_in, tgt_out in zip(
+        aligns = self.align.tensor_split(pieces) if self.align is not None else [None] * pieces
+        for src, tgt_in, tgt_out, align in zip(
             self.src.tensor_split(pieces),
             self.tgt_in.tensor_split(pieces),
             self.tgt_out.tensor_split(pieces),
+            aligns,
         ):
             if src.size(0):
-                out.append(Batch(src, tgt_in, tgt_out, int((tgt_out != PAD).sum())))
+                out.append(Batch(src, tgt_in, tgt_out, int((tgt_out != PAD).sum()), align))
         return out
 
     def to(self, device: torch.device) -> Batch:
@@ -48,6 +53,7 @@ class Batch:
             to_device(self.tgt_in, device),
             to_device(self.tgt_out, device),
             self.n_tokens,
+            None if self.align is None else to_device(self.align, device),
         )
 
     def padded(self, multiple: int) -> Batch:
@@ -58,7 +64,11 @@ class Batch:
             extra = -t.size(1) % multiple
             return torch.nn.functional.pad(t, (0, extra), value=PAD) if extra else t
 
-        return Batch(pad(self.src), pad(self.tgt_in), pad(self.tgt_out), self.n_tokens)
+        align = self.align
+        if align is not None:
+            extra = (-align.size(2) % multiple, -align.size(1) % multiple)
+            align = torch.nn.functional.pad(align, (0, extra[0], 0, extra[1]), value=False)
+        return Batch(pad(self.src), pad(self.tgt_in), pad(self.tgt_out), self.n_tokens, align)
 
     def pin(self) -> Batch:
         return Batch(
@@ -66,6 +76,7 @@ class Batch:
             self.tgt_in.pin_memory(),
             self.tgt_out.pin_memory(),
             self.n_tokens,
+            None if self.align is None else self.align.pin_memory(),
         )
 
 

@@ -21,7 +21,7 @@ from typing import Literal
 import torch
 from torch import nn
 
-from translator.config.base import ModelConfig, Positive, Probability
+from translator.config.base import ModelConfig, NonNegative, Positive, Probability
 from translator.errors import UserError
 from translator.models.base import Seq2Seq, init_embeddings, join_rows, pad_to, put_rows
 from translator.models.family import Family
@@ -57,11 +57,21 @@ class TransformerConfig(ModelConfig):
     # One embedding table for source and target: null decides by the vocabulary (one
     # table where it is joint and tie_embeddings holds); true needs equal vocabulary sizes.
     share_embeddings: bool | None = None
+    # The decoder layer whose cross-attention gives word alignments (negative: counted from
+    # the end, the first at most; -2: the penultimate, as fairseq's transformer_align).
+    alignment_layer: int = -2
+    # The head of that layer that train.guided_alignment trains to align and that alignments
+    # then read alone (0 is usual); null: alignments read the mean of the layer's heads.
+    alignment_head: NonNegative | None = None
 
     def problems(self) -> Iterator[tuple[str, str]]:
         yield from super().problems()
         if self.d_model % self.heads:
             yield "d_model", f"must be divisible by model.heads ({self.heads})"
+        if self.dec_layers and self.alignment_layer >= self.dec_layers:
+            yield "alignment_layer", f"must be a decoder layer (0 to {self.dec_layers - 1})"
+        if self.alignment_head is not None and self.alignment_head >= self.heads:
+            yield "alignment_head", f"must be a head of the layer (0 to {self.heads - 1})"
 
 
 class Transformer(Seq2Seq):
@@ -92,6 +102,12 @@ class Transformer(Seq2Seq):
         self.generator = nn.Linear(d, tgt_vocab, bias=cfg.logits_bias)
         self.max_output_len = cfg.max_positions  # decoder positions 0 .. max_positions - 1
         self.attention_layers = cfg.dec_layers
+        # the guided head, where there is one (transformer_layers.Attention.forward_cross)
+        self.alignment_head = cfg.alignment_head
+        layer = cfg.alignment_layer
+        self._alignment_layer = layer if layer >= 0 else max(0, cfg.dec_layers + layer)
+        if cfg.dec_layers:
+            self.decoder[self._alignment_layer].cross_attn.align_head = cfg.alignment_head
         self._init_weights()
         self.tie_output(cfg.tie_embeddings)
 
@@ -129,7 +145,17 @@ class Transformer(Seq2Seq):
             "pos": 0,
         }
 
+    @property
+    def alignment_layer(self) -> int | None:
+        """The decoder layer (0-based) whose cross-attention gives word alignments: the
+        configured one (model.alignment_layer), its guided head alone where it has one."""
+        return self._alignment_layer if self.attention_layers else None
+
     def attention_label(self, layer: int) -> str:
+        if layer % max(1, len(self.decoder)) == self._alignment_layer and (
+            self.alignment_head is not None
+        ):
+            return f"decoder layer {layer}, head {self.alignment_head} (the alignment head)"
         return f"decoder layer {layer}, mean of heads"
 
     @property
@@ -263,13 +289,19 @@ class Transformer(Seq2Seq):
         dec = sum(p.numel() for p in self.decoder.parameters())
         return 6 * enc, 6 * (dec + self.generator.weight.numel())
 
-    def forward(self, src, tgt_in):
+    def forward(self, src, tgt_in, alignment: bool = False):
+        """The logits [B, T, V]; with `alignment`, also the alignment layer's cross-attention
+        weights [B, T, S] (its guided head's where it has one), which guided training reads."""
         memory = self.encode(src)
         x = self.embed(self.tgt_embed, tgt_in)
-        for layer in self.decoder:
+        kept = None
+        for i, layer in enumerate(self.decoder):
             kv = layer.cross_attn.keys_values(memory["memory"])
-            x, _, _ = layer(x, kv, memory["src_mask"])
-        return self.generator(self.dec_norm(x))
+            keep = alignment and i == self._alignment_layer
+            x, _, seen = layer(x, kv, memory["src_mask"], keep_weights=keep)
+            kept = seen if keep else kept
+        logits = self.generator(self.dec_norm(x))
+        return (logits, kept) if alignment else logits
 
 
 FAMILY = Family(

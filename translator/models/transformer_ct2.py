@@ -24,6 +24,10 @@ models have in common, and where ours is named differently:
 
 Scaled dot-product attention (1/sqrt(d_head) on the queries) and the key padding mask
 are CTranslate2's defaults, as ours.
+
+Alignments (return_attention) read the spec's alignment_layer, averaging its first
+alignment_heads heads: our alignment layer with all its heads, or, for a model with an
+alignment head (guided alignment), that head alone, moved to the front of its layer.
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ def transformer_spec(model):
         pre_norm=model.pre_norm,
         no_final_norm=model.pre_norm and not model.final_norm,
         activation=getattr(common_spec.Activation, activation),
+        alignment_layer=model.alignment_layer,
+        alignment_heads=model.heads if model.alignment_head is None else 1,
     )
     norms = [m for m in model.modules() if isinstance(m, nn.LayerNorm)]
     spec.config.layer_norm_epsilon = float(norms[0].eps) if norms else 1e-5
@@ -89,7 +95,24 @@ def transformer_spec(model):
         _norm(enc.layer_norm, model.enc_norm)
         _norm(dec.layer_norm, model.dec_norm)
     _linear(dec.projection, model.generator)
+    if model.alignment_head:
+        _head_first(dec.layer[model.alignment_layer].attention, model.alignment_head, model.heads)
     return spec
+
+
+def _head_first(cross, head: int, heads: int) -> None:
+    """Head `head` of a cross-attention spec swapped with head 0 (the query, key and value
+    rows of each and the output columns that read them): the same function, its head first."""
+    d = cross.linear[0].weight.shape[0]
+    swapped = list(range(heads))
+    swapped[0], swapped[head] = head, 0
+    order = np.arange(d).reshape(heads, d // heads)[swapped].reshape(-1)
+    kv = np.concatenate([order, d + order])
+    for spec, rows in ((cross.linear[0], order), (cross.linear[1], kv)):
+        spec.weight = spec.weight[rows].copy()
+        if isinstance(getattr(spec, "bias", None), np.ndarray):
+            spec.bias = spec.bias[rows].copy()
+    cross.linear[2].weight = cross.linear[2].weight[:, order].copy()
 
 
 def _feed_forward(spec, ff: nn.Sequential, norm: nn.LayerNorm) -> None:

@@ -39,6 +39,7 @@ class Attention(nn.Module):
             self.q = nn.Linear(d, d)
             self.kv = nn.Linear(d, 2 * d)
         self.out = nn.Linear(d, d)
+        self.align_head: int | None = None  # see forward_cross
 
     def split(self, x: torch.Tensor) -> torch.Tensor:  # [B, L, D] -> [B, H, L, D/H]
         b, n, d = x.shape
@@ -68,10 +69,16 @@ class Attention(nn.Module):
         return self.attend(q, k, v, mask, causal), None
 
     def forward_cross(self, x, kv, mask, keep_weights=False):
-        """The attention's output and, with `keep_weights`, its weights averaged over the
-        heads [B, Lq, Lk] (the same softmax again, for pictures), else None."""
+        """The attention's output and, with `keep_weights`, its weights [B, Lq, Lk] (the same
+        softmax again): head `align_head`'s alone where that is set (the head that guided
+        alignment trains), else the mean of the heads; without `keep_weights`, None."""
         q = self.split(self.q(x))
-        kept = weights(q, kv[0], mask).mean(1) if keep_weights else None
+        kept = None
+        if keep_weights and self.align_head is not None:
+            h = self.align_head
+            kept = weights(q[:, h : h + 1], kv[0][:, h : h + 1], mask)[:, 0]
+        elif keep_weights:
+            kept = weights(q, kv[0], mask).mean(1)
         return self.attend(q, kv[0], kv[1], mask), kept
 
 

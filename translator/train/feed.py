@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 from translator.config import Config
+from translator.data.align import aligned_ids, guided
 from translator.data.batching import Batch, TokenBatches
 from translator.data.corpora import dev_sets, mixed_batches, prepare_corpora
 from translator.data.prepare import prepare, wait_for_prepared
@@ -26,6 +27,7 @@ class TrainingData:
         self.cfg, self.group, self.pin = cfg, group, pin
         limit = cfg.model.max_positions
         alpha = cfg.tokenizer.sampling_alpha
+        guide = guided(cfg)  # (a setting it cannot take is refused before any work)
 
         def drawn(ids, tokenizer):  # every training batch cut with a segmentation drawn anew
             return ids if alpha is None else SampledIds(ids, tokenizer, alpha, cfg.seed, limit)
@@ -40,7 +42,7 @@ class TrainingData:
                 data = prepare(cfg, tokenizer)
             else:
                 data = wait_for_prepared(cfg, tokenizer)
-            ids = drawn(data.ids, data.tokenizer)
+            ids = aligned_ids(data) if guide else drawn(data.ids, data.tokenizer)
             rows = ids.within(limit)
             if rows is not None:
                 log.info(f"dropped {len(ids) - len(rows)} pairs over model.max_positions={limit}")

@@ -34,6 +34,8 @@ class StepStats:
     skipped: int
     longest_bad_run: int
     tokens: int = 0
+    # the mean alignment loss per target token (guided alignment), apart from `loss`
+    alignment: float | None = None
 
 
 class EarlyStopping:
@@ -139,6 +141,9 @@ class TrainingReport:
         mem = memory_mb()
         s.memory.append([s.step, mem.get("rss"), mem.get("anon")])
         scalars = {"loss": loss, "lr": lr, "grad_norm": stats.grad_norm, "tokens_per_s": rate}
+        if stats.alignment is not None:
+            scalars["alignment_loss"] = stats.alignment
+            s.alignment_losses.append([s.step, round(stats.alignment, 4)])
         self.board.scalars(s.step, {f"train/{k}": v for k, v in scalars.items()})
 
     def validated(self, result: Validation, dev_pairs) -> bool:
@@ -187,6 +192,7 @@ def summary(s: TrainState, stop: Stop, run: dict, startup_seconds: float) -> dic
         **run,
         "validations": s.history,
         "losses": s.losses,
+        **({"alignment_losses": s.alignment_losses} if s.alignment_losses else {}),
         "startup_seconds": round(startup_seconds, 2),
         "peak_rss_mb": memory_mb().get("peak"),
         "memory": s.memory,

@@ -30,6 +30,8 @@ class TrainState:
     skipped_steps: int = 0
     history: list = field(default_factory=list)  # validations
     losses: list = field(default_factory=list)  # [step, training loss] at each log_every
+    # [step, alignment loss per target token] likewise, with train.guided_alignment
+    alignment_losses: list = field(default_factory=list)
     memory: list = field(default_factory=list)  # [step, resident MiB, anonymous MiB] likewise
     # the run's expected length in steps, re-estimated at each log step under a time budget
     # (the linear and cosine schedules decay to zero there); 0 = train.max_steps

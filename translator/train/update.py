@@ -19,7 +19,7 @@ from torch import nn
 
 from translator.errors import UserError
 from translator.runtime import autocast
-from translator.train.loss import sequence_loss
+from translator.train.loss import training_loss
 from translator.train.report import StepStats
 
 log = logging.getLogger(__name__)
@@ -82,6 +82,9 @@ class Updater:
         self.longest_run = zero.clone()  # the longest such run since read()
         self.norm_sum = zero.clone()  # summed gradient norms (finite ones) since read()
         self.norms = zero.clone()  # finite gradient norms since read()
+        self.guided = tc.guided_alignment  # the alignment loss's weight (train/loss.py)
+        self.align_step = zero.clone()  # this step's alignment loss per target token
+        self.align_sum = zero.clone()  # summed alignment losses of the good steps since read()
 
     def gradients(self, micro: list, normaliser, step: int) -> torch.Tensor:
         """Backward over the micro-batches; on out-of-memory, again with each batch split in
@@ -89,6 +92,7 @@ class Updater:
         Under torchrun only the last backward of a step all-reduces (no_sync before it)."""
         for pieces in (1, 2, 4):
             self.optimizer.zero_grad(set_to_none=True)
+            self.align_step.zero_()
             parts = [part for batch in micro for part in batch.split(pieces)]
             try:
                 total = torch.zeros((), device=self.device)
@@ -97,8 +101,15 @@ class Updater:
                     with self.net.no_sync() if not sync else contextlib.nullcontext():
                         part = part.to(self.device).padded(self.multiple)
                         with autocast(self.device, self.dtype):
-                            loss = sequence_loss(self.net, part, self.tc.label_smoothing)
-                        self.scaler.scale(loss / normaliser).backward()
+                            loss, aligned = training_loss(
+                                self.net, part, self.tc.label_smoothing, self.guided
+                            )
+                        if aligned is not None:  # (reported apart from the token loss)
+                            self.align_step += aligned.detach() / normaliser
+                            loss_and_guide = loss + self.guided * aligned
+                        else:
+                            loss_and_guide = loss
+                        self.scaler.scale(loss_and_guide / normaliser).backward()
                     total += loss.detach() / normaliser
                 return total
             except RuntimeError as err:  # torch.OutOfMemoryError is a RuntimeError
@@ -143,6 +154,7 @@ class Updater:
         self.scaler.step(self.optimizer)
         self.scaler.update(None if self.fp16 else 1.0)
         self.loss_sum += torch.where(bad, 0.0, loss.float())
+        self.align_sum += torch.where(bad, 0.0, self.align_step.float())
         self.good += ~bad
         self.skipped += bad
         self.run.add_(1).mul_(bad)
@@ -158,16 +170,19 @@ class Updater:
             self.longest_run,
             self.norm_sum,
             self.norms,
+            self.align_sum,
         ]
-        loss_sum, good, skipped, longest, norm_sum, norms = torch.stack(stats).tolist()
+        loss_sum, good, skipped, longest, norm_sum, norms, align = torch.stack(stats).tolist()
         for t in (self.loss_sum, self.good, self.skipped, self.norm_sum, self.norms):
             t.zero_()
+        self.align_sum.zero_()
         self.longest_run.copy_(self.run)
         return StepStats(
             loss=loss_sum / good if good else float("nan"),
             grad_norm=norm_sum / norms if norms else float("nan"),
             skipped=int(skipped),
             longest_bad_run=int(longest),
+            alignment=(align / good if good else float("nan")) if self.guided else None,
         )
 
 
