@@ -106,3 +106,9 @@ def test_front_matter_and_unreadable_inline():
     assert front_matter_lines(["---\n", "a: 1\n"]) == 0
     assert front_matter_lines(["text\n"]) == 0
     assert read_inline("abc", []) is None  # tokens that do not account for the text
+
+
+def test_a_translation_shorter_than_its_lines_removes_the_lines_left():
+    one_word = lambda ss: [("X", None) for _ in ss]  # noqa: E731
+    out = translate_markdown("- a b\n  c d.\n- e\n\n> f\n> g\n", one_word, "en")
+    assert out == "- X\n- X\n\n> X\n"

@@ -151,3 +151,8 @@ def test_a_refused_input_leaves_nothing(tmp_path):
     with pytest.raises(UserError, match=r"in\.docx: not a docx file"):
         translate_document(source, output, "docx", upper, "en", {})
     assert list(tmp_path.iterdir()) == [source]
+
+
+def test_a_translation_shorter_than_its_lines_joins_them():
+    one_word = lambda ss: [("X", None) for _ in ss]  # noqa: E731
+    assert translate_text("a b\nc d.\n\ne f\ng.\n", one_word, "en") == "X\n\nX\n"

@@ -80,6 +80,15 @@ PrefixFileOpt = Annotated[
     Path | None,
     input_option("--prefixes", "Per line of --input, the text its translation begins with"),
 ]
+FormatOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--format",
+        metavar="text|html|markdown|docx",
+        help="Translate --input as a document of paragraphs (default: from its extension, "
+        ".html .md .docx; others one sentence a line)",
+    ),
+]
 ConstraintOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -117,6 +126,7 @@ def translate(
     src_lang: SrcLangOpt = None,
     device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,
+    doc_format: FormatOpt = None,
 ):
     """Translate sentences from arguments, standard input or a file, line by line.
 
@@ -132,6 +142,7 @@ def translate(
     guides = _line_guides(prefix, prefix_file, constraint, constraint_file, terms,
                           terms_ignore_case)  # fmt: skip
     guides.check(input_file)
+    fmt = _document_format(input_file, output_file, doc_format, nbest, guides)
     from translator.fileio.outputs import distinct_outputs
 
     distinct_outputs(
@@ -159,7 +170,26 @@ def translate(
     if interactive:
         interactive_loop(translator, request)
         return
+    if fmt is not None:
+        from translator.commands.translate_document import translate_document_file
+
+        translate_document_file(
+            translator, request, fmt, input_file, output_file, checkpoint, src_lang
+        )
+        return
     _write(translator, request, text, input_file, output_file, guides, checkpoint)
+
+
+def _document_format(input_file, output_file, asked, nbest, guides) -> str | None:
+    """The document format --input is read as (None: one sentence a line), checked with
+    the other options before a model is loaded."""
+    from translator.commands.translate_document import check_document_options
+    from translator.documents import format_of
+
+    fmt = format_of(input_file, asked)
+    if fmt is not None:
+        check_document_options(fmt, input_file, output_file, nbest, guides)
+    return fmt
 
 
 def _line_guides(prefix, prefix_file, constraint, constraint_file, terms, ignore_case):

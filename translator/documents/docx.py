@@ -108,10 +108,10 @@ class Stretch(Marked):
     def segments(self, results) -> list[tuple[object, object, str]]:
         """(hyperlink or None, run to clone, text) in order, from the units' results."""
         out, at = [], 0
-        for (a, b), (words, seps, tail, placed) in zip(self.units, self.placed(results),
+        for (a, b), (words, seps, placed) in zip(self.units, self.placed(results),
                                                        strict=True):  # fmt: skip
             out.append((None, self.template, self.plain[at:a]))
-            out += self._unit(words, seps, tail, placed)
+            out += self._unit(words, seps, placed)
             at = b
         out.append((None, self.template, self.plain[at:]))
         merged = []
@@ -125,7 +125,7 @@ class Stretch(Marked):
     def _marked(self, segment) -> bool:
         return segment[0] is not None or segment[1] is not self.template
 
-    def _unit(self, words, seps, tail, placed):
+    def _unit(self, words, seps, placed):
         """A unit's segments: each word with the innermost run span and the link holding it."""
         owners = []
         for k in range(len(words)):
@@ -147,8 +147,6 @@ class Stretch(Marked):
                 out[-1] = (*out[-1][:2], out[-1][2] + sep)  # spaces stay out of the markup
                 sep = ""
             out.append((*owners[k], sep + word))
-        if tail:
-            out.append((None, self.template, tail))
         return out
 
     def write(self, results) -> None:

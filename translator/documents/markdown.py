@@ -63,8 +63,8 @@ class _Inline(Marked):
         self.places, self.escapes = places, escapes
 
     def rendered(self, results) -> str:
-        pieces = [render(words, seps, tail, placed, self.escapes)
-                  for words, seps, tail, placed in self.placed(results)]  # fmt: skip
+        pieces = [render(words, seps, placed, self.escapes)
+                  for words, seps, placed in self.placed(results)]  # fmt: skip
         return replace_spans(self.plain, self.units, pieces)
 
 
@@ -94,16 +94,18 @@ def translate_markdown(text: str, translate: Translate, lang: str | None = "en")
     lines, inlines = _inlines(text, lang)
     results = iter(translate_all([s for i in inlines for s in i.sources], translate))
     edits: dict[int, list[tuple[int, int, str]]] = {}
+    gone = set()
     for inline in inlines:
         new = inline.rendered([next(results) for _ in inline.sources]).split("\n")
         rows = inline.places
-        if len(new) != len(rows):  # a break with no room: the lines left over are joined
+        if len(new) > len(rows):  # a line break inside a link's raw text: joined
             new = new[: len(rows) - 1] + [" ".join(new[len(rows) - 1 :])]
-            new += [""] * (len(rows) - len(new))
-        for (row, start, end), part in zip(rows, new, strict=True):
+        for (row, start, end), part in zip(rows, new, strict=False):
             edits.setdefault(row, []).append((start, end, part))
+        gone |= {row for row, _, _ in rows[len(new) :]}  # lines a short translation left
     for row, changes in edits.items():
-        line = lines[row]
         changes.sort()
-        lines[row] = replace_spans(line, [(a, b) for a, b, _ in changes], [p for *_, p in changes])
+        lines[row] = replace_spans(lines[row], [c[:2] for c in changes], [c[2] for c in changes])
+    for row in gone:
+        lines[row] = ""
     return "".join(lines)

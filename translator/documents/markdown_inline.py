@@ -216,8 +216,8 @@ def _escaped(word: str, escapes: dict[str, str]) -> str:
     return "".join(escapes.get(ch, ch) for ch in word) if escapes else word
 
 
-def render(words: list[str], seps: list[str], tail: str, spans, escapes=None) -> str:
-    """The target `words` joined by `seps` (+ `tail`) with each span's markup: spans are
+def render(words: list[str], seps: list[str], spans, escapes=None) -> str:
+    """The target `words` joined by `seps` with each span's markup: spans are
     (start, end, Mark) word ranges of `words` as inline.transfer gives them; characters the
     source escaped are escaped the same way in the words."""
     n = len(words)
@@ -251,4 +251,4 @@ def render(words: list[str], seps: list[str], tail: str, spans, escapes=None) ->
         out += after[k]
     if not n:
         out += after[0]
-    return "".join(out) + tail
+    return "".join(out)

@@ -66,30 +66,27 @@ def break_targets(breaks: list[int], n_src: int, n_tgt: int, alignment: Alignmen
     return placed
 
 
-def target_seps(source: str, translation: str, alignment: Alignment):
-    """(the whitespace before each word of `translation.split()`, what follows the last):
-    single spaces, with the line breaks of `source` (whitespace runs holding one) put back
-    (module docstring); a break with no room left follows the last word."""
+def target_seps(source: str, translation: str, alignment: Alignment) -> list[str]:
+    """The whitespace before each word of `translation.split()`: single spaces, with the
+    line breaks of `source` (whitespace runs holding one) put back (module docstring). A
+    break with no room left (fewer target words than lines) is dropped: the two lines are
+    joined rather than a line left empty, which would end a paragraph."""
     words, seps = words_and_seps(source)
-    out_words = translation.split()
-    out_seps = [""] + [" "] * (len(out_words) - 1)
+    n = len(translation.split())
+    out = [""] + [" "] * (n - 1)
     breaks = [k for k, sep in enumerate(seps) if "\n" in sep]
-    spare = []
-    for k, t in zip(breaks, break_targets(breaks, len(words), len(out_words), alignment),
-                    strict=True):  # fmt: skip
-        if t is None:
-            spare.append(seps[k])
-        else:
-            out_seps[t] = seps[k]
-    return out_seps, "".join(spare).rstrip(" \t") if out_words else ""
+    for k, t in zip(breaks, break_targets(breaks, len(words), n, alignment), strict=True):
+        if t is not None:
+            out[t] = seps[k]
+    return out
 
 
 def with_breaks(source: str, translation: str, alignment: Alignment) -> str:
     """`translation` with the line breaks of `source` put back (target_seps)."""
     if "\n" not in source:
         return translation
-    seps, tail = target_seps(source, translation, alignment)
-    return "".join(s + w for s, w in zip(seps, translation.split(), strict=True)) + tail
+    seps = target_seps(source, translation, alignment)
+    return "".join(s + w for s, w in zip(seps, translation.split(), strict=True))
 
 
 def _units(plain: str, spans, lang) -> list[tuple[int, int]]:
@@ -144,11 +141,11 @@ class Marked:
 
     def placed(self, results):
         """Per unit, from its (translation, alignment): (target words, the whitespace before
-        each, what follows the last, the unit's spans as target word ranges)."""
+        each, the unit's spans as target word ranges)."""
         from translator.documents.inline import transfer
 
         for source, spans, (text, alignment) in zip(self.sources, self.spans, results,
                                                     strict=True):  # fmt: skip
-            seps, tail = target_seps(source, text, alignment)
+            seps = target_seps(source, text, alignment)
             placed = transfer(spans, source, text, alignment) if spans else []
-            yield text.split(), seps, tail, placed
+            yield text.split(), seps, placed
