@@ -1,0 +1,53 @@
+"""scripts/bench/tag_fixtures.py and bench_tags.py on a tiny checkpoint: every tag comes
+back, every line well-formed, for each way of placing tags, and placement is judged by
+eflomal on the model's own output."""
+
+import gzip
+import importlib.util
+import json
+
+from util import ROOT
+
+LINES = [
+    "ein mann mit einem roten hut steht vor dem haus .",
+    "zwei hunde laufen über das grüne gras .",
+    "eine frau liest ein buch im park .",
+    "kinder spielen am strand mit einem ball .",
+    "ein alter mann sitzt auf einer bank .",
+    "drei leute warten an der straße auf den bus .",
+]
+
+
+def script(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_tags_survive_a_tiny_model_in_every_row(three_steps, tmp_path):
+    source, refs = tmp_path / "src.de.gz", tmp_path / "ref.en"
+    with gzip.open(source, "wt", encoding="utf-8") as f:
+        f.write("\n".join(LINES) + "\n")
+    refs.write_text("\n".join(f"line {k}" for k in range(len(LINES))) + "\n")
+    fixtures = tmp_path / "tags.jsonl"
+    script("tag_fixtures").main(["--source", str(source), "--output", str(fixtures)])
+    rows_in = [json.loads(line) for line in fixtures.read_text().splitlines()]
+    assert [r["source"] for r in rows_in] == LINES and all(
+        1 <= len(r["tags"]) <= 3 for r in rows_in
+    )
+    out = tmp_path / "bench.jsonl"
+    args = ["--checkpoint", str(three_steps), "--fixtures", str(fixtures), "--references",
+            str(refs), "--device", "cpu", "--output", str(out)]  # fmt: skip
+    rows = script("bench_tags").main(args)
+    assert [json.loads(line) for line in out.read_text().splitlines()] == rows
+    assert rows[-1]["alignments"] == "none" and len(rows) in (1, 2)
+    tags = sum(len(r["tags"]) for r in rows_in)
+    for row in rows:
+        assert row["tags"] == tags and row["lines"] == len(LINES)
+        assert row["tags_present_pct"] == 100.0 and row["well_formed_pct"] == 100.0
+        assert row["judged"] + row["unjudged"] == tags
+        assert 0 <= row["placement_pct"] <= 100
+        assert isinstance(row["bleu_tags_removed"], float) and isinstance(
+            row["bleu_untagged"], float
+        )
