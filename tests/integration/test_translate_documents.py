@@ -134,3 +134,18 @@ def test_docx_needs_an_output(here, three_steps, tmp_path):
     source.write_bytes(io.BytesIO(b"x").getvalue())
     done = here("translate", "--checkpoint", str(three_steps), "--input", str(source))
     assert done.returncode == 2 and "--format docx writes a file: give --output G" in done.stderr
+
+
+def test_html_by_extension_and_markdown_to_standard_output(here, three_steps, tmp_path):
+    page = '<p>Ein <b class="x">Mann</b> fährt Rad.</p>\n<pre>bleibt &amp; so</pre>\n'
+    source, output = tmp_path / "in.html", tmp_path / "out.html"
+    source.write_text(page, encoding="utf-8")
+    assert translate(here, three_steps, source, output).returncode == 0
+    out = output.read_text(encoding="utf-8")
+    assert out.startswith("<p>") and '<b class="x">' in out
+    assert out.endswith("</p>\n<pre>bleibt &amp; so</pre>\n")
+    markdown = tmp_path / "in.md"
+    markdown.write_text(MARKDOWN, encoding="utf-8")
+    done = here("translate", "--checkpoint", str(three_steps), "--input", str(markdown))
+    assert done.returncode == 0 and done.stdout.startswith("---\ntitle: bleibt\n---\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.html", "in.md", "out.html"]

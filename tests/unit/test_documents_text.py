@@ -45,6 +45,7 @@ def test_sentences_are_split_with_the_whitespace_between_left_out():
 def test_unknown_languages_use_english_rules():
     assert rules_language("de-DE") == "de" and rules_language("pt_BR") == "en"
     assert rules_language(None) == "en" and rules_language("xx") == "en"
+    assert rules_language("deu_Latn") == "de" and rules_language("fra") == "fr"
     assert split_sentences("One dog. Two cats.", "xx") == ["One dog.", "Two cats."]
 
 

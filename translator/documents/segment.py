@@ -15,14 +15,21 @@ from __future__ import annotations
 from functools import lru_cache
 
 DEFAULT_LANG = "en"
+# three-letter codes (NLLB's deu_Latn, M2M's) of the languages pysbd has rules for
+ISO_639_3 = {"amh": "am", "ara": "ar", "arb": "ar", "bul": "bg", "dan": "da", "deu": "de",
+             "ell": "el", "eng": "en", "spa": "es", "fas": "fa", "pes": "fa", "fra": "fr",
+             "hin": "hi", "hye": "hy", "ita": "it", "jpn": "ja", "kaz": "kk", "mar": "mr",
+             "mya": "my", "nld": "nl", "pol": "pl", "rus": "ru", "slk": "sk", "urd": "ur",
+             "zho": "zh"}  # fmt: skip
 
 
 def rules_language(lang: str | None) -> str:
-    """The pysbd language for a model's source language code ('de', 'de-DE', 'pt_BR', None):
-    its primary subtag when pysbd has rules for it, English otherwise."""
+    """The pysbd language for a model's source language code ('de', 'de-DE', 'pt_BR',
+    'deu_Latn', None): its primary subtag when pysbd has rules for it, English otherwise."""
     from pysbd.languages import LANGUAGE_CODES
 
     code = (lang or "").replace("_", "-").split("-")[0].lower()
+    code = ISO_639_3.get(code, code)
     return code if code in LANGUAGE_CODES else DEFAULT_LANG
 
 
