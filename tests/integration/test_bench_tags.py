@@ -6,7 +6,10 @@ import gzip
 import importlib.util
 import json
 
+import pytest
 from util import ROOT
+
+from translator.documents.html import translate_html
 
 LINES = [
     "ein mann mit einem roten hut steht vor dem haus .",
@@ -51,3 +54,32 @@ def test_tags_survive_a_tiny_model_in_every_row(three_steps, tmp_path):
         assert isinstance(row["bleu_tags_removed"], float) and isinstance(
             row["bleu_untagged"], float
         )
+
+
+def test_the_saved_fixtures_rebuild_and_come_back_whole(tmp_path):
+    """results/tag_fixtures.jsonl is what the script writes from Multi30k, and an identity
+    translation gives every tagged line back byte for byte."""
+    saved = ROOT / "results" / "tag_fixtures.jsonl"
+    source = ROOT.parent / "shared" / "data" / "multi30k" / "test_2016_flickr.de.gz"
+    if not source.is_file():
+        pytest.skip("the Multi30k files are not in ../shared/data/multi30k")
+    rebuilt = tmp_path / "tags.jsonl"
+    script("tag_fixtures").main(["--source", str(source), "--output", str(rebuilt)])
+    assert rebuilt.read_bytes() == saved.read_bytes()
+    rows = [json.loads(line) for line in saved.read_text(encoding="utf-8").splitlines()]
+    doc = "".join(f"<p>{r['html']}</p>\n" for r in rows)
+    same = lambda ss: [(s, [(i, i) for i in range(len(s.split()))]) for s in ss]  # noqa: E731
+    assert translate_html(doc, same, "de") == doc
+
+
+def test_placement_is_judged_on_the_aligned_words():
+    bench = script("bench_tags")
+    words, ranges, whole = bench.read_output('<p>a <b>b c</b> <a href="x">d</a></p>')
+    assert words == ["a", "b", "c", "d"] and whole
+    assert ranges == {"<b>": (1, 3), '<a href="x">': (3, 4)}
+    links = [(0, 1), (1, 2), (2, 0)]  # source word 1 -> output words 2
+    assert bench.placed_well((1, 2), (2, 3), links) is True
+    assert bench.placed_well((1, 2), (1, 3), links) is False  # wraps a word beyond
+    assert bench.placed_well((1, 2), (3, 4), links) is False
+    assert bench.placed_well((3, 4), (0, 1), links) is None  # nothing aligned: not judged
+    assert bench.read_output("<p>a <b>b</p>")[2] is False
