@@ -80,6 +80,17 @@ BatchGapOpt = Annotated[
         "--batch-gap-ms", "MS", "... stopping once none has come for this long", (0.0, 60_000.0)
     ),
 ]
+ApiKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        metavar="KEY",
+        envvar="TRANSLATOR_API_KEY",
+        show_envvar=False,
+        help="The api_key requests to /libretranslate/ must give (else 403); also read "
+        "from TRANSLATOR_API_KEY, which keeps it out of the process list",
+    ),
+]
 BatchingOpt = Annotated[
     str,
     typer.Option(
@@ -112,11 +123,13 @@ def serve(
     batch_wait_ms: BatchWaitOpt = D.batch_wait_ms,
     batch_gap_ms: BatchGapOpt = D.batch_gap_ms,
     batching: BatchingOpt = D.batching,
+    api_key: ApiKeyOpt = None,
 ):
     """Serve translations over HTTP, and a page that shows them with the attention.
 
-    POST /translate, POST /attention, POST /score, GET /health, and the page at /;
-    concurrent requests are decoded together. The decoding options set what a request gets
+    POST /translate, POST /attention, POST /score, GET /health, the page at /, and
+    LibreTranslate's API under /libretranslate/ (docs/libretranslate.md); concurrent
+    requests are decoded together. The decoding options set what a request gets
     unless it asks for its own beam; a request to a model of several target languages names
     its own (tgt_lang) unless --tgt-lang gives the one it gets."""
     from translator.engines.load import load_engine
@@ -148,10 +161,14 @@ def serve(
         batch_gap_ms=batch_gap_ms,
         batching=batching,
     )
-    _run_server(translator, str(checkpoint), limits, dc, tag, tgt_lang, host, port)
+    if api_key is not None and not api_key.strip():
+        raise UserError("--api-key is empty: give the key requests must send")
+    _run_server(translator, str(checkpoint), limits, dc, tag, tgt_lang, host, port, api_key)
 
 
-def _run_server(translator, path: str, limits, dc, tag, tgt_lang, host: str, port: int) -> None:
+def _run_server(
+    translator, path: str, limits, dc, tag, tgt_lang, host: str, port: int, api_key=None
+) -> None:
     """Serve `translator` with `limits`, requests that name none getting the decoding
     settings `dc`, until SIGINT or SIGTERM."""
     import uvicorn
@@ -163,7 +180,7 @@ def _run_server(translator, path: str, limits, dc, tag, tgt_lang, host: str, por
 
     batcher = make_batcher(translator, limits)
     door = Door(translator, limits, dc, tag=tag, tgt_lang=tgt_lang)
-    app = create_app(translator, path, limits, batcher, door)
+    app = create_app(translator, path, limits, batcher, door, api_key)
     # asyncio's own event loop even where uvloop is installed: continuous batching is
     # slower under uvloop's and whole batches gain nothing from it
     config = uvicorn.Config(

@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException
 from translator.config.languages import source_languages, target_languages
 from translator.errors import UserError, one_line
 from translator.serve.batcher import Batcher
+from translator.serve.libretranslate import mount as mount_libretranslate
 from translator.serve.limits import LimitError, Limits
 from translator.serve.parse import Door, parse_attention, parse_score, parse_translate
 from translator.serve.requests import AttentionRequest, OffLoop, ScoreRequest, TranslateRequest
@@ -44,10 +45,12 @@ def _validation_message(request: Request, err: RequestValidationError) -> tuple[
     return 422, f"{where}: {first.get('msg', 'invalid request')}"
 
 
-def create_app(engine, path: str, limits: Limits, batcher: Batcher, door: Door) -> FastAPI:
+def create_app(
+    engine, path: str, limits: Limits, batcher: Batcher, door: Door, api_key: str | None = None
+) -> FastAPI:
     """The app; the caller runs `batcher`'s decoding loop and stops it once the server has
     stopped (`translator serve` does both, commands/serve.py). `door`: what checking a
-    request needs (serve/parse.py)."""
+    request needs (serve/parse.py); `api_key`: what LibreTranslate's routes require."""
     info = _info(engine, path, door)
     sources, targets = (", ".join(info[k]) for k in ("source_languages", "target_languages"))
     app = FastAPI(title="translator", summary=f"{info['family']} {sources} -> {targets}")
@@ -115,6 +118,7 @@ def create_app(engine, path: str, limits: Limits, batcher: Batcher, door: Door) 
     async def index() -> str:
         return page
 
+    mount_libretranslate(app, engine, door, batcher, api_key)  # serve/libretranslate.py
     return BodyLimit(app, limits.max_body)
 
 

@@ -1,0 +1,208 @@
+"""LibreTranslate's API under /libretranslate/ of a live `translator serve`: the clients
+people run against it (libretranslatepy, deep-translator), requests shaped as Mastodon and
+Weblate send them, files, keys, limits and errors, in both batching modes."""
+
+import json
+import signal
+import urllib.parse
+import urllib.request
+
+import pytest
+import requests
+from serving import SENTENCES, Server, assert_error, concurrently, get, post, request
+
+KEY = "k3y-for-tests"
+
+
+@pytest.fixture(scope="module")
+def keyed(transformer, tmp_path_factory):
+    """Whole batches, a key required."""
+    log = tmp_path_factory.mktemp("lt-keyed") / "server.log"
+    srv = Server(transformer[0], log, "--api-key", KEY, "--max-texts", "8")
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def streaming(transformer, tmp_path_factory):
+    """Continuous batching, no key, a queue of one request."""
+    log = tmp_path_factory.mktemp("lt-stream") / "server.log"
+    srv = Server(transformer[0], log, "--batching", "continuous", "--max-queue", "1")
+    yield srv
+    srv.stop()
+
+
+def lt(srv) -> str:
+    return srv.url + "/libretranslate/"
+
+
+def best(translator, texts: list[str]) -> list[str]:
+    """What the server's own /translate gives each text at the model's beam."""
+    dc = translator.cfg.decode
+    from serving import req
+
+    return [r[0].text for r in translator.translate(texts, req(dc.beam, decode=dc))]
+
+
+def form(url: str, fields, method="POST"):
+    return request(method, url, urllib.parse.urlencode(fields, doseq=True).encode(),
+                   "application/x-www-form-urlencoded")  # fmt: skip
+
+
+def test_the_clients_translate_with_a_key(keyed, transformer):
+    from deep_translator import LibreTranslator
+    from deep_translator.exceptions import AuthorizationException
+    from libretranslatepy import LibreTranslateAPI
+
+    want = best(transformer[1], SENTENCES[:3])
+    api = LibreTranslateAPI(lt(keyed), api_key=KEY)
+    assert api.translate(SENTENCES[0], "de", "en") == want[0]
+    assert api.languages() == [
+        {"code": "de", "name": "German", "targets": ["en"]},
+        {"code": "en", "name": "English", "targets": []},
+    ]
+    deep = LibreTranslator(source="de", target="en", api_key=KEY, custom_url=lt(keyed))
+    assert deep.translate(SENTENCES[1]) == want[1]
+    assert deep.translate_batch(SENTENCES[:3]) == want
+    wrong = LibreTranslator(source="de", target="en", api_key="nope", custom_url=lt(keyed))
+    with pytest.raises(AuthorizationException):
+        wrong.translate(SENTENCES[0])
+    with pytest.raises(urllib.error.HTTPError) as err:
+        LibreTranslateAPI(lt(keyed)).translate(SENTENCES[0], "de", "en")
+    assert err.value.code == 403
+    ask = {"q": SENTENCES[0], "source": "de", "target": "en"}
+    assert_error(post(lt(keyed) + "translate", {**ask, "api_key": "x"}), 403, "Invalid API key")
+    assert_error(post(lt(keyed) + "translate", ask), 403, "api_key")
+    assert get(lt(keyed) + "languages")[0] == 200  # the language list needs no key
+    assert "Traceback" not in keyed.log()
+
+
+def mastodon_and_weblate(srv, translator) -> bool:
+    """JSON with `q` a list of HTML, `source: auto`, through the doubled slash Mastodon
+    builds; Weblate's JSON list and its older form fields; a text of two sentences. False
+    where the server has no HTML (checked last)."""
+    want = best(translator, SENTENCES[:4])
+    base = srv.url + "/libretranslate/"
+    status, body, raw = post(base + "/languages", {})  # Mastodon: base URL + "/languages"
+    assert status == 200 and {"code": "de", "name": "German", "targets": ["en"]} in body, raw
+    weblate = {"q": SENTENCES[:4], "source": "de", "target": "en", "api_key": ""}
+    status, body, raw = post(base + "translate", weblate)
+    assert status == 200 and body == {"translatedText": want}, raw
+    status, body, raw = form(base + "translate", {"q": SENTENCES[2], "source": "de",
+                                                   "target": "en"})  # fmt: skip
+    assert status == 200 and body == {"translatedText": want[2]}, raw
+    two = f"  {SENTENCES[0]} {SENTENCES[1]}\n\n{SENTENCES[3]}"
+    status, body, raw = post(base + "translate", {"q": two, "source": "de", "target": "en"})
+    assert body["translatedText"] == f"  {want[0]} {want[1]}\n\n{want[3]}", raw
+    mastodon = {"q": [f"<p>{SENTENCES[3]}</p>"], "source": "auto", "target": "en",
+                "format": "html", "api_key": ""}  # fmt: skip
+    status, body, raw = post(base + "/translate", mastodon)
+    if status == 400 and "html format is not supported" in body.get("error", ""):
+        return False  # translator.documents.html is not installed
+    assert status == 200, raw
+    assert body["detectedLanguage"] == [{"confidence": 100.0, "language": "de"}]
+    out = body["translatedText"][0]
+    assert out.startswith("<p>") and out.endswith("</p>") and out.count("<") == 2, raw
+    return True
+
+
+def test_mastodon_and_weblate_requests_in_both_batching_modes(server, streaming, transformer):
+    html = [mastodon_and_weblate(srv, transformer[1]) for srv in (server, streaming)]
+    assert "Traceback" not in server.log() + streaming.log()
+    if not all(html):
+        pytest.skip("translator.documents.html is missing: format html was answered 400")
+
+
+def test_errors_are_libretranslates_and_a_bad_request_stops_nothing(streaming, transformer):
+    base = lt(streaming)
+    ok = {"q": SENTENCES[0], "source": "de", "target": "en"}
+    assert_error(post(base + "translate", {"source": "de", "target": "en"}), 400, "missing q")
+    assert_error(post(base + "translate", {**ok, "target": "fr"}), 400, "fr is not supported")
+    assert_error(post(base + "translate", {**ok, "source": "fr"}), 400, "fr", "reads de")
+    assert_error(post(base + "translate", {**ok, "format": "pdf"}), 400, "pdf format")
+    assert_error(post(base + "translate", {**ok, "q": [1, 2]}), 400, "list of strings")
+    assert_error(post(base + "translate", {**ok, "alternatives": "x"}), 400, "not a number")
+    assert_error(post(base + "translate", {**ok, "q": "\ud800"}), 400, "q.0")
+    assert_error(request("POST", base + "translate", b"{not json"), 400, "JSON")
+    assert_error(get(base + "translate"), 405)
+    status, body, raw = post(base + "translate", ok)  # the server still answers
+    assert status == 200 and body == {"translatedText": best(transformer[1], SENTENCES[:1])[0]}
+    status, body, raw = post(base + "translate", {**ok, "alternatives": 1})
+    assert status == 200 and isinstance(body["alternatives"], list), raw
+
+
+def test_over_the_queue_is_a_429(streaming):
+    long = " ".join(SENTENCES[1:5])
+    ask = {"q": [long] * 8, "source": "de", "target": "en"}
+    answers = concurrently(8, lambda i: post(lt(streaming) + "translate", ask))
+    statuses = sorted(a[0] for a in answers)
+    assert statuses[0] == 200 and statuses[-1] == 429, statuses
+    for answer in answers:
+        if answer[0] == 429:
+            assert_error(answer, 429, "Slowdown")
+
+
+def test_cors_preflight_and_headers(server):
+    ask = urllib.request.Request(
+        lt(server) + "translate", method="OPTIONS",
+        headers={"Origin": "https://example.org", "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "content-type"},
+    )  # fmt: skip
+    with urllib.request.urlopen(ask, timeout=30) as res:
+        assert res.status == 204
+        assert res.headers["access-control-allow-origin"] == "*"
+        assert "POST" in res.headers["access-control-allow-methods"]
+        assert res.headers["access-control-allow-headers"] == "content-type"
+    res = requests.get(lt(server) + "languages", headers={"Origin": "https://example.org"})
+    assert res.headers["access-control-allow-origin"] == "*"
+    # the server's own routes are not opened to other origins
+    assert "access-control-allow-origin" not in requests.get(server.url + "/health").headers
+
+
+def test_a_text_file_round_trip_and_its_download(keyed, transformer):
+    want = best(transformer[1], SENTENCES[:2])
+    text = f"{SENTENCES[0]}\n\n  {SENTENCES[1]}\n"
+    fields = {"source": "de", "target": "en", "api_key": KEY}
+    res = requests.post(lt(keyed) + "translate_file", data=fields,
+                        files={"file": ("../../notes.txt", text.encode())})  # fmt: skip
+    assert res.status_code == 200, res.text
+    url = res.json()["translatedFileUrl"]
+    assert url.startswith(lt(keyed) + "download_file/") and url.endswith(".notes.txt")
+    got = requests.get(url)
+    assert got.status_code == 200 and got.text == f"{want[0]}\n\n  {want[1]}\n"
+    assert 'filename="notes.txt"' in got.headers["content-disposition"]
+    for name in ("..%2F..%2Fetc%2Fpasswd", "x.notes.txt", url.rsplit("/", 1)[1] + "x"):
+        assert requests.get(lt(keyed) + "download_file/" + name).status_code == 404
+    bad = requests.post(lt(keyed) + "translate_file", data=fields,
+                        files={"file": ("a.pdf", b"%PDF")})  # fmt: skip
+    assert bad.status_code == 400 and "file format not supported" in bad.json()["error"]
+    no_key = requests.post(lt(keyed) + "translate_file", data={**fields, "api_key": "x"},
+                           files={"file": ("a.txt", b"Hallo")})  # fmt: skip
+    assert no_key.status_code == 403
+
+
+def test_detect_and_settings(server):
+    status, body, raw = form(lt(server) + "detect", {"q": SENTENCES[0]})
+    assert status == 200 and body == [{"confidence": 100.0, "language": "de"}], raw
+    status, body, raw = get(lt(server) + "frontend/settings")
+    assert status == 200 and body["language"]["target"]["code"] == "en", raw
+    assert ".txt" in body["supportedFilesFormat"] and body["apiKeys"] is False
+    assert json.loads(json.dumps(body)) == body
+
+
+def test_translated_files_are_removed_when_the_server_stops(transformer, tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # where the server's temporary folder goes
+    srv = Server(transformer[0], tmp_path / "server.log")
+    try:
+        res = requests.post(lt(srv) + "translate_file", data={"source": "de", "target": "en"},
+                            files={"file": ("a.txt", SENTENCES[0].encode())})  # fmt: skip
+        assert res.status_code == 200, res.text
+        (folder,) = tmp_path.glob("translator-files-*")
+        assert [p.name for p in folder.iterdir()] == [
+            res.json()["translatedFileUrl"].rsplit("/", 1)[1]
+        ]
+        srv.proc.send_signal(signal.SIGTERM)
+        assert srv.proc.wait(timeout=60) == 0
+        assert not folder.exists()
+    finally:
+        srv.stop()

@@ -1,0 +1,183 @@
+"""What the LibreTranslate routes share below the routes themselves: reading a request's
+fields however a client sends them, the errors in LibreTranslate's shape, the CORS and
+doubled-slash door in front of the app, and the folder of translated files."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import tempfile
+import urllib.parse
+from collections import OrderedDict
+from pathlib import Path
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+
+from translator.errors import one_line
+from translator.serve.limits import LimitError
+
+PREFIX = "/libretranslate"
+
+# our statuses as LibreTranslate answers them: it reports every bad field and every text
+# over a limit as 400; 429 keeps LibreTranslate's "Slowdown:" wording
+STATUS = {413: 400, 422: 400}
+
+
+def lt_error(status: int, message: str) -> JSONResponse:
+    status = STATUS.get(status, status)
+    text = one_line(message)
+    if status == 429 and not text.startswith("Slowdown"):
+        text = f"Slowdown: {text}"
+    return JSONResponse({"error": text}, status_code=status)
+
+
+async def read_fields(request: Request) -> tuple[dict, dict]:
+    """(fields, files) of a request: its query parameters, then its body's JSON object,
+    form fields or multipart parts (files: name -> (file name, bytes)). A field given
+    several times in a form is a list (`q`)."""
+    fields: dict = _pairs(urllib.parse.parse_qsl(request.url.query, keep_blank_values=True))
+    files: dict = {}
+    body = await request.body()
+    kind = request.headers.get("content-type", "").lower()
+    if "multipart/form-data" in kind:
+        more, files = _multipart(request.headers["content-type"], body)
+        fields.update(more)
+    elif "json" in kind or body.lstrip().startswith(b"{"):
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            raise LimitError(400, "Invalid JSON format") from None
+        if not isinstance(data, dict):
+            raise LimitError(400, "Invalid JSON format: send an object of fields")
+        fields.update(data)
+    elif body:
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise LimitError(400, "the form is not UTF-8") from None
+        fields.update(_pairs(urllib.parse.parse_qsl(text, keep_blank_values=True)))
+    return fields, files
+
+
+def _pairs(pairs: list[tuple[str, str]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            out[key] = [*(out[key] if isinstance(out[key], list) else [out[key]]), value]
+        else:
+            out[key] = value
+    return out
+
+
+def _multipart(content_type: str, body: bytes) -> tuple[dict, dict]:
+    """The fields and files of a multipart/form-data body, read by the standard library's
+    MIME parser (which keeps a part's bytes exactly)."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    head = b"Content-Type: " + content_type.encode("latin-1", "replace") + b"\r\n\r\n"
+    message = BytesParser(policy=HTTP).parsebytes(head + body)
+    if not message.is_multipart():
+        raise LimitError(400, "the multipart body cannot be read")
+    fields: dict = {}
+    files: dict = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if not name:
+            continue
+        payload = part.get_payload(decode=True) or b""
+        filename = part.get_filename()
+        if filename is not None:
+            files[name] = (filename, payload)
+        else:
+            fields[name] = payload.decode(part.get_content_charset() or "utf-8", "replace")
+    return fields, files
+
+
+class Door:
+    """ASGI middleware in front of the app, for the LibreTranslate routes alone: a doubled
+    slash in the path resolves (`/libretranslate//translate`, as clients that join a base
+    URL ending in / and a path beginning with one send it), a browser's CORS preflight is
+    answered, and every answer allows any origin."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path = re.sub("/{2,}", "/", scope["path"])
+        if not (path == PREFIX or path.startswith(PREFIX + "/")):
+            return await self.app(scope, receive, send)
+        scope = {**scope, "path": path, "raw_path": path.encode()}
+        if scope["method"] == "OPTIONS":
+            return await self._preflight(scope, send)
+
+        async def send_cors(message):
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers.append((b"access-control-allow-origin", b"*"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        return await self.app(scope, receive, send_cors)
+
+    async def _preflight(self, scope, send) -> None:
+        asked = dict(scope.get("headers") or []).get(b"access-control-request-headers")
+        headers = [
+            (b"access-control-allow-origin", b"*"),
+            (b"access-control-allow-methods", b"GET, POST, OPTIONS"),
+            (b"access-control-allow-headers", asked or b"Content-Type"),
+            (b"access-control-max-age", b"86400"),
+            (b"content-length", b"0"),
+        ]
+        await send({"type": "http.response.start", "status": 204, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+
+
+class FileStore:
+    """The translated files waiting to be downloaded, in a temporary folder of this server
+    (removed when the process ends), under names no client can guess; at most `keep`,
+    the oldest removed first."""
+
+    NAME = re.compile(r"^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_. -]{1,120}$")
+
+    def __init__(self, keep: int = 256):
+        self.keep = keep
+        self._folder: tempfile.TemporaryDirectory | None = None
+        self._names: OrderedDict[str, None] = OrderedDict()
+
+    @property
+    def folder(self) -> Path:
+        if self._folder is None:  # made on the first file: most servers never get one
+            self._folder = tempfile.TemporaryDirectory(prefix="translator-files-")
+        return Path(self._folder.name)
+
+    def save(self, filename: str, data: bytes) -> str:
+        """The name the file is downloaded by: a random part, then `filename`'s base name."""
+        base = re.sub(r"[^A-Za-z0-9_. -]", "_", Path(filename.replace("\\", "/")).name)
+        base = base.lstrip(".")[-120:] or "file"
+        name = f"{secrets.token_urlsafe(16)}.{base}"
+        path = self.folder / name
+        partial = path.with_name(name + ".part")
+        partial.write_bytes(data)
+        partial.replace(path)  # a download never sees half a file
+        self._names[name] = None
+        while len(self._names) > self.keep:
+            old, _ = self._names.popitem(last=False)
+            (self.folder / old).unlink(missing_ok=True)
+        return name
+
+    def path(self, name: str) -> Path | None:
+        """The file saved under `name`, or None (any other name, a path among them)."""
+        if not self.NAME.match(name) or name not in self._names:
+            return None
+        path = self.folder / name
+        return path if path.is_file() else None
+
+    def close(self) -> None:
+        if self._folder is not None:
+            self._folder.cleanup()
+            self._folder = None
