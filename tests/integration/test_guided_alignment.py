@@ -8,10 +8,12 @@ import json
 import numpy as np
 import pytest
 import torch
+import yaml
 from checkpoints import needs_ct2
 from util import tiny_config
 
 from translator.config import config_from_dict
+from translator.data import align
 from translator.data.align import aligned_ids
 from translator.data.prepare import prepare
 from translator.errors import UserError
@@ -138,3 +140,23 @@ def test_the_ctranslate2_export_aligns_by_the_guided_head(runs, tmp_path):
     with torch.no_grad():
         _, ours = model(torch.tensor([src]), torch.tensor([[BOS, *tgt[1:-1]]]), alignment=True)
     assert torch.allclose(theirs, ours[0, : len(prefix)], atol=1e-4)
+
+
+def test_prepare_aligns_once_and_training_reuses_it(tmp_path, here, monkeypatch):
+    raw = tiny_config(run_dir=str(tmp_path / "run"), model=MODEL,
+                      data={"prepared_dir": str(tmp_path / "prep")},
+                      train={"guided_alignment": 0.1, "max_steps": 2})  # fmt: skip
+    path = tmp_path / "guided.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    result = here("prepare", "--config", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "word alignment links" in result.stdout
+    assert (tmp_path / "prep" / "align.json").is_file()
+
+    def no_aligner(*args):
+        raise AssertionError("eflomal ran again")
+
+    monkeypatch.setattr(align, "align_word_lines", no_aligner)
+    trainer = Trainer(config_from_dict(raw))
+    trainer.run()
+    assert trainer.state.step == 2
