@@ -206,3 +206,69 @@ def test_translated_files_are_removed_when_the_server_stops(transformer, tmp_pat
         assert not folder.exists()
     finally:
         srv.stop()
+
+
+def test_languages_of_imported_models_get_two_letter_codes():
+    from types import SimpleNamespace
+
+    from translator.config import DataConfig
+    from translator.engines.lang_codes import Codes
+    from translator.serve.libretranslate_langs import Languages
+    from translator.serve.limits import LimitError
+
+    def engine(codes, at="both", src="deu_Latn", tgt="eng_Latn"):
+        data = DataConfig(src_lang=src, tgt_lang=tgt)
+        return SimpleNamespace(cfg=SimpleNamespace(data=data), language_codes=Codes(codes, at))
+
+    nllb = Languages(engine({"deu_Latn": 5, "eng_Latn": 6, "zho_Hans": 7, "zho_Hant": 8}))
+    listing = {lang["code"]: lang for lang in nllb.listing()}
+    assert list(listing) == ["de", "en", "zh", "zh-Hant"]
+    assert listing["de"] == {"code": "de", "name": "German", "targets": ["en", "zh", "zh-Hant"]}
+    assert nllb.find("DE").model == "deu_Latn" and nllb.find("zho_Hant").code == "zh-Hant"
+    assert nllb.find("pt-BR") is None and nllb.find("en-US").model == "eng_Latn"
+    source, _ = nllb.source("de")
+    assert nllb.target(source, "zh-Hant").model == "zho_Hant"
+    with pytest.raises(LimitError, match="detects no language"):
+        nllb.source("auto")
+    opus = Languages(engine({"fra": 1, "deu": 2}, at="source", src="en", tgt="fra"))
+    assert opus.listing() == [
+        {"code": "en", "name": "English", "targets": ["fr", "de"]},
+        {"code": "fr", "name": "French", "targets": []},
+        {"code": "de", "name": "German", "targets": []},
+    ]
+    assert opus.source("auto")[0].code == "en"
+    with pytest.raises(LimitError, match="fr is not supported as a source; this model reads en"):
+        opus.source("fr")
+
+
+def test_markdown_html_and_docx_files_keep_their_structure(keyed, transformer):
+    import io
+
+    import docx
+
+    fields = {"source": "de", "target": "en", "api_key": KEY}
+
+    def translated(name: str, data: bytes) -> bytes:
+        res = requests.post(lt(keyed) + "translate_file", data=fields, files={"file": (name, data)})
+        assert res.status_code == 200, res.text
+        got = requests.get(res.json()["translatedFileUrl"])
+        assert got.status_code == 200
+        return got.content
+
+    out = translated("a.md", f"# {SENTENCES[4]}\n\n- {SENTENCES[0]}\n".encode()).decode()
+    assert out.startswith("# ") and "\n\n- " in out and SENTENCES[0] not in out, out
+    out = translated("a.html", f"<p><b>{SENTENCES[1]}</b></p>".encode()).decode()
+    assert out.startswith("<p><b>") and out.endswith("</b></p>") and SENTENCES[1] not in out
+    document = docx.Document()
+    document.add_paragraph(SENTENCES[3])
+    document.add_paragraph(SENTENCES[4], style="Heading 1")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    back = docx.Document(io.BytesIO(translated("a.docx", buffer.getvalue())))
+    texts = [(p.style.name, p.text) for p in back.paragraphs]
+    assert [s for s, _ in texts] == ["Normal", "Heading 1"]
+    assert texts[0][1] and texts[0][1] != SENTENCES[3], texts
+    broken = requests.post(lt(keyed) + "translate_file", data=fields,
+                           files={"file": ("b.docx", b"not a zip")})  # fmt: skip
+    assert broken.status_code == 400 and "b.docx" in broken.json()["error"], broken.text
+    assert "Traceback" not in keyed.log()

@@ -73,7 +73,8 @@ def _languages(model_codes: list[str]) -> list[Language]:
             code = f"{code}-{script}" if script and f"{code}-{script}" not in taken else model
         taken.add(code)
         name = NAMES.get(code.split("-")[0], model)
-        found.append(Language(code, model, f"{name} ({script})" if script else name))
+        shown = f"{name} ({script})" if script and code.endswith(f"-{script}") else name
+        found.append(Language(code, model, shown))
     return found
 
 
