@@ -70,6 +70,11 @@ class Journal:
         self.file.flush()
         os.fsync(self.file.fileno())
 
+    def expect(self, count: int) -> None:
+        """`count` more sentences are coming: the progress bar's total."""
+        self.bar.total = (self.bar.total or 0) + count
+        self.bar.refresh()
+
     def __call__(self, sentences: list[str]):
         out, todo = [], []
         for s in sentences:

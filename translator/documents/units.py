@@ -38,6 +38,8 @@ def translate_all(units: list[str], translate: Translate) -> list[tuple[str, Ali
     flat = [" ".join(u.split()) for u in units]
     todo = [k for k, u in enumerate(flat) if u]
     out: list[tuple[str, Alignment]] = [(u, None) for u in units]
+    if callable(expect := getattr(translate, "expect", None)):  # a progress bar's total
+        expect(len(todo))
     for at in range(0, len(todo), BATCH):
         rows = todo[at : at + BATCH]
         results = translate([flat[k] for k in rows])
