@@ -112,3 +112,10 @@ def test_a_translation_shorter_than_its_lines_removes_the_lines_left():
     one_word = lambda ss: [("X", None) for _ in ss]  # noqa: E731
     out = translate_markdown("- a b\n  c d.\n- e\n\n> f\n> g\n", one_word, "en")
     assert out == "- X\n- X\n\n> X\n"
+
+
+def test_lone_and_crossed_inline_html_tags_stay_in_place():
+    text = "A <span>red dog<br> and *a <i>cat* here.\n\nOne <b>two</b> <u>three.\n"
+    assert translate_markdown(text, identity, "en") == text
+    out = translate_markdown(text, upper, "en")
+    assert out == "A <span>RED DOG<br> AND *A <i>CAT* HERE.\n\nONE <b>TWO</b> <u>THREE.\n"

@@ -7,8 +7,8 @@ of markup keeps its exact source form: `*` or `_`, a link's `](url "title")`, an
 span's or an image's visible text) and spans over it: pairs (emphasis, strong, strike,
 links, paired inline HTML tags) whose words are translated between their opening and
 closing raw text; atoms (code spans, images) whose words are replaced by their raw text;
-and empty atoms (autolinks, lone HTML tags, a backslash line break) that follow the word
-before them. An inline this walk cannot follow is reported as None and left as it is.
+and empty atoms (autolinks, lone or crossed HTML tags, a backslash line break) glued to the
+word before or after them as in the source. An inline this walk cannot follow is reported as None and left as it is.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ PAIRS = ("em", "strong", "s")
 @dataclass(frozen=True)
 class Mark:
     """A span's payload. kind: 'pair' (opening + words + closing), 'atom' (raw replaces the
-    words), 'after' (raw follows the word before it). order: the opening's rank."""
+    words), 'after' / 'before' (raw glued to the word before / after it), 'lead' (raw
+    before the first word). order: the opening's rank."""
 
     kind: str
     raw: str
@@ -105,24 +106,43 @@ class _Reader:
         self.spans.append((start, self.size, mark))
 
     def push(self, key: str, raw: str) -> None:
-        self.stack.append((key, raw, self.size, self.opened))
+        self.stack.append((key, raw, self.size, self.opened, self.at - len(raw)))
         self.opened += 1
 
+    def demote(self) -> None:
+        """The innermost open inline HTML tag was never closed inside this inline (or is
+        crossed): a lone tag, placed as an empty atom where it stood."""
+        _, raw, at, _, src_at = self.stack.pop()
+        plain, size = self.plain, self.size
+        self.plain, self.size = ["".join(plain)[:at]], at  # the words before it, for lone()
+        mark = self.lone(src_at, raw)
+        self.plain, self.size = plain, size
+        self.spans.append((at, at, mark))
+
     def pop(self, key: str, close: str) -> None:
+        while self.stack and self.stack[-1][0] != key and self.stack[-1][0].startswith("html:"):
+            self.demote()
         if not self.stack or self.stack[-1][0] != key:
             raise _Unreadable(f"{key} closes nothing open")
-        _, raw, start, order = self.stack.pop()
+        _, raw, start, order, _ = self.stack.pop()
         trail = bool(_PUNCT.match(self.src, self.at))
         self.span(start, Mark("pair", raw, close, order, trail))
 
+    def lone(self, src_at: int, raw: str) -> Mark:
+        """A raw with no words (a lone tag, an autolink) glued as in the source: to the word
+        after it when only that touches it, else to the word before it."""
+        src, end = self.src, src_at + len(raw)
+        spaced_before = src_at == 0 or src[src_at - 1].isspace()
+        spaced_after = end >= len(src) or src[end].isspace()
+        if not "".join(self.plain).strip():  # before the first word
+            return Mark("lead", raw + (" " if spaced_after and end < len(src) else ""))
+        if spaced_before and not spaced_after:
+            return Mark("before", raw)
+        return Mark("after", (" " if spaced_before else "") + raw)
+
     def atom(self, start: int, words: str) -> None:
-        raw, src = self.src[start : self.at], self.src
-        if words.strip():
-            mark = Mark("atom", raw)
-        elif "".join(self.plain).strip():  # after a word, spaced as in the source
-            mark = Mark("after", (" " if src[start - 1 : start].isspace() else "") + raw)
-        else:  # before the first word
-            mark = Mark("lead", raw + (" " if src[self.at : self.at + 1].isspace() else ""))
+        raw = self.src[start : self.at]
+        mark = Mark("atom", raw) if words.strip() else self.lone(start, raw)
         at = self.size
         self.add(words)
         self.spans.append((at, self.size if words.strip() else at, mark))
@@ -184,11 +204,11 @@ class _Reader:
         elif tok.type == "html_inline":
             self.at = _expect(src, start, tok.content)
             opening, closing = _OPEN_TAG.match(tok.content), _CLOSE_TAG.match(tok.content)
-            top = self.stack[-1][0] if self.stack else None
+            open_keys = [entry[0] for entry in self.stack]
             if opening:
                 self.push("html:" + opening.group(1).lower(), tok.content)
-            elif closing and top == "html:" + closing.group(1).lower():
-                self.pop(top, tok.content)
+            elif closing and "html:" + closing.group(1).lower() in open_keys:
+                self.pop("html:" + closing.group(1).lower(), tok.content)
             else:
                 self.atom(start, "")
         else:
@@ -203,8 +223,10 @@ def read_inline(src: str, children) -> tuple[str, list, dict] | None:
     try:
         for tok in children:
             skipping = reader.child(tok, skipping)
-        if reader.stack:  # an HTML tag opened and never closed: a lone tag after all
-            raise _Unreadable("unclosed inline HTML")
+        while reader.stack and reader.stack[-1][0].startswith("html:"):
+            reader.demote()  # an HTML tag opened and never closed: a lone tag after all
+        if reader.stack:
+            raise _Unreadable("unclosed markup")
         if src[reader.at :].strip():
             raise _Unreadable(f"text left at {reader.at}")
     except (_Unreadable, ValueError):
@@ -222,7 +244,7 @@ def render(words: list[str], seps: list[str], spans, escapes=None) -> str:
     source escaped are escaped the same way in the words."""
     n = len(words)
     opens, closes = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)]
-    after, lead = [[] for _ in range(n + 1)], []
+    after, before, lead = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)], []
     shown: list[str | None] = [_escaped(w, escapes or {}) for w in words]
     for start, end, mark in spans:
         if mark.kind == "pair" and end > start:
@@ -234,6 +256,8 @@ def render(words: list[str], seps: list[str], spans, escapes=None) -> str:
                 shown[k] = None
         elif mark.kind == "lead" or (start == 0 and n):
             lead.append(mark.raw + mark.close)
+        elif mark.kind == "before" and start < n:
+            before[start].append(mark.raw)
         else:  # an empty span, or a lone raw: after the word before it
             after[start - 1 if n else 0].append(mark.raw + mark.close)
     out = list(lead)
@@ -241,7 +265,7 @@ def render(words: list[str], seps: list[str], spans, escapes=None) -> str:
         word = shown[k]
         if word is not None:
             out.append(seps[k] if k else "")
-            out += [raw for *_, raw in sorted(opens[k])]
+            out += before[k] + [raw for *_, raw in sorted(opens[k])]
         ends = sorted(closes[k])
         punct = _TRAILING.search(word or "") if any(c[3] for c in ends) else None
         if punct and punct.start() > 0:  # 'word*.' stays 'word*.', not 'word.*'
