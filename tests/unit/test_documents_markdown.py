@@ -119,3 +119,20 @@ def test_lone_and_crossed_inline_html_tags_stay_in_place():
     assert translate_markdown(text, identity, "en") == text
     out = translate_markdown(text, upper, "en")
     assert out == "A <span>RED DOG<br> AND *A <i>CAT* HERE.\n\nONE <b>TWO</b> <u>THREE.\n"
+
+
+def test_text_glued_to_markup_stays_outside_it():
+    text = (
+        "Files (`.html`/`.htm`), (**bold**), *it*; see `a|b`.\n\n| `x\\|y` | a \\| b |\n|---|---|\n"
+    )
+    assert translate_markdown(text, identity, "en") == text
+    out = translate_markdown(text, upper, "en")
+    assert (
+        out
+        == "FILES (`.html`/`.htm`), (**BOLD**), *IT*; SEE `a|b`.\n\n| `x\\|y` | A \\| B |\n|---|---|\n"
+    )
+
+
+def test_a_code_span_the_model_rewrote_keeps_its_source_glue():
+    out = translate_markdown("Run (`make`).\n", lambda ss: [("Lauf (mach).", None) for _ in ss])
+    assert out == "Lauf (`make`).\n"

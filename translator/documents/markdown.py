@@ -48,6 +48,8 @@ def _locate(lines: list[str], tok, cursors: dict[int, int], cell: bool):
         if row >= len(lines):
             return None
         line = lines[row].rstrip("\r\n")
+        if cell:  # a cell's text comes with its escaped pipes (\|) read as pipes
+            part = part.replace("|", "\\|")
         at = line.find(part, cursors.get(row, 0)) if cell else line.rfind(part)
         if at < 0:
             return None
@@ -58,14 +60,16 @@ def _locate(lines: list[str], tok, cursors: dict[int, int], cell: bool):
 class _Inline(Marked):
     """One inline: where its lines stand in the source, its plain text and markup."""
 
-    def __init__(self, places, plain: str, spans, escapes, lang):
+    def __init__(self, places, cell: bool, plain: str, spans, escapes, lang):
         super().__init__(plain, spans, lang)
-        self.places, self.escapes = places, escapes
+        self.places, self.escapes, self.cell = places, escapes, cell
 
     def rendered(self, results) -> str:
         pieces = [render(words, seps, placed, self.escapes)
                   for words, seps, placed in self.placed(results)]  # fmt: skip
-        return replace_spans(self.plain, self.units, pieces)
+        text = replace_spans(self.plain, self.units, pieces)
+        # a pipe in a table cell is written escaped, or it would end the cell
+        return text.replace("|", "\\|") if self.cell else text
 
 
 def _inlines(text: str, lang) -> tuple[list[str], list[_Inline]]:
@@ -85,7 +89,7 @@ def _inlines(text: str, lang) -> tuple[list[str], list[_Inline]]:
             continue
         for row, _, end in places:
             cursors[row] = end
-        found.append(_Inline(places, *read, lang))
+        found.append(_Inline(places, cell, *read, lang))
     return lines, found
 
 

@@ -13,6 +13,7 @@ word before or after them as in the source. An inline this walk cannot follow is
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 from dataclasses import dataclass
@@ -21,8 +22,6 @@ _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]
 _BREAK = re.compile(r"[ \t]*(\\?)\n[ \t]*")
 _OPEN_TAG = re.compile(r"<([A-Za-z][A-Za-z0-9-]*)\b[^>]*(?<!/)>$")
 _CLOSE_TAG = re.compile(r"</([A-Za-z][A-Za-z0-9-]*)\s*>$")
-_PUNCT = re.compile(r"[.,;:!?)»\"'…]")
-_TRAILING = re.compile(r"[.,;:!?)»\"'…]+$")
 PAIRS = ("em", "strong", "s")
 
 
@@ -36,7 +35,9 @@ class Mark:
     raw: str
     close: str = ""
     order: int = 0
-    trail: bool = False  # punctuation followed the closing in the source: it still does
+    prefix: str = ""  # the text glued before it in its word: '(' of '(**a**)'
+    suffix: str = ""  # the text glued after it in its word: '),' of '(**a**),'
+    text: str = ""  # an atom's words as the model read them
 
 
 class _Unreadable(Exception):
@@ -125,8 +126,7 @@ class _Reader:
         if not self.stack or self.stack[-1][0] != key:
             raise _Unreadable(f"{key} closes nothing open")
         _, raw, start, order, _ = self.stack.pop()
-        trail = bool(_PUNCT.match(self.src, self.at))
-        self.span(start, Mark("pair", raw, close, order, trail))
+        self.span(start, Mark("pair", raw, close, order))
 
     def lone(self, src_at: int, raw: str) -> Mark:
         """A raw with no words (a lone tag, an autolink) glued as in the source: to the word
@@ -142,7 +142,7 @@ class _Reader:
 
     def atom(self, start: int, words: str) -> None:
         raw = self.src[start : self.at]
-        mark = Mark("atom", raw) if words.strip() else self.lone(start, raw)
+        mark = Mark("atom", raw, text=words) if words.strip() else self.lone(start, raw)
         at = self.size
         self.add(words)
         self.spans.append((at, self.size if words.strip() else at, mark))
@@ -231,29 +231,81 @@ def read_inline(src: str, children) -> tuple[str, list, dict] | None:
             raise _Unreadable(f"text left at {reader.at}")
     except (_Unreadable, ValueError):
         return None
-    return "".join(reader.plain) + src[reader.at :], reader.spans, reader.escapes
+    plain = "".join(reader.plain) + src[reader.at :]
+    return plain, [_glued(plain, span) for span in reader.spans], reader.escapes
+
+
+def _glued(plain: str, span):
+    """The span with the text its word holds before and after it (Mark.prefix, .suffix)."""
+    start, end, mark = span
+    if end <= start or mark.kind not in ("pair", "atom"):
+        return span
+    head, tail = start, end
+    while head > 0 and not plain[head - 1].isspace():
+        head -= 1
+    while tail < len(plain) and not plain[tail].isspace():
+        tail += 1
+    return start, end, dataclasses.replace(mark, prefix=plain[head:start], suffix=plain[end:tail])
 
 
 def _escaped(word: str, escapes: dict[str, str]) -> str:
     return "".join(escapes.get(ch, ch) for ch in word) if escapes else word
 
 
+def _atoms(words: list[str], start: int, atoms: list[tuple[int, Mark]], esc) -> str:
+    """The atoms placed on the target words from `start` (each (end, Mark)), in place of
+    those words: where the words hold what the model read for each atom (a copied code
+    span, in any case), in place of that alone; else as the source word held them, with
+    the text glued around and between them there."""
+    joined = " ".join(words[start : max(end for end, _ in atoms)])
+    out, at = [], 0
+    for _, mark in atoms:
+        text = " ".join(mark.text.split())
+        found = joined.lower().find(text.lower(), at) if text else -1
+        if found < 0:
+            break
+        out += [esc(joined[at:found]), mark.raw]
+        at = found + len(text)
+    else:
+        return "".join(out) + esc(joined[at:])
+    marks = [mark for _, mark in atoms]
+    out = [esc(marks[0].prefix)]
+    for mark, after in zip(marks, marks[1:], strict=False):
+        out += [mark.raw, esc(after.prefix[len(mark.prefix) + len(mark.text) :])]
+    return "".join(out) + marks[-1].raw + esc(marks[-1].suffix)
+
+
+def _cut(word: str, opens: list[Mark], closes: list[Mark]) -> tuple[str, str]:
+    """The text of `word` that stays outside the markup opening and closing on it: the
+    source's glued text ('(' and '),' of '(**a**),') where the word has it too."""
+    head = opens[0].prefix if opens and len({m.prefix for m in opens}) == 1 else ""
+    tail = closes[0].suffix if closes and len({m.suffix for m in closes}) == 1 else ""
+    head = head if word.startswith(head) and len(head) < len(word) else ""
+    fits = word.endswith(tail) and len(head) + len(tail) < len(word)
+    return head, tail if fits else ""
+
+
 def render(words: list[str], seps: list[str], spans, escapes=None) -> str:
     """The target `words` joined by `seps` with each span's markup: spans are
     (start, end, Mark) word ranges of `words` as inline.transfer gives them; characters the
     source escaped are escaped the same way in the words."""
+
+    def esc(text: str) -> str:
+        return _escaped(text, escapes or {})
+
     n = len(words)
     opens, closes = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)]
     after, before, lead = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)], []
-    shown: list[str | None] = [_escaped(w, escapes or {}) for w in words]
-    for start, end, mark in spans:
+    atoms: dict[int, list[tuple[int, Mark]]] = {}
+    covered: dict[int, int] = {}  # a word inside an atom -> the word the atom starts at
+    for start, end, mark in sorted(spans, key=lambda span: span[:2]):
         if mark.kind == "pair" and end > start:
-            opens[start].append((-end, mark.order, mark.raw))
-            closes[end - 1].append((-start, -mark.order, mark.close, mark.trail))
+            opens[start].append((-end, mark.order, mark))
+            closes[end - 1].append((-start, -mark.order, mark))
         elif mark.kind == "atom" and end > start:
-            shown[start] = mark.raw
-            for k in range(start + 1, end):
-                shown[k] = None
+            first = covered.get(start, start)  # one atom starting inside another joins it
+            atoms.setdefault(first, []).append((end, mark))
+            covered |= dict.fromkeys(range(first + 1, max(end for end, _ in atoms[first])), first)
         elif mark.kind == "lead" or (start == 0 and n):
             lead.append(mark.raw + mark.close)
         elif mark.kind == "before" and start < n:
@@ -262,17 +314,16 @@ def render(words: list[str], seps: list[str], spans, escapes=None) -> str:
             after[start - 1 if n else 0].append(mark.raw + mark.close)
     out = list(lead)
     for k in range(n):
-        word = shown[k]
-        if word is not None:
-            out.append(seps[k] if k else "")
-            out += before[k] + [raw for *_, raw in sorted(opens[k])]
-        ends = sorted(closes[k])
-        punct = _TRAILING.search(word or "") if any(c[3] for c in ends) else None
-        if punct and punct.start() > 0:  # 'word*.' stays 'word*.', not 'word.*'
-            out += [word[: punct.start()], *(c[2] for c in ends), punct.group()]
-        else:
-            out += [word or "", *(c[2] for c in ends)]
-        out += after[k]
+        o = [m for *_, m in sorted(opens[k], key=lambda x: x[:2])]
+        c = [m for *_, m in sorted(closes[k], key=lambda x: x[:2])]
+        if k in covered:  # inside an atom: only what closes or follows here
+            out += [m.close for m in c] + after[k]
+            continue
+        head, tail = ("", "") if k in atoms else _cut(words[k], o, c)
+        core = (_atoms(words, k, atoms[k], esc) if k in atoms
+                else esc(words[k][len(head) : len(words[k]) - len(tail)]))  # fmt: skip
+        out += [seps[k] if k else "", *before[k], esc(head), *(m.raw for m in o), core]
+        out += [*(m.close for m in c), esc(tail), *after[k]]
     if not n:
         out += after[0]
     return "".join(out)
