@@ -39,6 +39,13 @@ def test_a_child_aligned_outside_its_parent_is_kept_inside():
     assert out == [(1, 2, "b"), (1, 2, "i")]
 
 
+def test_a_sibling_whose_words_lie_apart_does_not_swallow_its_neighbour():
+    # <b>the</b> <i>big</i>: "the" aligns to target words 0 and 3, "big" to word 1
+    al = [(0, 0), (0, 3), (1, 1)]
+    out = transfer([(0, 1, "b"), (1, 2, "i")], SRC, TGT, al)
+    assert out == [(3, 4, "b"), (1, 2, "i")]
+
+
 def test_siblings_aligned_to_one_word_each_keep_a_word_when_there_is_room():
     both = [(1, 1), (2, 1)]
     out = transfer([(1, 2, "b"), (2, 3, "i")], SRC, TGT, both)

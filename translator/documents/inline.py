@@ -70,21 +70,51 @@ def transfer(
     needs = _needs(spans, children)
 
     def place(kids: list[int], src: tuple[int, int], lo: int, hi: int) -> None:
-        wanted = []
+        targets = {}
         for k in kids:
             start, end = spans[k][0], spans[k][1]
-            targets = [j for i in range(start, end) for j in aligned[i] if lo <= j < hi]
-            if targets:
-                wanted.append((min(targets), max(targets) + 1, k))
-            else:
-                wanted.append((_scale(start, src, lo, hi), _scale(end, src, lo, hi), k))
-        wanted.sort()
+            found = sorted({j for i in range(start, end) for j in aligned[i] if lo <= j < hi})
+            targets[k] = found
+        wanted = _apart(targets, lo, hi)
+        for k in kids:
+            if k not in wanted:
+                start, end = spans[k][0], spans[k][1]
+                wanted[k] = (_scale(start, src, lo, hi), _scale(end, src, lo, hi))
+        wanted = sorted((*at, k) for k, at in wanted.items())
         for k, at in zip([k for *_, k in wanted], _pack(wanted, needs, lo, hi)):
             placed[k] = at
             place(children.get(k, []), (spans[k][0], spans[k][1]), *at)
 
     place(children.get(None, []), (0, n_src), 0, n_tgt)
     return [(start, end, span[2]) for (start, end), span in zip(placed, spans)]
+
+
+def _apart(targets: dict[int, list[int]], lo: int, hi: int) -> dict[int, tuple[int, int]]:
+    """Ranges for siblings with aligned target words (`targets`, sorted), apart from each
+    other: taken in the order of their middle aligned word, each pair of neighbours is cut
+    where fewest of their words fall on the wrong side, and each range covers its own
+    words on its side of the cuts. Smallest covering ranges alone would let one tag's range
+    swallow a neighbour's words whenever the two are interleaved."""
+    order = sorted((t[len(t) // 2], k) for k, t in targets.items() if t)
+    keys = [k for _, k in order]
+    cuts = [lo]
+    for a, b in zip(keys, keys[1:]):
+        pair = (targets[a], targets[b])
+        cuts.append(min(range(cuts[-1], hi + 1), key=lambda c, pair=pair: _cut_cost(c, *pair)))
+    cuts.append(hi)
+    out = {}
+    for n, k in enumerate(keys):
+        mine = [j for j in targets[k] if cuts[n] <= j < cuts[n + 1]]
+        out[k] = (mine[0], mine[-1] + 1) if mine else (cuts[n], cuts[n])
+    return out
+
+
+def _cut_cost(c: int, left: list[int], right: list[int]) -> tuple[int, int, int, int]:
+    """How bad a cut before word `c` is between two siblings' words: words on the wrong
+    side, then fewer sides left with a word of their own, the left one first, then c."""
+    has_left, has_right = left[0] < c, right[-1] >= c
+    wrong = sum(j >= c for j in left) + sum(j < c for j in right)
+    return wrong, -(has_left + has_right), -has_left, c
 
 
 def _scale(at: int, src: tuple[int, int], lo: int, hi: int) -> int:
