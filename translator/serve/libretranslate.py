@@ -22,7 +22,14 @@ from fastapi.responses import FileResponse, JSONResponse
 
 from translator.decode.request import DecodeRequest
 from translator.errors import UserError
-from translator.serve.libretranslate_io import PREFIX, Door, FileStore, lt_error, read_fields
+from translator.serve.libretranslate_io import (
+    BODIES,
+    PREFIX,
+    Door,
+    FileStore,
+    lt_error,
+    read_fields,
+)
 from translator.serve.libretranslate_langs import Language, Languages
 from translator.serve.limits import LimitError
 from translator.serve.requests import check_unicode
@@ -303,7 +310,7 @@ def mount(app: FastAPI, engine, door, batcher, api_key: str | None = None) -> Li
     lt = LibreTranslate(engine, door, batcher, api_key)
     routes = [
         ("/translate", lt.translate, ["POST"]),
-        ("/languages", lt.languages, ["GET", "POST"]),
+        ("/languages", lt.languages, ["GET"]),
         ("/translate_file", lt.translate_file, ["POST"]),
         ("/download_file/{name}", lt.download_file, ["GET"]),
         ("/detect", lt.detect, ["POST"]),
@@ -313,7 +320,10 @@ def mount(app: FastAPI, engine, door, batcher, api_key: str | None = None) -> Li
     for path, handler, methods in routes:
         name = re.sub(r"\W", "_", f"libretranslate{path}")
         app.add_api_route(PREFIX + path, answered(handler), methods=methods, name=name,
-                          tags=["libretranslate"])  # fmt: skip
+                          tags=["libretranslate"], openapi_extra=BODIES.get(path))  # fmt: skip
+    # POST /languages as LibreTranslate's clients send it, the GET's twin in the schema
+    app.add_api_route(PREFIX + "/languages", answered(lt.languages), methods=["POST"],
+                      include_in_schema=False)  # fmt: skip
     app.add_middleware(Door)
     app.state.libretranslate = lt
     return lt

@@ -181,3 +181,27 @@ class FileStore:
         if self._folder is not None:
             self._folder.cleanup()
             self._folder = None
+
+
+def _body(kind: str, required: list[str], **fields) -> dict:
+    schema = {"type": "object", "required": required, "properties": fields}
+    return {"requestBody": {"required": True, "content": {kind: {"schema": schema}}}}
+
+
+_TEXT = {"type": "string"}
+_Q = {"oneOf": [_TEXT, {"type": "array", "items": _TEXT}], "description": "Text(s)"}
+# The request bodies the OpenAPI schema shows (the routes read their fields themselves:
+# read_fields), so that /docs and schema-driven clients and tests know them.
+BODIES = {
+    "/translate": _body(
+        "application/json", ["q", "source", "target"], q=_Q,
+        source={**_TEXT, "description": "A language code, or auto"}, target=_TEXT,
+        format={"type": "string", "enum": ["text", "html"]},
+        alternatives={"type": "integer", "minimum": 0, "maximum": 15}, api_key=_TEXT,
+    ),
+    "/translate_file": _body(
+        "multipart/form-data", ["file", "source", "target"],
+        file={"type": "string", "format": "binary"}, source=_TEXT, target=_TEXT, api_key=_TEXT,
+    ),
+    "/detect": _body("application/json", ["q"], q=_Q, api_key=_TEXT),
+}  # fmt: skip
