@@ -12,9 +12,13 @@ language pysbd has no rules for is split by its English rules.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 DEFAULT_LANG = "en"
+# where a sentence may end: a stop (closing quotes or brackets after it) before more text.
+# A paragraph without one is one sentence, found without pysbd (about 1 ms a sentence).
+_MAY_END = re.compile(r"[.!?…。！？؟।][\"'”’»)\]]*\s+\S")
 # three-letter codes (NLLB's deu_Latn, M2M's) of the languages pysbd has rules for
 ISO_639_3 = {"amh": "am", "ara": "ar", "arb": "ar", "bul": "bg", "dan": "da", "deu": "de",
              "ell": "el", "eng": "en", "spa": "es", "fas": "fa", "pes": "fa", "fra": "fr",
@@ -77,6 +81,8 @@ def sentence_spans(text: str, lang: str | None = DEFAULT_LANG) -> list[tuple[int
     language code, English rules when pysbd has none for it."""
     if not text.strip():
         return []
+    if not _MAY_END.search(text):
+        return cuts_to_spans(text, [])
     segments = _segmenter(rules_language(lang)).segment(text)
     return cuts_to_spans(text, segments_to_cuts(text, segments))
 
