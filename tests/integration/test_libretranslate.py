@@ -272,3 +272,8 @@ def test_markdown_html_and_docx_files_keep_their_structure(keyed, transformer):
                            files={"file": ("b.docx", b"not a zip")})  # fmt: skip
     assert broken.status_code == 400 and "b.docx" in broken.json()["error"], broken.text
     assert "Traceback" not in keyed.log()
+
+
+def test_an_empty_api_key_is_refused_before_the_model_loads(here, tmp_path):
+    code, out, err = here("serve", "--checkpoint", str(tmp_path / "absent.pt"), "--api-key", " ")
+    assert code == 2 and "--api-key is empty" in err and len(err.strip().splitlines()) == 1, err

@@ -139,6 +139,8 @@ def serve(
     optional_import("uvicorn", "serve", "translator serve and its page")
     if batching not in ("batch", "continuous"):
         raise UserError(f"--batching {batching!r}: choose batch or continuous")
+    if api_key is not None and not api_key.strip():
+        raise UserError("--api-key is empty: give the key requests must send")
     translator = load_engine(checkpoint, device, tag=tag, tgt_lang=tgt_lang, any_language=True)
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size
@@ -161,8 +163,6 @@ def serve(
         batch_gap_ms=batch_gap_ms,
         batching=batching,
     )
-    if api_key is not None and not api_key.strip():
-        raise UserError("--api-key is empty: give the key requests must send")
     _run_server(translator, str(checkpoint), limits, dc, tag, tgt_lang, host, port, api_key)
 
 
