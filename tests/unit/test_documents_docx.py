@@ -120,3 +120,21 @@ def test_not_a_docx_is_refused_with_its_name():
         z.writestr("a.txt", "x")
     with pytest.raises(UserError, match=r"^in\.docx: not a docx file"):
         translate_docx(other.getvalue(), upper, "en", name="in.docx")
+
+
+def test_an_image_inside_a_paragraph_stays_between_its_translated_sides(tmp_path):
+    from PIL import Image
+
+    Image.new("RGB", (4, 4), "red").save(tmp_path / "dot.png")
+    d = docx.Document()
+    p = d.add_paragraph("Before the picture. ")
+    p.add_run().add_picture(str(tmp_path / "dot.png"))
+    p.add_run(" After it.")
+    d.add_paragraph("   ")
+    data = io.BytesIO()
+    d.save(data)
+    out = docx.Document(io.BytesIO(translate_docx(data.getvalue(), upper, "en")))
+    texts = [(r.text, bool(r._r.xpath(".//pic:pic"))) for r in out.paragraphs[0].runs]
+    assert texts == [("BEFORE THE PICTURE. ", False), ("", True), (" AFTER IT.", False)]
+    assert out.paragraphs[1].text == "   "
+    assert len(out.inline_shapes) == 1

@@ -206,7 +206,8 @@ def translate_docx(data: bytes, translate: Translate, lang: str | None = "en",
             found += [Stretch(s, lang) for s in stretches(p)]
     results = iter(translate_all([u for s in found for u in s.sources], translate))
     for stretch in found:
-        stretch.write([next(results) for _ in stretch.sources])
+        if stretch.sources:  # a stretch of spaces alone is left as it is
+            stretch.write([next(results) for _ in stretch.sources])
     out = io.BytesIO()
     doc.save(out)
     return out.getvalue()
