@@ -89,6 +89,14 @@ FormatOpt = Annotated[
         ".html .md .docx; others one sentence a line)",
     ),
 ]
+AlignmentsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--alignments",
+        help='After each translation a TAB and its word alignment, "i-j ..." (source word i, '
+        "translated word j, from 0)",
+    ),
+]
 ConstraintOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -127,14 +135,15 @@ def translate(
     device: DeviceOpt = "auto",
     quantize: QuantizeOpt = None,
     doc_format: FormatOpt = None,
+    alignments: AlignmentsOpt = False,
 ):
     """Translate sentences from arguments, standard input or a file, line by line.
 
     --checkpoint takes a checkpoint file or a folder written by `translator export`."""
-    from translator.decode.request import DecodeRequest
     from translator.decode.sampling import sampling_options
     from translator.decode.translate_io import draw_attention, interactive_loop, utf8_arguments
     from translator.engines.load import load_engine
+    from translator.fileio.outputs import distinct_outputs
 
     text = utf8_arguments(text or [])
     if output_file is not None and input_file is None:
@@ -143,8 +152,6 @@ def translate(
                           terms_ignore_case)  # fmt: skip
     guides.check(input_file)
     fmt = _document_format(input_file, output_file, doc_format, nbest, guides)
-    from translator.fileio.outputs import distinct_outputs
-
     distinct_outputs(
         {"--output": output_file, "--plot-attention": plot_attention},
         {"--input": input_file, "--prefixes": prefix_file, "--constraints": constraint_file,
@@ -159,7 +166,7 @@ def translate(
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size, nbest
     )
-    request = DecodeRequest(dc, nbest, sampler)
+    request = _request(dc, nbest, sampler, alignments, (plot_attention, interactive, fmt))
     if guides and (plot_attention is not None or interactive):
         raise UserError(
             "--prefix, --constraint and --terms go with TEXT, standard input or --input"
@@ -190,6 +197,17 @@ def _document_format(input_file, output_file, asked, nbest, guides) -> str | Non
     if fmt is not None:
         check_document_options(fmt, input_file, output_file, nbest, guides)
     return fmt
+
+
+def _request(dc, nbest: int, sampler, alignments: bool, elsewhere: tuple):
+    """The DecodeRequest of the options. --alignments is a column after each line: not for
+    `elsewhere`, the attention picture, the prompt or a document format, where given."""
+    from translator.decode.request import DecodeRequest
+
+    if alignments and any(e not in (None, False) for e in elsewhere):
+        raise UserError("--alignments adds a column to lines: give TEXT, standard input or "
+                        "--input of one sentence a line")  # fmt: skip
+    return DecodeRequest(dc, nbest, sampler, alignments=alignments)
 
 
 def _line_guides(prefix, prefix_file, constraint, constraint_file, terms, ignore_case):

@@ -2,7 +2,7 @@
 HTTP body, training's validation), with its users' texts turned into target ids once, and
 handed down to the engine, which keeps no per-call state.
 
-    DecodeRequest(decode, nbest, sampling, source, guides, target_start)
+    DecodeRequest(decode, nbest, sampling, source, guides, target_start, alignments)
 
 `decode`: the search settings (beam, length penalty and limits, batch size); `nbest`: the
 hypotheses per line; `sampling`: how tokens are drawn instead of searched (None: search);
@@ -11,7 +11,9 @@ tags; None: the engine's own, from load_engine); `guides`: per line, the target 
 required phrases as ids (decode/guide.py), or None; `target_start`: the ids every output is
 forced to begin with and that its text never shows (an imported model's target language
 code: engines/lang_codes.py; None: the engine's own). Searches are fed them before the
-line's prefix, and the hypotheses come back without them.
+line's prefix, and the hypotheses come back without them. `alignments`: every hypothesis
+comes back with its word alignment (decode/alignment.py), from an engine whose
+capabilities say it can.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class DecodeRequest:
     source: tuple[int, ...] | None = None
     guides: Guides | None = None
     target_start: tuple[int, ...] | None = None
+    alignments: bool = False
 
     def __post_init__(self):
         if self.sampling is None and (problem := nbest_problem(self.nbest, self.decode.beam)):
@@ -91,6 +94,7 @@ class Capabilities:
     attention: bool  # attention() gives the weights of a search (--plot-attention, /attention)
     streaming: bool  # stream() lets sentences join a running search (serve's continuous mode)
     sampling: bool  # a request's `sampling` draws tokens instead of searching
+    alignments: bool = False  # a request's `alignments` gives each hypothesis its word alignment
 
 
 class Frozen:
@@ -119,6 +123,14 @@ class EngineBase(Frozen):
     def request(self, **given) -> DecodeRequest:
         """A request with the model's own decoding settings, changed by `given`."""
         return DecodeRequest(**{"decode": self.cfg.decode, **given})
+
+    def check_alignments(self, request: DecodeRequest, where: str = "--alignments") -> None:
+        """A one-line UserError where `request` asks for alignments this engine cannot give."""
+        if request.alignments and not self.capabilities.alignments:
+            raise UserError(f"{where}: {self.no_alignments}")
+
+    # why an engine without Capabilities.alignments gives none (its own words)
+    no_alignments = "the model has no attention to align words with"
 
     def source_of(self, request: DecodeRequest) -> tuple[int, ...]:
         """The ids put before every source line of `request`."""

@@ -77,6 +77,7 @@ def translate_file(
         "prefix": list(request.source_or(translator.source_prefix)),
         "guides": guides.stamp(file_stamp) if guides else None,
         "sampling": None if sampling is None else repr(sampling),
+        "alignments": request.alignments,  # a column more or less
     }
     lines, size = _done(record, partial, identity)
     if lines:

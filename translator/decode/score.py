@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 class Score:
     logprob: float  # summed over the target's subwords and its <eos>
     tokens: int  # the target's subwords and its <eos>
+    # (source word, target word) pairs of the forced target, where alignments were asked for
+    alignment: tuple[tuple[int, int], ...] | None = None
 
     @property
     def mean(self) -> float:
@@ -56,13 +58,15 @@ def score_in_batches(
     limits: tuple[int, int | None],
     batch_size: int,
     progress: bool,
-    run_batch: Callable[[list[list[int]], list[list[int]]], list[Score]],
+    run_batch: Callable[..., list[Score]],
     prefix=(),
+    texts: bool = False,
 ) -> list[Score]:
     """Score aligned lines in batches of `batch_size` pairs sorted by length, with
     `run_batch(source ids, target ids)`; scores come back in input order. `limits`: the
     source subwords and decoder steps the model takes (longer lines are cut); `prefix`: the
-    source ids put before each source (a corpus tag's)."""
+    source ids put before each source (a corpus tag's); `texts`: `run_batch` is also handed
+    each pair's (source, target) texts (`pairs=`), for their word alignments."""
     check_aligned(sources, targets, ("the source", "the target"))
     rows = list(range(len(sources)))
     src = cut([[*prefix, *s] for s in tokenizer.encode_src(sources)], limits[0], rows)
@@ -76,7 +80,8 @@ def score_in_batches(
     bar = progress_bar(total=len(batches), desc="score", unit="batch", enabled=progress)
     with bar:
         for batch in batches:
-            found = run_batch([src[i] for i in batch], [tgt[i] for i in batch])
+            pairs = {"pairs": [(sources[i], targets[i]) for i in batch]} if texts else {}
+            found = run_batch([src[i] for i in batch], [tgt[i] for i in batch], **pairs)
             for i, score in zip(batch, found):
                 scores[i] = score
             bar.update()

@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from translator.data.readers import chunked, decode_lines
+from translator.decode.alignment import pharaoh
 from translator.errors import UserError
 
 
@@ -44,7 +45,8 @@ def write_translations(
 ) -> None:
     """Translate chunk by chunk as the DecodeRequest `request` asks; one line per input line
     (n-best: K lines, index TAB score TAB text, the index counted from `start`), flushed
-    after each chunk so output starts before the input ends. `chunks` begin at input line
+    after each chunk so output starts before the input ends; where the request asks for
+    alignments, each translation is followed by a TAB and its alignment ("i-j ..."). `chunks` begin at input line
     `start`; `guides`: a line_guides.LineGuides of the whole input, or None."""
     index, nbest = start, request.nbest
     take = guides.reader(start) if guides else None
@@ -57,13 +59,21 @@ def write_translations(
             )
         for hyps in translator.translate(lines, guided):
             if nbest == 1:
-                out.write(hyps[0].text + "\n")
+                out.write(columns(hyps[0], request) + "\n")
             else:
-                out.writelines(f"{index}\t{h.score:.4f}\t{h.text}\n" for h in hyps)
+                out.writelines(f"{index}\t{h.score:.4f}\t{columns(h, request)}\n" for h in hyps)
             index += 1
         out.flush()
         if bar is not None:
             bar.update(len(lines))
+
+
+def columns(translation, request) -> str:
+    """A translation's text and the columns after it that the request asks for, in their
+    fixed order (alignments last)."""
+    if request.alignments:
+        return f"{translation.text}\t{pharaoh(translation.alignment)}"
+    return translation.text
 
 
 def print_file(translator, input_file: Path, request, guides=None) -> None:

@@ -15,16 +15,17 @@ from translator.config import Config
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer
 from translator.data.user_text import valid
+from translator.decode.alignment import Alignment, forced_attention, word_alignment
 from translator.decode.beam import BeamStream
 from translator.decode.request import Capabilities, DecodeRequest, EngineBase, fed_prefixes
-from translator.decode.rules import cut
+from translator.decode.rules import Hypothesis, cut
 from translator.decode.score import Score, score_in_batches, teacher_forced
 from translator.decode.search import decode
 from translator.errors import UserError
 from translator.models.base import Seq2Seq
 from translator.progress import progress_bar
 from translator.runtime import autocast, pick_device
-from translator.specials import EOS
+from translator.specials import EOS, UNK
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,8 @@ class Translation:
     text: str
     score: float
     tokens: tuple[int, ...] = ()  # target subword ids, without <bos>/<eos>
+    # (source word, translated word) pairs, where the request asked for alignments
+    alignment: tuple[tuple[int, int], ...] | None = None
 
 
 def source_ids(
@@ -67,7 +70,8 @@ def in_batches(
     source longer than `limit` subwords is cut (with a warning). With `workers` > 1, that
     many batches run at once on threads (for an engine that releases the GIL, such as
     CTranslate2), and input that would make fewer batches is split so that every worker
-    gets one."""
+    gets one. A request for alignments also hands `run_batch` the batch's source texts
+    (`sources=`), whose words the alignments count."""
     nbest = request.nbest
     results: list[list[Translation]] = [[Translation("", 0.0)] * nbest for _ in lines]
     todo, ids = source_ids(tokenizer, lines, limit, source)
@@ -83,7 +87,9 @@ def in_batches(
     )
 
     def run(batch: list[int]) -> list[list[Translation]]:
-        return list(run_batch([ids[j] for j in batch], request.rows([todo[j] for j in batch])))
+        rows = [todo[j] for j in batch]
+        texts = {"sources": [lines[i] for i in rows]} if request.alignments else {}
+        return list(run_batch([ids[j] for j in batch], request.rows(rows), **texts))
 
     with bar, contextlib.ExitStack() as stack:
         if workers > 1 and len(batches) > 1:
@@ -131,7 +137,13 @@ class Translator(EngineBase):
             attention=self.attention_layers > 0,
             streaming=self.model.supports_streaming,
             sampling=True,
+            alignments=self.model.alignment_layer is not None,
         )
+        if self.model.attention_layers and self.model.alignment_layer is None:
+            self.no_alignments = (
+                "the ensemble's models align from different attention layers (counted from "
+                "their last); give models of one depth"
+            )
         self._frozen = True
 
     def attention_label(self, layer: int) -> str:
@@ -155,6 +167,7 @@ class Translator(EngineBase):
         the request's n-best. A blank line yields an empty translation without running the
         model."""
         request = request or self.request()
+        self.check_alignments(request)
         return in_batches(
             self.tokenizer, lines, self.max_source, request, self.source_of(request), progress,
             self._batch,
@@ -169,34 +182,91 @@ class Translator(EngineBase):
     ) -> list[Score]:
         """How likely the model finds each target given its source (decode/score.py)."""
         request = request or self.request()
-        start = list(self.start_of(request))
+        self.check_alignments(request)
+        start, prefix = list(self.start_of(request)), self.source_of(request)
 
-        def run(src, tgt):  # the forced start follows <bos>, read but not scored
+        def run(src, tgt, pairs=None):  # the forced start follows <bos>, read but not scored
             tgt = [t[:1] + start + t[1:] for t in tgt] if start else tgt
-            return teacher_forced(self.model, src, tgt, self.device, self.dtype, len(start))
+            found = teacher_forced(self.model, src, tgt, self.device, self.dtype, len(start))
+            if pairs is None:
+                return found
+            hyps = [Hypothesis(t[1:-1] if t[-1] == EOS else t[1:], 0.0) for t in tgt]
+            aligned = self.aligned(pad_ids(src).to(self.device), [[h] for h in hyps], pairs,
+                                   len(prefix), len(start))  # fmt: skip
+            return [dataclasses.replace(f, alignment=a[0]) for f, a in zip(found, aligned)]
 
         limits = (self.max_source, self.max_target)
         size = request.decode.batch_size
         return score_in_batches(
-            self.tokenizer, sources, targets, limits, size, progress, run, self.source_of(request)
-        )
+            self.tokenizer, sources, targets, limits, size, progress, run, prefix,
+            request.alignments,
+        )  # fmt: skip
 
-    def _batch(self, ids: list[list[int]], request: DecodeRequest) -> list[list[Translation]]:
+    def _batch(
+        self, ids: list[list[int]], request: DecodeRequest, sources: list[str] | None = None
+    ) -> list[list[Translation]]:
+        """The request's n-best of source `ids`; with `sources` (their texts, given where
+        the request asks for alignments), each with its word alignment."""
         src = pad_ids(ids).to(self.device)
         start = self.start_of(request)
         dc, nbest, sampling = started(request.decode, start), request.nbest, request.sampling
         prefixes = fed_prefixes(start, request.prefixes, len(ids))
+        # the constrained search keeps no attention: its outputs are read through again
+        searched = sources is not None and not (request.phrases and any(request.phrases))
+        layer = self.model.alignment_layer if searched else None
         with torch.inference_mode(), autocast(self.device, self.dtype):
-            hyps = decode(self.model, src, dc, nbest, sampling, None, prefixes,
+            hyps = decode(self.model, src, dc, nbest, sampling, layer, prefixes,
                           request.phrases)  # fmt: skip
-        return [self.translations(sent, len(start)) for sent in hyps]
+        skip = len(start)
+        if sources is None:
+            return [self.translations(sent, skip) for sent in hyps]
+        pairs = [(line, None) for line in sources]
+        aligned = self.aligned(src, hyps, pairs, len(self.source_of(request)), skip)
+        return [self.translations(sent, skip, a) for sent, a in zip(hyps, aligned)]
 
-    def translations(self, hyps, skip: int = 0) -> list[Translation]:
+    def translations(self, hyps, skip: int = 0, alignments=None) -> list[Translation]:
         """The hypotheses (search.Hypothesis) of one sentence as texts, without their first
-        `skip` tokens (the forced start)."""
+        `skip` tokens (the forced start); `alignments`: each one's, or None."""
         hyps = [unstarted(h, skip) for h in hyps]
         texts = self.tokenizer.decode_tgt([h.tokens for h in hyps])
-        return [Translation(t, h.score, tuple(h.tokens)) for t, h in zip(texts, hyps)]
+        alignments = alignments or [None] * len(hyps)
+        return [
+            Translation(t, h.score, tuple(h.tokens), a) for t, h, a in zip(texts, hyps, alignments)
+        ]
+
+    def aligned(
+        self, src: torch.Tensor, hyps, pairs, prefix: int, skip: int
+    ) -> list[list[Alignment]]:
+        """The word alignment of each hypothesis (search.Hypothesis, with the forced start)
+        of each sentence of `src` [n, S]: its attention where the search kept it, else read
+        through the model again (forced_attention). `pairs`: each sentence's (source text,
+        target text or None: the hypothesis's own); `prefix`: the ids before each source's
+        own; `skip`: the forced start's length."""
+        layer, model = self.model.alignment_layer, self.model
+        missing = [(n, h) for n, sent in enumerate(hyps) for h in sent if h.attention is None]
+        if missing:
+            rows = torch.tensor([n for n, _ in missing], device=src.device)
+            with torch.inference_mode(), autocast(self.device, self.dtype):
+                found = forced_attention(model, src[rows], [h.tokens for _, h in missing], layer)
+            for (_, h), weights in zip(missing, found):
+                h.attention = weights
+        src_piece, tgt_piece = self.tokenizer.src.id_to_piece, self.tokenizer.tgt.id_to_piece
+        out = []
+        for row, (sent, (line, given)) in enumerate(zip(hyps, pairs)):
+            ids = [int(i) for i in src[row, prefix:] if int(i) > EOS or int(i) == UNK]
+            pieces = [src_piece(i) for i in ids]
+            sent = [unstarted(h, skip) for h in sent]
+            texts = (
+                [given] * len(sent)
+                if given is not None
+                else self.tokenizer.decode_tgt([h.tokens for h in sent])
+            )
+            out.append([
+                word_alignment(h.attention[:, prefix:], pieces,
+                               [tgt_piece(int(t)) for t in h.tokens], line, text)
+                for h, text in zip(sent, texts)
+            ])  # fmt: skip
+        return out
 
     def stream(self, request: DecodeRequest, capacity: int, cancelled, nbest_of) -> Stream:
         return Stream(self, request, capacity, cancelled, nbest_of)
@@ -252,6 +322,9 @@ class Stream:
     def __init__(self, engine: Translator, request, capacity: int, cancelled, nbest_of):
         self.engine, self.nbest_of = engine, nbest_of
         self.skips: dict = {}  # owner -> the forced start tokens its outputs begin with
+        # owner -> (its source ids [1, S], text, source prefix length), where it asked for
+        # alignments: a stream keeps no attention, so its outputs are read through again
+        self.aligning: dict = {}
         dc = started(request.decode, engine.start_of(request))
         self.search = BeamStream(
             engine.model, dc, capacity=capacity,
@@ -278,16 +351,28 @@ class Stream:
             src = pad_ids(ids).to(engine.device)
             self.search.add(src, [owners[i] for i in todo], pre)
             self.skips.update((owners[i], len(start)) for i in todo if start)
+            if request.alignments:
+                engine.check_alignments(request)
+                prefix = len(engine.source_of(request))
+                self.aligning.update(
+                    (owners[i], (src[n : n + 1], texts[i], prefix)) for n, i in enumerate(todo)
+                )
         return todo
 
     def step(self) -> list:
         engine = self.engine
         with torch.inference_mode(), autocast(engine.device, engine.dtype):
             ended = self.search.step()
-        return [
-            (owner, engine.translations(hyps[: self.nbest_of(owner)], self.skips.pop(owner, 0)))
-            for owner, hyps in ended
-        ]
+        return [(owner, self._translations(owner, hyps)) for owner, hyps in ended]
+
+    def _translations(self, owner, hyps) -> list[Translation]:
+        engine, skip = self.engine, self.skips.pop(owner, 0)
+        hyps = hyps[: self.nbest_of(owner)]
+        if owner not in self.aligning:
+            return engine.translations(hyps, skip)
+        src, text, prefix = self.aligning.pop(owner)
+        aligned = engine.aligned(src, [hyps], [(text, None)], prefix, skip)[0]
+        return engine.translations(hyps, skip, aligned)
 
     def owners(self):
         waiting = [entry[1] for entry in self.search.waiting]  # (source, owner, prefix)

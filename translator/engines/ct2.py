@@ -29,6 +29,7 @@ How our decoding settings map onto CTranslate2's:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from pathlib import Path
@@ -39,6 +40,7 @@ from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer, fingerprint
 from translator.data.vocab import tokenizer_from_state
+from translator.decode.alignment import word_alignment
 from translator.decode.request import Capabilities, DecodeRequest, EngineBase, fed_prefixes
 from translator.decode.rules import length_penalty, max_lengths
 from translator.decode.score import Score, score_in_batches
@@ -196,8 +198,11 @@ class ExportedTranslator(EngineBase):
         self._frozen = True
 
     attention_layers = 0
-    # an export only searches, unconstrained, and shows no attention
-    capabilities = Capabilities(constraints=False, attention=False, streaming=False, sampling=False)
+    # an export only searches, unconstrained, and shows no attention; a Transformer's export
+    # returns its alignment layer's attention (models/transformer_ct2.py) for alignments
+    capabilities = Capabilities(
+        constraints=False, attention=False, streaming=False, sampling=False, alignments=True
+    )
 
     def describe(self) -> dict:
         return {
@@ -236,6 +241,7 @@ class ExportedTranslator(EngineBase):
             )
         if request.sampling is not None:
             raise UserError(f"--sampling: {self.folder} is an exported model, which only searches")
+        self.check_alignments(request)
         return in_batches(
             self.tokenizer, lines, self.max_source, request, self.source_of(request), progress,
             self._batch, self.workers,
@@ -253,26 +259,52 @@ class ExportedTranslator(EngineBase):
         request = request or self.request()
         start = list(self.start_of(request))  # read, not scored
 
-        def run(src, tgt):
-            found = self.engine.score_batch(
-                [[self._src_pieces[i] for i in s] for s in src],
-                [[pieces(i) for i in start + t[1:-1]] for t in tgt],  # it adds <bos>, <eos>
-                max_input_length=0,
-            )
-            return [
+        def run(src, tgt, pairs=None):
+            source = [[self._src_pieces[i] for i in s] for s in src]
+            target = [[pieces(i) for i in start + t[1:-1]] for t in tgt]  # it adds <bos>, <eos>
+            found = self.engine.score_batch(source, target, max_input_length=0)
+            scores = [
                 Score(float(sum(r.log_probs[len(start) :])), len(r.log_probs) - len(start))
                 for r in found
             ]
+            if pairs is None:
+                return scores
+            aligned = self._forced_alignments(source, target, pairs, len(prefix), len(start))
+            return [dataclasses.replace(s, alignment=a) for s, a in zip(scores, aligned)]
 
         limits = (self.max_source, self.max_target)
-        size = request.decode.batch_size
+        size, prefix = request.decode.batch_size, self.source_of(request)
         return score_in_batches(
-            self.tokenizer, sources, targets, limits, size, progress, run, self.source_of(request)
-        )
+            self.tokenizer, sources, targets, limits, size, progress, run, prefix,
+            request.alignments,
+        )  # fmt: skip
 
-    def _search(self, sources: list[list[str]], length: int, dc: DecodeConfig, prefix) -> list:
-        """Per sentence: [pieces without <eos>, log-probability, ended] of each hypothesis;
-        `prefix`: the target pieces each begins with, or None."""
+    def _forced_alignments(self, source, target, pairs, prefix: int, skip: int) -> list:
+        """The word alignment of each (source pieces, target pieces) with its texts `pairs`:
+        CTranslate2 scores without attention, so a search forced through the whole target
+        (its target_prefix) gives the weights it reads while producing it."""
+        found = self.engine.translate_batch(
+            source,
+            target_prefix=target,
+            beam_size=1,
+            max_input_length=0,
+            max_decoding_length=max(len(t) for t in target) + 1,
+            return_attention=True,
+        )
+        out = []
+        for pieces, want, out_ in zip(source, target, found):
+            line = pieces[prefix:-1] if pieces[-1:] == [self._eos] else pieces[prefix:]
+            weights = [row[prefix:] for row in out_.attention[0][skip : len(want)]]
+            text, given = pairs[len(out)]
+            out.append(word_alignment(weights, line, want[skip:], text, given))
+        return out
+
+    def _search(
+        self, sources: list[list[str]], length: int, dc: DecodeConfig, prefix, attention=False
+    ) -> list:
+        """Per sentence: [pieces without <eos>, log-probability, ended, attention] of each
+        hypothesis; `prefix`: the target pieces each begins with, or None; `attention`: the
+        hypothesis's attention rows [pieces and <eos>][source pieces] kept (else None)."""
         alpha = dc.len_penalty if dc.len_penalty != 0 else 1e-6
         outputs = self.engine.translate_batch(
             sources,
@@ -287,31 +319,36 @@ class ExportedTranslator(EngineBase):
             min_decoding_length=0,
             return_scores=True,
             return_end_token=True,
+            return_attention=attention,
             use_vmap=self.use_vmap,
         )
         found = []
         for out in outputs:
             hyps = []
-            for pieces, score in zip(out.hypotheses, out.scores):
+            weights = out.attention if attention else [None] * len(out.hypotheses)
+            for pieces, score, att in zip(out.hypotheses, out.scores, weights):
                 logprob = score * max(len(pieces), 1) ** alpha  # CTranslate2's penalty undone
                 ended = bool(pieces) and pieces[-1] == self._eos
-                hyps.append([pieces[:-1] if ended else pieces, logprob, ended])
+                hyps.append([pieces[:-1] if ended else pieces, logprob, ended, att])
             found.append(hyps)
         return found
 
-    def _batch(self, ids: list[list[int]], request: DecodeRequest):
+    def _batch(self, ids: list[list[int]], request: DecodeRequest, sources=None):
+        """As decode.translator.Translator._batch: with `sources` (the texts of `ids`, where
+        the request asks for alignments), each translation with its word alignment."""
         skip = len(start := self.start_of(request))  # (searched, then not shown)
         dc, nbest = started(request.decode, start), request.nbest
         prefixes = fed_prefixes(start, request.prefixes, len(ids))
         # our search's output limit of each sentence (a prefix fits whole)
         steps = self.cfg.model.max_positions
         caps = max_lengths(pad_ids(ids), dc.max_len_a, dc.max_len_b, steps).tolist()
-        sources = [[self._src_pieces[i] for i in s] for s in ids]
+        texts, sources = sources, [[self._src_pieces[i] for i in s] for s in ids]
+        attend = texts is not None
         pieces = self.tokenizer.tgt.id_to_piece
         prefix = None if prefixes is None else [[pieces(i) for i in p] for p in prefixes]
         if prefixes is not None:
             caps = [max(c, len(p)) for c, p in zip(caps, prefixes)]
-        found = self._search(sources, max(caps), dc, prefix)
+        found = self._search(sources, max(caps), dc, prefix, attend)
         if dc.beam > 1:  # beams that reached a limit below the batch's: again with their own
             again: dict[int, list[int]] = {}
             for n, hyps in enumerate(found):
@@ -319,13 +356,15 @@ class ExportedTranslator(EngineBase):
                     again.setdefault(caps[n], []).append(n)
             for cap, rows in again.items():
                 part = None if prefix is None else [prefix[n] for n in rows]
-                for n, hyps in zip(rows, self._search([sources[n] for n in rows], cap, dc, part)):
+                again_found = self._search([sources[n] for n in rows], cap, dc, part, attend)
+                for n, hyps in zip(rows, again_found):
                     found[n] = hyps
         cut = []  # hypotheses at their limit: our search ends them with a forced <eos>
         for n, hyps in enumerate(found):
             for hyp in hyps:
                 if not hyp[2] or len(hyp[0]) > caps[n]:
                     hyp[0] = hyp[0][: caps[n]]
+                    hyp[3] = None if hyp[3] is None else hyp[3][: caps[n] + 1]
                     cut.append((n, hyp))
         if cut:
             scored = self.engine.score_batch(
@@ -335,15 +374,25 @@ class ExportedTranslator(EngineBase):
                 hyp[1] = sum(result.log_probs)  # the <eos> included
         lists = []
         for hyps in found:
-            best: dict[tuple, float] = {}
-            for body, logprob, _ in hyps:
+            best: dict[tuple, tuple] = {}  # shown tokens -> (score, attention)
+            for body, logprob, _, att in hyps:
                 tokens = tuple(self._tgt_ids[p] for p in body)
                 length = len(tokens) + 1  # with <eos>
                 score = logprob / length_penalty(length, dc.len_penalty, dc.len_norm)
-                best[tokens[skip:]] = max(score, best.get(tokens[skip:], float("-inf")))
-            lists.append(sorted(best.items(), key=lambda kv: -kv[1])[:nbest])
+                if score > best.get(tokens[skip:], (float("-inf"),))[0]:
+                    best[tokens[skip:]] = (score, att)
+            lists.append(sorted(best.items(), key=lambda kv: -kv[1][0])[:nbest])
         # one call for the batch's texts: sentencepiece's per-call cost is a tenth of the
         # decoding time of a small model
-        texts = iter(self.tokenizer.decode_tgt([list(t) for ranked in lists for t, _ in ranked]))
-        for ranked in lists:
-            yield [Translation(next(texts), s, t) for t, s in ranked]
+        outs = iter(self.tokenizer.decode_tgt([list(t) for ranked in lists for t, _ in ranked]))
+        prefix_len = len(self.source_of(request))
+        for n, ranked in enumerate(lists):
+            made = [Translation(next(outs), s, t) for t, (s, _) in ranked]
+            if attend:
+                line = sources[n][prefix_len:]
+                line = line[:-1] if line and line[-1] == self._eos else line
+                for tr, (t, (_, att)) in zip(made, ranked):
+                    weights = [row[prefix_len:] for row in att[skip:]]
+                    target = [pieces(i) for i in t]
+                    tr.alignment = word_alignment(weights, line, target, texts[n], tr.text)
+            yield made

@@ -199,6 +199,15 @@ class Seq2Seq(nn.Module):
         """Words for a picture's title: which weights step_attention(layer) gives."""
         return ""
 
+    @property
+    def alignment_layer(self) -> int | None:
+        """The layer whose `step_attention` weights word alignments read (decode/alignment.py:
+        `translate --alignments`, the server's "alignments", and the layer a CTranslate2
+        export returns attention from); None where the family has no attention. By default
+        the last attention layer; a family whose weights for another layer align better
+        names that one, and whatever step_attention returns for it is what alignments read."""
+        return self.attention_layers - 1 if self.attention_layers else None
+
     def reorder_state(
         self, state: State, indices: torch.Tensor, same_sentences: bool = False
     ) -> State:

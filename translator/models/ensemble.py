@@ -43,6 +43,16 @@ class Ensemble(Seq2Seq):
     def attention_label(self, layer: int) -> str:
         return f"mean of {len(self.seeing)} of {len(self.members)} models with attention"
 
+    @property
+    def alignment_layer(self) -> int | None:
+        """Each member with attention aligns from its own alignment layer where those are
+        the same counted from the last (-1: each one's last), which step_attention then asks
+        them all for; members that align from different depths give None: no alignments."""
+        found = {
+            self.members[i].alignment_layer - self.members[i].attention_layers for i in self.seeing
+        }
+        return found.pop() if len(found) == 1 else None
+
     def encode(self, src: torch.Tensor) -> State:
         return {"members": [m.encode(src) for m in self.members]}
 

@@ -136,17 +136,25 @@ def _info(engine, path: str, door: Door) -> dict:
 
 
 def translation_answer(request, results) -> dict:
-    """The body of a /translate answer: each text's best translation and score, and its
-    n-best list when asked for."""
+    """The body of a /translate answer: each text's best translation and score, its n-best
+    list and word alignments ([[i, j], ...], each hypothesis's) when asked for."""
     answer: dict = {
         "beam": request.decode.beam,
         "translations": [hyps[0].text for hyps in results],
         "scores": [round(hyps[0].score, 4) for hyps in results],
     }
+    pairs = (lambda h: [list(p) for p in h.alignment or ()]) if request.alignments else None
     if request.nbest > 1:
         answer["nbest"] = [
-            [{"text": h.text, "score": round(h.score, 4)} for h in hyps] for hyps in results
+            [
+                {"text": h.text, "score": round(h.score, 4)}
+                | ({"alignment": pairs(h)} if pairs else {})
+                for h in hyps
+            ]
+            for hyps in results
         ]
+    if pairs:
+        answer["alignments"] = [pairs(hyps[0]) for hyps in results]
     return answer
 
 

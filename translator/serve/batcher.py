@@ -45,9 +45,10 @@ class Job:
 
     @property
     def key(self) -> tuple:
-        """Jobs of equal keys share a translate call: the same settings, n-best and source."""
+        """Jobs of equal keys share a translate call: the same settings, n-best, source and
+        alignments or not."""
         r = self.request
-        return (tuple(sorted(r.decode.to_dict().items())), r.nbest, r.source)
+        return (tuple(sorted(r.decode.to_dict().items())), r.nbest, r.source, r.alignments)
 
 
 class Batcher:

@@ -127,9 +127,13 @@ def parse_translate(
     if cancelled():
         raise Cancelled
     musts = constraints_of(door, req, texts, cancelled)
-    request = DecodeRequest(door.decode.replace(beam=beam), req.nbest, **starts)
+    engine = door.engine
+    if req.alignments and not engine.capabilities.alignments:
+        raise LimitError(400, f"alignments: {engine.no_alignments}")
+    request = DecodeRequest(
+        door.decode.replace(beam=beam), req.nbest, alignments=req.alignments, **starts
+    )
     if prefixes is not None or musts is not None:  # a UserError (400) names the text
-        engine = door.engine
         request = request.guided(engine.tokenizer, texts, engine.max_target, prefixes, musts)
     return texts, request
 

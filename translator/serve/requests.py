@@ -9,7 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from translator.data.user_text import valid
 from translator.errors import UserError
@@ -34,6 +34,11 @@ class TranslateRequest(BaseModel):
     )
     tgt_lang: StrictStr | None = Field(
         None, description="Target language (a model of several; default: the server's)"
+    )
+    alignments: StrictBool = Field(
+        False,
+        description="Also answer `alignments`: per translation, its [source word, translated "
+        "word] pairs (whitespace words, from 0)",
     )
 
 
