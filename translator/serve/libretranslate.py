@@ -287,7 +287,7 @@ class LibreTranslate:
         target = self.langs.targets[first.model][0]
         return JSONResponse({
             "charLimit": self.limits.max_chars,
-            "frontendTimeout": int(self.limits.timeout * 1000),
+            "frontendTimeout": 500,  # LibreTranslate's: ms its page waits after typing
             "apiKeys": self.api_key is not None,
             "keyRequired": self.api_key is not None,
             "suggestions": False,
