@@ -137,7 +137,7 @@ def translate(
     doc_format: FormatOpt = None,
     alignments: AlignmentsOpt = False,
 ):
-    """Translate sentences from arguments, standard input or a file, line by line.
+    """Translate arguments, standard input or a file, line by line or as a document.
 
     --checkpoint takes a checkpoint file or a folder written by `translator export`."""
     from translator.decode.sampling import sampling_options
