@@ -18,6 +18,10 @@ word outside the first to the last of those. eflomal aligns each source with its
 output with tags removed (--align-with adds a parallel corpus to learn from; its pairs are
 left out of the figures); a tag whose source words eflomal aligns to nothing is not judged
 (`unjudged`).
+
+`--reference-row` adds rows with no model: each line's reference as its translation, with
+eflomal's alignment of the two as the engine's, which shows how faithfully tags follow an
+alignment (and the share of the measure's ceiling that the placement rules reach).
 """
 
 from __future__ import annotations
@@ -141,6 +145,20 @@ def measure(fixtures, outputs: list[str], refs: list[str], links) -> dict:
     }
 
 
+def rows_of(ways: dict, fixtures, refs, args, base: dict, links=None) -> list[dict]:
+    """A row per way of translating (name -> translate callable) the fixtures as HTML; eflomal
+    aligns the sources with the first way's output (the same words for every way)."""
+    doc = "".join(f"<p>{f['html']}</p>\n" for f in fixtures)
+    rows = []
+    for way, fn in ways.items():
+        outputs = translate_html(doc, fn, args.lang).split("\n")[: len(fixtures)]
+        if links is None:
+            words = [" ".join(read_output(line)[0]) for line in outputs]
+            links = eflomal_links([f["source"] for f in fixtures], words, args.align_with)
+        rows.append({**base, "alignments": way, **measure(fixtures, outputs, refs, links)})
+    return rows
+
+
 def bench_checkpoint(path: str, fixtures, refs, args) -> list[dict]:
     from translator.engines.load import load_engine
 
@@ -148,26 +166,41 @@ def bench_checkpoint(path: str, fixtures, refs, args) -> list[dict]:
     capable = getattr(engine.capabilities, "alignments", False)
     request = engine.request(alignments=True) if capable else engine.request()
     translate = engine_translate(engine, request)
-    doc = "".join(f"<p>{f['html']}</p>\n" for f in fixtures)
     plain = [t for t, _ in translate([f["source"] for f in fixtures])]
     base = {"checkpoint": path, "bleu_untagged": bleu(plain, refs) if refs else None}
     ways = {"none": lambda s: [(t, None) for t, _ in translate(s)]}
     if capable:
         head = getattr(engine.cfg.model, "alignment_head", None)
         ways = {"guided head" if head is not None else "attention": translate, **ways}
-    rows, links = [], None
-    for way, fn in ways.items():
-        outputs = translate_html(doc, fn, args.lang).split("\n")[: len(fixtures)]
-        if links is None:  # the same words for every way: one eflomal run
-            words = [" ".join(read_output(line)[0]) for line in outputs]
-            links = eflomal_links([f["source"] for f in fixtures], words, args.align_with)
-        rows.append({**base, "alignments": way, **measure(fixtures, outputs, refs, links)})
-    return rows
+    return rows_of(ways, fixtures, refs, args, base)
+
+
+def bench_references(fixtures, refs, args) -> list[dict]:
+    """Each line "translated" to its reference with eflomal's alignment of the two: how
+    faithfully tags follow an alignment, the model out of the way."""
+    sources = [f["source"] for f in fixtures]
+    links = eflomal_links(sources, refs, args.align_with)
+    table = {s: (r, a) for s, r, a in zip(sources, refs, links)}
+
+    def translate(sentences):
+        missing = [s for s in sentences if s not in table]
+        if missing:
+            raise SystemExit(f"--reference-row: a line was split into sentences: {missing[0]}")
+        return [table[s] for s in sentences]
+
+    ways = {"eflomal": translate, "none": lambda s: [(t, None) for t, _ in translate(s)]}
+    base = {"checkpoint": "references", "bleu_untagged": 100.0}
+    return rows_of(ways, fixtures, refs, args, base, links)
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--checkpoint", action="append", required=True)
+    ap.add_argument("--checkpoint", action="append", default=[])
+    ap.add_argument(
+        "--reference-row",
+        action="store_true",
+        help="rows translating each line to its reference (bench_references)",
+    )
     ap.add_argument("--fixtures", type=Path, default=Path("results/tag_fixtures.jsonl"))
     ap.add_argument("--references", type=Path,
                     default=Path("../shared/data/multi30k/test_2016_flickr.en.gz"))  # fmt: skip
@@ -180,12 +213,18 @@ def main(argv: list[str] | None = None) -> list[dict]:
     fixtures = read_fixtures(args.fixtures, args.limit)
     refs = read_lines(args.references) if args.references.exists() else []
     refs = [refs[f["line"]] for f in fixtures] if refs else []
+    if not args.checkpoint and not args.reference_row:
+        ap.error("give --checkpoint, --reference-row or both")
+    if args.reference_row and not refs:
+        ap.error(f"--reference-row needs --references ({args.references} is missing)")
     rows = []
-    for path in args.checkpoint:
-        for row in bench_checkpoint(path, fixtures, refs, args):
-            row["command"] = "python scripts/bench/bench_tags.py " + " ".join(argv or sys.argv[1:])
-            print(json.dumps(row), flush=True)
-            rows.append(row)
+    command = "python scripts/bench/bench_tags.py " + " ".join(argv or sys.argv[1:])
+    runs = [lambda: bench_references(fixtures, refs, args)] if args.reference_row else []
+    runs += [lambda p=p: bench_checkpoint(p, fixtures, refs, args) for p in args.checkpoint]
+    for run in runs:
+        for row in run():
+            print(json.dumps({**row, "command": command}), flush=True)
+            rows.append({**row, "command": command})
     if args.output:
         with open(args.output, "a", encoding="utf-8") as f:
             f.writelines(json.dumps(r) + "\n" for r in rows)

@@ -32,7 +32,9 @@ def test_tags_survive_a_tiny_model_in_every_row(three_steps, tmp_path):
     source, refs = tmp_path / "src.de.gz", tmp_path / "ref.en"
     with gzip.open(source, "wt", encoding="utf-8") as f:
         f.write("\n".join(LINES) + "\n")
-    refs.write_text("\n".join(f"line {k}" for k in range(len(LINES))) + "\n")
+    refs.write_text(
+        "\n".join(f"reference line {k} of the test set ." for k in range(len(LINES))) + "\n"
+    )
     fixtures = tmp_path / "tags.jsonl"
     script("tag_fixtures").main(["--source", str(source), "--output", str(fixtures)])
     rows_in = [json.loads(line) for line in fixtures.read_text().splitlines()]
@@ -41,10 +43,12 @@ def test_tags_survive_a_tiny_model_in_every_row(three_steps, tmp_path):
     )
     out = tmp_path / "bench.jsonl"
     args = ["--checkpoint", str(three_steps), "--fixtures", str(fixtures), "--references",
-            str(refs), "--device", "cpu", "--output", str(out)]  # fmt: skip
+            str(refs), "--device", "cpu", "--output", str(out), "--reference-row"]  # fmt: skip
     rows = script("bench_tags").main(args)
     assert [json.loads(line) for line in out.read_text().splitlines()] == rows
-    assert rows[-1]["alignments"] == "none" and len(rows) in (1, 2)
+    ways = [(r["checkpoint"] == "references", r["alignments"]) for r in rows]
+    assert ways[:2] == [(True, "eflomal"), (True, "none")] and ways[-1] == (False, "none")
+    assert rows[0]["bleu_tags_removed"] == 100.0 and len(rows) in (3, 4)
     tags = sum(len(r["tags"]) for r in rows_in)
     for row in rows:
         assert row["tags"] == tags and row["lines"] == len(LINES)

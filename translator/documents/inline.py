@@ -92,8 +92,8 @@ def transfer(
 def _apart(targets: dict[int, list[int]], lo: int, hi: int) -> dict[int, tuple[int, int]]:
     """Ranges for siblings with aligned target words (`targets`, sorted), apart from each
     other: taken in the order of their middle aligned word, each pair of neighbours is cut
-    where fewest of their words fall on the wrong side, and each range covers its own
-    words on its side of the cuts. Smallest covering ranges alone would let one tag's range
+    where both keep words of their own and fewest fall on the wrong side, and each range
+    covers its own words on its side of the cuts. Smallest covering ranges alone would let one tag's range
     swallow a neighbour's words whenever the two are interleaved."""
     order = sorted((t[len(t) // 2], k) for k, t in targets.items() if t)
     keys = [k for _, k in order]
@@ -105,16 +105,21 @@ def _apart(targets: dict[int, list[int]], lo: int, hi: int) -> dict[int, tuple[i
     out = {}
     for n, k in enumerate(keys):
         mine = [j for j in targets[k] if cuts[n] <= j < cuts[n + 1]]
-        out[k] = (mine[0], mine[-1] + 1) if mine else (cuts[n], cuts[n])
+        if mine:
+            out[k] = (mine[0], mine[-1] + 1)
+        else:  # all its words went to neighbours: its edge of the region nearest them
+            edge = cuts[n + 1] if targets[k][0] >= cuts[n + 1] else cuts[n]
+            out[k] = (edge, edge)
     return out
 
 
 def _cut_cost(c: int, left: list[int], right: list[int]) -> tuple[int, int, int, int]:
-    """How bad a cut before word `c` is between two siblings' words: words on the wrong
-    side, then fewer sides left with a word of their own, the left one first, then c."""
+    """How bad a cut before word `c` is between two siblings' words: a side left without a
+    word of its own (its tag would wrap words aligned to nothing it wrapped), then words on
+    the wrong side, then the left side's loss before the right's, then c."""
     has_left, has_right = left[0] < c, right[-1] >= c
     wrong = sum(j >= c for j in left) + sum(j < c for j in right)
-    return wrong, -(has_left + has_right), -has_left, c
+    return -(has_left + has_right), wrong, -has_left, c
 
 
 def _scale(at: int, src: tuple[int, int], lo: int, hi: int) -> int:
