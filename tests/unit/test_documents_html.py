@@ -184,3 +184,34 @@ def test_any_translation_and_alignment_keep_every_tag_well_formed(n, pairs):
     words = " ".join(f"w{k}" for k in range(n))
     out = translate_html(doc, lambda s: [(words, pairs)] * len(s), "en")
     assert skeleton(out) == skeleton(doc)
+
+
+PIECES = [
+    "<p>", "</p>", "<b>", "</b>", "<i>", "</i>", "<a href='x'>", "</a>", "<br>", "<div>",
+    "</div>", "<li>", "<ul>", "</ul>", "<code>", "</code>", "<pre>", "</pre>", "<!-- c -->",
+    "<img src=x>", "&amp;", "&#169;", " ", "\n", "word", "Two words.", "Satz. Noch einer",
+    "<span translate=no>", "</span>", "<script>x<y</script>", "<td>", "<table>", "</table>",
+    "<b/>", "</br>", "a&b", "<!DOCTYPE html>", "<", ">",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=14), st.booleans())
+def test_html_it_accepts_comes_back_with_every_token_and_nesting(pieces, reversing):
+    doc = "".join(pieces)
+    fn = reverse if reversing else (lambda s: [(" ".join(x.split()[:1]), [(0, 0)]) for x in s])
+    try:
+        out = translate_html(doc, fn, "en")
+    except UserError as err:
+        assert "\n" not in str(err)
+        return
+    markup = lambda text: sorted(t.raw for t in tokens(text) if t.kind != "text")  # noqa: E731
+    assert markup(out) == markup(doc)
+    translate_html(out, same, "en")  # the output nests as well as its input did
+
+
+def test_a_sentence_end_inside_copied_code_does_not_split_its_sentence():
+    translate, seen = recording(same)
+    doc = "<p>Call <code>stop. Then</code> twice. <svg><text>Not. Me</text></svg> ok.</p>"
+    assert translate_html(doc, translate, "en") == doc
+    assert seen == ["Call stop. Then twice.", "Not. Me ok."]

@@ -1,12 +1,14 @@
 """HTML translated with its markup: `translate_html(text, translate, lang) -> str`.
 
 Markup outside translated text is copied byte for byte (html_units.py says how).
+
 Block elements (and br, hr) end a unit; a unit's text is split into sentences
 (segment.py). Inline elements inside a sentence become spans over its words, carried to
-the translation's words by its alignment (inline.py). code, kbd, samp and elements marked
-translate="no" travel whole inside their sentence (the model sees their text, their place
-follows its alignment); pre, script, style, textarea and blocks marked translate="no" are
-copied and end a unit. Attribute values (title, alt) are not translated.
+the translation's words by its alignment (inline.py). code, kbd, samp, svg, math and
+elements marked translate="no" travel whole inside their sentence (the model sees their
+text, their place follows its alignment); pre, script, style, textarea and blocks marked
+translate="no" are copied and end a unit. Attribute values (title, alt) are not
+translated.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ VOID = frozenset(
     "area base br col embed hr img input link meta param source track wbr keygen".split()
 )
 VERBATIM_BLOCK = frozenset("pre script style textarea template".split())
-VERBATIM_INLINE = frozenset("code kbd samp".split())
+VERBATIM_INLINE = frozenset("code kbd samp svg math".split())
 # Elements whose end tag HTML lets go unwritten, and the start tags that close each.
 CLOSED_BY = {
     "p": BLOCK - {"br", "col", "link", "meta", "title"},
