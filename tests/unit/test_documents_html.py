@@ -215,3 +215,11 @@ def test_a_sentence_end_inside_copied_code_does_not_split_its_sentence():
     doc = "<p>Call <code>stop. Then</code> twice. <svg><text>Not. Me</text></svg> ok.</p>"
     assert translate_html(doc, translate, "en") == doc
     assert seen == ["Call stop. Then twice.", "Not. Me ok."]
+
+
+def test_a_paragraph_wrapped_over_lines_keeps_its_lines():
+    doc = "<p>\n  The first line of a\n  <b>wrapped</b> paragraph\n  ends here.\n</p>"
+    assert translate_html(doc, same, "en") == doc
+    out = translate_html(doc, reverse, "en")  # a break follows the words aligned before it
+    assert out.startswith("<p>\n  here. ends paragraph <b>wrapped</b> a of line first\n  The")
+    assert out.endswith("\n</p>") and skeleton(out) == skeleton(doc)

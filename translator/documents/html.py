@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from translator.documents.html_units import Builder, Mark, Unit, tokens
 from translator.documents.inline import events, transfer
 from translator.documents.segment import sentence_spans
+from translator.documents.units import target_seps
 
 BATCH = 256  # sentences per call of `translate`
 
@@ -96,21 +97,29 @@ def _sentences(unit: Unit, lang: str | None) -> list[Sentence]:
 
 
 def _render(sentence: Sentence, unit: Unit, result, escape) -> str:
-    """A sentence's translation with its marks placed on the words aligned to theirs."""
+    """A sentence's translation with its marks placed on the words aligned to theirs, and
+    the source's line breaks inside it put back after the words aligned before them."""
     translation, alignment = result
     words = translation.split()
     placed = transfer(sentence.spans, sentence.text, translation, alignment, sentence.parents)
+    seps = target_seps(sentence.text, translation, alignment) if words else []
+    steps = events(placed, len(words), sentence.parents)
+    following, upcoming = [], len(words)  # per event, the word it comes before
+    for kind, k in reversed(steps):
+        upcoming = k if kind == "word" else upcoming
+        following.append(upcoming)
     out = list(sentence.head)
     spaced = skipping = False
-    for kind, k in events(placed, len(words), sentence.parents):
+    for (kind, k), ahead in zip(steps, reversed(following)):
+        sep = (seps[ahead] if 0 < ahead < len(words) else " ") if spaced else ""
         if kind == "word":
             if not skipping:
-                out.append(" " * spaced + escape(words[k]))
+                out.append(sep + escape(words[k]))
                 spaced = True
             continue
         mark = unit.marks[sentence.spans[k][2]]
         if kind == "open":
-            out.append(" " * spaced + mark.open_raw)
+            out.append(sep + mark.open_raw)
             spaced, skipping = mark.atom, mark.atom  # a piece copied whole stands for its words
         else:
             out.append(mark.close_raw)
