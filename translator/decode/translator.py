@@ -253,7 +253,7 @@ class Translator(EngineBase):
         src_piece, tgt_piece = self.tokenizer.src.id_to_piece, self.tokenizer.tgt.id_to_piece
         out = []
         for row, (sent, (line, given)) in enumerate(zip(hyps, pairs)):
-            ids = [int(i) for i in src[row, prefix:] if int(i) > EOS or int(i) == UNK]
+            ids = [i for i in src[row, prefix:].tolist() if i > EOS or i == UNK]  # no </s>, pad
             pieces = [src_piece(i) for i in ids]
             sent = [unstarted(h, skip) for h in sent]
             texts = (
