@@ -169,6 +169,10 @@ def test_html_that_does_not_nest_is_one_user_error_line(doc, where, what):
 def test_end_tags_html_lets_go_unwritten_are_accepted():
     doc = "<html><body><p>one<p>two<ul><li>three<li>four</ul><dl><dt>five<dd>six</dl>"
     assert translate_html(doc, same, "en") == doc
+    translate, seen = recording(same)
+    doc = "<p>Intro text<ul><li>item one</li></ul></p><p>after</p>"  # the list ends the p
+    assert translate_html(doc, translate, "en") == doc
+    assert seen == ["Intro text", "item one", "after"]
 
 
 @settings(max_examples=150, deadline=None)

@@ -253,8 +253,11 @@ class Builder:
         return self.stack.pop()
 
     def end(self, tok: Token) -> None:
-        if tok.tag in VOID and not any(o.tag == tok.tag for o in self.stack):
-            return self.literal(tok.raw, boundary=tok.tag in BLOCK)  # </br>: a line break
+        if not any(o.tag == tok.tag for o in self.stack) and (
+            tok.tag in VOID or tok.tag in OPTIONAL_END
+        ):  # </br> is a line break; a stray </p> (after a list that closed its p) browsers
+            # read as an empty paragraph: both copied as they are, as unit edges
+            return self.literal(tok.raw, boundary=tok.tag in BLOCK)
         closed = self.pop_to(tok)
         if closed.mark is None:
             return self.literal(tok.raw)
