@@ -64,6 +64,12 @@ def test_unaligned_span_takes_its_place_among_aligned_siblings():
     assert out == [(0, 1, "a"), (4, 6, "b")]
 
 
+def test_a_span_over_all_its_parents_words_covers_all_of_the_translation():
+    al = [(1, 1), (2, 2)]  # the ends align to nothing
+    assert transfer([(0, 6, "b"), (1, 2, "i")], SRC, TGT, al) == [(0, 6, "b"), (1, 2, "i")]
+    assert transfer([(0, 6, "b"), (0, 6, "i")], SRC, TGT, al, [None, 0])[1] == (0, 6, "i")
+
+
 def test_empty_spans_and_payloads_survive():
     out = transfer([(2, 2, {"name": "x"}), (0, 6, "p")], SRC, TGT, DIAGONAL)
     assert out[0] == (2, 2, {"name": "x"}) and out[1] == (0, 6, "p")

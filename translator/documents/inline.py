@@ -77,6 +77,8 @@ def transfer(
             targets[k] = found
         wanted = _apart(targets, lo, hi)
         for k in kids:
+            if src[0] == spans[k][0] < spans[k][1] == src[1]:
+                wanted[k] = (lo, hi)  # all its parent's words (the whole sentence): all of theirs
             if k not in wanted:
                 start, end = spans[k][0], spans[k][1]
                 wanted[k] = (_scale(start, src, lo, hi), _scale(end, src, lo, hi))
