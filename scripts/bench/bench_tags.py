@@ -1,4 +1,4 @@
-"""Inline tags through translation (issue 45's "Tags"; docs/documents_html.md): the tagged
+"""Inline tags through translation (issue 45's "Tags"; docs/documents.md): the tagged
 sources of tag_fixtures.py translated as HTML, one <p> per line, against the same lines
 without tags; one JSON line per checkpoint and way of placing tags.
 

@@ -1,4 +1,4 @@
-"""Tagged sources for the tag benchmark (bench_tags.py, docs/documents_html.md): each line of
+"""Tagged sources for the tag benchmark (bench_tags.py, docs/documents.md): each line of
 a test set with 1 to 3 inline tags around random spans of its words, some nested, some with
 attributes, drawn with --seed; one JSON object a line.
 
