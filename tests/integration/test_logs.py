@@ -15,7 +15,7 @@ from translator.config import config_from_dict
 from translator.data.corpus import open_source
 from translator.errors import UserError
 from translator.train import report as report_mod
-from translator.train import update as update_mod
+from translator.train import loss as loss_mod
 from translator.train.trainer import Trainer
 
 
@@ -119,8 +119,8 @@ def test_resume_appends_the_log_and_keeps_one_entry_per_validation(tmp_path):
 
 
 def test_an_error_that_ends_the_run_is_in_its_log(tmp_path, monkeypatch):
-    real = update_mod.sequence_loss
-    monkeypatch.setattr(update_mod, "sequence_loss", lambda m, b, s: real(m, b, s) * float("nan"))
+    real = loss_mod.sequence_loss
+    monkeypatch.setattr(loss_mod, "sequence_loss", lambda m, b, s: real(m, b, s) * float("nan"))
     monkeypatch.setattr(report_mod, "MAX_BAD_STEPS", 2)
     t = Trainer(config_from_dict({**TINY, "run_dir": str(tmp_path / "run")}))
     with pytest.raises(UserError, match="training diverged"):

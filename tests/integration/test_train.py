@@ -10,7 +10,7 @@ from util import tiny_config
 from translator.config import config_from_dict
 from translator.errors import UserError
 from translator.train import report as report_mod
-from translator.train import update as update_mod
+from translator.train import loss as loss_mod
 from translator.train.trainer import Trainer
 
 
@@ -18,7 +18,7 @@ def test_out_of_memory_splits_the_batch_and_gives_the_same_update(tmp_path, monk
     plain = trainer(tmp_path, "plain")
     plain.train_step()
 
-    real = update_mod.sequence_loss
+    real = loss_mod.sequence_loss
     rows = plain.data.batches.collate(plain.data.batches.epoch(0)[0]).src.size(0)
     calls = []
 
@@ -28,7 +28,7 @@ def test_out_of_memory_splits_the_batch_and_gives_the_same_update(tmp_path, monk
             raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
         return real(model, batch, smoothing)
 
-    monkeypatch.setattr(update_mod, "sequence_loss", small_memory)
+    monkeypatch.setattr(loss_mod, "sequence_loss", small_memory)
     split = trainer(tmp_path, "split")
     with caplog.at_level("WARNING", logger="translator.train.update"):
         tokens = split.train_step()
@@ -44,7 +44,7 @@ def test_out_of_memory_that_splitting_cannot_fix_names_the_setting(tmp_path, mon
     def no_memory(model, batch, smoothing):
         raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate")
 
-    monkeypatch.setattr(update_mod, "sequence_loss", no_memory)
+    monkeypatch.setattr(loss_mod, "sequence_loss", no_memory)
     t = trainer(tmp_path, "oom")
     with pytest.raises(UserError) as err:
         t.train_step()
@@ -55,7 +55,7 @@ def test_other_runtime_errors_are_not_mistaken_for_out_of_memory(tmp_path, monke
     def broken(model, batch, smoothing):
         raise RuntimeError("shape mismatch")
 
-    monkeypatch.setattr(update_mod, "sequence_loss", broken)
+    monkeypatch.setattr(loss_mod, "sequence_loss", broken)
     t = trainer(tmp_path, "bug")
     with pytest.raises(RuntimeError, match="shape mismatch"):
         t.train_step()
@@ -64,8 +64,8 @@ def test_other_runtime_errors_are_not_mistaken_for_out_of_memory(tmp_path, monke
 def test_non_finite_losses_are_skipped_then_stop_training(tmp_path, monkeypatch):
     t = trainer(tmp_path, "nan")
     before = [p.detach().clone() for p in t.model.parameters()]
-    real = update_mod.sequence_loss
-    monkeypatch.setattr(update_mod, "sequence_loss", lambda m, b, s: real(m, b, s) * float("nan"))
+    real = loss_mod.sequence_loss
+    monkeypatch.setattr(loss_mod, "sequence_loss", lambda m, b, s: real(m, b, s) * float("nan"))
     monkeypatch.setattr(report_mod, "MAX_BAD_STEPS", 3)
     for _ in range(2):
         assert t.train_step() > 0
@@ -85,10 +85,10 @@ def test_non_finite_losses_are_skipped_then_stop_training(tmp_path, monkeypatch)
 def test_an_infinite_loss_is_skipped_even_when_its_gradients_are_finite(tmp_path, monkeypatch):
     t = trainer(tmp_path, "inf")
     before = [p.detach().clone() for p in t.model.parameters()]
-    real = update_mod.sequence_loss
+    real = loss_mod.sequence_loss
     # the forward value is +inf, the gradient that of the real loss
     monkeypatch.setattr(
-        update_mod,
+        loss_mod,
         "sequence_loss",
         lambda m, b, s: (lambda x: x + (torch.inf - x).detach())(real(m, b, s)),
     )
@@ -99,14 +99,14 @@ def test_an_infinite_loss_is_skipped_even_when_its_gradients_are_finite(tmp_path
 
 def test_good_steps_after_skipped_ones_train_and_are_logged(tmp_path, monkeypatch):
     t = trainer(tmp_path, "mixed")
-    real = update_mod.sequence_loss
+    real = loss_mod.sequence_loss
     calls = []
 
     def every_other_nan(m, b, s):
         calls.append(1)
         return real(m, b, s) * (float("nan") if len(calls) % 2 else 1.0)
 
-    monkeypatch.setattr(update_mod, "sequence_loss", every_other_nan)
+    monkeypatch.setattr(loss_mod, "sequence_loss", every_other_nan)
     before = [p.detach().clone() for p in t.model.parameters()]
     for _ in range(4):
         t.train_step()
@@ -139,8 +139,8 @@ def test_fp16_scales_the_loss_and_skips_overflowing_steps(tmp_path, monkeypatch)
     assert t.dtype == torch.float16
     before = [p.detach().clone() for p in t.model.parameters()]
     scale = t.updater.scaler.get_scale()
-    real = update_mod.sequence_loss
-    monkeypatch.setattr(update_mod, "sequence_loss", lambda m, b, s: real(m, b, s) * 1e30)
+    real = loss_mod.sequence_loss
+    monkeypatch.setattr(loss_mod, "sequence_loss", lambda m, b, s: real(m, b, s) * 1e30)
     t.train_step()  # finite loss, but the scaled gradients overflow fp16
     assert t.updater.scaler.get_scale() == scale / 2
     assert all(torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))

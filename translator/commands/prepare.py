@@ -8,8 +8,7 @@ from translator.cli_options import ConfigOpt, SetOpt
 
 
 def prepare(config: ConfigOpt, set_: SetOpt = None):
-    """Clean and tokenize the training data into memory-mapped arrays (and, with
-    train.guided_alignment, align its words).
+    """Tokenize the training data into memory-mapped arrays (word-aligned if guided).
 
     train does this itself when the prepared data is missing or out of date."""
     from translator.config import load_config
