@@ -14,6 +14,7 @@ from translator.cli_options import (
     Group,
     VersionOpt,
 )
+from translator.commands.calibrate import calibrate
 from translator.commands.distill import distill
 from translator.commands.eval import evaluate
 from translator.commands.export import curves, export
@@ -75,6 +76,7 @@ app.command(cls=Command)(serve)  # translator/commands/serve.py
 app.command(cls=Command)(score)  # translator/commands/score.py
 app.command("filter", cls=Command)(filter_pairs)  # translator/commands/filter.py
 app.command(cls=Command)(distill)  # translator/commands/distill.py
+app.command(cls=Command)(calibrate)  # translator/commands/calibrate.py
 
 
 def _click_exceptions():

@@ -97,6 +97,14 @@ AlignmentsOpt = Annotated[
         "translated word j, from 0)",
     ),
 ]
+ConfidenceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--confidence",
+        help="After each translation a TAB and its confidence: predicted chrF / 100 "
+        "(translator calibrate), else exp(mean token log-probability)",
+    ),
+]
 ConstraintOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -136,6 +144,7 @@ def translate(
     quantize: QuantizeOpt = None,
     doc_format: FormatOpt = None,
     alignments: AlignmentsOpt = False,
+    confidence: ConfidenceOpt = False,
 ):
     """Translate arguments, standard input or a file, line by line or as a document.
 
@@ -166,7 +175,8 @@ def translate(
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size, nbest
     )
-    request = _request(dc, nbest, sampler, alignments, (plot_attention, interactive, fmt))
+    columns = {"alignments": alignments, "confidence": confidence}
+    request = _request(dc, nbest, sampler, columns, (plot_attention, interactive, fmt))
     if guides and (plot_attention is not None or interactive):
         raise UserError(
             "--prefix, --constraint and --terms go with TEXT, standard input or --input"
@@ -199,15 +209,17 @@ def _document_format(input_file, output_file, asked, nbest, guides) -> str | Non
     return fmt
 
 
-def _request(dc, nbest: int, sampler, alignments: bool, elsewhere: tuple):
-    """The DecodeRequest of the options. --alignments is a column after each line: not for
-    `elsewhere`, the attention picture, the prompt or a document format, where given."""
+def _request(dc, nbest: int, sampler, columns: dict, elsewhere: tuple):
+    """The DecodeRequest of the options. --alignments and --confidence are columns after
+    each line: not for `elsewhere`, the attention picture, the prompt or a document format,
+    where given."""
     from translator.decode.request import DecodeRequest
 
-    if alignments and any(e not in (None, False) for e in elsewhere):
-        raise UserError("--alignments adds a column to lines: give TEXT, standard input or "
-                        "--input of one sentence a line")  # fmt: skip
-    return DecodeRequest(dc, nbest, sampler, alignments=alignments)
+    for name, asked in columns.items():
+        if asked and any(e not in (None, False) for e in elsewhere):
+            raise UserError(f"--{name} adds a column to lines: give TEXT, standard input or "
+                            "--input of one sentence a line")  # fmt: skip
+    return DecodeRequest(dc, nbest, sampler, **columns)
 
 
 def _line_guides(prefix, prefix_file, constraint, constraint_file, terms, ignore_case):

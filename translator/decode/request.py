@@ -38,6 +38,7 @@ class DecodeRequest:
     guides: Guides | None = None
     target_start: tuple[int, ...] | None = None
     alignments: bool = False
+    confidence: bool = False  # each translation's sentence and word confidence
 
     def __post_init__(self):
         if self.sampling is None and (problem := nbest_problem(self.nbest, self.decode.beam)):
@@ -95,6 +96,7 @@ class Capabilities:
     streaming: bool  # stream() lets sentences join a running search (serve's continuous mode)
     sampling: bool  # a request's `sampling` draws tokens instead of searching
     alignments: bool = False  # a request's `alignments` gives each hypothesis its word alignment
+    confidence: bool = False  # a request's `confidence`: token log-probabilities kept
 
 
 class Frozen:
@@ -123,6 +125,13 @@ class EngineBase(Frozen):
     def request(self, **given) -> DecodeRequest:
         """A request with the model's own decoding settings, changed by `given`."""
         return DecodeRequest(**{"decode": self.cfg.decode, **given})
+
+    def check_confidence(self, request: DecodeRequest, where: str = "--confidence") -> None:
+        """A one-line UserError where `request` asks for confidence this engine cannot give."""
+        if request.confidence and not self.capabilities.confidence:
+            raise UserError(
+                f"{where}: {self.name} keeps no token log-probabilities; use the checkpoint"
+            )
 
     def check_alignments(self, request: DecodeRequest, where: str = "--alignments") -> None:
         """A one-line UserError where `request` asks for alignments this engine cannot give."""

@@ -78,6 +78,7 @@ def translate_file(
         "guides": guides.stamp(file_stamp) if guides else None,
         "sampling": None if sampling is None else repr(sampling),
         "alignments": request.alignments,  # a column more or less
+        "confidence": request.confidence,
     }
     lines, size = _done(record, partial, identity)
     if lines:

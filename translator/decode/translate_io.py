@@ -70,10 +70,13 @@ def write_translations(
 
 def columns(translation, request) -> str:
     """A translation's text and the columns after it that the request asks for, in their
-    fixed order (alignments last)."""
+    fixed order: confidence, then alignments."""
+    cells = [translation.text]
+    if request.confidence:
+        cells.append(f"{translation.confidence:.4f}")
     if request.alignments:
-        return f"{translation.text}\t{pharaoh(translation.alignment)}"
-    return translation.text
+        cells.append(pharaoh(translation.alignment))
+    return "\t".join(cells)
 
 
 def print_file(translator, input_file: Path, request, guides=None) -> None:

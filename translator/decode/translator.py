@@ -17,6 +17,8 @@ from translator.data.tokenizer import Tokenizer
 from translator.data.user_text import valid
 from translator.decode.alignment import Alignment, forced_attention, word_alignment
 from translator.decode.beam import BeamStream
+from translator.decode.calibrate import confidence_request, with_confidence
+from translator.decode.confidence import Calibration
 from translator.decode.request import Capabilities, DecodeRequest, EngineBase, fed_prefixes
 from translator.decode.rules import Hypothesis, cut
 from translator.decode.score import Score, score_in_batches, teacher_forced
@@ -37,6 +39,11 @@ class Translation:
     tokens: tuple[int, ...] = ()  # target subword ids, without <bos>/<eos>
     # (source word, translated word) pairs, where the request asked for alignments
     alignment: tuple[tuple[int, int], ...] | None = None
+    # each token's log-probability and the </s>'s, where the engine keeps them
+    logprobs: tuple[float, ...] | None = None
+    # where the request asked: predicted chrF / 100 (decode/calibrate.py), and each word's
+    confidence: float | None = None
+    word_confidence: tuple[float, ...] | None = None
 
 
 def source_ids(
@@ -117,6 +124,7 @@ class Translator(EngineBase):
         source_prefix=(),
         target_start=(),
         language_codes: dict[str, int] | None = None,
+        calibration: dict | None = None,
     ):
         self.device = device or pick_device("auto")
         self.model = model.to(self.device).eval()
@@ -131,6 +139,8 @@ class Translator(EngineBase):
         # not shown: the target language code of an imported model (engines/lang_codes.py)
         self.target_start = tuple(target_start)
         self.language_codes = language_codes  # (a request may name other languages)
+        # how confidence is computed (translator calibrate), or None: uncalibrated
+        self.calibration = Calibration.from_dict(calibration) if calibration else None
         self.attention_layers = self.model.attention_layers
         self.capabilities = Capabilities(
             constraints=True,
@@ -138,6 +148,7 @@ class Translator(EngineBase):
             streaming=self.model.supports_streaming,
             sampling=True,
             alignments=self.model.alignment_layer is not None,
+            confidence=True,
         )
         if self.model.attention_layers and self.model.alignment_layer is None:
             self.no_alignments = (
@@ -168,10 +179,12 @@ class Translator(EngineBase):
         model."""
         request = request or self.request()
         self.check_alignments(request)
-        return in_batches(
-            self.tokenizer, lines, self.max_source, request, self.source_of(request), progress,
+        asked = confidence_request(request) if request.confidence else request
+        found = in_batches(
+            self.tokenizer, lines, self.max_source, asked, self.source_of(request), progress,
             self._batch,
         )  # fmt: skip
+        return with_confidence(self, lines, found, request.nbest) if request.confidence else found
 
     def score(
         self,
@@ -231,7 +244,10 @@ class Translator(EngineBase):
         texts = self.tokenizer.decode_tgt([h.tokens for h in hyps])
         alignments = alignments or [None] * len(hyps)
         return [
-            Translation(t, h.score, tuple(h.tokens), a) for t, h, a in zip(texts, hyps, alignments)
+            Translation(
+                t, h.score, tuple(h.tokens), a, None if h.logprobs is None else tuple(h.logprobs)
+            )
+            for t, h, a in zip(texts, hyps, alignments)
         ]
 
     def aligned(
@@ -308,11 +324,13 @@ def started(dc, start: tuple[int, ...]):
 
 
 def unstarted(hyp, skip: int):
-    """A hypothesis without its first `skip` tokens (and their attention rows)."""
+    """A hypothesis without its first `skip` tokens (and their attention rows and
+    log-probabilities)."""
     if not skip:
         return hyp
     att = None if hyp.attention is None else hyp.attention[skip:]
-    return dataclasses.replace(hyp, tokens=list(hyp.tokens[skip:]), attention=att)
+    lps = None if hyp.logprobs is None else hyp.logprobs[skip:]
+    return dataclasses.replace(hyp, tokens=list(hyp.tokens[skip:]), attention=att, logprobs=lps)
 
 
 class Stream:

@@ -234,6 +234,7 @@ class ExportedTranslator(EngineBase):
         prefixes through CTranslate2's target_prefix. Its search cannot require phrases or
         sample, so such requests are refused, never answered otherwise."""
         request = request or self.request()
+        self.check_confidence(request)
         if request.phrases is not None and any(request.phrases):
             raise UserError(
                 f"{self.folder} is an exported (CTranslate2) model, whose search cannot require "

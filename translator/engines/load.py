@@ -122,7 +122,7 @@ def _open(paths, device: str, quantize: str | None, ensemble: bool, *languages) 
     prefix, start = starts(cfg, tokenizer, codes, *languages)
     return Translator(
         model, tokenizer, cfg, pick_device(device), source_prefix=prefix, target_start=start,
-        language_codes=codes,
+        language_codes=codes, calibration=ckpts[0].calibration,
     )  # fmt: skip
 
 

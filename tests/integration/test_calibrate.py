@@ -1,0 +1,100 @@
+"""translator calibrate: the confidence fitted on a checkpoint's dev split or on files,
+stored in the checkpoint, and read back into sentence and word confidences."""
+
+import math
+import shutil
+
+import pytest
+from commandline import run_cli
+
+from translator.decode.calibrate import confidence_request, confidences
+from translator.decode.confidence import Calibration
+from translator.engines.load import load_engine
+from translator.models.checkpoint import Checkpoint
+
+
+@pytest.fixture(scope="module")
+def calibrated(transformer, tmp_path_factory):
+    path = tmp_path_factory.mktemp("calibrate") / "model.pt"
+    shutil.copy(transformer[0], path)
+    return path
+
+
+def test_calibrate_fits_on_dev_and_stores_it_in_the_checkpoint(calibrated, capsys):
+    import json
+
+    before = Checkpoint.load(calibrated)
+    assert before.calibration is None
+    code, out, err = run_cli(capsys, "calibrate", "--checkpoint", str(calibrated), "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["sentences"] >= 10 and -1 <= report["spearman"] <= 1
+    saved = Checkpoint.load(calibrated)
+    assert saved.calibration["decode"]["beam"] == before.config["decode"]["beam"]
+    assert saved.calibration["decode"]["nbest"] == before.config["decode"]["beam"]
+    # the weights are untouched
+    assert all((saved.model[k] == v).all() for k, v in before.model.items())
+
+
+def test_calibrated_confidence_is_a_predicted_chrf_per_line_and_per_word(calibrated, capsys):
+    run_cli(capsys, "calibrate", "--checkpoint", str(calibrated))
+    cal = Calibration.from_dict(Checkpoint.load(calibrated).calibration)
+    engine = load_engine(calibrated, "cpu")
+    lines = ["Ein Hund läuft.", "Zwei Katzen schlafen auf dem roten Sofa.", ""]
+    nbests = engine.translate(lines, confidence_request(engine.request()))
+    found = confidences(engine, lines, nbests, cal)
+    for nbest, conf in zip(nbests, found):
+        assert conf.calibrated and 0.0 <= conf.sentence <= 1.0
+        assert len(conf.words) == len(nbest[0].text.split())
+        assert len(conf.doubtful) == len(conf.words)
+        assert all(0.0 < w <= 1.0 for w in conf.words)
+    assert found[2].sentence == 0.0  # nothing to be sure of
+    raw = confidences(engine, lines[:1], nbests[:1], None)[0]
+    mean = sum(nbests[0][0].logprobs) / len(nbests[0][0].logprobs)
+    assert not raw.calibrated and raw.sentence == pytest.approx(math.exp(mean))
+
+
+def test_calibrate_on_files_and_its_mistakes(calibrated, tmp_path, capsys):
+    src, ref = tmp_path / "dev.de", tmp_path / "dev.en"
+    src.write_text("Ein Hund läuft.\n" * 12, encoding="utf-8")
+    ref.write_text("A dog runs.\n" * 12, encoding="utf-8")
+    code, out, err = run_cli(capsys, "calibrate", "--checkpoint", str(calibrated), "--src",
+                             str(src), "--ref", str(ref))  # fmt: skip
+    assert code == 0 and "calibrated" in out and "12 sentences" in out, err
+    for args, needle in [
+        (["--src", str(src)], "--src and --ref go together"),
+        (["--src", str(src), "--ref", str(tmp_path)], ""),
+    ]:
+        code, _, err = run_cli(capsys, "calibrate", "--checkpoint", str(calibrated), *args)
+        assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
+    few = tmp_path / "few.de"
+    few.write_text("Ein Hund.\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, "calibrate", "--checkpoint", str(calibrated), "--src",
+                           str(few), "--ref", str(few))  # fmt: skip
+    assert code == 2 and "10 or more" in err, err
+    code, _, err = run_cli(capsys, "calibrate", "--checkpoint", str(tmp_path))
+    assert code == 2 and "checkpoint file" in err, err
+
+
+def test_translate_puts_the_confidence_column_before_the_alignments(calibrated, tmp_path, capsys):
+    run_cli(capsys, "calibrate", "--checkpoint", str(calibrated))
+    engine = load_engine(calibrated, "cpu")
+    lines = ["Ein Hund läuft.", "Zwei Katzen schlafen."]
+    args = ["translate", "--checkpoint", str(calibrated), "--device", "cpu", *lines]
+    code, plain, err = run_cli(capsys, *args)
+    assert code == 0, err
+    code, out, err = run_cli(capsys, *args, "--confidence", "--alignments")
+    assert code == 0, err
+    nbests = engine.translate(lines, confidence_request(engine.request()))
+    want = confidences(engine, lines, nbests, engine.calibration)
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert [r[0] for r in rows] == plain.splitlines()  # the translations are unchanged
+    for row, conf in zip(rows, want):
+        assert len(row) == 3 and float(row[1]) == pytest.approx(conf.sentence, abs=1e-4)
+        assert all("-" in pair for pair in row[2].split())
+    src, dst = tmp_path / "in.de", tmp_path / "out.en"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, *args[:5], "--input", str(src), "--output", str(dst),
+                           "--confidence")  # fmt: skip
+    assert code == 0, err
+    assert [r.split("\t")[1] for r in dst.read_text().splitlines()] == [r[1] for r in rows]

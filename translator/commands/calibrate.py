@@ -1,0 +1,70 @@
+"""`translator calibrate`: fit how a checkpoint's confidence is computed (decode/confidence.py)
+on its dev split or on given files, and store it in the checkpoint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from translator.cli_options import (
+    BatchSizeOpt,
+    BeamOpt,
+    DeviceOpt,
+    LenPenaltyOpt,
+    decode_overrides,
+    input_option,
+)
+
+
+def calibrate(
+    checkpoint: Annotated[
+        Path,
+        typer.Option("--checkpoint", metavar="CKPT", help="The checkpoint file to calibrate"),
+    ],
+    src: Annotated[Path | None, input_option("--src", "Fit on this source file ...")] = None,
+    ref: Annotated[Path | None, input_option("--ref", "... and its references")] = None,
+    beam: BeamOpt = None,
+    len_penalty: LenPenaltyOpt = None,
+    batch_size: BatchSizeOpt = None,
+    device: DeviceOpt = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
+):
+    """Fit a checkpoint's confidence on its dev split (or --src, --ref) and store it there.
+
+    Confidence then predicts each translation's sentence chrF under the decoding settings
+    fitted with (translate --confidence, the server's "confidence"). The checkpoint is
+    rewritten whole or not at all."""
+    from translator.data.corpus import load_split, read_pair_files
+    from translator.decode.calibrate import fit
+    from translator.engines.load import load_engine
+    from translator.errors import UserError
+    from translator.models.checkpoint import Checkpoint
+
+    if (src is None) != (ref is None):
+        raise UserError("--src and --ref go together: give both files or neither")
+    if checkpoint.is_dir():
+        raise UserError(f"{checkpoint}: calibrate a checkpoint file; its exports carry it along")
+    engine = load_engine([checkpoint], device)
+    dc = decode_overrides(engine.cfg.decode, beam, len_penalty, None, None, batch_size)
+    if src is not None:
+        pairs = read_pair_files(src, ref)
+    else:
+        pairs = load_split(engine.cfg.data, "dev", engine.cfg.seed)
+    cal, report = fit(
+        engine, [s for s, _ in pairs], [t for _, t in pairs], engine.request(decode=dc)
+    )
+    saved = Checkpoint.load(checkpoint)
+    saved.calibration = cal.to_dict()
+    saved.save(checkpoint)
+    if as_json:
+        typer.echo(json.dumps(report))
+        return
+    typer.echo(
+        f"calibrated {checkpoint} on {report['sentences']:,} sentences: Spearman "
+        f"{report['spearman']:.3f} against sentence chrF (mean log-probability alone: "
+        f"{report['spearman_mean_logprob']:.3f}), doubtful words under "
+        f"{report['word_threshold']:.2f} (F1 of wrong words {report['word_bad_f1']:.3f})"
+    )

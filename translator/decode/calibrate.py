@@ -1,0 +1,130 @@
+"""Confidence from an engine's translations (decode/confidence.py): the features of each
+line's n-best, the calibration fitted on a dev set against its references, and each
+translation's sentence and word confidences."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from translator.decode.confidence import (
+    Calibration,
+    Output,
+    best_threshold,
+    features,
+    pearson,
+    spearman,
+    word_labels,
+    words,
+)
+from translator.decode.request import DecodeRequest
+from translator.errors import UserError
+
+
+@dataclass(frozen=True)
+class Confidence:
+    sentence: float  # predicted chrF / 100, or exp(mean log-probability) when uncalibrated
+    words: tuple[float, ...]  # one per word of the translation's text
+    calibrated: bool
+    doubtful: tuple[bool, ...] = ()  # words under the calibration's threshold
+
+
+def confidence_request(request: DecodeRequest) -> DecodeRequest:
+    """The request whose n-best the features read: the whole beam (the agreement of its
+    hypotheses is a feature; a search finds them anyway)."""
+    beam = request.decode.beam
+    return request if request.sampling or request.nbest >= beam else request.replace(nbest=beam)
+
+
+def outputs(engine, lines: Sequence[str], nbests) -> list[Output]:
+    """Each line's Output: the best translation's pieces and log-probabilities, the
+    source's subword count and the n-best texts."""
+    piece = engine.tokenizer.tgt.id_to_piece
+    lengths = [len(ids) for ids in engine.tokenizer.encode_src(list(lines))]
+    out = []
+    for nbest, length in zip(nbests, lengths):
+        best = nbest[0]
+        if not best.tokens and best.logprobs is None:  # a blank line: nothing was decoded
+            out.append(Output([], [0.0], length, [best.text]))
+            continue
+        if best.logprobs is None:
+            raise UserError(f"{engine.name} gives no token log-probabilities: use a checkpoint")
+        pieces = [piece(int(t)) for t in best.tokens]
+        out.append(Output(pieces, best.logprobs, length, [t.text for t in nbest]))
+    return out
+
+
+def confidences(engine, lines, nbests, calibration: Calibration | None) -> list[Confidence]:
+    """Each line's Confidence (module docstring); an empty translation gets 0."""
+    outs = outputs(engine, lines, nbests)
+    rows = [features(o) for o in outs]
+    if calibration is not None:
+        sentence = calibration.predict(rows).tolist() if rows else []
+    else:
+        sentence = [float(np.exp(r[0])) for r in rows]
+    found = []
+    for out, value, nbest in zip(outs, sentence, nbests):
+        per_word = tuple(words(out.pieces, out.logprobs))
+        doubtful = () if calibration is None else tuple(w < calibration.threshold for w in per_word)
+        found.append(
+            Confidence(value if nbest[0].text else 0.0, per_word, calibration is not None, doubtful)
+        )
+    return found
+
+
+def with_confidence(engine, lines, found, nbest: int) -> list[list]:
+    """The request's `nbest` translations of each line (of `found`, the whole beam's) with
+    their `confidence` and `word_confidence`, each hypothesis judged against the others."""
+    import dataclasses
+
+    out = []
+    for line, hyps in zip(lines, found):
+        kept = []
+        for i, hyp in enumerate(hyps[:nbest]):
+            others = [hyp, *hyps[:i], *hyps[i + 1 :]]
+            conf = confidences(engine, [line], [others], engine.calibration)[0]
+            kept.append(dataclasses.replace(hyp, confidence=conf.sentence,
+                                            word_confidence=conf.words))  # fmt: skip
+        out.append(kept)
+    return out
+
+
+def fit(engine, sources: list[str], refs: list[str], request: DecodeRequest):
+    """(the Calibration of `engine` under `request`, fitted on `sources` against `refs`,
+    and how it ranks them: Spearman and Pearson against sentence chrF, beside the raw mean
+    log-probability's)."""
+    from sacrebleu.metrics import CHRF
+
+    if len(sources) < 10:
+        raise UserError(f"calibrate needs 10 or more sentences with references, got {len(sources)}")
+    asked = confidence_request(request)
+    nbests = engine.translate(sources, asked)
+    outs = outputs(engine, sources, nbests)
+    rows = [features(o) for o in outs]
+    chrf = CHRF()
+    targets = [chrf.sentence_score(n[0].text, [r]).score / 100 for n, r in zip(nbests, refs)]
+    conf, ok = [], []
+    for out, nbest, ref in zip(outs, nbests, refs):
+        per_word = words(out.pieces, out.logprobs)
+        labels = word_labels(nbest[0].text, ref)
+        if len(per_word) == len(labels):  # (a text whose pieces make other words: left out)
+            conf += per_word
+            ok += labels
+    threshold, f1 = best_threshold(conf, ok) if conf else (0.5, 0.0)
+    cal = Calibration.fit(
+        rows, targets, threshold, {**request.decode.to_dict(), "nbest": asked.nbest}
+    )
+    predicted = cal.predict(rows)
+    raw = [r[0] for r in rows]
+    report = {
+        "sentences": len(sources),
+        "spearman": round(spearman(predicted, targets), 4),
+        "pearson": round(pearson(predicted, targets), 4),
+        "spearman_mean_logprob": round(spearman(raw, targets), 4),
+        "mae": round(float(np.mean(np.abs(predicted - np.asarray(targets)))), 4),
+        "word_threshold": round(threshold, 4),
+        "word_bad_f1": round(f1, 4),
+    }
+    return cal, report
