@@ -27,6 +27,7 @@ COMMANDS = [
     "score",
     "filter",
     "distill",
+    "calibrate",
 ]
 SENTENCES = ["Ein Hund läuft.", "Die alte Frau liest ein Buch.", "Zwei Katzen spielen."]
 

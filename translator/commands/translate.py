@@ -175,12 +175,8 @@ def translate(
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size, nbest
     )
-    columns = {"alignments": alignments, "confidence": confidence}
-    request = _request(dc, nbest, sampler, columns, (plot_attention, interactive, fmt))
-    if guides and (plot_attention is not None or interactive):
-        raise UserError(
-            "--prefix, --constraint and --terms go with TEXT, standard input or --input"
-        )
+    request = _request(dc, nbest, sampler, {"alignments": alignments, "confidence": confidence},
+                       (plot_attention, interactive, fmt), guides)  # fmt: skip
     if plot_attention is not None:
         draw_attention(translator, text, request, plot_attention, layer)
         return
@@ -209,11 +205,16 @@ def _document_format(input_file, output_file, asked, nbest, guides) -> str | Non
     return fmt
 
 
-def _request(dc, nbest: int, sampler, columns: dict, elsewhere: tuple):
+def _request(dc, nbest: int, sampler, columns: dict, elsewhere: tuple, guides):
     """The DecodeRequest of the options. --alignments and --confidence are columns after
     each line: not for `elsewhere`, the attention picture, the prompt or a document format,
-    where given."""
+    where given; nor are `guides` (prefixes, phrases) for the picture or the prompt."""
     from translator.decode.request import DecodeRequest
+
+    if guides and (elsewhere[0] is not None or elsewhere[1]):
+        raise UserError(
+            "--prefix, --constraint and --terms go with TEXT, standard input or --input"
+        )
 
     for name, asked in columns.items():
         if asked and any(e not in (None, False) for e in elsewhere):
