@@ -6,6 +6,7 @@ model takes."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 
@@ -154,3 +155,17 @@ def cut(ids: list[list[int]], limit: int | None, lines: list[int]) -> list[list[
             )
             ids[j] = s[: limit - 1] + s[-1:]
     return ids
+
+
+def unforced(hyps: list[Hypothesis], skip: int, dc) -> list[Hypothesis]:
+    """One sentence's hypotheses rescored without the log-probabilities of their first
+    `skip` tokens, a forced start the same in all (transformers scores a forced token 0; a
+    constant would still reorder hypotheses of different lengths once normalised), best
+    first; the length penalty still counts those tokens."""
+    if not skip or any(h.logprobs is None for h in hyps):
+        return hyps
+    out = []
+    for h in hyps:
+        norm = float(length_penalty(torch.tensor(len(h.tokens) + 1), dc.len_penalty, dc.len_norm))
+        out.append(dataclasses.replace(h, score=h.score - sum(h.logprobs[:skip]) / norm))
+    return sorted(out, key=lambda h: -h.score)

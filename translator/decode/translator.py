@@ -20,7 +20,7 @@ from translator.decode.beam import BeamStream
 from translator.decode.calibrate import confidence_request, with_confidence
 from translator.decode.confidence import Calibration
 from translator.decode.request import Capabilities, DecodeRequest, EngineBase, fed_prefixes
-from translator.decode.rules import Hypothesis, cut
+from translator.decode.rules import Hypothesis, cut, unforced
 from translator.decode.score import Score, score_in_batches, teacher_forced
 from translator.decode.search import decode
 from translator.errors import UserError
@@ -225,12 +225,13 @@ class Translator(EngineBase):
         dc, nbest, sampling = started(request.decode, start), request.nbest, request.sampling
         prefixes = fed_prefixes(start, request.prefixes, len(ids))
         # the constrained search keeps no attention: its outputs are read through again
-        searched = sources is not None and not (request.phrases and any(request.phrases))
-        layer = self.model.alignment_layer if searched else None
+        phrased = bool(request.phrases and any(request.phrases))
+        layer = self.model.alignment_layer if sources is not None and not phrased else None
+        skip = len(start)  # a forced start, left out of the ranking: the beam's every one
+        wide = max(nbest, dc.beam) if skip and not phrased and sampling is None else nbest
         with torch.inference_mode(), autocast(self.device, self.dtype):
-            hyps = decode(self.model, src, dc, nbest, sampling, layer, prefixes,
-                          request.phrases)  # fmt: skip
-        skip = len(start)
+            hyps = decode(self.model, src, dc, wide, sampling, layer, prefixes, request.phrases)
+        hyps = [unforced(sent, skip, dc)[:nbest] for sent in hyps] if wide > nbest else hyps
         if sources is None:
             return [self.translations(sent, skip) for sent in hyps]
         pairs = [(line, None) for line in sources]
@@ -385,7 +386,7 @@ class Stream:
 
     def _translations(self, owner, hyps) -> list[Translation]:
         engine, skip = self.engine, self.skips.pop(owner, 0)
-        hyps = hyps[: self.nbest_of(owner)]
+        hyps = unforced(hyps, skip, self.search.dc)[: self.nbest_of(owner)]
         if owner not in self.aligning:
             return engine.translations(hyps, skip)
         src, text, prefix = self.aligning.pop(owner)
