@@ -6,70 +6,26 @@ line and never shown, and one-line errors."""
 
 import json
 import shutil
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 import torch
 from checkpoints import needs_ct2
 from commandline import run_cli
+from imported_m2m100 import KINDS, STEPS, import_kind, padded, sources, table
 from pretrained import SENTENCES, demo_pairs, one_line_error
-from pretrained_m2m100 import LANGUAGES, m2m100_folder, nllb_folder
+from pretrained_m2m100 import LANGUAGES, nllb_folder
 
 from translator.decode.request import DecodeRequest
 from translator.engines.load import load_engine
 from translator.models.checkpoint import Checkpoint
-from translator.pretrained import import_pretrained
 from translator.specials import BOS, EOS, PAD
 
 transformers = pytest.importorskip("transformers")
 
-STEPS = 20  # greedy output tokens at most, <eos> and the forced language code not counted
-
-
-@dataclass
-class Imported:
-    folder: Path
-    path: Path  # the imported checkpoint
-    hf: object  # transformers' model
-    tok: object  # its tokenizer
-    src: str  # the source language's code
-    targets: tuple[str, str]  # two target codes, the folder's own tgt_lang second
-    piece: str  # how the tokenizer spells the first target's code
-
-
-KINDS = {
-    "nllb": (nllb_folder, "NllbTokenizer", "deu_Latn", ("fra_Latn", "eng_Latn"), "fra_Latn"),
-    "m2m100": (m2m100_folder, "M2M100Tokenizer", "de", ("fr", "en"), "__fr__"),
-}
-
 
 @pytest.fixture(scope="module", params=list(KINDS))
 def imported(request, tmp_path_factory):
-    build, tokenizer, src, targets, piece = KINDS[request.param]
-    root = tmp_path_factory.mktemp(request.param)
-    folder = build(root / "hf")
-    import_pretrained(str(folder), root / "imported.pt")
-    hf = transformers.M2M100ForConditionalGeneration.from_pretrained(folder).eval()
-    tok = getattr(transformers, tokenizer).from_pretrained(folder)
-    return Imported(folder, root / "imported.pt", hf, tok, src, targets, piece)
-
-
-def table(path) -> torch.Tensor:
-    """translator id -> the model's id."""
-    return torch.tensor(Checkpoint.load(path).source["ids"]["src"])
-
-
-def padded(rows: list[list[int]]) -> torch.Tensor:
-    out = torch.full((len(rows), max(map(len, rows))), PAD)
-    for i, row in enumerate(rows):
-        out[i, : len(row)] = torch.tensor(row)
-    return out
-
-
-def sources(engine, lines) -> torch.Tensor:
-    """Source ids as the engine builds them: its language code, the pieces, </s>."""
-    return padded([[*engine.source_prefix, *ids] for ids in engine.tokenizer.encode_src(lines)])
+    return import_kind(request.param, tmp_path_factory)
 
 
 def test_source_and_target_ids_are_the_tokenizers(imported):

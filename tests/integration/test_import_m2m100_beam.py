@@ -8,6 +8,7 @@ test_import_marian_beam.py)."""
 
 import pytest
 import torch
+from imported_m2m100 import KINDS, STEPS, import_kind, sources, table
 from pretrained import demo_pairs
 from util import guided_translate
 
@@ -15,9 +16,13 @@ from translator.engines.load import load_engine
 from translator.models.checkpoint import Checkpoint
 from translator.specials import EOS, PAD
 
-from .test_import_m2m100 import STEPS, imported, sources, table  # noqa: F401 (the fixture)
-
 transformers = pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module", params=list(KINDS))
+def imported(request, tmp_path_factory):
+    return import_kind(request.param, tmp_path_factory)
+
 
 BEAM = 5
 
@@ -36,7 +41,7 @@ class EndAtLimit:
         return scores
 
 
-def beam_generate(imported, engine, lines, tgt_lang, alpha):  # noqa: F811
+def beam_generate(imported, engine, lines, tgt_lang, alpha):
     ids = table(imported.path)
     src = sources(engine, lines)
     code = Checkpoint.load(imported.path).source["languages"][tgt_lang]
@@ -65,7 +70,7 @@ def beam_generate(imported, engine, lines, tgt_lang, alpha):  # noqa: F811
 
 
 @pytest.mark.parametrize("alpha", [1.0, 0.0])
-def test_beam_outputs_match_generate_with_the_forced_code_scored_zero(imported, alpha):  # noqa: F811
+def test_beam_outputs_match_generate_with_the_forced_code_scored_zero(imported, alpha):
     lines = [s for s, _ in demo_pairs()["test"]]
     tgt_lang = imported.targets[0]
     engine = load_engine(imported.path, "cpu", src_lang=imported.src, tgt_lang=tgt_lang)

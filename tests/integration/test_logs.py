@@ -14,8 +14,8 @@ from util import cli
 from translator.config import config_from_dict
 from translator.data.corpus import open_source
 from translator.errors import UserError
-from translator.train import report as report_mod
 from translator.train import loss as loss_mod
+from translator.train import report as report_mod
 from translator.train.trainer import Trainer
 
 

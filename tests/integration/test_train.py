@@ -9,8 +9,8 @@ from util import tiny_config
 
 from translator.config import config_from_dict
 from translator.errors import UserError
-from translator.train import report as report_mod
 from translator.train import loss as loss_mod
+from translator.train import report as report_mod
 from translator.train.trainer import Trainer
 
 
