@@ -10,21 +10,10 @@ from docx.opc.constants import RELATIONSHIP_TYPE
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 from docx.shared import Pt
+from fake_translate import reverse, upper
 
 from translator.documents.docx import translate_docx
 from translator.errors import UserError
-
-
-def upper(sentences):
-    return [(s.upper(), [(i, i) for i in range(len(s.split()))]) for s in sentences]
-
-
-def reverse(sentences):
-    out = []
-    for s in sentences:
-        n = len(s.split())
-        out.append((" ".join(reversed(s.split())), [(i, n - 1 - i) for i in range(n)]))
-    return out
 
 
 def make() -> bytes:

@@ -4,24 +4,13 @@ alignment, copied elements untouched, blocks apart, bad HTML one UserError line.
 import re
 
 import pytest
+from fake_translate import reverse, same
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from translator.documents.html import translate_html
 from translator.documents.html_units import VOID, tokens
 from translator.errors import UserError
-
-
-def same(sentences):
-    return [(s, [(i, i) for i in range(len(s.split()))]) for s in sentences]
-
-
-def reverse(sentences):
-    out = []
-    for s in sentences:
-        n = len(s.split())
-        out.append((" ".join(reversed(s.split())), [(i, n - 1 - i) for i in range(n)]))
-    return out
 
 
 def recording(inner):

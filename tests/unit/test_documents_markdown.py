@@ -3,6 +3,8 @@
 import re
 from pathlib import Path
 
+from fake_translate import reverse
+
 from translator.documents.markdown import front_matter_lines, translate_markdown
 from translator.documents.markdown_inline import read_inline
 
@@ -63,13 +65,6 @@ def test_text_translated_and_markup_code_urls_front_matter_kept():
 
 
 def test_markup_follows_the_aligned_words():
-    def reverse(sentences):
-        out = []
-        for s in sentences:
-            n = len(s.split())
-            out.append((" ".join(reversed(s.split())), [(i, n - 1 - i) for i in range(n)]))
-        return out
-
     out = translate_markdown("Two *small* dogs and a [red](http://r) ball.\n", reverse, "en")
     assert out == "ball. [red](http://r) a and dogs *small* Two\n"
 

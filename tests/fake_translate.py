@@ -1,0 +1,21 @@
+"""Fake `translate` callables for the documents tests: each gives every sentence a
+translation and a word alignment whose effect on structure is known exactly."""
+
+
+def same(sentences):
+    """Each sentence as it is, word i aligned to word i."""
+    return [(s, [(i, i) for i in range(len(s.split()))]) for s in sentences]
+
+
+def upper(sentences):
+    """Each sentence in capitals, word i aligned to word i."""
+    return [(s.upper(), [(i, i) for i in range(len(s.split()))]) for s in sentences]
+
+
+def reverse(sentences):
+    """Each sentence's words in reverse order, each aligned to where it went."""
+    out = []
+    for s in sentences:
+        n = len(s.split())
+        out.append((" ".join(reversed(s.split())), [(i, n - 1 - i) for i in range(n)]))
+    return out
