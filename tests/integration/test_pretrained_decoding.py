@@ -213,31 +213,15 @@ def test_the_export_carries_the_origin_and_licence(exported, capsys):
 
 def test_serve_answers_with_the_imported_model(model):
     pytest.importorskip("fastapi")
-    import threading
-
-    from fastapi.testclient import TestClient
-
-    from translator.serve.app import create_app
-    from translator.serve.limits import Limits
-    from translator.serve.parse import Door
-    from translator.serve.streaming import make_batcher
+    from serving import app_client
 
     _, ckpt, src, _ = model
     texts = lines_of(src)[:3]
     engine = load_engine(ckpt, device="cpu", any_language=True)
     dc = engine.cfg.decode.replace(beam=2, max_len_a=0.0, max_len_b=8)
-    limits = Limits(batch_size=dc.batch_size)
-    batcher = make_batcher(engine, limits)
-    app = create_app(engine, str(ckpt), limits, batcher, Door(engine, limits, dc)).app
-    decoder = threading.Thread(target=batcher.run)
-    decoder.start()
-    try:
-        with TestClient(app) as client:
-            answer = client.post("/translate", json={"texts": texts})
-            page = client.get("/")
-    finally:
-        batcher.stop()
-        decoder.join()
+    with app_client(engine, ckpt, dc) as client:
+        answer = client.post("/translate", json={"texts": texts})
+        page = client.get("/")
     assert answer.status_code == 200, answer.text
     want = [h[0].text for h in guided_translate(engine, texts, decode=dc)]
     assert answer.json()["translations"] == want
