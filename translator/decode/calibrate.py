@@ -79,15 +79,14 @@ def with_confidence(engine, lines, found, nbest: int) -> list[list]:
     their `confidence` and `word_confidence`, each hypothesis judged against the others."""
     import dataclasses
 
-    out = []
-    for line, hyps in zip(lines, found):
-        kept = []
-        for i, hyp in enumerate(hyps[:nbest]):
-            others = [hyp, *hyps[:i], *hyps[i + 1 :]]
-            conf = confidences(engine, [line], [others], engine.calibration)[0]
-            kept.append(dataclasses.replace(hyp, confidence=conf.sentence,
-                                            word_confidence=conf.words))  # fmt: skip
-        out.append(kept)
+    # every kept hypothesis first in its own list, judged in one call (one encoding pass)
+    rows = [(n, i) for n, hyps in enumerate(found) for i in range(min(nbest, len(hyps)))]
+    judged = [[found[n][i], *found[n][:i], *found[n][i + 1 :]] for n, i in rows]
+    confs = confidences(engine, [lines[n] for n, _ in rows], judged, engine.calibration)
+    out: list[list] = [[] for _ in found]
+    for (n, _), hyps, conf in zip(rows, judged, confs):
+        out[n].append(dataclasses.replace(hyps[0], confidence=conf.sentence,
+                                          word_confidence=conf.words))  # fmt: skip
     return out
 
 

@@ -14,6 +14,7 @@ reference) count as doubtful.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -63,11 +64,16 @@ def agreement(nbest: Sequence[str]) -> float:
     a model torn between different outputs is less sure of its first."""
     if len(nbest) < 2:
         return 1.0
+    best = nbest[0]
+    return float(np.mean([_chrf().sentence_score(h, [best]).score / 100 for h in nbest[1:]]))
+
+
+@functools.cache
+def _chrf():
+    """One chrF scorer for every call (building one per sentence costs more than scoring)."""
     from sacrebleu.metrics import CHRF
 
-    chrf = CHRF()
-    best = nbest[0]
-    return float(np.mean([chrf.sentence_score(h, [best]).score / 100 for h in nbest[1:]]))
+    return CHRF()
 
 
 def words(pieces: Sequence[str], logprobs: Sequence[float]) -> list[float]:
