@@ -67,7 +67,7 @@ def create_app(
         if texts:
             left = deadline - time.monotonic()
             results = await batcher.translate(texts, request, left)
-        return translation_answer(request, results)
+        return translation_answer(request, results, getattr(engine, "calibration", None))
 
     @app.post("/score")
     async def score(req: ScoreRequest) -> dict:
@@ -135,9 +135,10 @@ def _info(engine, path: str, door: Door) -> dict:
     }
 
 
-def translation_answer(request, results) -> dict:
+def translation_answer(request, results, calibration=None) -> dict:
     """The body of a /translate answer: each text's best translation and score, its n-best
-    list and word alignments ([[i, j], ...], each hypothesis's) when asked for."""
+    list, word alignments ([[i, j], ...], each hypothesis's) and confidence when asked for
+    (`calibration`: the engine's, decode/confidence.py, or None)."""
     answer: dict = {
         "beam": request.decode.beam,
         "translations": [hyps[0].text for hyps in results],
@@ -149,13 +150,34 @@ def translation_answer(request, results) -> dict:
             [
                 {"text": h.text, "score": round(h.score, 4)}
                 | ({"alignment": pairs(h)} if pairs else {})
+                | ({"confidence": round(h.confidence, 4)} if request.confidence else {})
                 for h in hyps
             ]
             for hyps in results
         ]
     if pairs:
         answer["alignments"] = [pairs(hyps[0]) for hyps in results]
+    if request.confidence:
+        answer |= confidence_answer([hyps[0] for hyps in results], calibration)
     return answer
+
+
+# where a model has no calibration, a word the model gives under this probability is doubtful
+UNCALIBRATED_THRESHOLD = 0.5
+
+
+def confidence_answer(best: list, calibration=None) -> dict:
+    """The confidence fields of a /translate answer (requests.py TranslateRequest.confidence)
+    from each text's best Translation."""
+    threshold = UNCALIBRATED_THRESHOLD if calibration is None else calibration.threshold
+    per_word = [h.word_confidence or () for h in best]
+    return {
+        "confidence": [round(h.confidence, 4) for h in best],
+        "word_confidence": [[round(w, 4) for w in ws] for ws in per_word],
+        "doubtful": [[w < threshold for w in ws] for ws in per_word],
+        "confidence_calibrated": calibration is not None,
+        "confidence_threshold": round(threshold, 4),
+    }
 
 
 def _handlers(app: FastAPI) -> None:

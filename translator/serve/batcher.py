@@ -46,9 +46,10 @@ class Job:
     @property
     def key(self) -> tuple:
         """Jobs of equal keys share a translate call: the same settings, n-best, source and
-        alignments or not."""
+        alignments and confidence or not."""
         r = self.request
-        return (tuple(sorted(r.decode.to_dict().items())), r.nbest, r.source, r.alignments)
+        settings = tuple(sorted(r.decode.to_dict().items()))
+        return (settings, r.nbest, r.source, r.alignments, r.confidence)
 
 
 class Batcher:

@@ -130,9 +130,15 @@ def parse_translate(
     engine = door.engine
     if req.alignments and not engine.capabilities.alignments:
         raise LimitError(400, f"alignments: {engine.no_alignments}")
+    if req.confidence and not engine.capabilities.confidence:
+        raise LimitError(
+            400, "confidence: the served model keeps no token log-probabilities (an exported "
+            "model has none: serve its checkpoint file)",
+        )  # fmt: skip
     request = DecodeRequest(
-        door.decode.replace(beam=beam), req.nbest, alignments=req.alignments, **starts
-    )
+        door.decode.replace(beam=beam), req.nbest, alignments=req.alignments,
+        confidence=req.confidence, **starts,
+    )  # fmt: skip
     if prefixes is not None or musts is not None:  # a UserError (400) names the text
         request = request.guided(engine.tokenizer, texts, engine.max_target, prefixes, musts)
     return texts, request

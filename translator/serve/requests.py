@@ -40,6 +40,15 @@ class TranslateRequest(BaseModel):
         description="Also answer `alignments`: per translation, its [source word, translated "
         "word] pairs (whitespace words, from 0)",
     )
+    confidence: StrictBool = Field(
+        False,
+        description="Also answer, per text, `confidence` (the best translation's predicted "
+        "chrF / 100 in [0, 1], or exp(mean token log-probability) where the model has no "
+        "calibration), `word_confidence` (one probability per whitespace word of the "
+        "translation) and `doubtful` (per word: under `confidence_threshold`, the "
+        "calibration's, else 0.5), and `confidence_calibrated`; n-best entries get their "
+        "own `confidence`",
+    )
 
 
 class AttentionRequest(BaseModel):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 
+from translator.decode.calibrate import confidence_request, with_confidence
 from translator.decode.request import DecodeRequest
 from translator.decode.translator import Translation
 from translator.errors import UserError
@@ -66,7 +67,7 @@ class StreamBatcher(Batcher):
                 request,
                 self.limits.batch_size,
                 cancelled=lambda owner: owner[0].abandoned,
-                nbest_of=lambda owner: owner[0].request.nbest,
+                nbest_of=lambda owner: kept(owner[0].request),
             )
         return self.streams[beam]
 
@@ -86,7 +87,7 @@ class StreamBatcher(Batcher):
         todo = self._stream(request).add(job.texts, [(job, i) for i in range(len(job.texts))],
                                          request)  # fmt: skip
         if not todo:
-            self._finish(job, answers, None)
+            self._done(job, answers)
             return
         self._answers[job] = answers
         job.left = len(todo)
@@ -114,10 +115,28 @@ class StreamBatcher(Batcher):
             job.left -= 1
             if job.left == 0:
                 del self._answers[job]
-                self._finish(job, answers, None)
+                self._done(job, answers)
         for job in [job for job in self._answers if job.abandoned]:  # the stream drops the rest
             del self._answers[job]
             self._finish(job, None, None)
+
+    def _done(self, job: Job, answers: list) -> None:
+        """Answer `job`; where it asked for confidence, each text's kept hypotheses (the
+        whole beam, `kept`) judged as Translator.translate judges them, then its n-best."""
+        request = job.request
+        if request.confidence:
+            try:
+                answers = with_confidence(self.translator, job.texts, answers, request.nbest)
+            except Exception as err:  # that request's answer only: the stream goes on
+                self._failed(job, err)
+                return
+        self._finish(job, answers, None)
+
+
+def kept(request: DecodeRequest) -> int:
+    """The hypotheses a stream keeps of each sentence: the request's n-best, or the whole
+    beam where it asks for confidence (the n-best's agreement is one of its features)."""
+    return (confidence_request(request) if request.confidence else request).nbest
 
 
 def make_batcher(translator, limits: Limits) -> Batcher:
