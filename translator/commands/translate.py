@@ -105,6 +105,16 @@ ConfidenceOpt = Annotated[
         "(translator calibrate), else exp(mean token log-probability)",
     ),
 ]
+MinConfidenceOpt = Annotated[
+    float | None,
+    number_option(
+        "--min-confidence",
+        "X",
+        'After the confidence column a TAB and "doubtful" where it is under X, else "ok" '
+        "(implies --confidence; needs translator calibrate)",
+        (0.0, 1.0),
+    ),
+]
 ConstraintOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -145,6 +155,7 @@ def translate(
     doc_format: FormatOpt = None,
     alignments: AlignmentsOpt = False,
     confidence: ConfidenceOpt = False,
+    min_confidence: MinConfidenceOpt = None,
 ):
     """Translate arguments, standard input or a file, line by line or as a document.
 
@@ -169,14 +180,15 @@ def translate(
     sampler = sampling_options(sampling, temperature, seed, beam)
     if sampler is not None and checkpoint[0].is_dir():
         raise UserError(f"--sampling: {checkpoint[0]} is an exported model, which only searches")
-    translator = load_engine(
-        checkpoint, device, quantize, ensemble, tag, tgt_lang, src_lang=src_lang
-    )
+    languages = {"tag": tag, "tgt_lang": tgt_lang, "src_lang": src_lang}
+    translator = load_engine(checkpoint, device, quantize, ensemble, **languages)
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size, nbest
     )
-    request = _request(dc, nbest, sampler, {"alignments": alignments, "confidence": confidence},
-                       (plot_attention, interactive, fmt), guides)  # fmt: skip
+    columns = {"min_confidence": min_confidence, "alignments": alignments,
+               "confidence": confidence or min_confidence is not None}  # fmt: skip
+    request = _request(dc, nbest, sampler, columns, (plot_attention, interactive, fmt), guides)
+    _check_calibrated(translator, request)
     if plot_attention is not None:
         draw_attention(translator, text, request, plot_attention, layer)
         return
@@ -217,10 +229,22 @@ def _request(dc, nbest: int, sampler, columns: dict, elsewhere: tuple, guides):
         )
 
     for name, asked in columns.items():
-        if asked and any(e not in (None, False) for e in elsewhere):
-            raise UserError(f"--{name} adds a column to lines: give TEXT, standard input or "
+        if asked not in (None, False) and any(e not in (None, False) for e in elsewhere):
+            option = "--" + name.replace("_", "-")
+            raise UserError(f"{option} adds a column to lines: give TEXT, standard input or "
                             "--input of one sentence a line")  # fmt: skip
     return DecodeRequest(dc, nbest, sampler, **columns)
+
+
+def _check_calibrated(translator, request) -> None:
+    """A one-line error where the request has a min_confidence and `translator` no
+    calibration: a raw exp(mean log-probability) is no predicted chrF to hold against it."""
+    if request.min_confidence is not None and getattr(translator, "calibration", None) is None:
+        what = "an ensemble" if translator.name.startswith("ensemble") else translator.name
+        raise UserError(
+            f"--min-confidence: {what} has no calibration; run `translator calibrate "
+            "--checkpoint CKPT` (then export again), or use --confidence for raw scores"
+        )
 
 
 def _line_guides(prefix, prefix_file, constraint, constraint_file, terms, ignore_case):

@@ -39,6 +39,7 @@ class DecodeRequest:
     target_start: tuple[int, ...] | None = None
     alignments: bool = False
     confidence: bool = False  # each translation's sentence and word confidence
+    min_confidence: float | None = None  # (translate's column: under it, doubtful)
 
     def __post_init__(self):
         if self.sampling is None and (problem := nbest_problem(self.nbest, self.decode.beam)):

@@ -79,6 +79,7 @@ def translate_file(
         "sampling": None if sampling is None else repr(sampling),
         "alignments": request.alignments,  # a column more or less
         "confidence": request.confidence,
+        "min_confidence": request.min_confidence,
     }
     lines, size = _done(record, partial, identity)
     if lines:

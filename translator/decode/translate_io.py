@@ -70,10 +70,13 @@ def write_translations(
 
 def columns(translation, request) -> str:
     """A translation's text and the columns after it that the request asks for, in their
-    fixed order: confidence, then alignments."""
+    fixed order: confidence, whether it is under the request's min_confidence ("doubtful",
+    else "ok"), then alignments."""
     cells = [translation.text]
     if request.confidence:
         cells.append(f"{translation.confidence:.4f}")
+    if request.min_confidence is not None:
+        cells.append("doubtful" if translation.confidence < request.min_confidence else "ok")
     if request.alignments:
         cells.append(pharaoh(translation.alignment))
     return "\t".join(cells)
