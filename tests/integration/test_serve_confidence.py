@@ -2,6 +2,7 @@
 flag per word of its translation, whether the model is calibrated, in the batch and the
 continuous mode, and a 400 from an engine that keeps no token log-probabilities."""
 
+import dataclasses
 import shutil
 
 import pytest
@@ -77,16 +78,36 @@ def test_confidence_and_alignments_together(three_steps):
         assert_confidence(answer, 0.5)
 
 
-@needs_ct2
-def test_an_export_without_log_probabilities_is_a_400(three_steps, tmp_path):
-    from translator.engines.export import export_checkpoint
+class NoConfidence:
+    """An engine as one that keeps no token log-probabilities declares itself."""
 
-    export_checkpoint(three_steps, "ctranslate2", "float32", tmp_path / "ct2")
-    engine = load_engine(tmp_path / "ct2", "cpu")
-    if engine.capabilities.confidence:
-        pytest.skip("this export keeps token log-probabilities")
-    with app_client(engine, tmp_path / "ct2", engine.cfg.decode) as client:
+    def __init__(self, engine):
+        self.engine = engine
+        self.capabilities = dataclasses.replace(engine.capabilities, confidence=False)
+
+    def __getattr__(self, name: str):
+        return getattr(self.engine, name)
+
+
+def test_an_engine_without_log_probabilities_answers_400(three_steps):
+    engine = NoConfidence(load_engine(three_steps, "cpu"))
+    with app_client(engine, three_steps, engine.cfg.decode) as client:
         refused = client.post("/translate", json={"text": LINES[0], "confidence": True})
         assert refused.status_code == 400 and set(refused.json()) == {"error"}
         assert refused.json()["error"].startswith("confidence:")
         assert client.post("/translate", json={"text": LINES[0]}).status_code == 200
+
+
+@needs_ct2
+def test_an_export_answers_confidence_or_refuses_it(three_steps, tmp_path):
+    from translator.engines.export import export_checkpoint
+
+    export_checkpoint(three_steps, "ctranslate2", "float32", tmp_path / "ct2")
+    engine = load_engine(tmp_path / "ct2", "cpu")
+    with app_client(engine, tmp_path / "ct2", engine.cfg.decode) as client:
+        answer = client.post("/translate", json={"texts": LINES, "confidence": True})
+    if engine.capabilities.confidence:
+        assert answer.status_code == 200, answer.text
+        assert_confidence(answer.json(), 0.5)
+    else:
+        assert answer.status_code == 400 and answer.json()["error"].startswith("confidence:")
