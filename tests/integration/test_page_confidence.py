@@ -23,6 +23,7 @@ SHOWN = """(() => {
     marked: words.map((n) => n.textContent),
     underlined: words.every((n) => getComputedStyle(n).textDecorationLine === 'underline'),
     translation: document.getElementById('translation').innerHTML,
+    aligned: document.querySelectorAll('#align-target .word').length,
   };
 })()"""
 
@@ -46,7 +47,7 @@ class Stub:
     TRANSLATION = "the old woman reads"
     DOUBTFUL = [False, True, False, True]
 
-    def __init__(self, calibrated: bool):
+    def __init__(self, calibrated: bool, refused: bool = False):
         import uvicorn
         from fastapi import FastAPI
         from fastapi.responses import HTMLResponse, JSONResponse
@@ -69,6 +70,8 @@ class Stub:
             answer = {"beam": 2, "translations": [self.TRANSLATION], "scores": [-1.0]}
             if body.get("alignments"):
                 answer["alignments"] = [[[0, 0], [1, 1], [2, 2], [3, 3]]]
+            if body.get("confidence") and refused:  # as a model without log-probabilities
+                return JSONResponse({"error": "confidence: the served model keeps none"}, 400)
             return answer | sure if body.get("confidence") else answer
 
         app.post("/attention")(lambda: JSONResponse({"error": "no attention"}, 400))
@@ -106,6 +109,17 @@ def test_the_page_underlines_doubtful_words_and_shows_the_confidence(tmp_path, c
         assert "calibration's threshold of 0.35" in seen["title"]
     else:
         assert "no calibration" in seen["title"] and "fixed 0.5" in seen["title"]
+
+
+def test_a_server_that_refuses_confidence_still_translates_and_aligns(tmp_path):
+    stub = Stub(calibrated=False, refused=True)
+    try:
+        seen = shown(tmp_path, stub.url, "die alte Frau liest")
+    finally:
+        stub.stop()
+    assert seen["text"] == "No confidence: confidence: the served model keeps none"
+    assert seen["translation"] == stub.TRANSLATION and seen["marked"] == []
+    assert seen["highlighted"] == [] and seen["aligned"] == 4
 
 
 def test_the_real_servers_confidence_on_the_page(server, tmp_path):
