@@ -14,6 +14,7 @@ from translator.decode.confidence import (
     features,
     ranks,
     spearman,
+    ter_alignment,
     word_labels,
     words,
 )
@@ -34,7 +35,33 @@ def test_word_labels_mark_the_words_an_alignment_matches_to_the_reference():
     assert word_labels("a dog runs fast", "a dog runs") == [True, True, True, False]
     assert word_labels("the cat runs", "a dog runs") == [False, False, True]
     assert word_labels("", "a dog") == []
-    assert word_labels("dog a", "a dog").count(True) <= 1  # no shifts: one order only
+    assert word_labels("dog a", "a dog", shifts=False).count(True) <= 1  # one order only
+
+
+def test_word_labels_count_a_shifted_phrase_ok_as_ter_does():
+    # the phrase "on the mat" is at the other end of the reference: shifted, every word is OK
+    hyp, ref = "on the mat the cat sat", "the cat sat on the mat"
+    assert word_labels(hyp, ref) == [True] * 6
+    assert word_labels(hyp, ref, shifts=False).count(True) < 6
+    # a shift does not excuse a wrong word: "dog" is BAD wherever it goes
+    assert word_labels("on the mat the dog sat", ref) == [True, True, True, True, False, True]
+    assert word_labels("dog a", "a dog") == [True, True]
+    assert word_labels("a b c", "") == [False] * 3
+
+
+def test_ter_edits_with_shifts_agree_with_sacrebleu_on_reordered_sentences():
+    from sacrebleu.metrics.lib_ter import translation_edit_rate
+
+    pairs = [
+        ("on the mat the cat sat", "the cat sat on the mat"),
+        ("a dog runs in the park fast", "a dog runs fast in the park"),
+        ("two men a boat in", "two men in a boat"),
+        ("the old woman reads a book", "the old woman reads a book"),
+        ("xx yy", "a b c"),
+    ]
+    for hyp, ref in pairs:
+        _, _, edits = ter_alignment(hyp.split(), ref.split())
+        assert edits == translation_edit_rate(hyp.split(), ref.split())[0], (hyp, ref)
 
 
 def test_ranks_share_ties_and_spearman_follows_order_not_values():
@@ -73,3 +100,31 @@ def test_the_word_threshold_separates_bad_words_where_it_can():
     ok = [True, True, False, False, True]
     threshold, f1 = best_threshold(conf, ok)
     assert f1 == 1.0 and 0.2 < threshold <= 0.8
+
+
+def test_bootstrap_intervals_are_seeded_paired_and_hold_the_truth():
+    from translator.decode.confidence_report import bootstrap_spearman
+
+    rng = np.random.default_rng(1)
+    y = rng.normal(size=300)
+    good, poor = y + 0.5 * rng.normal(size=300), y + 3 * rng.normal(size=300)
+    (g_low, g_high), (p_low, p_high), (d_low, d_high) = bootstrap_spearman(y, [good, poor])
+    assert bootstrap_spearman(y, [good, poor]) == [
+        (g_low, g_high),
+        (p_low, p_high),
+        (d_low, d_high),
+    ]
+    assert g_low <= spearman(good, y) <= g_high and p_low <= spearman(poor, y) <= p_high
+    assert 0 < d_low < d_high  # the better predictor's lead is clear of 0
+    assert g_high - g_low < p_high - p_low  # a closer relation is known more narrowly
+    (low, high), *_ = bootstrap_spearman(y, [rng.normal(size=300)])
+    assert low < 0 < high  # no relation: the interval holds 0
+    assert bootstrap_spearman(y, [y]) == [(1.0, 1.0)]
+
+
+def test_word_detection_figures():
+    from translator.decode.confidence_report import detection
+
+    got = detection([True, True, False, False], [True, False, True, False])
+    assert got == {"precision": 0.5, "recall": 0.5, "f1": 0.5}
+    assert detection([False, False], [True, False])["f1"] == 0.0

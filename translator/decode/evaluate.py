@@ -80,12 +80,16 @@ def evaluate_translator(
     with_lengths: bool,
     guides=None,
     outputs=None,
+    points: list | None = None,
 ) -> tuple[dict, list[str]]:
     """Decode `split` of the data section `data` (or the (source, reference) `files` when
     given) with the decode settings `dc` and score it: (scores and settings, hypotheses);
     `with_lengths` adds BLEU by source length; `guides` (line_guides.LineGuides, a line per
     sentence) adds required phrases, and how many the translations hold; `outputs` (option
-    -> path): files the command writes, refused if they name one of the data's files."""
+    -> path): files the command writes, refused if they name one of the data's files;
+    `points`, a list: the translations' confidence is asked for too and reported (how well
+    it ranks them, decode/confidence_report.py), each sentence's (confidence, chrF / 100)
+    added to the list."""
     from translator.data.corpus import open_source, read_pair_files
     from translator.decode.request import DecodeRequest
     from translator.fileio.outputs import distinct_outputs
@@ -107,6 +111,9 @@ def evaluate_translator(
         prefixes, phrases = guides.reader()(sources)
         request = request.guided(translator.tokenizer, sources, translator.max_target,
                                  prefixes, phrases)  # fmt: skip
+    if points is not None:
+        request = request.replace(confidence=True)
+        translator.check_confidence(request)
     found = translator.translate(sources, request, progress=True)
     hyps = [r[0].text for r in found]
     settings = {"beam": dc.beam, "len_penalty": dc.len_penalty, "len_norm": dc.len_norm}
@@ -115,6 +122,12 @@ def evaluate_translator(
         result["constraints"] = honoured(hyps, phrases)
     if with_lengths:
         result["by_length"] = by_length(sources, hyps, refs)
+    if points is not None:
+        from translator.decode.confidence_report import confidence_report
+
+        calibration = getattr(translator, "calibration", None)
+        result["confidence"], drawn = confidence_report([r[0] for r in found], refs, calibration)
+        points.extend(drawn)
     return result, hyps
 
 
@@ -131,4 +144,8 @@ def report_lines(result: dict, by_length: bool) -> list[str]:
         lines.append(f"constraints honoured: {c['honoured']} of {c['given']} ({share:.1f}%)")
     for row in result.get("by_length", []) if by_length else []:
         lines.append(f"  source words {row['bucket']:>6}: BLEU {row['bleu']:6.2f}  (n={row['n']})")
+    if "confidence" in result:
+        from translator.decode.confidence_report import report_lines as confidence_lines
+
+        lines += confidence_lines(result["confidence"])
     return lines
