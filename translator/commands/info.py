@@ -35,13 +35,14 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
     from translator.config import config_from_dict
 
     if path.is_dir():
-        from translator.engines.ct2 import _tokenizer, read_manifest
+        from translator.engines.ct2_folder import folder_tokenizer, read_manifest
 
         manifest = read_manifest(path)
         cfg = config_from_dict(manifest["config"], f"{path} (manifest config)")
-        tokenizer = _tokenizer(path, manifest)
+        tokenizer = folder_tokenizer(path, manifest)
         kind = f"exported folder (CTranslate2, {manifest.get('quantization', 'float32')})"
         progress, source, version = None, manifest.get("source"), manifest.get("translator_version")
+        calibration = manifest.get("calibration")
     else:
         from translator.models.checkpoint import Checkpoint
 
@@ -51,10 +52,12 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
         resumable = " (resumable: it holds the optimizer state)" if ckpt.optimizer else ""
         kind = f"checkpoint{resumable}"
         progress, source, version = ckpt.progress, ckpt.source, ckpt.version
+        calibration = ckpt.calibration
     lines = [f"{path}: {kind}, written by translator {version or '?'}"]
     lines += _model(cfg, tokenizer)
     lines += _languages(cfg)
     lines += _progress(progress)
+    lines += _calibration(calibration)
     lines += (
         _source(source, whole_card)
         if isinstance(source, dict)
@@ -116,6 +119,17 @@ def _progress(progress) -> list[str]:
     elif progress.get("losses"):
         line += f", training loss {progress['losses'][-1][1]:.3f}"
     return [line]
+
+
+def _calibration(saved) -> list[str]:
+    if not isinstance(saved, dict):
+        return ["confidence: uncalibrated (translator calibrate fits it on a dev set)"]
+    decode = saved.get("decode") if isinstance(saved.get("decode"), dict) else {}
+    return [
+        f"confidence: calibrated under beam {decode.get('beam', '?')}, length penalty "
+        f"{decode.get('len_penalty', '?')}; words doubtful under "
+        f"{float(saved.get('threshold', 0.5)):.3f}"
+    ]
 
 
 def licence(files: dict) -> str | None:

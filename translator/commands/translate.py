@@ -188,7 +188,7 @@ def translate(
     columns = {"min_confidence": min_confidence, "alignments": alignments,
                "confidence": confidence or min_confidence is not None}  # fmt: skip
     request = _request(dc, nbest, sampler, columns, (plot_attention, interactive, fmt), guides)
-    _check_calibrated(translator, request)
+    _check_calibrated(translator, request, checkpoint)
     if plot_attention is not None:
         draw_attention(translator, text, request, plot_attention, layer)
         return
@@ -236,14 +236,19 @@ def _request(dc, nbest: int, sampler, columns: dict, elsewhere: tuple, guides):
     return DecodeRequest(dc, nbest, sampler, **columns)
 
 
-def _check_calibrated(translator, request) -> None:
+def _check_calibrated(translator, request, checkpoint: list[Path]) -> None:
     """A one-line error where the request has a min_confidence and `translator` no
     calibration: a raw exp(mean log-probability) is no predicted chrF to hold against it."""
     if request.min_confidence is not None and getattr(translator, "calibration", None) is None:
-        what = "an ensemble" if translator.name.startswith("ensemble") else translator.name
+        if len(checkpoint) > 1:
+            raise UserError(
+                "--min-confidence: an ensemble has no calibration (translator calibrate fits "
+                "one checkpoint); --confidence gives raw scores"
+            )
+        again = " and export it again" if checkpoint[0].is_dir() else ""
         raise UserError(
-            f"--min-confidence: {what} has no calibration; run `translator calibrate "
-            "--checkpoint CKPT` (then export again), or use --confidence for raw scores"
+            f"--min-confidence: {checkpoint[0]} has no calibration; run `translator calibrate "
+            f"--checkpoint CKPT`{again}, or use --confidence for raw scores"
         )
 
 

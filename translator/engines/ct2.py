@@ -25,12 +25,15 @@ How our decoding settings map onto CTranslate2's:
   log-probabilities are renormalized over the allowed tokens: the scores shown are higher
   by the mass the model gives the banned tokens, and where that mass is large (a briefly
   trained model) a beam's ranking can change. Greedy outputs are the same.
+- Confidence (decode/confidence.py) reads each token's log-probability as the PyTorch
+  engine keeps it, so the kept hypotheses are scored again (`score_batch`, which bans
+  nothing): a float32 export's confidence is the checkpoint's, wherever the two find the
+  same hypotheses. The calibration comes from the manifest (engines/export.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from pathlib import Path
 
@@ -38,93 +41,19 @@ import torch
 
 from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.batching import pad_ids
-from translator.data.tokenizer import Tokenizer, fingerprint
-from translator.data.vocab import tokenizer_from_state
 from translator.decode.alignment import word_alignment
+from translator.decode.calibrate import confidence_request, with_confidence
 from translator.decode.request import Capabilities, DecodeRequest, EngineBase, fed_prefixes
 from translator.decode.rules import length_penalty, max_lengths
 from translator.decode.score import Score, score_in_batches
 from translator.decode.translator import Translation, in_batches, started
-from translator.engines.export import FORMAT_VERSION, MANIFEST, MANIFEST_FORMAT, QUANTIZATIONS
+from translator.engines.ct2_folder import HINT, folder_calibration, folder_tokenizer, read_manifest
+from translator.engines.export import MANIFEST
 from translator.engines.lang_codes import code_ids, language_codes
 from translator.errors import UserError, optional_import
 from translator.specials import BOS, EOS, PAD
 
 log = logging.getLogger(__name__)
-
-HINT = "write it again with `translator export --checkpoint C --format ctranslate2 --output DIR`"
-
-
-def read_manifest(folder: Path) -> dict:
-    """The manifest of an exported folder, after checking that the folder is whole."""
-    path = folder / MANIFEST
-    if not path.is_file():
-        raise UserError(
-            f"{folder}: not an exported model ({MANIFEST} is missing)",
-            "give a checkpoint file such as RUN/best.pt, or a folder `translator export` wrote",
-        )
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-        files = manifest["files"]
-        kind, version = manifest["format"], manifest["format_version"]
-        assert isinstance(files, dict) and isinstance(manifest["config"], dict)
-    except (ValueError, KeyError, TypeError, AssertionError, UnicodeDecodeError):
-        raise UserError(f"{path}: not a readable export manifest (corrupt)", HINT) from None
-    if kind != MANIFEST_FORMAT or version != FORMAT_VERSION:
-        raise UserError(
-            f"{path}: export format {kind} {version} cannot be read by this translator, "
-            f"which reads {MANIFEST_FORMAT} {FORMAT_VERSION}",
-            HINT,
-        )
-    problem = _manifest_problem(manifest)
-    if problem:
-        raise UserError(f"{path}: {problem} (the file was edited or is not ours)", HINT)
-    for name, size in files.items():
-        file = folder / name
-        if not file.is_file():
-            raise UserError(f"{folder}: the export is incomplete ({name} is missing)", HINT)
-        if file.stat().st_size != size:
-            raise UserError(
-                f"{folder}: {name} has {file.stat().st_size} bytes, the manifest says "
-                f"{size} (truncated or replaced)",
-                HINT,
-            )
-    return manifest
-
-
-def _manifest_problem(manifest: dict) -> str | None:
-    """What is wrong with the types of a manifest's keys that loading uses, if anything."""
-    for name, size in manifest["files"].items():
-        if type(size) is not int or Path(name).is_absolute() or ".." in Path(name).parts:
-            return f"key 'files' must map file names in the folder to sizes, got {name!r}: {size!r}"
-    if manifest.get("quantization", "float32") not in QUANTIZATIONS:
-        return f"key 'quantization' must be one of {', '.join(QUANTIZATIONS)}"
-    tokenizer = manifest.get("tokenizer")
-    if not isinstance(tokenizer, dict) or not isinstance(tokenizer.get("source"), str):
-        return "key 'tokenizer' must be a mapping that names the source model file"
-    if not isinstance(tokenizer.get("target"), str | None):
-        return "key 'tokenizer.target' must name a file or be null"
-    return None
-
-
-def _tokenizer(folder: Path, manifest: dict) -> Tokenizer:
-    meta = manifest.get("tokenizer") or {}
-    try:
-        src = (folder / meta["source"]).read_bytes()
-        tgt = (folder / meta["target"]).read_bytes() if meta.get("target") else None
-    except (KeyError, TypeError, OSError):
-        raise UserError(f"{folder}: the export's sentencepiece model is missing", HINT) from None
-    vocab = meta.get("vocab") if isinstance(meta.get("vocab"), dict) else None
-    if fingerprint(src, tgt, vocab) != meta.get("sha256"):
-        raise UserError(
-            f"{folder}: the sentencepiece model is not the one the model was exported with "
-            "(fingerprint mismatch)",
-            HINT,
-        )
-    try:
-        return tokenizer_from_state({"src": src, "tgt": tgt, "vocab": vocab})
-    except UserError as err:
-        raise UserError(f"{folder}: {err.message}") from None
 
 
 def _device(ct2, name: str) -> str:
@@ -156,9 +85,11 @@ class ExportedTranslator(EngineBase):
         manifest = read_manifest(folder)
         ct2 = optional_import("ctranslate2", "ctranslate2", "exported models")
         self.cfg: Config = config_from_dict(manifest["config"], f"{folder / MANIFEST} (config)")
-        self.tokenizer = _tokenizer(folder, manifest)
+        self.tokenizer = folder_tokenizer(folder, manifest)
         self.quantization = manifest.get("quantization", "float32")
         self.manifest = manifest
+        # how confidence is computed: the checkpoint's calibration, exported with it, or None
+        self.calibration = folder_calibration(folder, manifest)
         # the export's vocabulary shortlist, if it has one (benchmarks turn it off to compare)
         self.use_vmap = bool(manifest.get("vocab_map")) if use_vmap is None else use_vmap
         self.device = where = _device(ct2, device)
@@ -201,7 +132,12 @@ class ExportedTranslator(EngineBase):
     # an export only searches, unconstrained, and shows no attention; a Transformer's export
     # returns its alignment layer's attention (models/transformer_ct2.py) for alignments
     capabilities = Capabilities(
-        constraints=False, attention=False, streaming=False, sampling=False, alignments=True
+        constraints=False,
+        attention=False,
+        streaming=False,
+        sampling=False,
+        alignments=True,
+        confidence=True,
     )
 
     def describe(self) -> dict:
@@ -234,7 +170,6 @@ class ExportedTranslator(EngineBase):
         prefixes through CTranslate2's target_prefix. Its search cannot require phrases or
         sample, so such requests are refused, never answered otherwise."""
         request = request or self.request()
-        self.check_confidence(request)
         if request.phrases is not None and any(request.phrases):
             raise UserError(
                 f"{self.folder} is an exported (CTranslate2) model, whose search cannot require "
@@ -243,10 +178,12 @@ class ExportedTranslator(EngineBase):
         if request.sampling is not None:
             raise UserError(f"--sampling: {self.folder} is an exported model, which only searches")
         self.check_alignments(request)
-        return in_batches(
-            self.tokenizer, lines, self.max_source, request, self.source_of(request), progress,
+        asked = confidence_request(request) if request.confidence else request
+        found = in_batches(
+            self.tokenizer, lines, self.max_source, asked, self.source_of(request), progress,
             self._batch, self.workers,
         )  # fmt: skip
+        return with_confidence(self, lines, found, request.nbest) if request.confidence else found
 
     def score(
         self,
@@ -387,13 +324,32 @@ class ExportedTranslator(EngineBase):
         # decoding time of a small model
         outs = iter(self.tokenizer.decode_tgt([list(t) for ranked in lists for t, _ in ranked]))
         prefix_len = len(self.source_of(request))
+        made = [[Translation(next(outs), s, t) for t, (s, _) in ranked] for ranked in lists]
         for n, ranked in enumerate(lists):
-            made = [Translation(next(outs), s, t) for t, (s, _) in ranked]
             if attend:
                 line = sources[n][prefix_len:]
                 line = line[:-1] if line and line[-1] == self._eos else line
-                for tr, (t, (_, att)) in zip(made, ranked):
+                for tr, (t, (_, att)) in zip(made[n], ranked):
                     weights = [row[prefix_len:] for row in att[skip:]]
                     target = [pieces(i) for i in t]
                     tr.alignment = word_alignment(weights, line, target, texts[n], tr.text)
-            yield made
+        if request.confidence:
+            self._keep_logprobs(sources, made, start)
+        return made
+
+    def _keep_logprobs(self, sources: list[list[str]], made: list[list], start) -> None:
+        """Each translation's tokens' log-probabilities and its </s>'s, as the PyTorch engine
+        keeps them (decode/confidence.py reads them): scored again, since CTranslate2's
+        search renormalises over the tokens it may output (module docstring), and scoring
+        does not."""
+        pieces = self.tokenizer.tgt.id_to_piece
+        rows = [(n, tr) for n, trs in enumerate(made) for tr in trs]
+        if not rows:
+            return
+        scored = self.engine.score_batch(
+            [sources[n] for n, _ in rows],
+            [[pieces(i) for i in (*start, *tr.tokens)] for _, tr in rows],
+            max_input_length=0,
+        )
+        for (_, tr), result in zip(rows, scored):
+            tr.logprobs = tuple(result.log_probs[len(start) :])

@@ -11,7 +11,8 @@ commands/export.py, picks one).
       [README.md, LICENSE...]        an imported model's card and licence files
       manifest.json                  format version, source checkpoint, config, decoding
                                      settings, tokenizer fingerprint, every file's size,
-                                     an imported model's `source` record
+                                     an imported model's `source` record, the calibration
+                                     of its confidence (null: none)
 
 The folder is built beside its final place and renamed into it once whole, so an
 interrupted export leaves no folder that `translate --checkpoint FOLDER` would trust;
@@ -156,6 +157,8 @@ def export_checkpoint(
             "config": cfg.to_dict(),
             "decode": cfg.decode.to_dict(),
             "vocab_map": shortlist,
+            # how confidence is computed (translator calibrate), or None: uncalibrated
+            "calibration": ckpt.calibration,
             # an imported model's origin, card and licence (translator info shows them)
             **({"source": ckpt.source} if ckpt.source else {}),
             "files": {p.name: p.stat().st_size for p in sorted(tmp.iterdir()) if p.name != MARKER},
