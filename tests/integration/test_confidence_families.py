@@ -1,0 +1,90 @@
+"""Confidence for every family and for ensembles: `calibrate` fits and stores a calibration
+for the LSTM, Bahdanau and Luong models as for the Transformer, and `translate
+--confidence` / `--min-confidence` read it; an ensemble reports its raw confidence, and
+asked for calibrated marks says in one line that it has none."""
+
+import math
+import shutil
+
+import pytest
+from commandline import run_cli
+from util import tiny_config
+
+from translator.config import config_from_dict
+from translator.decode.calibrate import fit
+from translator.engines.load import load_engine
+from translator.models.checkpoint import Checkpoint
+from translator.train.trainer import Trainer
+
+SMALL = {"embed_dim": 16, "hidden_size": 16}
+FAMILIES = {
+    "lstm": {"type": "lstm", **SMALL},
+    "bahdanau": {"type": "bahdanau", **SMALL},
+    "luong": {"type": "luong", **SMALL},
+}
+LINES = ["Ein Hund läuft.", "Zwei Katzen schlafen auf dem Sofa.", "", "Ein Mann fährt."]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """A checkpoint of each recurrent family, trained 3 steps on one tokenizer's corpus."""
+    root = tmp_path_factory.mktemp("confidence-families")
+    out = {}
+    for name, model in FAMILIES.items():
+        cfg = tiny_config(run_dir=str(root / name), train={"max_steps": 3}, model=model)
+        for key in ("d_model", "heads", "ff_dim"):
+            cfg["model"].pop(key)
+        Trainer(config_from_dict(cfg)).run()
+        out[name] = root / name / "last.pt"
+    return out
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_calibrate_and_translate_with_confidence(runs, family, tmp_path, capsys):
+    path = tmp_path / "model.pt"
+    shutil.copy(runs[family], path)
+    code, out, err = run_cli(capsys, "calibrate", "--checkpoint", str(path))
+    assert code == 0 and "calibrated" in out, err
+    assert Checkpoint.load(path).calibration["decode"]["beam"] == 2
+    base = ["translate", "--checkpoint", str(path), "--device", "cpu"]
+    code, out, err = run_cli(capsys, *base, "--min-confidence", "0.5", *LINES)
+    assert code == 0, err
+    rows = [row.split("\t") for row in out.splitlines()]
+    assert len(rows) == len(LINES)
+    for _, conf, mark in rows:
+        assert 0.0 <= float(conf) <= 1.0 and mark == ("doubtful" if float(conf) < 0.5 else "ok")
+    engine = load_engine(path, "cpu")
+    found = engine.translate(LINES, engine.request(confidence=True))
+    assert [f"{t[0].confidence:.4f}" for t in found] == [r[1] for r in rows]
+    for (text, _, _), hyps in zip(rows, found):
+        assert hyps[0].text == text and len(hyps[0].word_confidence) == len(text.split())
+    # n-best: each hypothesis its own confidence
+    code, out, err = run_cli(capsys, *base, "--confidence", "--nbest", "2", LINES[0])
+    assert code == 0 and len(out.splitlines()) == 2, err
+    assert all(0.0 <= float(r.split("\t")[3]) <= 1.0 for r in out.splitlines())
+
+
+def test_an_ensemble_reports_raw_confidence_and_fits_a_calibration(runs, capsys):
+    both = ["--checkpoint", str(runs["lstm"]), "--checkpoint", str(runs["luong"]), "--ensemble"]
+    code, out, err = run_cli(capsys, "translate", *both, "--device", "cpu", "--confidence",
+                             *LINES)  # fmt: skip
+    assert code == 0, err
+    engine = load_engine([runs["lstm"], runs["luong"]], "cpu", ensemble=True)
+    assert engine.calibration is None  # each member's calibration is its own model's
+    found = engine.translate(LINES, engine.request(confidence=True))
+    rows = [row.split("\t") for row in out.splitlines()]
+    for (text, conf), hyps in zip(rows, found):
+        best = hyps[0]
+        assert text == best.text and float(conf) == pytest.approx(best.confidence, abs=1e-4)
+        if text:  # uncalibrated: exp(mean token log-probability)
+            mean = sum(best.logprobs) / len(best.logprobs)
+            assert best.confidence == pytest.approx(math.exp(mean))
+    code, _, err = run_cli(capsys, "translate", *both, "--min-confidence", "0.5", LINES[0])
+    last = err.strip().splitlines()[-1]
+    assert code == 2 and "an ensemble has no calibration" in last, err
+    # the fitting itself takes an ensemble as any engine
+    from translator.data.corpus import load_split
+
+    pairs = load_split(engine.cfg.data, "dev", engine.cfg.seed)
+    cal, report = fit(engine, [s for s, _ in pairs], [t for _, t in pairs], engine.request())
+    assert report["sentences"] == len(pairs) and len(cal.weights) == len(cal.features)
