@@ -93,6 +93,13 @@ def test_translate_and_info_read_the_exports_calibration(exported, capsys):
         assert (
             a[0] == b[0] and abs(float(a[1]) - float(b[1])) <= 1e-3 and b[2] in ("ok", "doubtful")
         )
+    # n-best with alignments: each hypothesis its confidence, before its alignment
+    args = ["translate", "--checkpoint", str(f32), "--nbest", "2", "--confidence", "--alignments"]
+    code, out, err = run_cli(capsys, *args, lines[0])
+    assert code == 0 and len(out.splitlines()) == 2, err
+    for row in out.splitlines():
+        cells = row.split("\t")
+        assert len(cells) == 5 and 0.0 <= float(cells[3]) <= 1.0, row
     for model, word in ((ckpt, "calibrated"), (f32, "calibrated"), (raw, "uncalibrated")):
         code, out, err = run_cli(capsys, "info", str(model))
         assert code == 0, err
