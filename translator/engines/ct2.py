@@ -46,7 +46,7 @@ from translator.decode.calibrate import confidence_request, with_confidence
 from translator.decode.request import Capabilities, DecodeRequest, EngineBase, fed_prefixes
 from translator.decode.rules import length_penalty, max_lengths
 from translator.decode.score import Score, score_in_batches
-from translator.decode.translator import Translation, in_batches, started
+from translator.decode.translator import Translation, in_batches, source_ids, started
 from translator.engines.ct2_folder import HINT, folder_calibration, folder_tokenizer, read_manifest
 from translator.engines.export import MANIFEST
 from translator.engines.lang_codes import code_ids, language_codes
@@ -183,7 +183,29 @@ class ExportedTranslator(EngineBase):
             self.tokenizer, lines, self.max_source, asked, self.source_of(request), progress,
             self._batch, self.workers,
         )  # fmt: skip
-        return with_confidence(self, lines, found, request.nbest) if request.confidence else found
+        if not request.confidence:
+            return found
+        self._keep_logprobs(lines, found, request)
+        return with_confidence(self, lines, found, request.nbest)
+
+    def _keep_logprobs(self, lines: list[str], found: list[list], request) -> None:
+        """The request's n-best translations of each line with their tokens' log-probabilities
+        and their </s>'s, as the PyTorch engine keeps them (decode/confidence.py reads them;
+        of the rest of the beam, only texts): scored again, since CTranslate2's search
+        renormalises over the tokens it may output (module docstring) and scoring does not."""
+        todo, ids = source_ids(self.tokenizer, lines, self.max_source, self.source_of(request))
+        start, pieces = self.start_of(request), self.tokenizer.tgt.id_to_piece
+        rows = [(j, tr) for j, n in enumerate(todo) for tr in found[n][: request.nbest]]
+        if not rows:
+            return
+        scored = self.engine.score_batch(
+            [[self._src_pieces[i] for i in ids[j]] for j, _ in rows],
+            [[pieces(i) for i in (*start, *tr.tokens)] for _, tr in rows],
+            max_batch_size=request.decode.batch_size,
+            max_input_length=0,
+        )
+        for (_, tr), result in zip(rows, scored):
+            tr.logprobs = tuple(result.log_probs[len(start) :])
 
     def score(
         self,
@@ -333,23 +355,4 @@ class ExportedTranslator(EngineBase):
                     weights = [row[prefix_len:] for row in att[skip:]]
                     target = [pieces(i) for i in t]
                     tr.alignment = word_alignment(weights, line, target, texts[n], tr.text)
-        if request.confidence:
-            self._keep_logprobs(sources, made, start)
         return made
-
-    def _keep_logprobs(self, sources: list[list[str]], made: list[list], start) -> None:
-        """Each translation's tokens' log-probabilities and its </s>'s, as the PyTorch engine
-        keeps them (decode/confidence.py reads them): scored again, since CTranslate2's
-        search renormalises over the tokens it may output (module docstring), and scoring
-        does not."""
-        pieces = self.tokenizer.tgt.id_to_piece
-        rows = [(n, tr) for n, trs in enumerate(made) for tr in trs]
-        if not rows:
-            return
-        scored = self.engine.score_batch(
-            [sources[n] for n, _ in rows],
-            [[pieces(i) for i in (*start, *tr.tokens)] for _, tr in rows],
-            max_input_length=0,
-        )
-        for (_, tr), result in zip(rows, scored):
-            tr.logprobs = tuple(result.log_probs[len(start) :])
