@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -32,7 +33,13 @@ from translator.documents.text import translate_text  # noqa: E402
 from translator.engines.load import load_engine  # noqa: E402
 
 
-def main() -> None:
+def timed(fn):
+    started = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--checkpoint", type=Path, required=True)
     parser.add_argument("--source", type=Path, required=True)
@@ -41,7 +48,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--limit", type=int, default=0, help="first N sources only")
     parser.add_argument("--device", default="auto")
-    args = parser.parse_args()
+    parser.add_argument("--repeats", type=int, default=5, help="timed turns of each way")
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error("--repeats: at least 1")
     sources, references = read_lines(args.source), read_lines(args.reference)
     if args.limit:
         sources, references = sources[: args.limit], references[: args.limit]
@@ -53,30 +63,35 @@ def main() -> None:
     for para in paras:
         refs.append(" ".join(references[at : at + len(para)]))
         at += len(para)
-    engine.translate(sources[:8], request)  # warm up
-    started = time.perf_counter()
-    lines = [h[0].text for h in engine.translate(sources, request)]
-    line_seconds = time.perf_counter() - started
     translate = engine_translate(engine, request)
-    started = time.perf_counter()
-    document = translate_text("\n\n".join(" ".join(p) for p in paras), translate, lang)
-    doc_seconds = time.perf_counter() - started
+    text = "\n\n".join(" ".join(p) for p in paras)
+    run_lines = lambda: [h[0].text for h in engine.translate(sources, request)]  # noqa: E731
+    run_document = lambda: translate_text(text, translate, lang)  # noqa: E731
+    lines, document = run_lines(), run_document()  # warm-up turn, and the outputs scored
+    line_times, doc_times = [], []
+    for _ in range(args.repeats):  # A B A B ...: both ways see the same drift in load
+        line_times.append(timed(run_lines)[1])
+        doc_times.append(timed(run_document)[1])
     by_line, at = [], 0
     for para in paras:
         by_line.append(" ".join(lines[at : at + len(para)]))
         at += len(para)
     doc_paras = [p.strip() for p in document.split("\n\n")]
+    ratios = [d / t for d, t in zip(doc_times, line_times, strict=True)]
     row = {
         "checkpoint": str(args.checkpoint),
         "sentences": len(sources),
         "paragraphs": len(paras),
         "bleu_lines": round(bleu(by_line, refs), 2),
         "bleu_document": round(bleu(doc_paras, refs), 2),
-        "ms_per_sentence_lines": round(1000 * line_seconds / len(sources), 3),
-        "ms_per_sentence_document": round(1000 * doc_seconds / len(sources), 3),
-        "time_ratio": round(doc_seconds / line_seconds, 3),
+        "repeats": args.repeats,
+        "ms_per_sentence_lines": round(1000 * statistics.median(line_times) / len(sources), 3),
+        "ms_per_sentence_document": round(1000 * statistics.median(doc_times) / len(sources), 3),
+        "time_ratio_median": round(statistics.median(ratios), 3),
+        "time_ratios": [round(r, 3) for r in ratios],
     }
     print(json.dumps(row), flush=True)
+    return row
 
 
 if __name__ == "__main__":

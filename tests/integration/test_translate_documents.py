@@ -2,11 +2,14 @@
 trip keeps its structure, an interrupted run resumes with only the missing sentences and
 writes the same file, and bad inputs are one line, exit 2, with nothing written."""
 
+import gzip
+import importlib.util
 import io
 import re
 
 import docx
 import pytest
+from util import ROOT
 
 from translator.commands import translate_document
 
@@ -149,3 +152,21 @@ def test_html_by_extension_and_markdown_to_standard_output(here, three_steps, tm
     done = here("translate", "--checkpoint", str(three_steps), "--input", str(markdown))
     assert done.returncode == 0 and done.stdout.startswith("---\ntitle: bleibt\n---\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.html", "in.md", "out.html"]
+
+
+def test_bench_documents_times_both_ways_in_turns(three_steps, tmp_path):
+    path = ROOT / "scripts" / "bench" / "bench_documents.py"
+    spec = importlib.util.spec_from_file_location("bench_documents", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    source, reference = tmp_path / "src.de.gz", tmp_path / "ref.en"
+    lines = ["Ein Mann fährt Rad.", "Zwei Hunde spielen", "Eine Frau liest.", "Ein Kind lacht."]
+    with gzip.open(source, "wt", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    reference.write_text("A man rides.\nTwo dogs play\nA woman reads.\nA child laughs.\n")
+    args = ["--checkpoint", str(three_steps), "--source", str(source), "--reference",
+            str(reference), "--device", "cpu", "--repeats", "3"]  # fmt: skip
+    row = bench.main(args)
+    assert row["sentences"] == 4 and row["repeats"] == 3 and len(row["time_ratios"]) == 3
+    assert row["time_ratio_median"] == sorted(row["time_ratios"])[1]
+    assert isinstance(row["bleu_lines"], float) and isinstance(row["bleu_document"], float)

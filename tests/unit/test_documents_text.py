@@ -42,6 +42,20 @@ def test_sentences_are_split_with_the_whitespace_between_left_out():
     assert split_sentences("", "de") == [] and split_sentences(" \n ", "de") == []
 
 
+def test_a_capitalised_german_article_starts_a_sentence_where_no_stop_ends_one():
+    text = "Zwei Männer in einer Stadt Der Mann hebt seine Arme. Er rasiert seinen Bart. Zwei"
+    text += " Hunde mit der Nummer 10. Ein Mann spielt Ein-Mann-Orchester: Die Zeit liegt da."
+    assert split_sentences(text, "de") == [
+        "Zwei Männer in einer Stadt",
+        "Der Mann hebt seine Arme.",
+        "Er rasiert seinen Bart.",  # pysbd alone lists "Bart." as an abbreviation
+        "Zwei Hunde mit der Nummer 10.",  # and reads "10." as an ordinal
+        "Ein Mann spielt Ein-Mann-Orchester: Die Zeit liegt da.",
+    ]
+    # English names take "The": no such rule there
+    assert split_sentences("He reads The Da Vinci Code", "en") == ["He reads The Da Vinci Code"]
+
+
 def test_unknown_languages_use_english_rules():
     assert rules_language("de-DE") == "de" and rules_language("pt_BR") == "en"
     assert rules_language(None) == "en" and rules_language("xx") == "en"
