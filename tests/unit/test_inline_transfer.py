@@ -20,9 +20,24 @@ def test_a_span_follows_its_aligned_words():
 
 
 def test_aligned_words_apart_are_made_contiguous():
-    # "stands" aligned to two target words around another: the smallest covering range
-    split = [(0, 0), (1, 1), (4, 2), (4, 4), (3, 3)]
-    assert transfer([(4, 5, "b")], SRC, "a b c d e f", split) == [(2, 5, "b")]
+    # "big" and "house" aligned to target words around another: the smallest covering range
+    split = [(0, 0), (1, 2), (3, 4), (2, 3)]
+    assert transfer([(1, 4, "b")], SRC, "a b c d e f", split) == [(2, 5, "b")]
+
+
+def test_a_word_translated_by_several_wraps_the_longest_of_them():
+    # "stands" became "is standing", "here" "over there": the content word, not the filler
+    al = [(0, 0), (3, 1), (4, 2), (4, 3), (5, 4), (5, 5)]
+    tgt = "the house is standing over there"
+    assert transfer([(4, 5, "b")], SRC, tgt, al) == [(3, 4, "b")]
+    assert transfer([(4, 6, "i")], SRC, tgt, al) == [(3, 6, "i")]
+
+
+def test_a_stray_link_far_away_does_not_stretch_a_tag():
+    # <b>big red house</b>: "big red" aligned to words 1 and 2, "house" to the last word
+    al = [(0, 0), (1, 1), (2, 2), (3, 6), (4, 3), (5, 4)]
+    out = transfer([(1, 4, "b")], SRC, "das grosse rote steht hier so Haus", al)
+    assert out == [(1, 3, "b")]
 
 
 def test_nested_spans_stay_nested_when_alignment_swaps_them():

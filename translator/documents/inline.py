@@ -2,7 +2,8 @@
 
 A span is a word range [start, end) of `source.split()` with an opaque payload (a tag, a
 run's formatting). `transfer` gives each span a word range of `translation.split()`: the
-smallest range covering the target words aligned to the span's words, then made to nest
+smallest range covering the target words aligned to the span's words (of the several one
+source word may have, its longest; of far-apart groups, the largest: `core`), made to nest
 exactly as the source spans nest (a child inside its parent, siblings apart), so a renderer
 never has to drop or split a tag. A span no alignment places (no aligned word, or no
 alignment at all) keeps its relative position inside its parent. Every span survives.
@@ -55,6 +56,7 @@ def transfer(
     """The spans as word ranges of `translation.split()`, in the order given, each with its
     payload; `alignment` holds (source word, target word) pairs, or None when there is none."""
     n_src, n_tgt = len(source.split()), len(translation.split())
+    words = translation.split()
     if any(end > n_src for _, end, _ in spans):
         raise ValueError(f"a span ends after the source's {n_src} words")
     if parents is None:
@@ -73,8 +75,8 @@ def transfer(
         targets = {}
         for k in kids:
             start, end = spans[k][0], spans[k][1]
-            found = sorted({j for i in range(start, end) for j in aligned[i] if lo <= j < hi})
-            targets[k] = found
+            by_source = [[j for j in aligned[i] if lo <= j < hi] for i in range(start, end)]
+            targets[k] = core(by_source, words)
         wanted = _apart(targets, lo, hi)
         for k in kids:
             if src[0] == spans[k][0] < spans[k][1] == src[1]:
@@ -89,6 +91,32 @@ def transfer(
 
     place(children.get(None, []), (0, n_src), 0, n_tgt)
     return [(start, end, span[2]) for (start, end), span in zip(placed, spans)]
+
+
+def core(by_source: list[list[int]], words: list[str]) -> list[int]:
+    """The target words a span wraps, from those aligned to each of its source words
+    (`by_source`): of the several words one source word has (`spielt`: "is playing",
+    `vor`: "in front of"), its longest, since the short ones around it are the articles,
+    auxiliaries and prepositions the target language adds, which the head aligns to the
+    nearest content word (a tag around `spielt` wraps "playing"); then, of those words, the
+    largest group with at most one word between neighbours, so a stray link to a far word
+    does not stretch the tag over the words between. Both rules were chosen on
+    bench_tags.py's tagged sources (docs/documents.md has the figures)."""
+    picked = sorted({max(found, key=lambda j: (_letters(words[j]), j)) for found in by_source
+                     if found})  # fmt: skip
+    if not picked:
+        return picked
+    groups = [[picked[0]]]
+    for j in picked[1:]:
+        if j - groups[-1][-1] <= 2:
+            groups[-1].append(j)
+        else:
+            groups.append([j])
+    return max(groups, key=len)
+
+
+def _letters(word: str) -> int:
+    return sum(c.isalnum() for c in word)
 
 
 def _apart(targets: dict[int, list[int]], lo: int, hi: int) -> dict[int, tuple[int, int]]:
