@@ -81,3 +81,52 @@ def test_min_confidence_mistakes_are_one_line_errors(calibrated, capsys):
     code, _, err = run_cli(capsys, *base, "--checkpoint", str(path), "--min-confidence", "0.5",
                            "--interactive")  # fmt: skip
     _one_error(code, err, "--min-confidence adds a column")
+
+
+class Sure:
+    """A translator that upper-cases with a confidence of 0.3 or 0.7 (odd or even line
+    length), and stops (like Ctrl-C) after `stop_after` chunks."""
+
+    max_target, source_prefix = 10_000, ()
+
+    def __init__(self, stop_after=None):
+        self.calls, self.stop_after = 0, stop_after
+
+    def translate(self, lines, request, progress=False):
+        from translator.decode.translator import Translation
+
+        if self.stop_after is not None and self.calls >= self.stop_after:
+            raise KeyboardInterrupt
+        self.calls += 1
+        return [[Translation(t.upper(), 0.0, confidence=0.3 + 0.4 * (len(t) % 2))] for t in lines]
+
+
+def test_a_stopped_file_resumes_only_under_the_same_threshold(tmp_path, monkeypatch):
+    from translator.config import DecodeConfig
+    from translator.decode import resumable
+    from translator.decode.request import DecodeRequest
+
+    monkeypatch.setattr(resumable, "CHUNK", 3)
+    src, out = tmp_path / "in.txt", tmp_path / "out.txt"
+    lines = [f"line {'x' * i}" for i in range(10)]
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def run(translator, threshold):
+        request = DecodeRequest(DecodeConfig(), confidence=True, min_confidence=threshold)
+        resumable.translate_file(translator, src, out, request, "m")
+
+    with pytest.raises(KeyboardInterrupt):
+        run(Sure(stop_after=2), 0.5)
+    again = Sure()
+    run(again, 0.5)
+    assert again.calls == 2  # the six lines done were kept
+    marks = [row.split("\t")[2] for row in out.read_text(encoding="utf-8").splitlines()]
+    assert marks == ["ok" if len(t) % 2 else "doubtful" for t in lines]
+    with pytest.raises(KeyboardInterrupt):
+        run(Sure(stop_after=2), 0.5)
+    other = Sure()
+    run(other, 0.8)  # another threshold: another column, so the job starts over
+    assert other.calls == 4
+    assert {row.split("\t")[2] for row in out.read_text(encoding="utf-8").splitlines()} == {
+        "doubtful"
+    }
