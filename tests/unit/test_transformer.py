@@ -68,18 +68,28 @@ def test_cached_steps_equal_full_decoder():
     assert state["self"][0][0].shape[2] == tgt.size(1)  # one cached key per step
 
 
-def test_reorder_state_selects_rows():
+@torch.inference_mode()
+def test_reorder_state_selects_rows_and_leaves_the_next_position_free():
     model = tiny()
     src, tgt = batch()
     state = model.init_state(model.encode(src))
     _, state = model.step(tgt[:, 0], state)
     idx = torch.tensor([2, 2, 0])
     picked = model.reorder_state(state, idx)
-    assert torch.equal(picked["self"][1][0], state["self"][1][0][idx])
+    cache = picked["self"][1][0]
+    assert torch.equal(cache[:, :, :-1], state["self"][1][0][idx])
+    assert cache.size(2) == state["self"][1][0].size(2) + 1
     assert picked["pos"] == state["pos"]
-    a, _ = model.step(tgt[idx, 1], picked)
+    a, after = model.step(tgt[idx, 1], picked)
     b, _ = model.step(tgt[:, 1], state)
     assert torch.allclose(a, b[idx], atol=1e-5)
+    assert after["self"][0][0].data_ptr() == picked["self"][0][0].data_ptr()  # filled in place
+    # reordered twice with no step between (a copy keeping the free position), then a step:
+    # the full decoder's logits for those rows
+    again = model.reorder_state(model.reorder_state(after, idx), torch.tensor([0, 1, 2]))
+    rows = idx[idx]
+    c, _ = model.step(tgt[rows, 2], again)
+    assert torch.allclose(c, model(src[rows], tgt[rows, :3])[:, 2], atol=1e-4)
 
 
 def test_uncached_steps_give_the_same_logits_and_search_output():

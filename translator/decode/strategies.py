@@ -21,11 +21,14 @@ from translator.decode.rules import Hypothesis, length_penalty
 from translator.specials import EOS
 
 
-def candidates(scores: torch.Tensor, logp: torch.Tensor) -> torch.Tensor:
+def candidates(scores: torch.Tensor, logp: torch.Tensor, in_place: bool = False) -> torch.Tensor:
     """Every continuation's score [m, k * V]: beam scores [m, k] plus the step's
-    log-probabilities [m * k, V], beam by beam."""
+    log-probabilities [m * k, V], beam by beam; `in_place` adds them into `logp` (a caller
+    done with it saves a fresh [m * k, V] tensor a step)."""
     m, k = scores.shape
     vocab = logp.size(-1)
+    if in_place:
+        return logp.view(m, k, vocab).add_(scores.unsqueeze(-1)).view(m, k * vocab)
     return (scores.unsqueeze(-1) + logp.view(m, k, vocab)).view(m, k * vocab)
 
 
@@ -111,7 +114,8 @@ class Beam:
         """Beam scores [m, k], the step's log-probabilities [m * k, V] and each sentence's
         tokens so far [m]: what finishes and what continues."""
         k, vocab = self.k, logp.size(-1)
-        top_scores, top_ids = candidates(scores, logp).topk(2 * k, dim=-1)  # <= k end in <eos>
+        # <= k of them end in <eos>; logp is the step's own, used by nothing after
+        top_scores, top_ids = candidates(scores, logp, in_place=True).topk(2 * k, dim=-1)
         origin, token = top_ids // vocab, top_ids % vocab
         is_eos = token == EOS
         new_len = (t + 1)[:, None].to(top_scores.dtype)  # t tokens and the <eos>

@@ -175,7 +175,11 @@ class Transformer(Seq2Seq):
         if not self.use_cache:
             return self._step_uncached(prev_tokens, state, layer)
         x = self.embed(self.tgt_embed, prev_tokens[:, None], offset=state["pos"])
-        mask, caches = state.get("self_mask"), state["self"]  # rows at different steps
+        spare = bool(state.get("spare"))
+        mask = state.get("self_mask")  # rows at different steps
+        if mask is not None:
+            state, spare = filled(state), False
+        caches = state["self"]
         if mask is not None:  # (merge_states): the cached columns no row needs are dropped
             width = min(int(state["pos"].max()), mask.size(-1))
             mask = torch.cat(
@@ -189,16 +193,27 @@ class Transformer(Seq2Seq):
             ]
         new_caches, kept = [], None
         for i, (block, kv, cache) in enumerate(zip(self.decoder, state["cross"], caches)):
-            x, cache, seen = block(
-                x, kv, state["src_mask"], cache=cache, self_mask=mask, keep_weights=i == layer
-            )
+            x, cache, seen = block(x, kv, state["src_mask"], cache, mask, i == layer, spare)
             new_caches.append(cache)
             kept = seen if i == layer else kept
         logits = self.generator(self.dec_norm(x[:, 0]))
-        new = {**state, "self": new_caches, "pos": state["pos"] + 1}
+        new = {**state, "self": new_caches, "pos": state["pos"] + 1, "spare": False}
         if mask is not None:
             new["self_mask"] = mask
         return logits, new, None if kept is None else kept[:, -1]
+
+    def reorder_state(self, state, indices, same_sentences=False):
+        """Rows `indices`, the self-attention caches gathered into buffers one position
+        longer whose last position the next step fills in place (forward_self's `spare`):
+        one copy of the caches a step instead of a gather's and a concatenation's."""
+        caches = state.get("self") if isinstance(state, dict) else None
+        # (writing into a buffer is for decoding: under autograd the rows are selected as is)
+        if not caches or caches[0][0] is None or state.get("spare") or torch.is_grad_enabled():
+            return super().reorder_state(state, indices, same_sentences)
+        rest = {k: v for k, v in state.items() if k != "self"}
+        rest = super().reorder_state(rest, indices, same_sentences)
+        kept = [tuple(with_spare(t, indices) for t in kv) for kv in caches]
+        return {**rest, "self": kept, "spare": True}
 
     def merge_states(self, states):
         """Rows at different steps: positions become one per row, and the self-attention
@@ -206,6 +221,7 @@ class Transformer(Seq2Seq):
         columns that no row needs any more are dropped."""
         if not self.use_cache:
             raise NotImplementedError("merge_states needs the cached step")
+        states = [filled(s) for s in states]
         n = [s["src_mask"].size(0) for s in states]
         pos = [
             s["pos"]
@@ -233,7 +249,8 @@ class Transformer(Seq2Seq):
                 kv.append(torch.cat([pad_to(r, shape, left=True) for r in rows]))
             caches.append(tuple(kv))
         rest = [
-            {k: v for k, v in s.items() if k not in ("self", "pos", "self_mask")} for s in states
+            {k: v for k, v in s.items() if k not in ("self", "pos", "self_mask", "spare")}
+            for s in states
         ]
         return {
             **join_rows(rest),
@@ -245,6 +262,7 @@ class Transformer(Seq2Seq):
     def place_states(self, state, rows, new):
         """The new rows start at position 0 with none of the cached keys their own (what the
         cache holds in those rows stays, masked out)."""
+        state = filled(state)
         if new["pos"] != 0 or state["self"][0][0] is None:
             raise NotImplementedError("place_states puts a fresh state into one that has stepped")
         n, width = state["src_mask"].size(0), state["self"][0][0].size(2)
@@ -253,7 +271,7 @@ class Transformer(Seq2Seq):
             pos = torch.full((n,), pos, device=rows.device)
             mask = torch.ones((n, 1, 1, width), dtype=torch.bool, device=rows.device)
         pos, mask = pos.index_fill(0, rows, 0), mask.index_fill(0, rows, False)
-        keep = ("self", "pos", "self_mask")
+        keep = ("self", "pos", "self_mask", "spare")
         rest = put_rows(
             {k: v for k, v in state.items() if k not in keep},
             rows,
@@ -307,3 +325,21 @@ class Transformer(Seq2Seq):
 FAMILY = Family(
     "transformer", TransformerConfig, Transformer, "Vaswani et al. (2017)", title="Transformer"
 )
+
+
+def with_spare(cache: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """Rows `rows` of a cache [N, H, L, D] in a buffer [len(rows), H, L + 1, D] whose last
+    position is left free for the next step."""
+    n, h, length, d = cache.shape
+    buf = cache.new_empty((rows.numel(), h, length + 1, d))
+    torch.index_select(cache, 0, rows, out=buf[:, :, :length])
+    return buf
+
+
+def filled(state: dict) -> dict:
+    """`state` without the free cache position reorder_state leaves (views, no copy)."""
+    if not state.get("spare"):
+        return state
+    out = {k: v for k, v in state.items() if k != "spare"}
+    out["self"] = [(k[:, :, :-1], v[:, :, :-1]) for k, v in state["self"]]
+    return out

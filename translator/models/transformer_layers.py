@@ -60,10 +60,18 @@ class Attention(nn.Module):
         b, h, n, dh = y.shape
         return self.out(y.transpose(1, 2).reshape(b, n, h * dh))
 
-    def forward_self(self, x, mask=None, causal=False, cache=None):
+    def forward_self(self, x, mask=None, causal=False, cache=None, spare=False):
+        """With `cache`, one new position appended to the cached prefix (`mask`: which cached
+        positions are a row's own, where rows differ); with `spare`, the cache's last
+        position is free and takes the new one in place (models/transformer.py
+        reorder_state leaves it), saving the copy a concatenation makes."""
         q, k, v = (self.split(t) for t in self.qkv(x).chunk(3, dim=-1))
-        if cache is not None:  # one new position: append to the cached prefix (`mask`: which
-            if cache[0] is not None:  # cached positions are a row's own, where rows differ)
+        if cache is not None:
+            if spare:
+                cache[0][:, :, -1:] = k
+                cache[1][:, :, -1:] = v
+                k, v = cache
+            elif cache[0] is not None:
                 k, v = torch.cat([cache[0], k], 2), torch.cat([cache[1], v], 2)
             return self.attend(q, k, v, mask), (k, v)
         return self.attend(q, k, v, mask, causal), None
@@ -127,12 +135,14 @@ class DecoderLayer(nn.Module):
         self.ff = FeedForward(d, cfg.ff_dim, cfg.dropout, cfg.activation)
         self.subs = nn.ModuleList(Sublayer(d, cfg.dropout, cfg.pre_norm) for _ in range(3))
 
-    def forward(self, x, cross_kv, src_mask, cache=None, self_mask=None, keep_weights=False):
+    def forward(
+        self, x, cross_kv, src_mask, cache=None, self_mask=None, keep_weights=False, spare=False
+    ):
         """The layer's output, its self-attention cache, and the cross-attention weights
-        [B, L, S] where `keep_weights` asks for them (else None)."""
+        [B, L, S] where `keep_weights` asks for them (else None); `spare`: forward_self's."""
         causal = cache is None
         x, cache = self.subs[0](
-            x, lambda h: self.self_attn.forward_self(h, self_mask, causal=causal, cache=cache)
+            x, lambda h: self.self_attn.forward_self(h, self_mask, causal, cache, spare)
         )
         x, kept = self.subs[1](
             x, lambda h: self.cross_attn.forward_cross(h, cross_kv, src_mask, keep_weights)
