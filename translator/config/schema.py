@@ -100,7 +100,8 @@ class DataConfig(Section):
     # languages (small ones are seen more often than their size alone gives). null: the
     # shares follow the weights alone. From 0.1: pairs_c ** 10 is as far as floats reach.
     temperature: Annotated[float, Ge(0.1), Le(1000)] | None = None
-    # "demo" (built-in generator) or a Hugging Face hub name; `dir` wins when set.
+    # "demo" (built-in generator), a Hugging Face hub name, or "none" (an imported model's:
+    # commands that need data ask for files); `dir` wins when set.
     dataset: Text = "demo"
     # A local folder: aligned text files ({split}.{lang}[.gz]), {split}.tsv,
     # {split}.jsonl, or a `datasets` save_to_disk folder.
