@@ -7,11 +7,15 @@ import numpy as np
 import pytest
 
 from translator.decode.confidence import (
+    FEATURES,
+    LEGACY_FEATURES,
+    SELECTED,
     Calibration,
     Output,
     agreement,
     best_threshold,
     features,
+    piece_scores,
     ranks,
     spearman,
     ter_alignment,
@@ -72,27 +76,81 @@ def test_ranks_share_ties_and_spearman_follows_order_not_values():
 
 
 def test_features_of_an_output():
-    out = Output(["\u2581A", "\u2581dog"], [-0.5, -1.5, -0.1], source_len=4)
-    got = dict(zip(("mean", "min", "std", "ratio", "loglen", "agree"), features(out)))
-    assert got["mean"] == pytest.approx(-0.7) and got["min"] == -1.5
-    assert got["ratio"] == 0.5 and got["loglen"] == pytest.approx(math.log(2))
-    assert got["agree"] == 1.0  # a list of one agrees with itself
+    out = Output(["\u2581A", "\u2581do", "g"], [-0.5, -1.5, -0.5, -0.1], source_len=4,
+                 source_words=4, source_scores=[-8.0, -10.0, -6.0], target_scores=[-3.0, -5.0])  # fmt: skip
+    got = dict(zip(FEATURES, features(out)))
+    assert got.keys() == set(FEATURES) and set(SELECTED) <= set(FEATURES)
+    assert got["mean_logprob"] == pytest.approx(-0.65) and got["min_logprob"] == -1.5
+    assert got["length_ratio"] == 0.75 and got["log_length"] == pytest.approx(math.log(3))
+    assert got["median_logprob"] == pytest.approx(-0.5)
+    assert got["word_mean_logprob"] == pytest.approx((-0.5 + (-1.5 - 0.5) / 2) / 2)
+    assert got["word_ratio"] == 0.5  # two words out for four in
+    assert got["source_piece_score"] == -8.0 and got["target_piece_score"] == -4.0
+    assert got["source_pieces_per_word"] == 0.75
+    assert got["nbest_agreement"] == got["nbest_min_agreement"] == 1.0  # a list of one
     assert agreement(["a dog runs", "a dog runs"]) == pytest.approx(1.0)
     assert agreement(["a dog runs", "two cats sleep"]) < 0.3
+    torn = dict(zip(FEATURES, features(Output(["\u2581A"], [-1.0, -1.0], 1, ["a dog runs",
+                "a dog runs", "two cats sleep"]))))  # fmt: skip
+    assert torn["nbest_min_agreement"] < 0.3 < torn["nbest_agreement"] < 1.0
+
+
+def test_piece_scores_leave_out_control_pieces_and_unknown():
+    class Pieces:  # sentencepiece's calls: ids 0-2 control, 3 unknown
+        def GetScore(self, i):
+            return -float(i)
+
+        def IsControl(self, i):
+            return i < 3
+
+        def IsUnknown(self, i):
+            return i == 3
+
+    assert piece_scores(Pieces(), [5, 0, 3, 7, 2]) == [-5.0, -7.0]
+
+
+def _rows(rng, n: int) -> np.ndarray:
+    """`n` random rows of FEATURES."""
+    return rng.normal(size=(n, len(FEATURES)))
 
 
 def test_the_fitted_combination_ranks_better_than_either_feature_alone():
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(400, 2))
-    y = 1 / (1 + np.exp(-(1.5 * x[:, 0] - 1.0 * x[:, 1])))
-    rows = [[a, b] for a, b in x]
+    rows = _rows(rng, 400)
+    a, b = FEATURES.index(SELECTED[1]), FEATURES.index(SELECTED[2])
+    y = 1 / (1 + np.exp(-(1.5 * rows[:, a] - 1.0 * rows[:, b])))
     cal = Calibration.fit(rows, y)
+    assert cal.features == SELECTED and len(cal.weights) == len(SELECTED)
     pred = cal.predict(rows)
     assert ((0 <= pred) & (pred <= 1)).all()
     assert spearman(pred, y) > 0.99
-    assert spearman(pred, y) > max(abs(spearman(x[:, 0], y)), abs(spearman(x[:, 1], y))) + 0.1
+    assert spearman(pred, y) > max(abs(spearman(rows[:, a], y)), abs(spearman(rows[:, b], y))) + 0.1
+    assert np.abs(pred - y).mean() < 0.05  # the fitted ranking is scaled back to the targets
     again = Calibration.from_dict(cal.to_dict())
     assert np.array_equal(again.predict(rows), pred)
+
+
+def test_a_calibration_of_the_six_first_features_predicts_as_it_was_stored():
+    # a checkpoint calibrated before the features grew: six weights over LEGACY_FEATURES,
+    # with the names or without (the first stored calibrations named them)
+    rows = _rows(np.random.default_rng(2), 20)
+    saved = {"weights": [0.5, 0.2, -0.3, 0.1, -0.2, 0.4], "bias": 0.3, "mean": [-1.0] * 6,
+             "scale": [2.0] * 6, "threshold": 0.6, "decode": {"beam": 5}}  # fmt: skip
+    x = (rows[:, : len(LEGACY_FEATURES)] + 1.0) / 2.0
+    expected = 1 / (1 + np.exp(-(x @ np.asarray(saved["weights"]) + 0.3)))
+    assert FEATURES[:6] == LEGACY_FEATURES
+    for stored in (saved, {**saved, "features": list(LEGACY_FEATURES)}):
+        cal = Calibration.from_dict(stored)
+        assert np.allclose(cal.predict(rows), expected)
+
+
+def test_a_calibration_of_features_this_translator_lacks_is_a_one_line_error():
+    from translator.errors import UserError
+
+    saved = {"weights": [1.0], "bias": 0.0, "mean": [0.0], "scale": [1.0], "features": ["x"]}
+    with pytest.raises(UserError, match=r"\(x\): run `translator calibrate`") as err:
+        Calibration.from_dict(saved)
+    assert "\n" not in str(err.value)
 
 
 def test_the_word_threshold_separates_bad_words_where_it_can():

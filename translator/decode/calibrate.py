@@ -15,6 +15,7 @@ from translator.decode.confidence import (
     best_threshold,
     features,
     pearson,
+    piece_scores,
     spearman,
     word_labels,
     words,
@@ -40,19 +41,22 @@ def confidence_request(request: DecodeRequest) -> DecodeRequest:
 
 def outputs(engine, lines: Sequence[str], nbests) -> list[Output]:
     """Each line's Output: the best translation's pieces and log-probabilities, the
-    source's subword count and the n-best texts."""
-    piece = engine.tokenizer.tgt.id_to_piece
-    lengths = [len(ids) for ids in engine.tokenizer.encode_src(list(lines))]
+    source's subword count and the n-best texts, the source's words and the scores of its
+    and the translation's pieces."""
+    tok = engine.tokenizer
+    piece = tok.tgt.id_to_piece
     out = []
-    for nbest, length in zip(nbests, lengths):
+    for line, nbest, ids in zip(lines, nbests, tok.encode_src(list(lines))):
         best = nbest[0]
+        source = {"source_words": len(line.split()), "source_scores": piece_scores(tok.src, ids)}
         if not best.tokens and best.logprobs is None:  # a blank line: nothing was decoded
-            out.append(Output([], [0.0], length, [best.text]))
+            out.append(Output([], [0.0], len(ids), [best.text], **source))
             continue
         if best.logprobs is None:
             raise UserError(f"{engine.name} gives no token log-probabilities: use a checkpoint")
         pieces = [piece(int(t)) for t in best.tokens]
-        out.append(Output(pieces, best.logprobs, length, [t.text for t in nbest]))
+        texts, scores = [t.text for t in nbest], piece_scores(tok.tgt, best.tokens)
+        out.append(Output(pieces, best.logprobs, len(ids), texts, **source, target_scores=scores))
     return out
 
 
