@@ -131,10 +131,7 @@ def parse_translate(
     if req.alignments and not engine.capabilities.alignments:
         raise LimitError(400, f"alignments: {engine.no_alignments}")
     if req.confidence and not engine.capabilities.confidence:
-        raise LimitError(
-            400, "confidence: the served model keeps no token log-probabilities (an exported "
-            "model has none: serve its checkpoint file)",
-        )  # fmt: skip
+        raise LimitError(400, "confidence: the served model keeps no token log-probabilities")
     request = DecodeRequest(
         door.decode.replace(beam=beam), req.nbest, alignments=req.alignments,
         confidence=req.confidence, **starts,
