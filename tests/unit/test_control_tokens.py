@@ -87,11 +87,11 @@ def test_training_data_keeps_its_ids_and_never_reads_a_tag_from_text(tagged):
 
 
 def test_an_exported_model_reads_tags_in_text_as_text(tagged, tmp_path):
-    from translator.engines import ct2
+    from translator.engines.ct2_folder import folder_tokenizer
     from translator.engines.export import SOURCE_SPM
 
     (tmp_path / SOURCE_SPM).write_bytes(tagged.src_bytes)
     meta = {"source": SOURCE_SPM, "target": None, "sha256": tagged.fingerprint()}
-    tok = ct2._tokenizer(tmp_path, json.loads(json.dumps({"tokenizer": meta})))
+    tok = folder_tokenizer(tmp_path, json.loads(json.dumps({"tokenizer": meta})))
     assert tok.encode_src(["Hund <bt>"]) == tagged.encode_src(["Hund <bt>"])
     assert tag_id(tagged, "<bt>") not in tok.encode_src(["Hund <bt>"])[0]
