@@ -16,7 +16,9 @@ from translator.decode.confidence import (
     features,
     pearson,
     piece_scores,
+    sentence_chrf,
     spearman,
+    uncalibrated,
     word_labels,
     words,
 )
@@ -63,11 +65,11 @@ def outputs(engine, lines: Sequence[str], nbests) -> list[Output]:
 def confidences(engine, lines, nbests, calibration: Calibration | None) -> list[Confidence]:
     """Each line's Confidence (module docstring); an empty translation gets 0."""
     outs = outputs(engine, lines, nbests)
-    rows = [features(o) for o in outs]
     if calibration is not None:
+        rows = [features(o) for o in outs]
         sentence = calibration.predict(rows).tolist() if rows else []
     else:
-        sentence = [float(np.exp(r[0])) for r in rows]
+        sentence = [uncalibrated(o) for o in outs]
     found = []
     for out, value, nbest in zip(outs, sentence, nbests):
         per_word = tuple(words(out.pieces, out.logprobs))
@@ -98,16 +100,13 @@ def fit(engine, sources: list[str], refs: list[str], request: DecodeRequest):
     """(the Calibration of `engine` under `request`, fitted on `sources` against `refs`,
     and how it ranks them: Spearman and Pearson against sentence chrF, beside the raw mean
     log-probability's)."""
-    from sacrebleu.metrics import CHRF
-
     if len(sources) < 10:
         raise UserError(f"calibrate needs 10 or more sentences with references, got {len(sources)}")
     asked = confidence_request(request)
     nbests = engine.translate(sources, asked)
     outs = outputs(engine, sources, nbests)
     rows = [features(o) for o in outs]
-    chrf = CHRF()
-    targets = [chrf.sentence_score(n[0].text, [r]).score / 100 for n, r in zip(nbests, refs)]
+    targets = sentence_chrf([n[0].text for n in nbests], refs)
     conf, ok = [], []
     for out, nbest, ref in zip(outs, nbests, refs):
         per_word = words(out.pieces, out.logprobs)

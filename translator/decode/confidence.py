@@ -135,6 +135,13 @@ def _agreements(nbest: Sequence[str]) -> list[float]:
     return out
 
 
+def sentence_chrf(hypotheses: Sequence[str], references: Sequence[str]) -> list[float]:
+    """Each hypothesis's sentence chrF / 100 against its reference: what a calibration
+    predicts."""
+    chrf = _chrf()
+    return [chrf.sentence_score(h, [r]).score / 100 for h, r in zip(hypotheses, references)]
+
+
 @functools.cache
 def _chrf():
     """One chrF scorer for every call (building one per sentence costs more than scoring)."""
@@ -276,5 +283,10 @@ def _logistic(x: np.ndarray, y: np.ndarray, l2: float) -> np.ndarray:
 
 
 def uncalibrated(out: Output) -> float:
-    """exp(mean token log-probability): the confidence of a model without a calibration."""
-    return math.exp(features(out)[0])
+    """exp(mean token log-probability), `features`' first: the confidence of a model without
+    a calibration, read without the others (its n-best's chrF is most of their cost)."""
+    return (
+        math.exp(float(np.mean(np.asarray(out.logprobs, dtype=np.float64))))
+        if len(out.logprobs)
+        else 1.0
+    )

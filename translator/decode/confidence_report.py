@@ -10,7 +10,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from translator.decode.confidence import Calibration, pearson, spearman, word_labels
+from translator.decode.confidence import (
+    Calibration,
+    f1_score,
+    pearson,
+    sentence_chrf,
+    spearman,
+    word_labels,
+)
 
 RESAMPLES, SEED = 1000, 1234  # the bootstrap's: the same intervals on every run
 
@@ -41,16 +48,8 @@ def detection(flagged: Sequence[bool], bad: Sequence[bool]) -> dict:
     hits = int((flagged & bad).sum())
     precision = hits / int(flagged.sum()) if flagged.any() else 0.0
     recall = hits / int(bad.sum()) if bad.any() else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if hits else 0.0
+    f1 = f1_score(flagged, bad)
     return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4)}
-
-
-def sentence_chrf(hypotheses: Sequence[str], references: Sequence[str]) -> list[float]:
-    """Each hypothesis's sentence chrF / 100 against its reference."""
-    from sacrebleu.metrics import CHRF
-
-    chrf = CHRF()
-    return [chrf.sentence_score(h, [r]).score / 100 for h, r in zip(hypotheses, references)]
 
 
 def raw_confidence(translation) -> float:
