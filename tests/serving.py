@@ -179,3 +179,38 @@ def app_client(engine, path, dc, batching: str = "batch"):
     finally:
         batcher.stop()
         decoder.join()
+
+
+class PageStub:
+    """The real page served by a tiny app on a free loopback port, in a thread: /health
+    answers a stub model and /translate is `translate` (an async handler of the request's
+    JSON body), so a page test knows what the page was answered."""
+
+    def __init__(self, translate):
+        from importlib import resources
+
+        import uvicorn
+        from fastapi import FastAPI
+        from fastapi.responses import HTMLResponse, JSONResponse
+
+        app = FastAPI()
+        page = resources.files("translator.serve").joinpath("static/index.html").read_text()
+        app.get("/", response_class=HTMLResponse)(lambda: page)
+        app.get("/health")(lambda: {"family": "stub", "engine": "stub", "device": "cpu",
+                                    "beam": 2, "languages": ["de", "en"]})  # fmt: skip
+        app.post("/translate")(translate)
+        app.post("/attention")(lambda: JSONResponse({"error": "no attention"}, 400))
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        self.server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)

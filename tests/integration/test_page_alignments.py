@@ -2,15 +2,11 @@
 marks the source words aligned to it, and the reverse; against a stub server whose answer
 is known, and against the real server's /translate."""
 
-import socket
-import threading
-import time
 import urllib.parse
-from importlib import resources
 
 import pytest
 from browser import Browser, chromium
-from serving import SENTENCES, post
+from serving import SENTENCES, PageStub, post
 
 HOVER = """(() => {{
   const node = document.querySelector('#align-{side} .word[data-k="{k}"]');
@@ -49,36 +45,15 @@ class Stub:
     PAIRS = [[0, 0], [1, 1], [1, 2], [3, 3]]  # "die alte Frau liest": alte -> old woman
 
     def __init__(self):
-        import uvicorn
-        from fastapi import FastAPI
-        from fastapi.responses import HTMLResponse, JSONResponse
-
-        app = FastAPI()
-        page = resources.files("translator.serve").joinpath("static/index.html").read_text()
-        app.get("/", response_class=HTMLResponse)(lambda: page)
-        app.get("/health")(lambda: {"family": "stub", "engine": "stub", "device": "cpu",
-                                    "beam": 2, "languages": ["de", "en"]})  # fmt: skip
-
-        @app.post("/translate")
         async def translate(body: dict):
             answer = {"beam": 2, "translations": [self.TRANSLATION], "scores": [-1.0]}
             return {**answer, "alignments": [self.PAIRS]} if body.get("alignments") else answer
 
-        app.post("/attention")(lambda: JSONResponse({"error": "no attention"}, 400))
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
-        self.server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started and time.monotonic() < deadline:
-            time.sleep(0.02)
+        self.server = PageStub(translate)
+        self.url = self.server.url
 
     def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
+        self.server.stop()
 
 
 def test_hovering_a_word_marks_its_aligned_words(tmp_path):

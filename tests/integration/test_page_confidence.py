@@ -2,15 +2,11 @@
 (labelled uncalibrated where so, its threshold in the title text) and the doubtful words
 underlined, against a stub server whose answer is known and against the real server."""
 
-import socket
-import threading
-import time
 import urllib.parse
-from importlib import resources
 
 import pytest
 from browser import Browser, chromium
-from serving import SENTENCES, post
+from serving import SENTENCES, PageStub, post
 
 SHOWN = """(() => {
   const box = document.getElementById('confidence');
@@ -48,15 +44,8 @@ class Stub:
     DOUBTFUL = [False, True, False, True]
 
     def __init__(self, calibrated: bool, refused: bool = False):
-        import uvicorn
-        from fastapi import FastAPI
-        from fastapi.responses import HTMLResponse, JSONResponse
+        from fastapi.responses import JSONResponse
 
-        app = FastAPI()
-        page = resources.files("translator.serve").joinpath("static/index.html").read_text()
-        app.get("/", response_class=HTMLResponse)(lambda: page)
-        app.get("/health")(lambda: {"family": "stub", "engine": "stub", "device": "cpu",
-                                    "beam": 2, "languages": ["de", "en"]})  # fmt: skip
         sure = {
             "confidence": [0.4242],
             "word_confidence": [[0.9, 0.2, 0.8, 0.1]],
@@ -65,7 +54,6 @@ class Stub:
             "confidence_threshold": 0.35 if calibrated else 0.5,
         }
 
-        @app.post("/translate")
         async def translate(body: dict):
             answer = {"beam": 2, "translations": [self.TRANSLATION], "scores": [-1.0]}
             if body.get("alignments"):
@@ -74,21 +62,11 @@ class Stub:
                 return JSONResponse({"error": "confidence: the served model keeps none"}, 400)
             return answer | sure if body.get("confidence") else answer
 
-        app.post("/attention")(lambda: JSONResponse({"error": "no attention"}, 400))
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
-        self.server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started and time.monotonic() < deadline:
-            time.sleep(0.02)
+        self.server = PageStub(translate)
+        self.url = self.server.url
 
     def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
+        self.server.stop()
 
 
 @pytest.mark.parametrize("calibrated", [False, True])
