@@ -1,7 +1,7 @@
 """Confidence for every family and for ensembles: `calibrate` fits and stores a calibration
 for the LSTM, Bahdanau and Luong models as for the Transformer, and `translate
---confidence` / `--min-confidence` read it; an ensemble reports its raw confidence, and
-asked for calibrated marks says in one line that it has none."""
+--confidence` / `--min-confidence` read it; an ensemble reports its raw confidence until
+`calibrate --ensemble` fits one for exactly its members."""
 
 import math
 import shutil
@@ -11,7 +11,6 @@ from commandline import run_cli
 from util import tiny_config
 
 from translator.config import config_from_dict
-from translator.decode.calibrate import fit
 from translator.engines.load import load_engine
 from translator.models.checkpoint import Checkpoint
 from translator.train.trainer import Trainer
@@ -64,12 +63,15 @@ def test_calibrate_and_translate_with_confidence(runs, family, tmp_path, capsys)
     assert all(0.0 <= float(r.split("\t")[3]) <= 1.0 for r in out.splitlines())
 
 
-def test_an_ensemble_reports_raw_confidence_and_fits_a_calibration(runs, capsys):
-    both = ["--checkpoint", str(runs["lstm"]), "--checkpoint", str(runs["luong"]), "--ensemble"]
+def test_an_ensemble_reports_raw_confidence_until_calibrated_as_one(runs, tmp_path, capsys):
+    lstm, luong = tmp_path / "lstm.pt", tmp_path / "luong.pt"
+    shutil.copy(runs["lstm"], lstm)
+    shutil.copy(runs["luong"], luong)
+    both = ["--checkpoint", str(lstm), "--checkpoint", str(luong), "--ensemble"]
     code, out, err = run_cli(capsys, "translate", *both, "--device", "cpu", "--confidence",
                              *LINES)  # fmt: skip
     assert code == 0, err
-    engine = load_engine([runs["lstm"], runs["luong"]], "cpu", ensemble=True)
+    engine = load_engine([lstm, luong], "cpu", ensemble=True)
     assert engine.calibration is None  # each member's calibration is its own model's
     found = engine.translate(LINES, engine.request(confidence=True))
     rows = [row.split("\t") for row in out.splitlines()]
@@ -81,10 +83,29 @@ def test_an_ensemble_reports_raw_confidence_and_fits_a_calibration(runs, capsys)
             assert best.confidence == pytest.approx(math.exp(mean))
     code, _, err = run_cli(capsys, "translate", *both, "--min-confidence", "0.5", LINES[0])
     last = err.strip().splitlines()[-1]
-    assert code == 2 and "an ensemble has no calibration" in last, err
-    # the fitting itself takes an ensemble as any engine
-    from translator.data.corpus import load_split
+    assert code == 2 and "--ensemble" in last and "calibrate" in last, err
 
-    pairs = load_split(engine.cfg.data, "dev", engine.cfg.seed)
-    cal, report = fit(engine, [s for s, _ in pairs], [t for _, t in pairs], engine.request())
-    assert report["sentences"] == len(pairs) and len(cal.weights) == len(cal.features)
+    code, out, err = run_cli(capsys, "calibrate", *both, "--device", "cpu")
+    assert code == 0 and "the ensemble of" in out, err
+    saved = Checkpoint.load(lstm)
+    assert saved.calibration is None and len(saved.ensemble_calibrations) == 1
+    assert Checkpoint.load(luong).ensemble_calibrations is None
+    for order in ([lstm, luong], [luong, lstm]):  # the members in either order
+        engine = load_engine(order, "cpu", ensemble=True)
+        assert engine.calibration is not None
+        assert engine.calibration.to_dict() == next(iter(saved.ensemble_calibrations.values()))
+    code, out, err = run_cli(capsys, "translate", *both, "--device", "cpu", "--min-confidence",
+                             "0.5", *LINES)  # fmt: skip
+    assert code == 0, err
+    found = engine.translate(LINES, engine.request(confidence=True))
+    for row, hyps in zip(out.splitlines(), found):
+        text, conf, mark = row.split("\t")
+        assert text == hyps[0].text and float(conf) == pytest.approx(hyps[0].confidence, abs=1e-4)
+        assert mark == ("doubtful" if float(conf) < 0.5 else "ok")
+    # other members, or the same file with other weights, have no calibration of it
+    other = load_engine([lstm, runs["bahdanau"]], "cpu", ensemble=True)
+    assert other.calibration is None
+    shutil.copy(runs["bahdanau"], luong)
+    assert load_engine([lstm, luong], "cpu", ensemble=True).calibration is None
+    code, out, err = run_cli(capsys, "info", str(lstm))
+    assert code == 0 and "ensembles it leads: calibrated for 1 set" in out, err

@@ -19,7 +19,9 @@ from translator.models.checkpoint import (
     Checkpoint,
     atomic_write_bytes,
     load_checkpoint,
+    members_key,
     save_checkpoint,
+    weights_fingerprint,
 )
 
 
@@ -408,3 +410,15 @@ def test_a_file_in_the_layout_older_versions_wrote_still_loads(tmp_path):
     assert ckpt.progress == {"step": 4} and ckpt.optimizer == {"state": {}, "param_groups": []}
     assert len(ckpt.rng) == 1 and torch.equal(ckpt.rng[0]["torch"], rng["torch"])
     assert ckpt.processes is None  # that layout did not say how many processes trained
+
+
+def test_members_key_tells_weights_apart_in_any_order():
+    a = {"w": torch.arange(6, dtype=torch.float32).reshape(2, 3), "b": torch.zeros(0)}
+    b = {"w": torch.ones(3, dtype=torch.bfloat16), "b": torch.zeros(0)}
+    assert weights_fingerprint(a) == weights_fingerprint({k: v.clone() for k, v in a.items()})
+    nudged = {**a, "w": a["w"].clone()}
+    nudged["w"][1, 2] += 1e-6
+    assert weights_fingerprint(nudged) != weights_fingerprint(a)
+    assert weights_fingerprint({**a, "w": a["w"].reshape(3, 2)}) != weights_fingerprint(a)
+    assert weights_fingerprint(b) != weights_fingerprint({**b, "w": b["w"].float()})
+    assert members_key([a, b]) == members_key([b, a]) != members_key([a, a])

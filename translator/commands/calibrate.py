@@ -13,6 +13,7 @@ from translator.cli_options import (
     BatchSizeOpt,
     BeamOpt,
     DeviceOpt,
+    EnsembleOpt,
     LenPenaltyOpt,
     decode_overrides,
     input_option,
@@ -21,14 +22,19 @@ from translator.cli_options import (
 
 def calibrate(
     checkpoint: Annotated[
-        Path,
-        typer.Option("--checkpoint", metavar="CKPT", help="The checkpoint file to calibrate"),
-    ],
+        list[Path],
+        typer.Option(
+            "--checkpoint",
+            metavar="CKPT",
+            help="The checkpoint file to calibrate (repeatable, with --ensemble)",
+        ),
+    ],  # fmt: skip
     src: Annotated[Path | None, input_option("--src", "Fit on this source file ...")] = None,
     ref: Annotated[Path | None, input_option("--ref", "... and its references")] = None,
     beam: BeamOpt = None,
     len_penalty: LenPenaltyOpt = None,
     batch_size: BatchSizeOpt = None,
+    ensemble: EnsembleOpt = False,
     device: DeviceOpt = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
 ):
@@ -36,18 +42,21 @@ def calibrate(
 
     Confidence then predicts each translation's sentence chrF under the decoding settings
     fitted with (translate --confidence, the server's "confidence"). The checkpoint is
-    rewritten whole or not at all."""
+    rewritten whole or not at all. With --ensemble it fits the ensemble of the --checkpoint
+    models and keeps that calibration in the first, for exactly those members."""
     from translator.data.corpus import load_split, read_pair_files
     from translator.decode.calibrate import fit
     from translator.engines.load import load_engine
     from translator.errors import UserError
-    from translator.models.checkpoint import Checkpoint
+    from translator.models.checkpoint import Checkpoint, members_key
 
     if (src is None) != (ref is None):
         raise UserError("--src and --ref go together: give both files or neither")
-    if checkpoint.is_dir():
-        raise UserError(f"{checkpoint}: calibrate a checkpoint file; its exports carry it along")
-    engine = load_engine([checkpoint], device)
+    first = checkpoint[0]
+    for path in checkpoint:
+        if path.is_dir():
+            raise UserError(f"{path}: calibrate a checkpoint file; its exports carry it along")
+    engine = load_engine(checkpoint, device, ensemble=ensemble)
     dc = decode_overrides(engine.cfg.decode, beam, len_penalty, None, None, batch_size)
     if src is not None:
         pairs = read_pair_files(src, ref)
@@ -56,14 +65,20 @@ def calibrate(
     cal, report = fit(
         engine, [s for s, _ in pairs], [t for _, t in pairs], engine.request(decode=dc)
     )
-    saved = Checkpoint.load(checkpoint)
-    saved.calibration = cal.to_dict()
-    saved.save(checkpoint)
+    saved = Checkpoint.load(first)
+    if len(checkpoint) > 1:
+        key = members_key([saved.model, *(Checkpoint.load(p).model for p in checkpoint[1:])])
+        saved.ensemble_calibrations = {**(saved.ensemble_calibrations or {}), key: cal.to_dict()}
+        what = f"the ensemble of {' + '.join(map(str, checkpoint))} (kept in {first})"
+    else:
+        saved.calibration = cal.to_dict()
+        what = str(first)
+    saved.save(first)
     if as_json:
         typer.echo(json.dumps(report))
         return
     typer.echo(
-        f"calibrated {checkpoint} on {report['sentences']:,} sentences: Spearman "
+        f"calibrated {what} on {report['sentences']:,} sentences: Spearman "
         f"{report['spearman']:.3f} against sentence chrF (mean log-probability alone: "
         f"{report['spearman_mean_logprob']:.3f}), doubtful words under "
         f"{report['word_threshold']:.2f} (F1 of wrong words {report['word_bad_f1']:.3f})"

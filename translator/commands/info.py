@@ -42,7 +42,7 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
         tokenizer = folder_tokenizer(path, manifest)
         kind = f"exported folder (CTranslate2, {manifest.get('quantization', 'float32')})"
         progress, source, version = None, manifest.get("source"), manifest.get("translator_version")
-        calibration = manifest.get("calibration")
+        calibration, ensembles = manifest.get("calibration"), 0
     else:
         from translator.models.checkpoint import Checkpoint
 
@@ -53,11 +53,15 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
         kind = f"checkpoint{resumable}"
         progress, source, version = ckpt.progress, ckpt.source, ckpt.version
         calibration = ckpt.calibration
+        ensembles = len(ckpt.ensemble_calibrations or {})
     lines = [f"{path}: {kind}, written by translator {version or '?'}"]
     lines += _model(cfg, tokenizer)
     lines += _languages(cfg)
     lines += _progress(progress)
     lines += _calibration(calibration)
+    if ensembles:
+        lines.append(f"confidence of ensembles it leads: calibrated for {ensembles} set(s) of "
+                     "members (translator calibrate --ensemble)")  # fmt: skip
     lines += (
         _source(source, whole_card)
         if isinstance(source, dict)

@@ -242,8 +242,9 @@ def _check_calibrated(translator, request, checkpoint: list[Path]) -> None:
     if request.min_confidence is not None and getattr(translator, "calibration", None) is None:
         if len(checkpoint) > 1:
             raise UserError(
-                "--min-confidence: an ensemble has no calibration (translator calibrate fits "
-                "one checkpoint); --confidence gives raw scores"
+                "--min-confidence: this ensemble has no calibration; run `translator calibrate` "
+                "with the same --checkpoint options and --ensemble, or use --confidence for "
+                "raw scores"
             )
         again = " and export it again" if checkpoint[0].is_dir() else ""
         raise UserError(

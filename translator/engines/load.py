@@ -113,7 +113,7 @@ def _open(paths, device: str, quantize: str | None, ensemble: bool, *languages) 
         if codes is not None:
             raise UserError(f"--ensemble: {paths[0]} is a model of language codes (imported); "
                             "ensembles take translator's own models")  # fmt: skip
-        return _ensemble(paths, built, pick_device(device), languages)
+        return _ensemble(paths, built, pick_device(device), languages, ensemble_calibration(ckpts))
     cfg, tokenizer, model = built[0]
     if quantize is not None:
         from translator.engines.quantize import quantize_model
@@ -139,7 +139,22 @@ def _exported(path: Path, device: str, quantize: str | None, languages) -> Engin
     )
 
 
-def _ensemble(paths: list, built: list, device, languages):
+def ensemble_calibration(ckpts: list) -> dict | None:
+    """The calibration `translator calibrate --ensemble` fitted for exactly these members
+    (their weights, in any order), which it keeps in the member it named first; None where
+    there is none."""
+    from translator.models.checkpoint import members_key
+
+    key = None
+    for ckpt in ckpts:
+        if ckpt.ensemble_calibrations:
+            key = key or members_key([c.model for c in ckpts])
+            if key in ckpt.ensemble_calibrations:
+                return ckpt.ensemble_calibrations[key]
+    return None
+
+
+def _ensemble(paths: list, built: list, device, languages, calibration: dict | None):
     from translator.decode.translator import Translator
     from translator.models.ensemble import Ensemble
 
@@ -163,6 +178,7 @@ def _ensemble(paths: list, built: list, device, languages):
         name="ensemble of " + " + ".join(c.model.type for c, _, _ in built),
         max_source=min(c.model.max_positions for c, _, _ in built),
         source_prefix=_prefix_of(cfg, tokenizer, *languages),
+        calibration=calibration,
     )
 
 

@@ -10,6 +10,7 @@ Loading uses `torch.load(weights_only=True)`, which refuses pickled code.
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 import re
 from dataclasses import dataclass, field
@@ -85,17 +86,41 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     return ckpt
 
 
+def weights_fingerprint(model: dict[str, torch.Tensor]) -> str:
+    """A digest of a model's weights (names, shapes, types and values): which trained model
+    it is, whatever file it was copied to."""
+    digest = hashlib.blake2b(digest_size=12)
+    for name in sorted(model):
+        tensor = model[name].detach().cpu().contiguous()
+        digest.update(f"{name}:{tuple(tensor.shape)}:{tensor.dtype};".encode())
+        if tensor.numel():
+            digest.update(tensor.reshape(-1).view(torch.uint8).numpy())
+    return digest.hexdigest()
+
+
+def members_key(models: list[dict[str, torch.Tensor]]) -> str:
+    """An ensemble's identity: its members' fingerprints, in any order (the mean of their
+    log-probabilities does not depend on it)."""
+    return "+".join(sorted(weights_fingerprint(m) for m in models))
+
+
+def _dict_or_none(value: Any) -> dict | None:
+    return value if isinstance(value, dict) else None
+
+
 @dataclass
 class Checkpoint:
     """The contents of one checkpoint file, and the one place that knows its layout:
 
         {"format", "version", "config", "tokenizer", "model",
          "train_state": {"progress", "rng", "rng_other_ranks", "optimizer", "scaler", "ema"},
-         "source", "calibration"}
+         "source", "calibration", "ensemble_calibrations"}
 
     `source` (imported models only, translator/pretrained/): where the weights came from,
     the released model's card and licence, and how its ids map to ours. `calibration`
-    (`translator calibrate`): how its confidence is computed (decode/confidence.py).
+    (`translator calibrate`): how its confidence is computed (decode/confidence.py);
+    `ensemble_calibrations` (`translator calibrate --ensemble`, kept in the first member):
+    the same for ensembles it leads, by `members_key` of their weights.
     `rng` holds the random state of every training process in rank order; the file keeps
     rank 0's under "rng" (where single-process checkpoints always had it) and the others'
     under "rng_other_ranks". best.pt carries no optimizer and no random state: only last.pt
@@ -115,6 +140,7 @@ class Checkpoint:
     ema: dict | None = None  # translator.train.ema.WeightEMA.state_dict() (last.pt, EMA runs)
     source: dict | None = None  # of an imported model: origin, card, licence, id table
     calibration: dict | None = None  # decode/confidence.py's Calibration.to_dict()
+    ensemble_calibrations: dict | None = None  # members_key -> Calibration.to_dict()
     every_rank: bool = True  # `rng` holds every process's state (older files: rank 0's alone)
     version: str = __version__  # of translator that wrote it
 
@@ -144,6 +170,8 @@ class Checkpoint:
             out["source"] = self.source
         if self.calibration is not None:
             out["calibration"] = self.calibration
+        if self.ensemble_calibrations:
+            out["ensemble_calibrations"] = self.ensemble_calibrations
         return out
 
     @classmethod
@@ -163,9 +191,8 @@ class Checkpoint:
             scaler=ts.get("scaler"),
             ema=ts.get("ema"),
             source=raw.get("source") if isinstance(raw.get("source"), dict) else None,
-            calibration=raw.get("calibration")
-            if isinstance(raw.get("calibration"), dict)
-            else None,
+            calibration=_dict_or_none(raw.get("calibration")),
+            ensemble_calibrations=_dict_or_none(raw.get("ensemble_calibrations")),
             every_rank=isinstance(others, list),
             version=raw.get("version", "?"),
         )
