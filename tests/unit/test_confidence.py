@@ -9,7 +9,6 @@ import pytest
 from translator.decode.confidence import (
     FEATURES,
     LEGACY_FEATURES,
-    SELECTED,
     Calibration,
     Output,
     agreement,
@@ -79,7 +78,7 @@ def test_features_of_an_output():
     out = Output(["\u2581A", "\u2581do", "g"], [-0.5, -1.5, -0.5, -0.1], source_len=4,
                  source_words=4, source_scores=[-8.0, -10.0, -6.0], target_scores=[-3.0, -5.0])  # fmt: skip
     got = dict(zip(FEATURES, features(out)))
-    assert got.keys() == set(FEATURES) and set(SELECTED) <= set(FEATURES)
+    assert got.keys() == set(FEATURES) and len(features(out)) == len(FEATURES)
     assert got["mean_logprob"] == pytest.approx(-0.65) and got["min_logprob"] == -1.5
     assert got["length_ratio"] == 0.75 and got["log_length"] == pytest.approx(math.log(3))
     assert got["median_logprob"] == pytest.approx(-0.5)
@@ -88,6 +87,21 @@ def test_features_of_an_output():
     assert got["source_piece_score"] == -8.0 and got["target_piece_score"] == -4.0
     assert got["source_pieces_per_word"] == 0.75
     assert got["nbest_agreement"] == got["nbest_min_agreement"] == 1.0  # a list of one
+    assert got["q10_logprob"] == pytest.approx(-1.2) and got["q25_logprob"] == pytest.approx(-0.75)
+    assert got["low_share"] == 0.25 and got["very_low_share"] == 0.0  # under log 0.5, log 0.1
+    assert got["min_position"] == 0.25 and got["eos_logprob"] == -0.1
+    assert got["sum_logprob"] == pytest.approx(-2.6)
+    assert got["mean_logprob_before_eos"] == pytest.approx(-2.5 / 3)
+    assert got["word_min_logprob"] == pytest.approx(-1.0) and got["low_word_share"] == 0.5
+    assert got["source_log_length"] == got["source_log_words"] == pytest.approx(math.log(4))
+    assert got["source_min_piece_score"] == -10.0 and got["source_piece_score_sum"] == -24.0
+    assert got["source_q10_piece_score"] == pytest.approx(-9.6)
+    assert got["target_min_piece_score"] == -5.0
+    named = Output(["\u2581A", "\u2581dog", "\u2581called", "\u2581R", "ex", "."], [-0.1] * 7, 6,
+                   ["A dog called Rex."], source_words=4, source="Ein Hund namens Rex.")  # fmt: skip
+    got = dict(zip(FEATURES, features(named)))
+    assert got["copied_share"] == 0.25  # "Rex." (case and punctuation aside)
+    assert got["target_pieces_per_word"] == 1.5 and got["log_chars"] == pytest.approx(math.log(18))
     assert agreement(["a dog runs", "a dog runs"]) == pytest.approx(1.0)
     assert agreement(["a dog runs", "two cats sleep"]) < 0.3
     torn = dict(zip(FEATURES, features(Output(["\u2581A"], [-1.0, -1.0], 1, ["a dog runs",
@@ -117,10 +131,10 @@ def _rows(rng, n: int) -> np.ndarray:
 def test_the_fitted_combination_ranks_better_than_either_feature_alone():
     rng = np.random.default_rng(0)
     rows = _rows(rng, 400)
-    a, b = FEATURES.index(SELECTED[1]), FEATURES.index(SELECTED[2])
+    a, b = FEATURES.index("word_ratio"), FEATURES.index("nbest_agreement")
     y = 1 / (1 + np.exp(-(1.5 * rows[:, a] - 1.0 * rows[:, b])))
     cal = Calibration.fit(rows, y)
-    assert cal.features == SELECTED and len(cal.weights) == len(SELECTED)
+    assert cal.features == FEATURES and len(cal.weights) == len(FEATURES)
     pred = cal.predict(rows)
     assert ((0 <= pred) & (pred <= 1)).all()
     assert spearman(pred, y) > 0.99

@@ -50,7 +50,8 @@ def outputs(engine, lines: Sequence[str], nbests) -> list[Output]:
     out = []
     for line, nbest, ids in zip(lines, nbests, tok.encode_src(list(lines))):
         best = nbest[0]
-        source = {"source_words": len(line.split()), "source_scores": piece_scores(tok.src, ids)}
+        source = {"source_words": len(line.split()), "source_scores": piece_scores(tok.src, ids),
+                  "source": line}  # fmt: skip
         if not best.tokens and best.logprobs is None:  # a blank line: nothing was decoded
             out.append(Output([], [0.0], len(ids), [best.text], **source))
             continue

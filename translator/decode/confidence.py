@@ -1,13 +1,15 @@
 """How sure the model is of a translation.
 
 A sentence's confidence is its predicted sentence chrF / 100: features of the model's own
-output (its tokens' and words' log-probabilities, how much its n-best list agrees, the
-words out per word in) and of how rare the pieces of source and translation are (the
-sentencepiece model's unigram log-probability of each piece, its score), combined by a
-logistic model fitted on a dev set's translations against their references
-(`Calibration.fit`). One feature alone, mapped monotonically, could not rank sentences
-differently from that feature; the fitted combination can. Without a calibration the
-confidence is exp(mean token log-probability), reported as uncalibrated.
+output (its tokens' and words' log-probabilities: their mean, spread, quantiles and lows;
+how much its n-best list agrees; its length against the source's; the words it copied) and
+of how rare the pieces of source and translation are (the sentencepiece model's unigram
+log-probability of each piece, its score), combined by a logistic model fitted on a dev
+set's translations against their references (`Calibration.fit`). One feature alone,
+mapped monotonically, could not rank sentences differently from that feature; the fitted
+combination can. It takes every feature, regularised, rather than a subset picked on the
+dev set: docs/guide.md has the comparison. Without a calibration the confidence is
+exp(mean token log-probability), reported as uncalibrated.
 
 A word's confidence is exp(the mean log-probability of its subwords), and words under the
 calibration's threshold (chosen on dev for the F1 of words that differ from the
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+import string
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -27,6 +30,7 @@ from translator.decode.ter import ter_alignment, word_labels  # noqa: F401 (call
 from translator.errors import UserError
 
 WORD_START = "\u2581"  # sentencepiece's mark of a piece that begins a word
+LOW, VERY_LOW = math.log(0.5), math.log(0.1)  # a token or word "low" under these
 # Every feature `features` computes, mean_logprob first (the uncalibrated confidence). A
 # calibration names those it uses, so one fitted on fewer still predicts as it did.
 FEATURES = (
@@ -43,29 +47,35 @@ FEATURES = (
     "target_piece_score",
     "source_piece_score",
     "source_pieces_per_word",
+    "q10_logprob",
+    "q25_logprob",
+    "low_share",
+    "very_low_share",
+    "min_position",
+    "eos_logprob",
+    "sum_logprob",
+    "mean_logprob_before_eos",
+    "word_min_logprob",
+    "low_word_share",
+    "source_log_length",
+    "source_log_words",
+    "source_min_piece_score",
+    "source_q10_piece_score",
+    "source_piece_score_sum",
+    "target_min_piece_score",
+    "target_pieces_per_word",
+    "copied_share",
+    "log_chars",
 )
 LEGACY_FEATURES = FEATURES[:6]  # what a calibration that names none was fitted on
-# Those `Calibration.fit` uses: chosen by forward selection on the Multi30k de-en dev set
-# (10-fold cross-validated Spearman against sentence chrF), each adding 0.001 or more.
-SELECTED = (
-    "mean_logprob",
-    "word_ratio",
-    "nbest_agreement",
-    "target_piece_score",
-    "source_piece_score",
-    "source_pieces_per_word",
-    "nbest_min_agreement",
-    "word_mean_logprob",
-    "median_logprob",
-)
 
 
 @dataclass(frozen=True)
 class Output:
     """What the search gives for one sentence: the best hypothesis's pieces and their
     log-probabilities (the </s> last), the source's subword count and the n-best texts;
-    the source's words, and the scores (`piece_scores`) of the source's and the best
-    hypothesis's pieces."""
+    the source line and its word count, and the scores (`piece_scores`) of the source's
+    and the best hypothesis's pieces."""
 
     pieces: Sequence[str]
     logprobs: Sequence[float]
@@ -74,6 +84,7 @@ class Output:
     source_words: int = 0
     source_scores: Sequence[float] = ()
     target_scores: Sequence[float] = ()
+    source: str = ""
 
 
 def features(out: Output) -> list[float]:
@@ -82,9 +93,13 @@ def features(out: Output) -> list[float]:
     if lp.size == 0:
         lp = np.zeros(1)
     length = max(1, len(out.pieces))
-    per_word = [math.log(w) for w in words(out.pieces, out.logprobs)] or [float(lp.mean())]
+    per_word = np.log(words(out.pieces, out.logprobs) or [math.exp(float(lp.mean()))])
     source_words = max(1, out.source_words)
     others = _agreements(out.nbest)
+    q10, q25, median = np.quantile(lp, (0.1, 0.25, 0.5))
+    src = np.asarray(out.source_scores, dtype=np.float64)
+    tgt = np.asarray(out.target_scores, dtype=np.float64)
+    said = out.nbest[0].split() if out.nbest else []
     return [
         float(lp.mean()),
         float(lp.min()),
@@ -93,13 +108,42 @@ def features(out: Output) -> list[float]:
         math.log(length),
         float(np.mean(others)),
         float(np.min(others)),
-        float(np.median(lp)),
-        float(np.mean(per_word)),
+        float(median),
+        float(per_word.mean()),
         len(per_word) / source_words,
-        float(np.mean(out.target_scores)) if len(out.target_scores) else 0.0,
-        float(np.mean(out.source_scores)) if len(out.source_scores) else 0.0,
-        len(out.source_scores) / source_words,
+        float(tgt.mean()) if tgt.size else 0.0,
+        float(src.mean()) if src.size else 0.0,
+        src.size / source_words,
+        float(q10),
+        float(q25),
+        float((lp < LOW).mean()),
+        float((lp < VERY_LOW).mean()),
+        int(lp.argmin()) / lp.size,
+        float(lp[-1]),
+        float(lp.sum()),
+        float(lp[:-1].mean()) if lp.size > 1 else float(lp[0]),
+        float(per_word.min()),
+        float((per_word < LOW).mean()),
+        math.log(max(1, out.source_len)),
+        math.log(source_words),
+        float(src.min()) if src.size else 0.0,
+        float(np.quantile(src, 0.1)) if src.size else 0.0,
+        float(src.sum()),
+        float(tgt.min()) if tgt.size else 0.0,
+        len(out.pieces) / max(1, len(said)),
+        _copied(said, out.source),
+        math.log(1 + len(out.nbest[0])) if out.nbest else 0.0,
     ]
+
+
+def _copied(said: list[str], source: str) -> float:
+    """The share of the translation's words found, as they are, among the source's (names,
+    numbers and words the model copied because it did not know them)."""
+    if not said:
+        return 0.0
+    strip = lambda w: w.lower().strip(string.punctuation)  # noqa: E731
+    seen = {strip(w) for w in source.split()}
+    return sum(strip(w) in seen for w in said) / len(said)
 
 
 def piece_scores(sp, ids: Sequence[int]) -> list[float]:
@@ -215,7 +259,7 @@ class Calibration:
     scale: list[float]
     threshold: float = 0.5
     decode: dict = field(default_factory=dict)
-    features: tuple[str, ...] = SELECTED
+    features: tuple[str, ...] = FEATURES
 
     def predict(self, rows: Sequence[Sequence[float]]) -> np.ndarray:
         """The predicted chrF / 100 of each row of FEATURES (`features`)."""
@@ -240,7 +284,7 @@ class Calibration:
 
     @classmethod
     def fit(cls, rows, targets, threshold: float = 0.5, decode: dict | None = None, l2=1e-3,
-            features: Sequence[str] = SELECTED):  # fmt: skip
+            features: Sequence[str] = FEATURES):  # fmt: skip
         """A logistic model of `targets` in [0, 1] over the named `features` of `rows` (rows
         of FEATURES). Spearman asks for the order, and sentence chrF piles up at 1 for short
         sentences, so the weights' direction is fitted to the targets' ranks (as soft labels
