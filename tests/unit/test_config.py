@@ -96,6 +96,13 @@ def test_shipped_configs_load_with_the_values_they_state(name):
             assert loaded[key] == value, key
 
 
+@pytest.mark.parametrize("name", ["multi30k_transformer.yaml", "multi30k_transformer_align.yaml"])
+def test_the_multi30k_transformer_recipes_export_to_hugging_face(name):
+    from translator.pretrained.export_hf import M2M100, hf_class
+
+    assert hf_class(load_config(CONFIGS / name).model) == M2M100
+
+
 @pytest.mark.parametrize(
     "text, expected",
     [("1e-3", 1e-3), ("5E-4", 5e-4), ("1.0e3", 1000.0), ("2e+2", 200.0), ("-1.5e-2", None)],
