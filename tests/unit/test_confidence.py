@@ -11,7 +11,6 @@ from translator.decode.confidence import (
     LEGACY_FEATURES,
     Calibration,
     Output,
-    agreement,
     best_threshold,
     features,
     piece_scores,
@@ -102,11 +101,16 @@ def test_features_of_an_output():
     got = dict(zip(FEATURES, features(named)))
     assert got["copied_share"] == 0.25  # "Rex." (case and punctuation aside)
     assert got["target_pieces_per_word"] == 1.5 and got["log_chars"] == pytest.approx(math.log(18))
-    assert agreement(["a dog runs", "a dog runs"]) == pytest.approx(1.0)
-    assert agreement(["a dog runs", "two cats sleep"]) < 0.3
+    assert _agreement(["a dog runs", "a dog runs"]) == pytest.approx(1.0)
+    assert _agreement(["a dog runs", "two cats sleep"]) < 0.3
     torn = dict(zip(FEATURES, features(Output(["\u2581A"], [-1.0, -1.0], 1, ["a dog runs",
                 "a dog runs", "two cats sleep"]))))  # fmt: skip
     assert torn["nbest_min_agreement"] < 0.3 < torn["nbest_agreement"] < 1.0
+
+
+def _agreement(nbest: list[str]) -> float:
+    """The nbest_agreement feature of a one-piece output with this n-best."""
+    return dict(zip(FEATURES, features(Output(["\u2581A"], [-1.0], 1, nbest))))["nbest_agreement"]
 
 
 def test_piece_scores_leave_out_control_pieces_and_unknown():

@@ -153,14 +153,9 @@ def piece_scores(sp, ids: Sequence[int]) -> list[float]:
     return [sp.GetScore(i) for i in ids if not (sp.IsControl(i) or sp.IsUnknown(i))]
 
 
-def agreement(nbest: Sequence[str]) -> float:
-    """Mean chrF / 100 of the other hypotheses against the best (1 for a list of one):
-    a model torn between different outputs is less sure of its first."""
-    return float(np.mean(_agreements(nbest)))
-
-
 def _agreements(nbest: Sequence[str]) -> list[float]:
-    """Each other hypothesis's chrF / 100 against the best ([1] for a list of one)."""
+    """Each other hypothesis's chrF / 100 against the best ([1] for a list of one): a model
+    torn between different outputs is less sure of its first."""
     if len(nbest) < 2:
         return [1.0]
     from sacrebleu.metrics.helpers import extract_all_char_ngrams
