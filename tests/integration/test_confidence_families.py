@@ -45,6 +45,9 @@ def test_calibrate_and_translate_with_confidence(runs, family, tmp_path, capsys)
     code, out, err = run_cli(capsys, "calibrate", "--checkpoint", str(path))
     assert code == 0 and "calibrated" in out, err
     assert Checkpoint.load(path).calibration["decode"]["beam"] == 2
+    # an ensemble of one decodes as its model, and takes its calibration
+    alone = load_engine([path], "cpu", ensemble=True)
+    assert alone.calibration.to_dict() == Checkpoint.load(path).calibration
     base = ["translate", "--checkpoint", str(path), "--device", "cpu"]
     code, out, err = run_cli(capsys, *base, "--min-confidence", "0.5", *LINES)
     assert code == 0, err

@@ -142,8 +142,11 @@ def _exported(path: Path, device: str, quantize: str | None, languages) -> Engin
 def ensemble_calibration(ckpts: list) -> dict | None:
     """The calibration `translator calibrate --ensemble` fitted for exactly these members
     (their weights, in any order), which it keeps in the member it named first; None where
-    there is none."""
+    there is none. An ensemble of one decodes as its model, so it takes that model's own."""
     from translator.models.checkpoint import members_key
+
+    if len(ckpts) == 1:
+        return ckpts[0].calibration
 
     key = None
     for ckpt in ckpts:
