@@ -23,6 +23,7 @@ appends the lines to a file as well (results/*.jsonl).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import logging
@@ -35,6 +36,7 @@ from sweep import grid_points  # scripts/bench/sweep.py, beside this file
 
 from translator.config import load_config
 from translator.memory import memory_mb, process_seconds
+from translator.models.transformer import Transformer
 from translator.specials import PAD
 from translator.train.trainer import Trainer
 
@@ -87,7 +89,11 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=3, help="untimed steps first")
     ap.add_argument("--dtype", action="append", help="fp32, bf16, ... (repeatable)")
     ap.add_argument("--batch-tokens", action="append", type=int, help="(repeatable)")
-    ap.add_argument("--compile", action="append", choices=["false", "true"], help="(repeatable)")
+    ap.add_argument(
+        "--compile", action="append", choices=["false", "true", "whole"],
+        help="true: as train.compile does it (a model's layers one by one where it names "
+        "them); whole: the whole model in one graph, for comparison (repeatable)",
+    )  # fmt: skip
     ap.add_argument("--peak-tflops", type=float, help="the bf16 peak for MFU (default: measured)")
     ap.add_argument("--output", help="also append the JSON lines to this file")
     ap.add_argument(
@@ -111,12 +117,13 @@ def main() -> None:
             for compiled in args.compile or ["false"]:
                 for varied in grid_points(args.vary):
                     extra = [f"train.dtype={dtype}", f"run_dir={tempfile.mkdtemp()}"]
-                    extra.append(f"train.compile={compiled}")
+                    extra.append(f"train.compile={compiled != 'false'}")
                     if bt:
                         extra.append(f"train.batch_tokens={bt}")
                     extra += [f"{k}={v}" for k, v in varied.items()]
                     cfg = load_config(args.config, args.overrides + extra)
-                    line = json.dumps({**varied, **measure(cfg, args)})
+                    with whole_model(compiled == "whole"):
+                        line = json.dumps({**varied, **measure(cfg, args)})
                     print(line, flush=True)
                     if args.output:
                         with open(args.output, "a", encoding="utf-8") as f:
@@ -135,10 +142,12 @@ def measure(cfg, args) -> dict:
         return out
 
     trainer._next_batches = recording
+    warm = time.perf_counter()
     for _ in range(args.warmup):
         trainer.train_step()
     trainer.sync()
     sync(trainer.device)
+    warmup = time.perf_counter() - warm  # compiling included
     batches.clear()
     start = time.perf_counter()
     for _ in range(args.steps):
@@ -156,7 +165,8 @@ def measure(cfg, args) -> dict:
         "layers": [getattr(cfg.model, k, None) for k in ("enc_layers", "dec_layers")],
         "vocabulary": trainer.tokenizer.tgt_vocab_size,
         "dtype": str(trainer.dtype).split(".")[-1],
-        "compile": cfg.train.compile,
+        # false, or what was compiled: the model's layers one by one, or the whole model
+        "compile": cfg.train.compile and ("regions" if trainer.model.compile_regions else "whole"),
         "cudnn_attention": torch.backends.cuda.cudnn_sdp_enabled(),
         "batch_tokens": cfg.train.batch_tokens,
         "parameters": trainer.model.num_parameters(),
@@ -168,6 +178,7 @@ def measure(cfg, args) -> dict:
         ),
         "peak_memory_mb": peak_memory_mb(trainer.device),
         "startup_seconds": round(startup, 2),
+        "warmup_seconds": round(warmup, 2),
         **{f"{k}_mb": v for k, v in memory_mb().items() if k != "peak"},
         "rank": trainer.group.rank,
         "skipped_steps": stats.skipped,
@@ -190,6 +201,17 @@ def measure(cfg, args) -> dict:
             out["datasheet_tflops"] = sheet
             out["mfu_datasheet"] = round(achieved / sheet, 4)
     return out
+
+
+@contextlib.contextmanager
+def whole_model(whole: bool):
+    """The Transformer compiled as one graph instead of layer by layer, while it is built."""
+    saved = Transformer.compile_regions
+    Transformer.compile_regions = () if whole else saved
+    try:
+        yield
+    finally:
+        Transformer.compile_regions = saved
 
 
 def profile(trainer, steps: int) -> None:

@@ -11,8 +11,9 @@
 # (a Multi30k Transformer). WHEELS: a folder of wheels the machine lacks (pydantic, JoeyNMT,
 # and this machine's sentencepiece version, which the cached model's name depends on).
 # Each part has its own time limit, so one that fails or hangs does not stop the rest.
-# PARTS picks parts and their order (default: all, in the order below), e.g.
-#   PARTS="big_compiled base_compiled joey_big joey_base decoding" bash ...
+# PARTS picks parts and their order (default: all, in the order below), e.g. compiled and
+# eager side by side in one call:
+#   PARTS="big_compiled big_eager base_compiled base_eager" bash ...
 set -u
 out=${1:?OUTDIR}
 mkdir -p "$out"

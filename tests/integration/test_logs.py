@@ -120,7 +120,9 @@ def test_resume_appends_the_log_and_keeps_one_entry_per_validation(tmp_path):
 
 def test_an_error_that_ends_the_run_is_in_its_log(tmp_path, monkeypatch):
     real = loss_mod.sequence_loss
-    monkeypatch.setattr(loss_mod, "sequence_loss", lambda m, b, s: real(m, b, s) * float("nan"))
+    monkeypatch.setattr(
+        loss_mod, "sequence_loss", lambda m, b, s, f: real(m, b, s, f) * float("nan")
+    )
     monkeypatch.setattr(report_mod, "MAX_BAD_STEPS", 2)
     t = Trainer(config_from_dict({**TINY, "run_dir": str(tmp_path / "run")}))
     with pytest.raises(UserError, match="training diverged"):

@@ -22,11 +22,11 @@ def test_out_of_memory_splits_the_batch_and_gives_the_same_update(tmp_path, monk
     rows = plain.data.batches.collate(plain.data.batches.epoch(0)[0]).src.size(0)
     calls = []
 
-    def small_memory(model, batch, smoothing):
+    def small_memory(model, batch, smoothing, loss):
         calls.append(batch.src.size(0))
         if batch.src.size(0) > (rows + 1) // 2:
             raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
-        return real(model, batch, smoothing)
+        return real(model, batch, smoothing, loss)
 
     monkeypatch.setattr(loss_mod, "sequence_loss", small_memory)
     split = trainer(tmp_path, "split")
@@ -41,7 +41,7 @@ def test_out_of_memory_splits_the_batch_and_gives_the_same_update(tmp_path, monk
 
 
 def test_out_of_memory_that_splitting_cannot_fix_names_the_setting(tmp_path, monkeypatch):
-    def no_memory(model, batch, smoothing):
+    def no_memory(model, batch, smoothing, loss):
         raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate")
 
     monkeypatch.setattr(loss_mod, "sequence_loss", no_memory)
@@ -52,7 +52,7 @@ def test_out_of_memory_that_splitting_cannot_fix_names_the_setting(tmp_path, mon
 
 
 def test_other_runtime_errors_are_not_mistaken_for_out_of_memory(tmp_path, monkeypatch):
-    def broken(model, batch, smoothing):
+    def broken(model, batch, smoothing, loss):
         raise RuntimeError("shape mismatch")
 
     monkeypatch.setattr(loss_mod, "sequence_loss", broken)
@@ -65,7 +65,9 @@ def test_non_finite_losses_are_skipped_then_stop_training(tmp_path, monkeypatch)
     t = trainer(tmp_path, "nan")
     before = [p.detach().clone() for p in t.model.parameters()]
     real = loss_mod.sequence_loss
-    monkeypatch.setattr(loss_mod, "sequence_loss", lambda m, b, s: real(m, b, s) * float("nan"))
+    monkeypatch.setattr(
+        loss_mod, "sequence_loss", lambda m, b, s, f: real(m, b, s, f) * float("nan")
+    )
     monkeypatch.setattr(report_mod, "MAX_BAD_STEPS", 3)
     for _ in range(2):
         assert t.train_step() > 0
@@ -90,7 +92,7 @@ def test_an_infinite_loss_is_skipped_even_when_its_gradients_are_finite(tmp_path
     monkeypatch.setattr(
         loss_mod,
         "sequence_loss",
-        lambda m, b, s: (lambda x: x + (torch.inf - x).detach())(real(m, b, s)),
+        lambda m, b, s, f: (lambda x: x + (torch.inf - x).detach())(real(m, b, s, f)),
     )
     t.train_step()
     assert t.sync().skipped == 1
@@ -102,9 +104,9 @@ def test_good_steps_after_skipped_ones_train_and_are_logged(tmp_path, monkeypatc
     real = loss_mod.sequence_loss
     calls = []
 
-    def every_other_nan(m, b, s):
+    def every_other_nan(m, b, s, f):
         calls.append(1)
-        return real(m, b, s) * (float("nan") if len(calls) % 2 else 1.0)
+        return real(m, b, s, f) * (float("nan") if len(calls) % 2 else 1.0)
 
     monkeypatch.setattr(loss_mod, "sequence_loss", every_other_nan)
     before = [p.detach().clone() for p in t.model.parameters()]
@@ -140,7 +142,7 @@ def test_fp16_scales_the_loss_and_skips_overflowing_steps(tmp_path, monkeypatch)
     before = [p.detach().clone() for p in t.model.parameters()]
     scale = t.updater.scaler.get_scale()
     real = loss_mod.sequence_loss
-    monkeypatch.setattr(loss_mod, "sequence_loss", lambda m, b, s: real(m, b, s) * 1e30)
+    monkeypatch.setattr(loss_mod, "sequence_loss", lambda m, b, s, f: real(m, b, s, f) * 1e30)
     t.train_step()  # finite loss, but the scaled gradients overflow fp16
     assert t.updater.scaler.get_scale() == scale / 2
     assert all(torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))

@@ -10,12 +10,7 @@ from util import family_config
 from translator.config import TrainConfig
 from translator.models.family import build_model
 from translator.train.distributed import Group
-from translator.train.update import (
-    Updater,
-    compiled_for_training,
-    fused_adamw_supported,
-    length_multiple,
-)
+from translator.train.update import Updater, fused_adamw_supported
 
 CPU = torch.device("cpu")
 
@@ -120,33 +115,3 @@ def test_padding_a_batch_to_a_multiple_leaves_its_loss(family):
     with torch.no_grad():
         plain, wide = sequence_loss(model, batch, 0.1), sequence_loss(model, padded, 0.1)
     assert torch.allclose(plain, wide, rtol=1e-5, atol=1e-5), (plain, wide)
-
-
-def test_a_compiled_model_on_a_gpu_gets_batches_in_multiples_of_8():
-    assert length_multiple(True, torch.device("cuda")) == 8
-    assert length_multiple(False, torch.device("cuda")) == 1
-    assert length_multiple(True, CPU) == 1  # the CPU: padding would cost
-    assert updater_for(nn.Linear(2, 2), compile=True).multiple == 1
-
-
-def test_training_compiles_once_for_batches_of_other_lengths(monkeypatch):
-    """Symbolic sizes without duck sizing: batches whose source and target lengths are
-    equal, then differ, share one graph (with duck sizing the second is a recompile)."""
-    from torch._dynamo.utils import counters
-    from torch.fx.experimental import _config as fx_config
-
-    monkeypatch.setattr(fx_config, "use_duck_shape", True)  # torch's default, restored after
-    torch.manual_seed(0)
-    cfg = family_config(
-        "transformer", d_model=16, heads=2, enc_layers=1, dec_layers=1, ff_dim=32, dropout=0.0
-    )
-    net = compiled_for_training(build_model(cfg, 20, 20, True), backend="eager")
-    torch._dynamo.reset()
-    counters.clear()
-    try:
-        for src_len, tgt_len in [(5, 5), (7, 9), (6, 11), (12, 4)]:
-            src, tgt = torch.randint(4, 20, (3, src_len)), torch.randint(4, 20, (3, tgt_len))
-            net(src, tgt).sum().backward()
-        assert counters["stats"]["unique_graphs"] == 1, dict(counters["stats"])
-    finally:
-        torch._dynamo.reset()

@@ -132,6 +132,9 @@ class Seq2Seq(nn.Module):
     # Decoder layers whose source attention step_attention can return (0: the family has none).
     attention_layers: int = 0
     uncached_step: bool = False  # the family has a step without its cache (use_cache=False)
+    # Stacks of identical layers (ModuleList attributes) that train.compile compiles one
+    # layer at a time (train/compiling.py); empty: it compiles the whole model.
+    compile_regions: tuple[str, ...] = ()
     use_cache: bool = True
     # The family is a StreamingStates: sentences may join its running searches.
     supports_streaming: bool = False

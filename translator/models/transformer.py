@@ -77,6 +77,7 @@ class TransformerConfig(ModelConfig):
 class Transformer(Seq2Seq):
     source_keys = ("cross", "src_mask")
     uncached_step = True
+    compile_regions = ("encoder", "decoder")
     export_formats = ("ctranslate2",)
 
     def __init__(self, cfg, src_vocab: int, tgt_vocab: int, share_src_tgt: bool = False):

@@ -14,7 +14,7 @@ from translator.specials import PAD
 TINY = 1e-8
 
 
-def _token_loss(logits: torch.Tensor, tgt_out: torch.Tensor, smoothing: float) -> torch.Tensor:
+def token_loss(logits: torch.Tensor, tgt_out: torch.Tensor, smoothing: float) -> torch.Tensor:
     return F.cross_entropy(
         logits.float().view(-1, logits.size(-1)),
         tgt_out.view(-1),
@@ -24,9 +24,10 @@ def _token_loss(logits: torch.Tensor, tgt_out: torch.Tensor, smoothing: float) -
     )
 
 
-def sequence_loss(model: Seq2Seq, batch, smoothing: float) -> torch.Tensor:
-    """Summed label-smoothed cross-entropy over the real target tokens."""
-    return _token_loss(model(batch.src, batch.tgt_in), batch.tgt_out, smoothing)
+def sequence_loss(model: Seq2Seq, batch, smoothing: float, loss=token_loss) -> torch.Tensor:
+    """Summed label-smoothed cross-entropy over the real target tokens (`loss`: token_loss
+    or its compiled form)."""
+    return loss(model(batch.src, batch.tgt_in), batch.tgt_out, smoothing)
 
 
 def alignment_loss(weights: torch.Tensor, align: torch.Tensor) -> torch.Tensor:
@@ -38,12 +39,12 @@ def alignment_loss(weights: torch.Tensor, align: torch.Tensor) -> torch.Tensor:
 
 
 def training_loss(
-    net, batch, smoothing: float, guided: float
+    net, batch, smoothing: float, guided: float, loss=token_loss
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(the summed token cross-entropy, the summed alignment loss or None): the alignment
     loss where `guided` > 0 and the batch carries alignments (Batch.align); the gradient
     follows token loss + guided * alignment loss."""
     if guided <= 0 or batch.align is None:
-        return sequence_loss(net, batch, smoothing), None
+        return sequence_loss(net, batch, smoothing, loss), None
     logits, weights = net(batch.src, batch.tgt_in, alignment=True)
-    return _token_loss(logits, batch.tgt_out, smoothing), alignment_loss(weights, batch.align)
+    return loss(logits, batch.tgt_out, smoothing), alignment_loss(weights, batch.align)

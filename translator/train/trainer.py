@@ -14,6 +14,7 @@ import math
 import signal
 import time
 from dataclasses import asdict, replace
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -26,6 +27,7 @@ from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
 from translator.progress import TrainingBar
 from translator.runtime import pick_device, pick_dtype, seed_everything, set_threads, to_device
+from translator.train.compiling import training_net
 from translator.train.distributed import all_sum, all_sum_, any_rank, close, init_from_env
 from translator.train.ema import WeightEMA
 from translator.train.feed import TrainingData
@@ -36,7 +38,7 @@ from translator.train.run_dir import RunDir
 from translator.train.schedule import planned_steps, scheduled_lr
 from translator.train.state import RunLog, Stop, StopKind, TrainState
 from translator.train.tensorboard_log import check_installed
-from translator.train.update import Updater, compiled_for_training
+from translator.train.update import Updater
 from translator.train.validation import Validation, validate
 
 log = logging.getLogger(__name__)
@@ -112,14 +114,12 @@ class Trainer:
             self.device
         )
         self.model.never_output = tok.never_output(cfg.data.tags)
-        # The model as training calls it: wrapped for gradient all-reduce under torchrun.
-        self.net = self.model
+        # The model as training calls it: compiled if asked, wrapped for DDP under torchrun.
+        ids = [self.device.index] if self.device.type == "cuda" else None
+        wrap = partial(DistributedDataParallel, device_ids=ids) if self.group.active else None
+        self.net = training_net(self.model, cfg.train.compile, wrap)
         if self.group.active:
-            ids = [self.device.index] if self.device.type == "cuda" else None
-            self.net = DistributedDataParallel(self.model, device_ids=ids)
             torch.manual_seed(cfg.seed + 7919 * self.group.rank)  # own dropout masks per rank
-        if cfg.train.compile:
-            self.net = compiled_for_training(self.net)
 
     def _resume_checkpoint(self) -> Checkpoint:
         path = self.run_dir.resumable()

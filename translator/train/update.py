@@ -19,7 +19,8 @@ from torch import nn
 
 from translator.errors import UserError
 from translator.runtime import autocast
-from translator.train.loss import training_loss
+from translator.train.compiling import compiled_loss, length_multiple
+from translator.train.loss import token_loss, training_loss
 from translator.train.report import StepStats
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ class Updater:
         # reads that flag itself (the fused kernels take it as a tensor, with no sync).
         self.fp16 = dtype == torch.float16
         self.multiple = length_multiple(tc.compile, device)
+        self.token_loss = compiled_loss(token_loss) if tc.compile else token_loss
         self.scaler = torch.amp.GradScaler(device.type, init_scale=2.0**16 if self.fp16 else 1.0)
         zero = torch.zeros((), device=device)
         self.loss_sum = zero.clone()  # summed per-token loss of the good steps since read()
@@ -102,8 +104,9 @@ class Updater:
                         part = part.to(self.device).padded(self.multiple)
                         with autocast(self.device, self.dtype):
                             loss, aligned = training_loss(
-                                self.net, part, self.tc.label_smoothing, self.guided
-                            )
+                                self.net, part, self.tc.label_smoothing, self.guided,
+                                self.token_loss,
+                            )  # fmt: skip
                         if aligned is not None:  # (reported apart from the token loss)
                             self.align_step += aligned.detach() / normaliser
                             loss_and_guide = loss + self.guided * aligned
@@ -192,19 +195,3 @@ def is_oom(err: BaseException) -> bool:
         return True
     text = str(err)
     return "out of memory" in text or "can't allocate memory" in text
-
-
-def length_multiple(compiled: bool, device: torch.device) -> int:
-    """A compiled model on a GPU gets lengths in multiples of 8: one alignment for inductor's
-    kernels (another is a recompile) and for the tensor cores. On a CPU the padding costs."""
-    return 8 if compiled and device.type == "cuda" else 1
-
-
-def compiled_for_training(net: nn.Module, backend: str = "inductor") -> nn.Module:
-    """torch.compile with symbolic sizes, since shapes change from batch to batch. Duck
-    sizing is off: it makes equal source and target lengths one symbol, and then every batch
-    where they differ recompiles (about a minute for Transformer-big on an H200)."""
-    from torch.fx.experimental import _config as fx_config
-
-    fx_config.use_duck_shape = False
-    return torch.compile(net, dynamic=True, backend=backend)
