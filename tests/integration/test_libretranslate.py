@@ -129,6 +129,13 @@ def test_errors_are_libretranslates_and_a_bad_request_stops_nothing(streaming, t
     assert status == 200 and body == {"translatedText": best(transformer[1], SENTENCES[:1])[0]}
     status, body, raw = post(base + "translate", {**ok, "alternatives": 1})
     assert status == 200 and isinstance(body["alternatives"], list), raw
+    # texts without a letter come back as they are, beside a translated one
+    numbers = {**ok, "q": ["42", SENTENCES[0], " 3,5 %\n2024-01-05"]}
+    status, body, raw = post(base + "translate", numbers)
+    want = ["42", best(transformer[1], SENTENCES[:1])[0], " 3,5 %\n2024-01-05"]
+    assert status == 200 and body["translatedText"] == want, raw
+    status, body, raw = post(base + "translate", {**ok, "q": "42", "alternatives": 2})
+    assert status == 200 and body == {"translatedText": "42", "alternatives": []}, raw
 
 
 def test_over_the_queue_is_a_429(streaming):

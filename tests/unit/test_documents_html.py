@@ -216,3 +216,11 @@ def test_a_paragraph_wrapped_over_lines_keeps_its_lines():
     out = translate_html(doc, reverse, "en")  # a break follows the words aligned before it
     assert out.startswith("<p>\n  here. ends paragraph <b>wrapped</b> a of line first\n  The")
     assert out.endswith("\n</p>") and skeleton(out) == skeleton(doc)
+
+
+def test_cells_without_a_letter_keep_their_text_and_markup():
+    doc = "<table><tr><td>Eine Frau</td><td><b>42</b> %</td><td>3.5</td></tr></table>"
+    translate, seen = recording(reverse)
+    out = translate_html(doc, translate, "de")
+    assert seen == ["Eine Frau"]
+    assert out == "<table><tr><td>Frau Eine</td><td><b>42</b> %</td><td>3.5</td></tr></table>"

@@ -145,3 +145,16 @@ def test_the_projects_own_markdown_comes_back_through_an_identity_model(caplog):
         out = translate_markdown(text, identity, "en")
         assert spaces.sub(" ", out) == spaces.sub(" ", text), path.name
     assert "left untranslated" not in caplog.text
+
+
+def test_table_cells_and_items_without_a_letter_are_left_as_they_are():
+    doc = "| Name | Alter |\n| --- | ---: |\n| Eine Frau | **42** |\n\n* 3.5\n* Ein Hund\n"
+    seen = []
+
+    def translate(sentences):
+        seen.extend(sentences)
+        return reverse(sentences)
+
+    out = translate_markdown(doc, translate, "de")
+    assert sorted(seen) == ["Alter", "Ein Hund", "Eine Frau", "Name"]
+    assert out == "| Name | Alter |\n| --- | ---: |\n| Frau Eine | **42** |\n\n* 3.5\n* Hund Ein\n"

@@ -171,3 +171,21 @@ def test_a_refused_input_leaves_nothing(tmp_path):
 def test_a_translation_shorter_than_its_lines_joins_them():
     one_word = lambda ss: [("X", None) for _ in ss]  # noqa: E731
     assert translate_text("a b\nc d.\n\ne f\ng.\n", one_word, "en") == "X\n\nX\n"
+
+
+def test_units_without_a_letter_are_copied_and_never_sent_to_the_model():
+    from translator.documents.units import translate_all
+
+    seen = []
+
+    def recording(sentences):
+        seen.extend(sentences)
+        return upper(sentences)
+
+    units = ["Ein Hund.", "42", "2024-01-05", "  ", "3,5  %", "Größe 3", "—", "水"]
+    out = translate_all(units, recording)
+    assert seen == ["Ein Hund.", "Größe 3", "水"]  # letters of any script are sent
+    assert [t for t, _ in out] == ["EIN HUND.", "42", "2024-01-05", "  ", "3,5 %", "GRÖSSE 3",
+                                   "—", "水"]  # fmt: skip
+    assert out[4][1] == [(0, 0), (1, 1)]  # word for word, so markup around them stays
+    assert translate_text("Ein Hund.\n\n| 42 | 7 |\n", upper, "de") == "EIN HUND.\n\n| 42 | 7 |\n"

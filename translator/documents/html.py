@@ -20,9 +20,7 @@ from dataclasses import dataclass
 from translator.documents.html_units import Builder, Mark, Unit, tokens
 from translator.documents.inline import events, transfer
 from translator.documents.segment import sentence_spans
-from translator.documents.units import target_seps
-
-BATCH = 256  # sentences per call of `translate`
+from translator.documents.units import target_seps, translate_all
 
 
 @dataclass
@@ -145,14 +143,7 @@ def translate_html(text: str, translate, lang: str | None) -> str:
         builder.feed(tok)
     builder.finish()
     plans = {id(p): _sentences(p, lang) for p in builder.out if isinstance(p, Unit)}
-    flat = [s for plan in plans.values() for s in plan]
-    results = []
-    for at in range(0, len(flat), BATCH):
-        batch = [" ".join(s.text.split()) for s in flat[at : at + BATCH]]
-        got = translate(batch)
-        if len(got) != len(batch):
-            raise ValueError(f"translate gave {len(got)} results for {len(batch)} sentences")
-        results.extend(got)
+    results = translate_all([s.text for plan in plans.values() for s in plan], translate)
     escape, found, out = _escaper(builder.entities), iter(results), []
     for piece in builder.out:
         if isinstance(piece, str):

@@ -33,11 +33,16 @@ def words_and_seps(text: str) -> tuple[list[str], list[str]]:
 
 
 def translate_all(units: list[str], translate: Translate) -> list[tuple[str, Alignment]]:
-    """Each unit's (translation, alignment), `translate` called once per BATCH units; a unit
-    of whitespace only is its own translation."""
+    """Each unit's (translation, alignment), `translate` called once per BATCH units. A unit
+    of whitespace only is its own translation; so is one without a letter (a number, a
+    date, a rule of dashes: a table cell, a list item), word for word, which a model would
+    only get wrong."""
     flat = [" ".join(u.split()) for u in units]
-    todo = [k for k, u in enumerate(flat) if u]
-    out: list[tuple[str, Alignment]] = [(u, None) for u in units]
+    todo = [k for k, u in enumerate(flat) if has_letters(u)]
+    out: list[tuple[str, Alignment]] = [
+        (u, [(i, i) for i in range(len(u.split()))]) if u else (units[k], None)
+        for k, u in enumerate(flat)
+    ]
     if callable(expect := getattr(translate, "expect", None)):  # a progress bar's total
         expect(len(todo))
     for at in range(0, len(todo), BATCH):
@@ -48,6 +53,11 @@ def translate_all(units: list[str], translate: Translate) -> list[tuple[str, Ali
         for k, (text, alignment) in zip(rows, results, strict=True):
             out[k] = (text, None if alignment is None else [tuple(p) for p in alignment])
     return out
+
+
+def has_letters(text: str) -> bool:
+    """Whether `text` holds a letter of any script: what is worth a model's translation."""
+    return any(ch.isalpha() for ch in text)
 
 
 def break_targets(breaks: list[int], n_src: int, n_tgt: int, alignment: Alignment):

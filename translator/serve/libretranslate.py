@@ -21,6 +21,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
 
 from translator.decode.request import DecodeRequest
+from translator.documents.units import has_letters
 from translator.errors import UserError
 from translator.serve.libretranslate_io import (
     BODIES,
@@ -148,15 +149,17 @@ class LibreTranslate:
         spans = await asyncio.to_thread(lambda: [line_spans(t, src.code) for t in texts])
         sentences = [text[a:b] for text, sp in zip(texts, spans) for a, b in sp]
         self.check_sentences(sentences)
+        asked = [s for s in sentences if has_letters(s)]  # the rest (numbers) stay as they are
         request = self.request(src, tgt, alternatives + 1)
-        results = await self.batcher.translate(sentences, request) if sentences else []
+        found = iter(await self.batcher.translate(asked, request) if asked else [])
+        results = [[h.text for h in next(found)] if has_letters(s) else [s] for s in sentences]
         out, alts, k = [], [], 0
         for text, sp in zip(texts, spans):
             mine = results[k : k + len(sp)]
             k += len(sp)
-            out.append(put_back(text, sp, [hyps[0].text for hyps in mine]))
-            others = [h.text for h in mine[0][1:]] if len(mine) == 1 else []
-            others = list(dict.fromkeys(t for t in others if t != mine[0][0].text))
+            out.append(put_back(text, sp, [hyps[0] for hyps in mine]))
+            others = mine[0][1:] if len(mine) == 1 else []
+            others = list(dict.fromkeys(t for t in others if t != mine[0][0]))
             alts.append([put_back(text, sp, [t]) for t in others[:alternatives]])
         return out, alts
 
