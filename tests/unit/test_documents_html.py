@@ -4,7 +4,7 @@ alignment, copied elements untouched, blocks apart, bad HTML one UserError line.
 import re
 
 import pytest
-from fake_translate import reverse, same
+from fake_translate import reverse, same, upper
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -84,8 +84,8 @@ def test_entities_and_attributes_survive():
     doc = "<p data-x=\"a &quot;q&quot;\" title='b &amp; c'>Fish &amp; chips &copy; now</p>"
     translate, seen = recording(same)
     out = translate_html(doc, translate, "en")
-    assert seen == ["Fish & chips © now"]  # the model reads text, not entities
-    assert out == doc
+    assert seen == ["b & c", "Fish & chips © now"]  # the model reads text, not entities
+    assert out == doc  # an attribute translated to the same text keeps its bytes
 
 
 def test_text_that_looks_like_markup_is_escaped_back():
@@ -224,3 +224,34 @@ def test_cells_without_a_letter_keep_their_text_and_markup():
     out = translate_html(doc, translate, "de")
     assert seen == ["Eine Frau"]
     assert out == "<table><tr><td>Frau Eine</td><td><b>42</b> %</td><td>3.5</td></tr></table>"
+
+
+def test_attributes_readers_see_are_translated_in_place():
+    doc = (
+        '<p title="Ein Hund">Zwei Männer</p><p><img src="a b.png" alt=\'Ein Kind\' class="Ein '
+        'Hund"> <input placeholder=Suchen aria-label="Tom &amp; Jerry" data-x="Ein Hund"></p>'
+        '<p translate="no"><img alt="Ein Kind"></p><pre><img alt="Ein Kind"></pre>'
+        '<p><code><abbr title="Ein Hund">x</abbr></code></p><img alt="42" title="">'
+    )
+    translate, seen = recording(upper)
+    out = translate_html(doc, translate, "de")
+    assert seen[:4] == ["Ein Hund", "Ein Kind", "Suchen", "Tom & Jerry"]  # one call, in order
+    assert out == (
+        '<p title="EIN HUND">ZWEI MÄNNER</p><p><img src="a b.png" alt=\'EIN KIND\' class="Ein '
+        'Hund"> <input placeholder="SUCHEN" aria-label="TOM &amp; JERRY" data-x="Ein Hund"></p>'
+        '<p translate="no"><img alt="Ein Kind"></p><pre><img alt="Ein Kind"></pre>'
+        '<p><code><abbr title="Ein Hund">x</abbr></code></p><img alt="42" title="">'
+    )
+
+
+def test_a_translated_attribute_value_is_escaped_for_its_quotes():
+    def quoting(sentences):
+        return [("Er sagt \"ja\" & 'nein'", None) for _ in sentences]
+
+    out = translate_html("<img alt=\"a\"><img alt='b'><img alt=c>", quoting, "de")
+    assert out == (
+        "<img alt=\"Er sagt &quot;ja&quot; &amp; 'nein'\">"
+        "<img alt='Er sagt \"ja\" &amp; &#39;nein&#39;'>"
+        "<img alt=\"Er sagt &quot;ja&quot; &amp; 'nein'\">"
+    )
+    assert [t.attrs for t in tokens(out)][0] == [("alt", "Er sagt \"ja\" & 'nein'")]

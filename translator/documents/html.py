@@ -17,6 +17,7 @@ import html
 import re
 from dataclasses import dataclass
 
+from translator.documents.html_attributes import translate_attributes
 from translator.documents.html_units import Builder, Mark, Unit, tokens
 from translator.documents.inline import events, transfer
 from translator.documents.segment import sentence_spans
@@ -138,10 +139,10 @@ def translate_html(text: str, translate, lang: str | None) -> str:
     """`text` (an HTML document or fragment) with its text translated by `translate`
     (sentences -> [(translation, alignment or None)]) and its markup kept; HTML whose
     elements do not nest is a UserError naming the line and column."""
-    builder = Builder()
-    for tok in tokens(text):
-        builder.feed(tok)
-    builder.finish()
+    toks = tokens(text)
+    builder = _built(toks)
+    if translate_attributes(toks, builder.carriers, translate):
+        builder = _built(toks)  # the same units, with the start tags' new source
     plans = {id(p): _sentences(p, lang) for p in builder.out if isinstance(p, Unit)}
     results = translate_all([s.text for plan in plans.values() for s in plan], translate)
     escape, found, out = _escaper(builder.entities), iter(results), []
@@ -153,6 +154,14 @@ def translate_html(text: str, translate, lang: str | None) -> str:
         else:
             out.append(_unit_text(piece, plans[id(piece)], found, escape))
     return "".join(out)
+
+
+def _built(toks) -> Builder:
+    builder = Builder()
+    for tok in toks:
+        builder.feed(tok)
+    builder.finish()
+    return builder
 
 
 def _unit_text(unit: Unit, plan: list[Sentence], found, escape) -> str:

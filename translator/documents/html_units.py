@@ -2,8 +2,9 @@
 
 The tokenizer is the standard library's html.parser with character references left as
 they are: each token's source text is cut from the input by its position, so everything
-outside translated text (tags with their attributes and quoting, comments, doctype,
-whitespace between blocks) is copied byte for byte, which lxml and BeautifulSoup, building
+outside translated text (tags with their quoting and attributes, bar those readers see:
+html_attributes.py; comments, doctype, whitespace between blocks) is copied byte for
+byte, which lxml and BeautifulSoup, building
 a tree and writing it out again, do not promise. The builder checks that elements nest
 (end tags HTML lets go unwritten excepted) and cuts the tokens into copied text and units:
 text between two block edges, with its inline elements as marks at character offsets.
@@ -163,6 +164,7 @@ class Builder:
         self.verbatim: tuple[int, Mark | None] | None = None  # depth, atom (None: block)
         self.entities: dict[str, str] = {}
         self.n = 0
+        self.carriers: list[int] = []  # start tags outside copied elements (their token numbers)
 
     def literal(self, raw: str, boundary: bool = True) -> None:
         if boundary:
@@ -220,6 +222,8 @@ class Builder:
         while self.stack and tag in CLOSED_BY.get(self.stack[-1].tag, ()):
             self.stack.pop()
         quiet = any(k == "translate" and (v or "").lower() == "no" for k, v in tok.attrs)
+        if not quiet:
+            self.carriers.append(self.n - 1)
         if tag in BLOCK or tag in VERBATIM_BLOCK:
             self.literal(tok.raw)
             if not void:
