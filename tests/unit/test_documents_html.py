@@ -255,3 +255,17 @@ def test_a_translated_attribute_value_is_escaped_for_its_quotes():
         "<img alt=\"Er sagt &quot;ja&quot; &amp; 'nein'\">"
     )
     assert [t.attrs for t in tokens(out)][0] == [("alt", "Er sagt \"ja\" & 'nein'")]
+
+
+@pytest.mark.parametrize(
+    "doc, reversed_",
+    [
+        ('<p>Klick <a href="x">hier</a>.</p>', '<p><a href="x">hier</a>. Klick</p>'),
+        ("<p>Ein <i><b>Hund</b></i>, oder?</p>", "<p>oder? <i><b>Hund</b></i>, Ein</p>"),
+        ("<p>„<i>Hund</i>“ (<b>Katze</b>)</p>", "<p>(<b>Katze</b>) „<i>Hund</i>“</p>"),
+        ("<p>Ein <b>(Hund)</b></p>", "<p><b>(Hund)</b> Ein</p>"),  # inside the tag: inside
+    ],
+)
+def test_punctuation_glued_to_a_tagged_word_stays_outside_the_tag(doc, reversed_):
+    assert translate_html(doc, same, "de") == doc
+    assert translate_html(doc, reverse, "de") == reversed_

@@ -7,15 +7,15 @@ Block elements (and br, hr) end a unit; a unit's text is split into sentences
 the translation's words by its alignment (inline.py). code, kbd, samp, svg, math and
 elements marked translate="no" travel whole inside their sentence (the model sees their
 text, their place follows its alignment); pre, script, style, textarea and blocks marked
-translate="no" are copied and end a unit. Attribute values (title, alt) are not
-translated.
+translate="no" are copied and end a unit. The attributes readers see (alt, title,
+placeholder, aria-label) are translated in their tags (html_attributes.py).
 """
 
 from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from translator.documents.html_attributes import translate_attributes
 from translator.documents.html_units import Builder, Mark, Unit, tokens
@@ -36,6 +36,10 @@ class Sentence:
     parents: list[int | None]
     head: list[str]
     tail: list[str]
+    # spans whose mark opens after punctuation glued to its first word ("(<b>Hund") and
+    # those that close before punctuation glued to their last ("hier</a>.")
+    leads: set[int] = field(default_factory=set)
+    trails: set[int] = field(default_factory=set)
 
 
 def _bounds(unit: Unit, lang: str | None) -> list[tuple[int, int]]:
@@ -90,9 +94,24 @@ def _sentences(unit: Unit, lang: str | None) -> list[Sentence]:
             if opens == k and closes != k:
                 before = all(e > mark.open_at for e in ends)
                 (head if before else tail).append(((1, mark.order[0]), mark.open_raw))
-        out.append(Sentence((a, b), text[a:b], spans, parents, [r for _, r in sorted(head)],
-                            [r for _, r in sorted(tail)]))  # fmt: skip
+        sentence = Sentence((a, b), text[a:b], spans, parents, [r for _, r in sorted(head)],
+                            [r for _, r in sorted(tail)])  # fmt: skip
+        for j, (s, e, n) in enumerate(spans):
+            mark = unit.marks[n]
+            if e > s and not mark.atom and _punctuation(text[starts[s] : mark.open_at]):
+                sentence.leads.add(j)
+            if e > s and not mark.atom and _punctuation(text[mark.close_at : ends[e - 1]]):
+                sentence.trails.add(j)
+        out.append(sentence)
     return out
+
+
+def _punctuation(text: str) -> bool:
+    """Whether `text` is one or more characters, none a letter or digit."""
+    return bool(text) and not any(ch.isalnum() for ch in text)
+
+
+GLUED = re.compile(r"^(\W*)(.*?)(\W*)$", re.S)  # a word's leading punctuation, core, trailing
 
 
 def _render(sentence: Sentence, unit: Unit, result, escape) -> str:
@@ -109,21 +128,38 @@ def _render(sentence: Sentence, unit: Unit, result, escape) -> str:
         following.append(upcoming)
     out = list(sentence.head)
     spaced = skipping = False
+    pending, last = "", None  # punctuation cut off the word last written; that word's place
     for (kind, k), ahead in zip(steps, reversed(following)):
         sep = (seps[ahead] if 0 < ahead < len(words) else " ") if spaced else ""
+        if kind == "close" and k in sentence.trails:  # "hier</a>.": the tag closes before
+            if not pending and last is not None and last[0] == len(out) - 1:
+                lead, core, trail = GLUED.match(last[2]).groups()
+                if core and trail:
+                    out[-1], pending = last[1] + escape(lead + core), trail
+            out.append(unit.marks[sentence.spans[k][2]].close_raw)
+            skipping = False
+            continue
+        if pending:
+            out.append(escape(pending))
+            pending = ""
         if kind == "word":
             if not skipping:
                 out.append(sep + escape(words[k]))
-                spaced = True
+                last, spaced = (len(out) - 1, sep, words[k]), True
             continue
         mark = unit.marks[sentence.spans[k][2]]
         if kind == "open":
-            out.append(sep + mark.open_raw)
+            lead = GLUED.match(words[ahead]).group(1) if ahead < len(words) else ""
+            if k in sentence.leads and lead and lead != words[ahead]:  # "(<b>Hund"
+                words[ahead] = words[ahead][len(lead) :]
+                out.append(sep + escape(lead) + mark.open_raw)
+            else:
+                out.append(sep + mark.open_raw)
             spaced, skipping = mark.atom, mark.atom  # a piece copied whole stands for its words
         else:
             out.append(mark.close_raw)
             skipping = False
-    return "".join(out + sentence.tail)
+    return "".join(out + [escape(pending)] + sentence.tail)
 
 
 def _escaper(entities: dict[str, str]):
