@@ -127,3 +127,24 @@ def test_an_image_inside_a_paragraph_stays_between_its_translated_sides(tmp_path
     assert texts == [("BEFORE THE PICTURE. ", False), ("", True), (" AFTER IT.", False)]
     assert out.paragraphs[1].text == "   "
     assert len(out.inline_shapes) == 1
+
+
+def test_punctuation_glued_to_a_formatted_word_keeps_its_formatting():
+    d = docx.Document()
+    p = d.add_paragraph("Klick ")
+    p.add_run("hier").bold = True
+    p.add_run(". Und (")
+    p.add_run("Hund").italic = True
+    p.add_run(").")
+    data = io.BytesIO()
+    d.save(data)
+    out = docx.Document(io.BytesIO(translate_docx(data.getvalue(), upper, "de")))
+    assert runs(out.paragraphs[0]) == [
+        ("KLICK ", None, None), ("HIER", True, None), (". UND (", None, None),
+        ("HUND", None, True), (").", None, None),
+    ]  # fmt: skip
+    out = docx.Document(io.BytesIO(translate_docx(data.getvalue(), reverse, "de")))
+    assert runs(out.paragraphs[0]) == [
+        ("hier", True, None), (". Klick (", None, None), ("Hund", None, True),
+        ("). Und", None, None),
+    ]  # fmt: skip

@@ -21,7 +21,7 @@ import io
 import zipfile
 from collections import Counter
 
-from translator.documents.units import Marked, Translate, translate_all
+from translator.documents.units import GLUED, Marked, Translate, translate_all
 from translator.errors import UserError
 
 _NS = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -108,10 +108,10 @@ class Stretch(Marked):
     def segments(self, results) -> list[tuple[object, object, str]]:
         """(hyperlink or None, run to clone, text) in order, from the units' results."""
         out, at = [], 0
-        for (a, b), (words, seps, placed) in zip(self.units, self.placed(results),
+        for (a, b), (words, seps, placed, glued) in zip(self.units, self.placed(results),
                                                        strict=True):  # fmt: skip
             out.append((None, self.template, self.plain[at:a]))
-            out += self._unit(words, seps, placed)
+            out += self._unit(words, seps, placed, glued)
             at = b
         out.append((None, self.template, self.plain[at:]))
         merged = []
@@ -125,29 +125,41 @@ class Stretch(Marked):
     def _marked(self, segment) -> bool:
         return segment[0] is not None or segment[1] is not self.template
 
-    def _unit(self, words, seps, placed):
-        """A unit's segments: each word with the innermost run span and the link holding it."""
-        owners = []
-        for k in range(len(words)):
-            link, run, size = None, self.template, None
-            for start, end, (kind, item) in placed:
-                if start <= k < end:
-                    if kind == "link":
-                        link = item
-                    elif size is None or end - start <= size:
-                        run, size = item, end - start
-            owners.append((link, run))
-        out = []
+    def _unit(self, words, seps, placed, glued):
+        """A unit's segments: each word with the innermost run span and the link holding it;
+        punctuation glued to a word stays outside a span that left it out in the source."""
+        pieces = []  # (word, part of it: lead, core or trail, its text, whitespace before)
         for k, word in enumerate(words):
-            sep = seps[k] if k else ""
-            if out and out[-1][:2] == owners[k]:
-                out[-1] = (*owners[k], out[-1][2] + sep + word)
+            lead, core, trail = GLUED.match(word).groups()
+            parts = (("lead", lead), ("core", core), ("trail", trail)) if core else ()
+            parts = [(part, text) for part, text in parts if text] or [("core", word)]
+            pieces += [(k, part, text, seps[k] if k and n == 0 else "")
+                       for n, (part, text) in enumerate(parts)]  # fmt: skip
+        out = []
+        for k, part, text, sep in pieces:
+            owner = self._owner(k, part, placed, glued)
+            if out and out[-1][:2] == owner:
+                out[-1] = (*owner, out[-1][2] + sep + text)
                 continue
-            if out and not (self._marked(out[-1]) and not self._marked(owners[k])):
+            if out and not (self._marked(out[-1]) and not self._marked(owner)):
                 out[-1] = (*out[-1][:2], out[-1][2] + sep)  # spaces stay out of the markup
                 sep = ""
-            out.append((*owners[k], sep + word))
+            out.append((*owner, sep + text))
         return out
+
+    def _owner(self, k: int, part: str, placed, glued) -> tuple:
+        """(link, run) of piece `part` of word `k`: the link and the innermost run span
+        over it."""
+        link, run, size = None, self.template, None
+        for (start, end, (kind, item)), (lead, trail) in zip(placed, glued, strict=True):
+            if not start <= k < end or (lead and part == "lead" and k == start) or (
+                    trail and part == "trail" and k == end - 1):  # fmt: skip
+                continue
+            if kind == "link":
+                link = item
+            elif size is None or end - start <= size:
+                run, size = item, end - start
+        return link, run
 
     def write(self, results) -> None:
         """Replace the stretch's runs and links by the translation's (module docstring)."""

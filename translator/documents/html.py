@@ -21,7 +21,7 @@ from translator.documents.html_attributes import translate_attributes
 from translator.documents.html_units import Builder, Mark, Unit, tokens
 from translator.documents.inline import events, transfer
 from translator.documents.segment import sentence_spans
-from translator.documents.units import target_seps, translate_all
+from translator.documents.units import GLUED, punctuation, target_seps, translate_all
 
 
 @dataclass
@@ -98,20 +98,12 @@ def _sentences(unit: Unit, lang: str | None) -> list[Sentence]:
                             [r for _, r in sorted(tail)])  # fmt: skip
         for j, (s, e, n) in enumerate(spans):
             mark = unit.marks[n]
-            if e > s and not mark.atom and _punctuation(text[starts[s] : mark.open_at]):
+            if e > s and not mark.atom and punctuation(text[starts[s] : mark.open_at]):
                 sentence.leads.add(j)
-            if e > s and not mark.atom and _punctuation(text[mark.close_at : ends[e - 1]]):
+            if e > s and not mark.atom and punctuation(text[mark.close_at : ends[e - 1]]):
                 sentence.trails.add(j)
         out.append(sentence)
     return out
-
-
-def _punctuation(text: str) -> bool:
-    """Whether `text` is one or more characters, none a letter or digit."""
-    return bool(text) and not any(ch.isalnum() for ch in text)
-
-
-GLUED = re.compile(r"^(\W*)(.*?)(\W*)$", re.S)  # a word's leading punctuation, core, trailing
 
 
 def _render(sentence: Sentence, unit: Unit, result, escape) -> str:

@@ -66,7 +66,7 @@ class _Inline(Marked):
 
     def rendered(self, results) -> str:
         pieces = [render(words, seps, placed, self.escapes)
-                  for words, seps, placed in self.placed(results)]  # fmt: skip
+                  for words, seps, placed, _ in self.placed(results)]  # fmt: skip
         text = replace_spans(self.plain, self.units, pieces)
         # a pipe in a table cell is written escaped, or it would end the cell
         return text.replace("|", "\\|") if self.cell else text

@@ -55,6 +55,15 @@ def translate_all(units: list[str], translate: Translate) -> list[tuple[str, Ali
     return out
 
 
+def punctuation(text: str) -> bool:
+    """Whether `text` is one or more characters, none a letter or digit."""
+    return bool(text) and not any(ch.isalnum() for ch in text)
+
+
+# a word's punctuation before its letters and digits, those, and its punctuation after
+GLUED = re.compile(r"^(\W*)(.*?)(\W*)$", re.S)
+
+
 def has_letters(text: str) -> bool:
     """Whether `text` holds a letter of any script: what is worth a model's translation."""
     return any(ch.isalpha() for ch in text)
@@ -145,19 +154,28 @@ class Marked:
         self.units = _units(plain, spans, lang)
         self.sources = [plain[a:b] for a, b in self.units]
         self.spans: list[list] = [[] for _ in self.units]
+        # per unit, per span: whether it starts after and ends before punctuation glued to
+        # its first and last words ("(" and ")." of "(Hund).")
+        self.glued: list[list[tuple[bool, bool]]] = [[] for _ in self.units]
         for start, end, mark in spans:
             k = _unit_of(self.units, start, end)
             a, b = self.units[k]
             words_at = [(m.start() + a, m.end() + a) for m in re.finditer(r"\S+", plain[a:b])]
-            self.spans[k].append((*_word_range(words_at, start, end), mark))
+            s, e = _word_range(words_at, start, end)
+            self.spans[k].append((s, e, mark))
+            inside = e > s and start < end
+            self.glued[k].append((
+                inside and punctuation(plain[words_at[s][0] : start]),
+                inside and punctuation(plain[end : words_at[e - 1][1]]),
+            ))  # fmt: skip
 
     def placed(self, results):
         """Per unit, from its (translation, alignment): (target words, the whitespace before
-        each, the unit's spans as target word ranges)."""
+        each, the unit's spans as target word ranges, their `glued` flags)."""
         from translator.documents.inline import transfer
 
-        for source, spans, (text, alignment) in zip(self.sources, self.spans, results,
-                                                    strict=True):  # fmt: skip
+        for source, spans, glued, (text, alignment) in zip(self.sources, self.spans,
+                                                           self.glued, results, strict=True):  # fmt: skip
             seps = target_seps(source, text, alignment)
             placed = transfer(spans, source, text, alignment) if spans else []
-            yield text.split(), seps, placed
+            yield text.split(), seps, placed, glued
