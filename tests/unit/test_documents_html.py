@@ -269,3 +269,43 @@ def test_a_translated_attribute_value_is_escaped_for_its_quotes():
 def test_punctuation_glued_to_a_tagged_word_stays_outside_the_tag(doc, reversed_):
     assert translate_html(doc, same, "de") == doc
     assert translate_html(doc, reverse, "de") == reversed_
+
+
+PAGE_SNIPPETS = [
+    # a line break inside a link is a space, not a sentence end
+    '<p>See the <a href="x">“Defining Shared Behavior with\nTraits”</a> section. Now go.</p>',
+    # code glued to punctuation, inside and outside a link
+    "<p>Run (<code>cargo test</code>): see <a href=x><code>qemu</code></a>.</p>",
+    # two pieces of code in one word, and the words after them
+    "<p>except for <code>-F</code>/<code>--forbid</code>, which cannot be overridden.</p>",
+    # comments and empty elements glued to words, before and after the sentences
+    "<p>Publish on <a href=x>crates.io</a><!-- ignore -->. More <a id=y></a>here.</p>",
+    '<div><a href="#m">Skip to main</a><!--[if IE]>old<![endif]--><x-b><h2>T</h2></x-b></div>',
+    "<p>Zwei Männer <img src=a.png></p><p><img src=a.png>Bild ist da.</p>",
+    # sibling elements in one word, several word breaks in one word
+    '<h2><a href="c">core</a><span class="version">1.97.0-nightly</span></h2>',
+    '<h2><a href="i">In core::<wbr>arch::<wbr>x86_<wbr>64</a></h2>',
+    # text glued before a tag, a path that is not two sentences, spaces of copied words
+    "<p>The targets will<sup><a href=#f>1</a></sup> be in $HOME/.<em>cargo</em>/bin. Yes.</p>",
+    "<h1>Function <span>min</span>&nbsp;<button>Copy\titem</button></h1>",
+]
+
+
+@pytest.mark.parametrize("doc", PAGE_SNIPPETS)
+def test_pages_come_back_byte_for_byte_through_an_identity_model(doc):
+    assert translate_html(doc, same, "en") == doc
+
+
+@pytest.mark.parametrize("doc", PAGE_SNIPPETS)
+def test_pages_keep_every_word_and_tag_through_a_reordering_model(doc):
+    out = translate_html(doc, reverse, "en")
+    assert skeleton(out) == skeleton(doc)
+    text = [sorted(re.sub(r"<[^>]*>|\s|&nbsp;", "", t)) for t in (out, doc)]
+    assert text[0] == text[1]
+
+
+def test_a_sign_the_page_wrote_as_an_entity_is_written_plainly_a_letter_sign_as_written():
+    doc = "<p>Version 0&#46;12 &copy; 2024.</p><p>Policy 0.12.0.0 documentation ©</p>"
+    assert translate_html(doc, upper, "en") == (
+        "<p>VERSION 0.12 &copy; 2024.</p><p>POLICY 0.12.0.0 DOCUMENTATION &copy;</p>"
+    )

@@ -189,3 +189,27 @@ def test_units_without_a_letter_are_copied_and_never_sent_to_the_model():
                                    "—", "水"]  # fmt: skip
     assert out[4][1] == [(0, 0), (1, 1)]  # word for word, so markup around them stays
     assert translate_text("Ein Hund.\n\n| 42 | 7 |\n", upper, "de") == "EIN HUND.\n\n| 42 | 7 |\n"
+
+
+@pytest.mark.parametrize(
+    "text, lang, want",
+    [
+        (
+            "It lives in $HOME/.cargo/bin. Then go.",
+            "en",
+            ["It lives in $HOME/.cargo/bin.", "Then go."],
+        ),
+        (
+            "今天天气很好。我们去公园吧！好的。",
+            "zh",
+            ["今天天气很好。", "我们去公园吧！", "好的。"],
+        ),
+        (
+            "今日は晴れです。公園に行きましょう。",
+            "ja",
+            ["今日は晴れです。", "公園に行きましょう。"],
+        ),
+    ],
+)
+def test_sentences_never_end_inside_a_word_and_end_at_full_width_stops(text, lang, want):
+    assert split_sentences(text, lang) == want

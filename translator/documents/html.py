@@ -14,96 +14,12 @@ placeholder, aria-label) are translated in their tags (html_attributes.py).
 from __future__ import annotations
 
 import html
-import re
-from dataclasses import dataclass, field
 
 from translator.documents.html_attributes import translate_attributes
+from translator.documents.html_sentences import Sentence, outside, sentences
 from translator.documents.html_units import Builder, Mark, Unit, tokens
 from translator.documents.inline import events, transfer
-from translator.documents.segment import sentence_spans
-from translator.documents.units import GLUED, punctuation, target_seps, translate_all
-
-
-@dataclass
-class Sentence:
-    """A sentence of a unit: its words, the inline spans over them (word ranges with the
-    index of their mark) and their parents, and the edges of marks that cross its ends,
-    put before or after its words."""
-
-    at: tuple[int, int]  # its characters in the unit's text
-    text: str
-    spans: list[tuple[int, int, int]]
-    parents: list[int | None]
-    head: list[str]
-    tail: list[str]
-    # spans whose mark opens after punctuation glued to its first word ("(<b>Hund") and
-    # those that close before punctuation glued to their last ("hier</a>.")
-    leads: set[int] = field(default_factory=set)
-    trails: set[int] = field(default_factory=set)
-
-
-def _bounds(unit: Unit, lang: str | None) -> list[tuple[int, int]]:
-    """The unit's sentence spans, those a piece copied whole would cut joined again."""
-    text = "".join(unit.text)
-    out: list[tuple[int, int]] = []
-    for a, b in sentence_spans(text, lang):
-        if out and any(m.atom and m.open_at < a and m.close_at > out[-1][1] for m in unit.marks):
-            out[-1] = (out[-1][0], b)
-        else:
-            out.append((a, b))
-    return out
-
-
-def _sentence_of(bounds: list[tuple[int, int]], mark: Mark) -> tuple[int | None, int | None]:
-    """The sentences a mark opens and closes in: an edge between sentences goes with the
-    words it stands next to (an opening with the next, a closing with the one before)."""
-    last = len(bounds) - 1
-    opens = closes = None
-    if mark.open_at is not None:
-        opens = next((k for k, (_, b) in enumerate(bounds) if mark.open_at < b), last)
-    if mark.close_at is not None:
-        closes = next((k for k in range(last, -1, -1) if bounds[k][0] < mark.close_at), 0)
-        if opens is not None and (closes < opens or mark.close_at == mark.open_at):
-            closes = opens
-    return opens, closes
-
-
-def _sentences(unit: Unit, lang: str | None) -> list[Sentence]:
-    text = "".join(unit.text)
-    bounds = _bounds(unit, lang)
-    where = [_sentence_of(bounds, m) for m in unit.marks]
-    out = []
-    for k, (a, b) in enumerate(bounds):
-        starts = [a + w.start() for w in re.finditer(r"\S+", text[a:b])]
-        ends = [a + w.end() for w in re.finditer(r"\S+", text[a:b])]
-        inside = [n for n, w in enumerate(where) if w == (k, k)]
-        spans, parents = [], []
-        for n in inside:
-            mark = unit.marks[n]
-            s = sum(e <= mark.open_at for e in ends)
-            e = s if mark.close_at == mark.open_at else sum(t < mark.close_at for t in starts)
-            spans.append((s, max(s, e), n))
-            parents.append(inside.index(mark.parent) if mark.parent in inside else None)
-        head: list[tuple[tuple[int, int], str]] = []
-        tail: list[tuple[tuple[int, int], str]] = []
-        for n, (opens, closes) in enumerate(where):
-            mark = unit.marks[n]
-            if closes == k and opens != k:
-                after = all(t < mark.close_at for t in starts)
-                (tail if after else head).append(((0, mark.order[1]), mark.close_raw))
-            if opens == k and closes != k:
-                before = all(e > mark.open_at for e in ends)
-                (head if before else tail).append(((1, mark.order[0]), mark.open_raw))
-        sentence = Sentence((a, b), text[a:b], spans, parents, [r for _, r in sorted(head)],
-                            [r for _, r in sorted(tail)])  # fmt: skip
-        for j, (s, e, n) in enumerate(spans):
-            mark = unit.marks[n]
-            if e > s and not mark.atom and punctuation(text[starts[s] : mark.open_at]):
-                sentence.leads.add(j)
-            if e > s and not mark.atom and punctuation(text[mark.close_at : ends[e - 1]]):
-                sentence.trails.add(j)
-        out.append(sentence)
-    return out
+from translator.documents.units import punctuation, target_seps, translate_all
 
 
 def _render(sentence: Sentence, unit: Unit, result, escape) -> str:
@@ -112,50 +28,117 @@ def _render(sentence: Sentence, unit: Unit, result, escape) -> str:
     translation, alignment = result
     words = translation.split()
     placed = transfer(sentence.spans, sentence.text, translation, alignment, sentence.parents)
-    seps = target_seps(sentence.text, translation, alignment) if words else []
+    seps = target_seps(sentence.text, translation, alignment, keep=True) if words else []
     steps = events(placed, len(words), sentence.parents)
     following, upcoming = [], len(words)  # per event, the word it comes before
     for kind, k in reversed(steps):
         upcoming = k if kind == "word" else upcoming
         following.append(upcoming)
-    out = list(sentence.head)
-    spaced = skipping = False
-    pending, last = "", None  # punctuation cut off the word last written; that word's place
+    writer = _Writer(sentence, unit, words, escape)
     for (kind, k), ahead in zip(steps, reversed(following)):
-        sep = (seps[ahead] if 0 < ahead < len(words) else " ") if spaced else ""
-        if kind == "close" and k in sentence.trails:  # "hier</a>.": the tag closes before
-            if not pending and last is not None and last[0] == len(out) - 1:
-                lead, core, trail = GLUED.match(last[2]).groups()
-                if core and trail:
-                    out[-1], pending = last[1] + escape(lead + core), trail
-            out.append(unit.marks[sentence.spans[k][2]].close_raw)
-            skipping = False
-            continue
-        if pending:
-            out.append(escape(pending))
-            pending = ""
+        sep = escape(seps[ahead] if 0 < ahead < len(words) else " ") if writer.spaced else ""
+        writer.event(kind, k, ahead, sep)
+    return writer.text()
+
+
+class _Writer:
+    """The pieces of one rendered sentence, event by event (inline.events)."""
+
+    def __init__(self, sentence: Sentence, unit: Unit, words: list[str], escape):
+        self.sentence, self.unit, self.escape = sentence, unit, escape
+        self.words = list(words)  # leading punctuation moved before a tag is cut from its word
+        self.out = list(sentence.head)
+        self.spaced = False
+        self.pending = ""  # punctuation cut off the last word, for after the tags closing on it
+        self.last = None  # that word: (its place in out, the whitespace before it, the word)
+        self.atom = None  # a piece copied whole being written: (its place, the words it covers)
+
+    def event(self, kind: str, k: int, ahead: int, sep: str) -> None:
+        mark = self.unit.marks[self.sentence.spans[k][2]] if kind != "word" else None
+        if kind == "close" and k in self.sentence.trails:  # "hier</a>.": closes before the "."
+            self._keep(self.sentence.trails[k])
+            self.out.append(mark.close_raw)
+            return
+        if kind == "close" and k in self.sentence.after:  # (an empty piece: nothing to close)
+            return
+        if kind == "open" and k in self.sentence.after:  # "crates.io</a><!-- x -->."
+            if self.sentence.after[k]:
+                self._keep(self.sentence.after[k])
+            self.out.append(mark.open_raw)
+            return
+        if self.pending:
+            self.out.append(self.escape(self.pending))
+            self.pending = ""
         if kind == "word":
-            if not skipping:
-                out.append(sep + escape(words[k]))
-                last, spaced = (len(out) - 1, sep, words[k]), True
-            continue
-        mark = unit.marks[sentence.spans[k][2]]
-        if kind == "open":
-            lead = GLUED.match(words[ahead]).group(1) if ahead < len(words) else ""
-            if k in sentence.leads and lead and lead != words[ahead]:  # "(<b>Hund"
-                words[ahead] = words[ahead][len(lead) :]
-                out.append(sep + escape(lead) + mark.open_raw)
+            if self.atom is not None:
+                self.atom[1].append(self.words[k])
             else:
-                out.append(sep + mark.open_raw)
-            spaced, skipping = mark.atom, mark.atom  # a piece copied whole stands for its words
+                self.out.append(sep + self.escape(self.words[k]))
+                self.last, self.spaced = (len(self.out) - 1, sep, self.words[k]), True
+        elif kind == "open":
+            self._open(k, mark, ahead, sep)
+        elif self.atom is not None and k in self.sentence.atoms:
+            self._close_atom(k, mark)
         else:
-            out.append(mark.close_raw)
-            skipping = False
-    return "".join(out + [escape(pending)] + sentence.tail)
+            self.out.append(mark.close_raw)
+
+    def _keep(self, rest: str) -> None:
+        """Hold back `rest`, what the source has after the edge being written in its word,
+        for after the edge: cut from the end of the text held back or of the word just
+        written where either ends so ("x86_<wbr>64", "hier</a>."); text held back that does
+        not end so stood before the edge and is written now."""
+        if self.pending.endswith(rest) and len(self.pending) > len(rest):
+            self.out.append(self.escape(self.pending[: -len(rest)]))
+            self.pending = rest
+        elif self.pending and not self.pending.endswith(rest):
+            self.out.append(self.escape(self.pending))
+            self.pending = ""
+        elif not self.pending and self.last is not None and self.last[0] == len(self.out) - 1:
+            at, sep, word = self.last
+            if word.endswith(rest) and len(word) > len(rest):
+                self.out[at], self.pending = sep + self.escape(word[: -len(rest)]), rest
+
+    def _open(self, k: int, mark: Mark, ahead: int, sep: str) -> None:
+        word = self.words[ahead] if ahead < len(self.words) else ""
+        lead = self.sentence.leads.get(k, "")
+        if lead and word.startswith(lead) and len(word) > len(lead):  # "(<b>Hund": after "("
+            self.words[ahead] = word[len(lead) :]
+            self.out.append(sep + self.escape(lead) + mark.open_raw)
+        elif k in self.sentence.atoms:  # written whole when it closes, with its words' glue
+            self.atom = (len(self.out), [])
+            self.out.append(sep)
+        else:
+            self.out.append(sep + mark.open_raw)
+        # a piece copied whole stands for its words; one glued to the next word keeps it close
+        self.spaced = (mark.atom or k in self.sentence.atoms) and k not in self.sentence.before
+
+    def _close_atom(self, k: int, mark: Mark) -> None:
+        """A piece copied whole (`code`) in place of the words it covers: where they hold its
+        text, in place of that alone ("(", "):" around it kept); else with the text glued
+        around it in the source."""
+        at, covered = self.atom
+        text, prefix, suffix, pieces = self.sentence.atoms[k]
+        joined = " ".join(covered)
+        found = joined.find(text) if text else -1
+        if found >= 0:
+            prefix, suffix = joined[:found], joined[found + len(text) :]
+        source = "".join(piece if markup else self.escape(piece) for markup, piece in pieces)
+        self.out[at] += self.escape(prefix) + source
+        self.atom = None
+        if punctuation(suffix):  # after the tags that close on it ("<code>x</code></a>.")
+            self.pending = suffix
+        else:
+            self.out.append(self.escape(suffix))
+
+    def text(self) -> str:
+        return "".join(self.out + [self.escape(self.pending)] + self.sentence.tail)
 
 
 def _escaper(entities: dict[str, str]):
-    table = str.maketrans({c: r for c, r in entities.items() if c not in "&<>"})
+    # a character outside ASCII is written as the page wrote it ("&copy;"); ASCII's letters,
+    # digits and signs plainly, not every "." as "&#46;" because the page wrote one so
+    kept = {c: r for c, r in entities.items() if not c.isascii()}
+    table = str.maketrans(kept)
 
     def escape(text: str) -> str:
         return html.escape(text, quote=False).translate(table)
@@ -171,7 +154,7 @@ def translate_html(text: str, translate, lang: str | None) -> str:
     builder = _built(toks)
     if translate_attributes(toks, builder.carriers, translate):
         builder = _built(toks)  # the same units, with the start tags' new source
-    plans = {id(p): _sentences(p, lang) for p in builder.out if isinstance(p, Unit)}
+    plans = {id(p): sentences(p, lang) for p in builder.out if isinstance(p, Unit)}
     results = translate_all([s.text for plan in plans.values() for s in plan], translate)
     escape, found, out = _escaper(builder.entities), iter(results), []
     for piece in builder.out:
@@ -193,10 +176,24 @@ def _built(toks) -> Builder:
 
 
 def _unit_text(unit: Unit, plan: list[Sentence], found, escape) -> str:
-    """The unit with each sentence translated and the whitespace around them kept."""
+    """The unit with each sentence translated and the whitespace around them kept, with
+    the elements before the first sentence and after the last where they stood."""
     text, at, out = "".join(unit.text), 0, []
+    edges = outside(unit, plan)
     for sentence in plan:
         a, b = sentence.at
-        out.append(escape(text[at:a]) + _render(sentence, unit, next(found), escape))
+        out.append(_between(text, at, a, edges, escape))
+        out.append(_render(sentence, unit, next(found), escape))
         at = b
-    return "".join(out) + escape(text[at:])
+    return "".join(out) + _between(text, at, len(text), edges, escape)
+
+
+def _between(text: str, lo: int, hi: int, edges, escape) -> str:
+    """text[lo:hi] escaped, with the edges whose offsets fall in it written at their places
+    (edges lie only before the first sentence and after the last)."""
+    out, at = [], lo
+    for offset, _, raw in edges:
+        if lo <= offset <= hi:
+            out += [escape(text[at:offset]), raw]
+            at = offset
+    return "".join(out) + escape(text[at:hi])

@@ -28,7 +28,9 @@ from functools import lru_cache
 DEFAULT_LANG = "en"
 # where a sentence may end: a stop (closing quotes or brackets after it) before more text.
 # A paragraph without one is one sentence, found without pysbd (about 1 ms a sentence).
-_MAY_END = re.compile(r"[.!?…。！？؟।][\"'”’»)\]]*\s+\S")
+# a stop and the start of what follows it: after a space, or straight after the full-width
+# stops of scripts written without spaces
+_MAY_END = re.compile(r"[.!?…。！？؟।][\"'”’»)\]]*\s+\S|[。！？][」』”’）)]*\S")
 # three-letter codes (NLLB's deu_Latn, M2M's) of the languages pysbd has rules for
 ISO_639_3 = {"amh": "am", "ara": "ar", "arb": "ar", "bul": "bg", "dan": "da", "deu": "de",
              "ell": "el", "eng": "en", "spa": "es", "fas": "fa", "pes": "fa", "fra": "fr",
@@ -67,9 +69,12 @@ def _segmenter(lang: str):
 
 def cuts_to_spans(text: str, cuts: list[int]) -> list[tuple[int, int]]:
     """Spans between the cut offsets `cuts` (sentence starts), each stripped of whitespace;
-    empty ones dropped. Every non-space character of `text` lands in exactly one span."""
+    empty ones dropped. Every non-space character of `text` lands in exactly one span. A
+    cut inside a run of non-space characters after an ASCII one is dropped: pysbd cuts
+    "$HOME/.cargo/bin" after its "/."; scripts written without spaces ("。") keep theirs."""
     spans = []
-    bounds = sorted({c for c in cuts if 0 < c < len(text)})
+    bounds = sorted({c for c in cuts if 0 < c < len(text) and (
+        text[c - 1].isspace() or text[c].isspace() or not text[c - 1].isascii())})  # fmt: skip
     for start, end in zip([0, *bounds], [*bounds, len(text)], strict=True):
         while start < end and text[start].isspace():
             start += 1

@@ -1,0 +1,229 @@
+"""A unit of HTML (html_units.py) cut into the sentences the model translates, with its
+inline elements as spans over each sentence's words (html.py renders them back).
+
+Beside the word ranges, a sentence keeps what word alignment alone would lose: the
+punctuation glued to a tagged word outside its tag ("(<b>Hund</b>)."), the text around a
+piece copied whole inside its word ("(<code>x</code>):", pieces glued in one word taken as
+one), and which empty pieces (a comment, an image) are glued to the word before or after
+them. Elements wholly before the first sentence or after the last are not spans: the unit
+writes them in place (`outside`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from translator.documents.html_units import Mark, Unit
+from translator.documents.segment import sentence_spans
+
+
+@dataclass
+class Sentence:
+    """A sentence of a unit: its words, the inline spans over them (word ranges with the
+    index of their mark) and their parents, and the edges of marks that cross its ends,
+    put before or after its words."""
+
+    at: tuple[int, int]  # its characters in the unit's text
+    text: str
+    spans: list[tuple[int, int, int]]
+    parents: list[int | None]
+    head: list[str]
+    tail: list[str]
+    # per span: the text glued before its first word outside it ("(" of "(<b>Hund", "0.9."
+    # of "0.9.<em>x</em>") and after its last ("." of "hier</a>.")
+    leads: dict[int, str] = field(default_factory=dict)
+    trails: dict[int, str] = field(default_factory=dict)
+    # pieces written as in the source (_ranges): their text as the model reads it, the text
+    # glued before and after them in their words, and their pieces of markup and text
+    # ("(", "):", "<code>x</code>" of "(<code>x</code>):")
+    atoms: dict[int, tuple[str, str, str, list]] = field(default_factory=dict)
+    # empty pieces glued to the word before them (with the rest of that word, "." of
+    # "crates.io</a><!-- x -->.") and to the word after them
+    after: dict[int, str] = field(default_factory=dict)
+    before: set[int] = field(default_factory=set)
+
+
+def _bounds(unit: Unit, lang: str | None) -> list[tuple[int, int]]:
+    """The unit's sentence spans, those a piece copied whole would cut joined again."""
+    text = re.sub(r"\s", " ", "".join(unit.text))  # a line break in the source is a space
+    out: list[tuple[int, int]] = []
+    for a, b in sentence_spans(text, lang):
+        if out and any(m.atom and m.open_at < a and m.close_at > out[-1][1] for m in unit.marks):
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
+
+
+def _sentence_of(bounds: list[tuple[int, int]], mark: Mark, text: str):
+    """The sentences a mark opens and closes in: an edge between sentences goes with the
+    words it stands next to (an opening with the next, a closing with the one before; an
+    empty piece glued to the word before it, with that word); (None, None) for a mark
+    whose edges in this unit all lie before the first sentence or after the last."""
+    last, at, close = len(bounds) - 1, mark.open_at, mark.close_at
+    edges = [x for x in (at, close) if x is not None]
+    if bounds and (all(x >= bounds[-1][1] for x in edges) or all(x <= bounds[0][0] for x in edges)):
+        return None, None
+    opens = closes = None
+    if at is not None:
+        glued = mark.atom and at == mark.close_at and at > 0 and not text[at - 1].isspace()
+        opens = next((k for k, (_, b) in enumerate(bounds) if at < b or (glued and at == b)),
+                     last)  # fmt: skip
+    if mark.close_at is not None:
+        closes = next((k for k in range(last, -1, -1) if bounds[k][0] < mark.close_at), 0)
+        if opens is not None and (closes < opens or mark.close_at == mark.open_at):
+            closes = opens
+    return opens, closes
+
+
+def _outer(bounds: list[tuple[int, int]], where, mark: Mark, closing: bool) -> bool:
+    """Whether an edge of `mark` lies before the unit's first sentence or after its last,
+    outside the spans and the sentences' heads and tails: the unit writes it in place."""
+    if where == (None, None):
+        return True
+    opens, closes = where
+    if opens == closes:  # in one sentence: outside it where it wraps the unit's only one
+        # (not a piece copied whole, which stands for the words it holds)
+        return len(bounds) == 1 and not mark.atom and mark.open_at <= bounds[0][0] and (
+            mark.close_at >= bounds[0][1])  # fmt: skip
+    if closing:
+        return closes == len(bounds) - 1 and mark.close_at is not None and (
+            mark.close_at >= bounds[-1][1])  # fmt: skip
+    return opens == 0 and mark.open_at is not None and mark.open_at <= bounds[0][0]
+
+
+def outside(unit: Unit, plan: list[Sentence]) -> list[tuple[int, tuple[int, int], str]]:
+    """The edges of marks before the first sentence or after the last (_outer), as (offset
+    in the unit's text, order, source)."""
+    bounds, text = [s.at for s in plan], "".join(unit.text)
+    edges = []
+    for mark in unit.marks:
+        where = _sentence_of(bounds, mark, text)
+        if mark.open_at is not None and _outer(bounds, where, mark, False):
+            edges.append((mark.open_at, (mark.order[0], 0), mark.open_raw))
+        if mark.close_at is not None and _outer(bounds, where, mark, True):
+            edges.append((mark.close_at, (mark.order[1], 1), mark.close_raw))
+    return sorted(edges)
+
+
+def sentences(unit: Unit, lang: str | None) -> list[Sentence]:
+    text = "".join(unit.text)
+    bounds = _bounds(unit, lang)
+    where = [_sentence_of(bounds, m, text) for m in unit.marks]
+    out = []
+    for k, (a, b) in enumerate(bounds):
+        starts = [a + w.start() for w in re.finditer(r"\S+", text[a:b])]
+        ends = [a + w.end() for w in re.finditer(r"\S+", text[a:b])]
+        inside = [n for n, w in enumerate(where)
+                  if w == (k, k) and not _outer(bounds, w, unit.marks[n], False)]  # fmt: skip
+        ranges, groups = _ranges(unit, text, inside, starts, ends)
+        kept = [n for n in inside if n in ranges]
+        spans = [(*ranges[n], n) for n in kept]
+        parents = [kept.index(unit.marks[n].parent) if unit.marks[n].parent in kept else None
+                   for n in kept]  # fmt: skip
+        edges = _edges(unit, bounds, where, k, starts, ends)
+        sentence = Sentence((a, b), text[a:b], spans, parents, *edges)
+        _glue(sentence, unit, text, groups, starts, ends)
+        out.append(sentence)
+    return out
+
+
+def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: list[int]):
+    """The word range of each mark inside a sentence but those written with another, and
+    the pieces written as in the source, by their first mark: a piece copied whole that
+    holds text, and sibling marks that share one word ("<a>core</a><span>1.9</span>"),
+    which word alignment cannot place apart, with everything inside them. Each group's
+    characters in the unit's text."""
+    ranges, groups, last, members = {}, {}, {}, {}
+    for n in inside:
+        mark = unit.marks[n]
+        s = sum(e <= mark.open_at for e in ends)
+        if mark.close_at == mark.open_at:
+            if mark.atom and mark.open_at > 0 and not text[mark.open_at - 1].isspace():
+                s = sum(t < mark.open_at for t in starts)  # glued to the word before it
+            ranges[n] = (s, s)
+            continue
+        ranges[n] = (s, max(s, sum(t < mark.close_at for t in starts)))
+        prev = last.get(mark.parent)
+        if prev is not None and ranges[prev][1] > s and (
+                max(ranges[prev][1], ranges[n][1]) - ranges[prev][0] == 1):  # fmt: skip
+            lo = groups[prev][0] if prev in groups else unit.marks[prev].open_at
+            groups[prev] = (lo, mark.close_at)
+            members.setdefault(prev, [prev]).append(n)
+            continue
+        last[mark.parent] = n
+        if mark.atom:
+            groups[n], members[n] = (mark.open_at, mark.close_at), [n]
+    for g, (lo, hi) in groups.items():  # empty pieces between its members join it too
+        members[g] += [n for n in inside if unit.marks[n].open_at == unit.marks[n].close_at
+                       and lo < unit.marks[n].open_at < hi and n not in members[g]
+                       and unit.marks[n].parent == unit.marks[g].parent]  # fmt: skip
+    for n in inside:  # the group's other members, and what they hold, are written with it
+        if any(g != n and _within(unit, n, members[g]) for g in groups):
+            del ranges[n]
+    return ranges, {g: (*groups[g], members[g]) for g in groups}
+
+
+def _within(unit: Unit, n: int, members: list[int]) -> bool:
+    """Whether mark `n` is one of `members` or inside one of them."""
+    while n is not None:
+        if n in members:
+            return True
+        n = unit.marks[n].parent
+    return False
+
+
+def _pieces(unit: Unit, text: str, lo: int, hi: int, members) -> list[tuple[bool, str]]:
+    """text[lo:hi] with the marks `members` and those inside them, as (is markup, its
+    text) pieces: a piece copied whole stands for its own text."""
+    edges = []
+    for n, mark in enumerate(unit.marks):
+        if _within(unit, n, members):
+            edges.append((mark.open_at, mark.order[0], 0, mark))
+            if not mark.atom:
+                edges.append((mark.close_at, mark.order[1], 1, mark))
+    out, at = [], lo
+    for offset, _, closing, mark in sorted(edges, key=lambda x: x[:3]):
+        if offset > at:
+            out.append((False, text[at:offset]))
+        out.append((True, mark.close_raw if closing else mark.open_raw))
+        at = mark.close_at if mark.atom else offset
+    return out + ([(False, text[at:hi])] if hi > at else [])
+
+
+def _edges(unit: Unit, bounds, where, k: int, starts: list[int], ends: list[int]):
+    """(head, tail): the edges of marks that cross the sentence's ends, in source order,
+    but those the unit writes in place (_outer)."""
+    head: list[tuple[tuple[int, int], str]] = []
+    tail: list[tuple[tuple[int, int], str]] = []
+    for n, (opens, closes) in enumerate(where):
+        mark = unit.marks[n]
+        if closes == k and opens != k and not _outer(bounds, where[n], mark, True):
+            after = all(t < mark.close_at for t in starts)
+            (tail if after else head).append(((0, mark.order[1]), mark.close_raw))
+        if opens == k and closes != k and not _outer(bounds, where[n], mark, False):
+            before = all(e > mark.open_at for e in ends)
+            (head if before else tail).append(((1, mark.order[0]), mark.open_raw))
+    return [r for _, r in sorted(head)], [r for _, r in sorted(tail)]
+
+
+def _glue(sentence: Sentence, unit: Unit, text: str, groups, starts, ends) -> None:
+    """The sentence's leads, trails, atoms, after and before (Sentence)."""
+    for j, (s, e, n) in enumerate(sentence.spans):
+        mark = unit.marks[n]
+        if e == s:  # an empty piece: glued to a word, or standing apart
+            at = mark.open_at
+            if mark.atom and s > 0 and ends[s - 1] >= at and not text[at - 1].isspace():
+                sentence.after[j] = text[at : ends[s - 1]]
+            elif mark.atom and s < len(starts) and starts[s] == at:
+                sentence.before.add(j)
+        elif n in groups:
+            lo, hi, members = groups[n]
+            sentence.atoms[j] = (" ".join(text[lo:hi].split()), text[starts[s] : lo],
+                                 text[hi : ends[e - 1]], _pieces(unit, text, lo, hi, members))  # fmt: skip
+        elif not mark.atom:  # (a translated word that no longer holds them: all inside)
+            if lead := text[starts[s] : mark.open_at]:
+                sentence.leads[j] = lead
+            if trail := text[mark.close_at : ends[e - 1]]:
+                sentence.trails[j] = trail
