@@ -151,9 +151,9 @@ def translate_html(text: str, translate, lang: str | None) -> str:
     (sentences -> [(translation, alignment or None)]) and its markup kept; HTML whose
     elements do not nest is a UserError naming the line and column."""
     toks = tokens(text)
-    builder = _built(toks)
+    builder = build(toks)
     if translate_attributes(toks, builder.carriers, translate):
-        builder = _built(toks)  # the same units, with the start tags' new source
+        builder = build(toks)  # the same units, with the start tags' new source
     plans = {id(p): sentences(p, lang) for p in builder.out if isinstance(p, Unit)}
     results = translate_all([s.text for plan in plans.values() for s in plan], translate)
     escape, found, out = _escaper(builder.entities), iter(results), []
@@ -167,7 +167,8 @@ def translate_html(text: str, translate, lang: str | None) -> str:
     return "".join(out)
 
 
-def _built(toks) -> Builder:
+def build(toks) -> Builder:
+    """The tokens fed to a Builder: HTML whose elements do not nest is a UserError."""
     builder = Builder()
     for tok in toks:
         builder.feed(tok)
