@@ -46,10 +46,10 @@ class _Writer:
 
     def __init__(self, sentence: Sentence, unit: Unit, words: list[str], escape):
         self.sentence, self.unit, self.escape = sentence, unit, escape
-        self.words = list(words)  # leading punctuation moved before a tag is cut from its word
+        self.words = list(words)  # text glued before a tag, written before it, is cut from its word
         self.out = list(sentence.head)
         self.spaced = False
-        self.pending = ""  # punctuation cut off the last word, for after the tags closing on it
+        self.pending = ""  # text cut off the last word, for after the edges that stand before it
         self.last = None  # that word: (its place in out, the whitespace before it, the word)
         self.atom = None  # a piece copied whole being written: (its place, the words it covers)
 
