@@ -33,9 +33,9 @@ import re
 import sys
 from pathlib import Path
 
-from translator.documents.html import translate_html
+from translator.documents.html import build, translate_html
 from translator.documents.html_attributes import readable
-from translator.documents.html_units import Builder, Unit, tokens
+from translator.documents.html_units import Unit, tokens
 from translator.errors import UserError
 
 
@@ -68,11 +68,8 @@ def engine_translate(engine, request):
 def read_output(line: str) -> tuple[list[str], dict[str, tuple[int, int]], bool]:
     """An output line's words with tags removed, each complete tag's word range by its start
     tag, and whether the line is well-formed."""
-    builder = Builder()
     try:
-        for tok in tokens(line):
-            builder.feed(tok)
-        builder.finish()
+        builder = build(tokens(line))
     except UserError:
         text = re.sub(r"<[^>]*>", " ", line)
         return text.split(), {}, False

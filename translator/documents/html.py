@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 
 from translator.documents.html_attributes import translate_attributes
-from translator.documents.html_sentences import Sentence, outside, sentences
+from translator.documents.html_sentences import Sentence, sentences
 from translator.documents.html_units import Builder, Mark, Unit, tokens
 from translator.documents.inline import events, transfer
 from translator.documents.units import punctuation, target_seps, translate_all
@@ -155,15 +155,15 @@ def translate_html(text: str, translate, lang: str | None) -> str:
     if translate_attributes(toks, builder.carriers, translate):
         builder = build(toks)  # the same units, with the start tags' new source
     plans = {id(p): sentences(p, lang) for p in builder.out if isinstance(p, Unit)}
-    results = translate_all([s.text for plan in plans.values() for s in plan], translate)
+    results = translate_all([s.text for plan, _ in plans.values() for s in plan], translate)
     escape, found, out = _escaper(builder.entities), iter(results), []
     for piece in builder.out:
         if isinstance(piece, str):
             out.append(piece)
-        elif not plans[id(piece)]:
+        elif not plans[id(piece)][0]:
             out.append("".join(piece.raw))
         else:
-            out.append(_unit_text(piece, plans[id(piece)], found, escape))
+            out.append(_unit_text(piece, *plans[id(piece)], found, escape))
     return "".join(out)
 
 
@@ -176,11 +176,10 @@ def build(toks) -> Builder:
     return builder
 
 
-def _unit_text(unit: Unit, plan: list[Sentence], found, escape) -> str:
+def _unit_text(unit: Unit, plan: list[Sentence], edges, found, escape) -> str:
     """The unit with each sentence translated and the whitespace around them kept, with
-    the elements before the first sentence and after the last where they stood."""
+    the elements before the first sentence and after the last (`edges`) where they stood."""
     text, at, out = "".join(unit.text), 0, []
-    edges = outside(unit, plan)
     for sentence in plan:
         a, b = sentence.at
         out.append(_between(text, at, a, edges, escape))

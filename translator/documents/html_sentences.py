@@ -1,12 +1,12 @@
 """A unit of HTML (html_units.py) cut into the sentences the model translates, with its
 inline elements as spans over each sentence's words (html.py renders them back).
 
-Beside the word ranges, a sentence keeps what word alignment alone would lose: the
-punctuation glued to a tagged word outside its tag ("(<b>Hund</b>)."), the text around a
-piece copied whole inside its word ("(<code>x</code>):", pieces glued in one word taken as
-one), and which empty pieces (a comment, an image) are glued to the word before or after
-them. Elements wholly before the first sentence or after the last are not spans: the unit
-writes them in place (`outside`).
+Beside the word ranges, a sentence keeps what word alignment alone would lose: the text
+glued to a tagged word outside its tag ("(<b>Hund</b>).", "will<sup>1</sup>"), the text
+around a piece copied whole inside its word ("(<code>x</code>):", pieces glued in one word
+taken as one), and which empty pieces (a comment, an image) are glued to the word before or after
+them. Elements before the first sentence or after the last are not spans: the unit writes
+their edges in place (`sentences` returns them beside the sentences).
 """
 
 from __future__ import annotations
@@ -67,12 +67,12 @@ def _sentence_of(bounds: list[tuple[int, int]], mark: Mark, text: str):
         return None, None
     opens = closes = None
     if at is not None:
-        glued = mark.atom and at == mark.close_at and at > 0 and not text[at - 1].isspace()
+        glued = mark.atom and at == close and at > 0 and not text[at - 1].isspace()
         opens = next((k for k, (_, b) in enumerate(bounds) if at < b or (glued and at == b)),
                      last)  # fmt: skip
-    if mark.close_at is not None:
-        closes = next((k for k in range(last, -1, -1) if bounds[k][0] < mark.close_at), 0)
-        if opens is not None and (closes < opens or mark.close_at == mark.open_at):
+    if close is not None:
+        closes = next((k for k in range(last, -1, -1) if bounds[k][0] < close), 0)
+        if opens is not None and (closes < opens or close == at):
             closes = opens
     return opens, closes
 
@@ -93,21 +93,20 @@ def _outer(bounds: list[tuple[int, int]], where, mark: Mark, closing: bool) -> b
     return opens == 0 and mark.open_at is not None and mark.open_at <= bounds[0][0]
 
 
-def outside(unit: Unit, plan: list[Sentence]) -> list[tuple[int, tuple[int, int], str]]:
+def _outside(unit: Unit, bounds, where) -> list[tuple[int, tuple[int, int], str]]:
     """The edges of marks before the first sentence or after the last (_outer), as (offset
     in the unit's text, order, source)."""
-    bounds, text = [s.at for s in plan], "".join(unit.text)
     edges = []
-    for mark in unit.marks:
-        where = _sentence_of(bounds, mark, text)
-        if mark.open_at is not None and _outer(bounds, where, mark, False):
+    for mark, w in zip(unit.marks, where, strict=True):
+        if mark.open_at is not None and _outer(bounds, w, mark, False):
             edges.append((mark.open_at, (mark.order[0], 0), mark.open_raw))
-        if mark.close_at is not None and _outer(bounds, where, mark, True):
+        if mark.close_at is not None and _outer(bounds, w, mark, True):
             edges.append((mark.close_at, (mark.order[1], 1), mark.close_raw))
     return sorted(edges)
 
 
-def sentences(unit: Unit, lang: str | None) -> list[Sentence]:
+def sentences(unit: Unit, lang: str | None):
+    """(the unit's sentences, the edges of marks it writes in place around them: _outer)."""
     text = "".join(unit.text)
     bounds = _bounds(unit, lang)
     where = [_sentence_of(bounds, m, text) for m in unit.marks]
@@ -126,7 +125,7 @@ def sentences(unit: Unit, lang: str | None) -> list[Sentence]:
         sentence = Sentence((a, b), text[a:b], spans, parents, *edges)
         _glue(sentence, unit, text, groups, starts, ends)
         out.append(sentence)
-    return out
+    return out, _outside(unit, bounds, where) if bounds else []
 
 
 def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: list[int]):

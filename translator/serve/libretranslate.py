@@ -149,10 +149,12 @@ class LibreTranslate:
         spans = await asyncio.to_thread(lambda: [line_spans(t, src.code) for t in texts])
         sentences = [text[a:b] for text, sp in zip(texts, spans) for a, b in sp]
         self.check_sentences(sentences)
-        asked = [s for s in sentences if has_letters(s)]  # the rest (numbers) stay as they are
+        asked = [has_letters(s) for s in sentences]  # the rest (numbers) stay as they are
+        todo = [s for s, ask in zip(sentences, asked) if ask]
         request = self.request(src, tgt, alternatives + 1)
-        found = iter(await self.batcher.translate(asked, request) if asked else [])
-        results = [[h.text for h in next(found)] if has_letters(s) else [s] for s in sentences]
+        found = iter(await self.batcher.translate(todo, request) if todo else [])
+        results = [[h.text for h in next(found)] if ask else [s]
+                   for s, ask in zip(sentences, asked)]  # fmt: skip
         out, alts, k = [], [], 0
         for text, sp in zip(texts, spans):
             mine = results[k : k + len(sp)]
