@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> dict:
     from translator.decode.confidence import (
         FEATURES,
         Calibration,
-        features,
+        feature_rows,
         sentence_chrf,
         spearman,
     )
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> dict:
     pairs = load_split(engine.cfg.data, "dev", engine.cfg.seed)
     sources, refs = [s for s, _ in pairs], [t for _, t in pairs]
     nbests = engine.translate(sources, confidence_request(engine.request()), progress=True)
-    x = np.array([features(o) for o in outputs(engine, sources, nbests)])
+    x = np.array(feature_rows(outputs(engine, sources, nbests)))
     y = np.asarray(sentence_chrf([n[0].text for n in nbests], refs))
 
     def calibration(names):

@@ -13,7 +13,7 @@ from translator.decode.confidence import (
     Calibration,
     Output,
     best_threshold,
-    features,
+    feature_rows,
     pearson,
     piece_scores,
     sentence_chrf,
@@ -67,7 +67,7 @@ def confidences(engine, lines, nbests, calibration: Calibration | None) -> list[
     """Each line's Confidence (module docstring); an empty translation gets 0."""
     outs = outputs(engine, lines, nbests)
     if calibration is not None:
-        rows = [features(o) for o in outs]
+        rows = feature_rows(outs)
         sentence = calibration.predict(rows).tolist() if rows else []
     else:
         sentence = [uncalibrated(o) for o in outs]
@@ -106,7 +106,7 @@ def fit(engine, sources: list[str], refs: list[str], request: DecodeRequest):
     asked = confidence_request(request)
     nbests = engine.translate(sources, asked)
     outs = outputs(engine, sources, nbests)
-    rows = [features(o) for o in outs]
+    rows = feature_rows(outs)
     targets = sentence_chrf([n[0].text for n in nbests], refs)
     conf, ok = [], []
     for out, nbest, ref in zip(outs, nbests, refs):

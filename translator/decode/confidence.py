@@ -18,7 +18,6 @@ reference) count as doubtful.
 
 from __future__ import annotations
 
-import functools
 import math
 import string
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from translator.decode.agreement import agreements, chrf_scorer
 from translator.decode.ter import ter_alignment, word_labels  # noqa: F401 (callers take them here)
 from translator.errors import UserError
 
@@ -87,15 +87,21 @@ class Output:
     source: str = ""
 
 
-def features(out: Output) -> list[float]:
-    """The FEATURES of one output, in that order."""
+def feature_rows(outs: Sequence[Output]) -> list[list[float]]:
+    """The FEATURES of each output (their n-best agreements counted in one pass)."""
+    return [features(o, a) for o, a in zip(outs, agreements([o.nbest for o in outs]))]
+
+
+def features(out: Output, others: Sequence[float] | None = None) -> list[float]:
+    """The FEATURES of one output, in that order; `others`: its n-best agreements
+    (decode/agreement.py), where they are counted already."""
     lp = np.asarray(out.logprobs, dtype=np.float64)
     if lp.size == 0:
         lp = np.zeros(1)
     length = max(1, len(out.pieces))
     per_word = np.log(words(out.pieces, out.logprobs) or [math.exp(float(lp.mean()))])
     source_words = max(1, out.source_words)
-    others = _agreements(out.nbest)
+    others = agreements([out.nbest])[0] if others is None else others
     q10, q25, median = np.quantile(lp, (0.1, 0.25, 0.5))
     src = np.asarray(out.source_scores, dtype=np.float64)
     tgt = np.asarray(out.target_scores, dtype=np.float64)
@@ -153,40 +159,11 @@ def piece_scores(sp, ids: Sequence[int]) -> list[float]:
     return [sp.GetScore(i) for i in ids if not (sp.IsControl(i) or sp.IsUnknown(i))]
 
 
-def _agreements(nbest: Sequence[str]) -> list[float]:
-    """Each other hypothesis's chrF / 100 against the best ([1] for a list of one): a model
-    torn between different outputs is less sure of its first."""
-    if len(nbest) < 2:
-        return [1.0]
-    from sacrebleu.metrics.helpers import extract_all_char_ngrams
-
-    # sentence_score's own steps, with each distinct text's n-grams counted once (the best's
-    # for every other hypothesis): a tenth of a plain translation's time otherwise
-    chrf, grams = _chrf(), {}
-    for text in nbest:
-        if text not in grams:
-            grams[text] = extract_all_char_ngrams(text, chrf.char_order, chrf.whitespace)
-    best = grams[nbest[0]]
-    out = []
-    for h in nbest[1:]:
-        stats = [n for a, b in zip(grams[h], best) for n in chrf._get_match_statistics(a, b)]
-        out.append(chrf._compute_f_score(stats) / 100)
-    return out
-
-
 def sentence_chrf(hypotheses: Sequence[str], references: Sequence[str]) -> list[float]:
     """Each hypothesis's sentence chrF / 100 against its reference: what a calibration
     predicts."""
-    chrf = _chrf()
+    chrf = chrf_scorer()
     return [chrf.sentence_score(h, [r]).score / 100 for h, r in zip(hypotheses, references)]
-
-
-@functools.cache
-def _chrf():
-    """One chrF scorer for every call (building one per sentence costs more than scoring)."""
-    from sacrebleu.metrics import CHRF
-
-    return CHRF()
 
 
 def words(pieces: Sequence[str], logprobs: Sequence[float]) -> list[float]:
