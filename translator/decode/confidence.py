@@ -94,52 +94,66 @@ def feature_rows(outs: Sequence[Output]) -> list[list[float]]:
 
 def features(out: Output, others: Sequence[float] | None = None) -> list[float]:
     """The FEATURES of one output, in that order; `others`: its n-best agreements
-    (decode/agreement.py), where they are counted already."""
-    lp = np.asarray(out.logprobs, dtype=np.float64)
-    if lp.size == 0:
-        lp = np.zeros(1)
+    (decode/agreement.py), where they are counted already. Plain Python: the lists are a
+    sentence long, where each numpy call costs more than its arithmetic."""
+    lp = [float(x) for x in out.logprobs] or [0.0]
+    ordered, mean = sorted(lp), _mean(lp)
     length = max(1, len(out.pieces))
-    per_word = np.log(words(out.pieces, out.logprobs) or [math.exp(float(lp.mean()))])
+    per_word = [_log(w) for w in words(out.pieces, out.logprobs)] or [mean]
     source_words = max(1, out.source_words)
     others = agreements([out.nbest])[0] if others is None else others
-    q10, q25, median = np.quantile(lp, (0.1, 0.25, 0.5))
-    src = np.asarray(out.source_scores, dtype=np.float64)
-    tgt = np.asarray(out.target_scores, dtype=np.float64)
+    src, tgt = list(out.source_scores), list(out.target_scores)
     said = out.nbest[0].split() if out.nbest else []
     return [
-        float(lp.mean()),
-        float(lp.min()),
-        float(lp.std()),
+        mean,
+        ordered[0],
+        math.sqrt(_mean([(x - mean) ** 2 for x in lp])),
         length / max(1, out.source_len),
         math.log(length),
-        float(np.mean(others)),
-        float(np.min(others)),
-        float(median),
-        float(per_word.mean()),
+        _mean(others),
+        min(others),
+        _quantile(ordered, 0.5),
+        _mean(per_word),
         len(per_word) / source_words,
-        float(tgt.mean()) if tgt.size else 0.0,
-        float(src.mean()) if src.size else 0.0,
-        src.size / source_words,
-        float(q10),
-        float(q25),
-        float((lp < LOW).mean()),
-        float((lp < VERY_LOW).mean()),
-        int(lp.argmin()) / lp.size,
-        float(lp[-1]),
-        float(lp.sum()),
-        float(lp[:-1].mean()) if lp.size > 1 else float(lp[0]),
-        float(per_word.min()),
-        float((per_word < LOW).mean()),
+        _mean(tgt) if tgt else 0.0,
+        _mean(src) if src else 0.0,
+        len(src) / source_words,
+        _quantile(ordered, 0.1),
+        _quantile(ordered, 0.25),
+        sum(x < LOW for x in lp) / len(lp),
+        sum(x < VERY_LOW for x in lp) / len(lp),
+        lp.index(ordered[0]) / len(lp),
+        lp[-1],
+        sum(lp),
+        _mean(lp[:-1]) if len(lp) > 1 else lp[0],
+        min(per_word),
+        sum(x < LOW for x in per_word) / len(per_word),
         math.log(max(1, out.source_len)),
         math.log(source_words),
-        float(src.min()) if src.size else 0.0,
-        float(np.quantile(src, 0.1)) if src.size else 0.0,
-        float(src.sum()),
-        float(tgt.min()) if tgt.size else 0.0,
+        min(src) if src else 0.0,
+        _quantile(sorted(src), 0.1) if src else 0.0,
+        sum(src),
+        min(tgt) if tgt else 0.0,
         len(out.pieces) / max(1, len(said)),
         _copied(said, out.source),
         math.log(1 + len(out.nbest[0])) if out.nbest else 0.0,
     ]
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def _log(x: float) -> float:
+    return math.log(x) if x > 0 else -math.inf  # a word whose probability underflowed
+
+
+def _quantile(ordered: Sequence[float], q: float) -> float:
+    """The q-quantile of sorted values, interpolated linearly (numpy's default)."""
+    at = q * (len(ordered) - 1)
+    low = int(at)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
 
 
 def _copied(said: list[str], source: str) -> float:
