@@ -7,7 +7,9 @@ Each engine translates the source (Multi30k test_2016_flickr by default) as `tra
 text in and text out, with the checkpoint's decode settings: once untimed, then --repeats
 times each way, alternating (plain, confidence, plain, ...) so a change in the machine's pace
 falls on both. The ratio is the median of confidence's time over plain's, pair by pair (the
-issue's budget: at most 1.05). One JSON line is appended to --output.
+issue's budget: at most 1.05). `step_share` is the confidence work after the search, timed
+alone (`confidence_step`), over the median plain time. One JSON line is appended to
+--output.
 """
 
 from __future__ import annotations
@@ -47,11 +49,32 @@ def timed_pairs(engine, lines: list[str], repeats: int) -> dict:
             engine.translate(lines, request)
             times[name].append(round(time.perf_counter() - start, 3))
     ratios = [c / p for p, c in zip(times["plain"], times["confidence"])]
+    step = statistics.median(confidence_step(engine, lines, judged, repeats))
     return {
         "seconds": times,
         "ratio_median": round(statistics.median(ratios), 4),
         "ratios": [round(r, 4) for r in ratios],
+        "step_seconds": round(step, 3),
+        "step_share": round(step / statistics.median(times["plain"]), 4),
     }
+
+
+def confidence_step(engine, lines: list[str], request, repeats: int) -> list[float]:
+    """Seconds of the work confidence adds after the search, alone, once untimed and then
+    `repeats` times: the n-best's features and calibration, and for an export the scoring
+    of its hypotheses again. Far steadier than the difference of two whole runs, whose
+    turns spread by a tenth on 2 shared cores."""
+    from translator.decode.calibrate import confidence_request, with_confidence
+
+    found = engine.translate(lines, confidence_request(request).replace(confidence=False))
+    seconds = []
+    for _ in range(repeats + 1):
+        start = time.perf_counter()
+        if hasattr(engine, "_keep_logprobs"):  # an export: its log-probabilities scored again
+            engine._keep_logprobs(lines, found, request)
+        with_confidence(engine, lines, found, request.nbest)
+        seconds.append(time.perf_counter() - start)
+    return seconds[1:]
 
 
 def main(argv: list[str] | None = None) -> dict:
