@@ -64,6 +64,9 @@ class _Inline(Marked):
         super().__init__(plain, spans, lang)
         self.places, self.escapes, self.cell = places, escapes, cell
 
+    def joins(self, a, b) -> bool:
+        return a.kind == b.kind == "atom"  # render puts atoms sharing words side by side
+
     def rendered(self, results) -> str:
         pieces = [render(words, seps, placed, self.escapes)
                   for words, seps, placed, _ in self.placed(results)]  # fmt: skip
@@ -89,7 +92,9 @@ def _inlines(text: str, lang) -> tuple[list[str], list[_Inline]]:
             continue
         for row, _, end in places:
             cursors[row] = end
-        found.append(_Inline(places, cell, *read, lang))
+        inline = _Inline(places, cell, *read, lang)
+        if inline.sources:  # (markup without words, such as a bare <https://...>, stays)
+            found.append(inline)
     return lines, found
 
 

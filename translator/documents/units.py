@@ -162,7 +162,7 @@ class Marked:
         # per unit, per span: whether it starts after and ends before punctuation glued to
         # its first and last words ("(" and ")." of "(Hund).")
         self.glued: list[list[tuple[bool, bool]]] = [[] for _ in self.units]
-        for start, end, mark in spans:
+        for start, end, mark in spans if self.units else ():  # no words: nothing to place
             k = _unit_of(self.units, start, end)
             a, b = self.units[k]
             words_at = [(m.start() + a, m.end() + a) for m in re.finditer(r"\S+", plain[a:b])]
@@ -173,6 +173,31 @@ class Marked:
                 inside and punctuation(plain[words_at[s][0] : start]),
                 inside and punctuation(plain[end : words_at[e - 1][1]]),
             ))  # fmt: skip
+        for unit in self.spans:
+            self._uncross(unit)
+
+    def joins(self, a, b) -> bool:
+        """Whether two payloads whose word ranges cross (markup glued together in one word,
+        `a`/`b`) render as one span over both ranges; else the later one gives up the
+        words it shares."""
+        return False
+
+    def _uncross(self, spans: list) -> None:
+        """The unit's word ranges made to nest (inline.transfer needs a tree): two that
+        cross share a word, which markup glued inside one word gives."""
+        crossed = True
+        for _ in range(len(spans) ** 2 + 1):  # each pass joins or narrows: few passes
+            if not crossed:
+                return
+            crossed = False
+            for i, (s1, e1, m1) in enumerate(spans):
+                for j, (s2, e2, m2) in enumerate(spans):
+                    if s1 < s2 < e1 < e2:
+                        crossed = True
+                        if self.joins(m1, m2):
+                            spans[i], spans[j] = (s1, e2, m1), (s1, e2, m2)
+                        else:
+                            spans[j] = (e1, e2, m2)
 
     def placed(self, results):
         """Per unit, from its (translation, alignment): (target words, the whitespace before

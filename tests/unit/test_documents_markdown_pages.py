@@ -1,0 +1,39 @@
+"""Markdown as real files write it (cases from installed documentation): a model that
+returns every sentence as it is must give the file back byte for byte, and nothing may
+crash."""
+
+import io
+
+import docx
+from fake_translate import reverse, same, upper
+
+from translator.documents.docx import translate_docx
+from translator.documents.markdown import translate_markdown
+
+
+def test_a_line_of_markup_without_words_is_kept():
+    for text in ("<https://ci.nodejs.org/>\n", '## <a id="1.95"></a>\n', "Text.\n\n<a@b.c>\n"):
+        assert translate_markdown(text, same) == text
+        assert translate_markdown(text, reverse) == text  # one word: reversed, the same
+
+
+def test_code_spans_glued_in_one_word_stay_whole():
+    text = "To lint, use\n`make lint`/`vcbuild lint`. It lints files.\n"
+    assert translate_markdown(text, same) == text
+    assert translate_markdown(text, upper) == (
+        "TO LINT, USE\n`make lint`/`vcbuild lint`. IT LINTS FILES.\n"
+    )
+
+
+def test_docx_runs_formatted_apart_inside_one_word_do_not_crash():
+    d = docx.Document()
+    p = d.add_paragraph("Use ")
+    p.add_run("make lint").bold = True
+    p.add_run("/vcbuild lint").italic = True
+    p.add_run(" to lint.")
+    out = io.BytesIO()
+    d.save(out)
+    got = docx.Document(io.BytesIO(translate_docx(out.getvalue(), upper, "en")))
+    assert got.paragraphs[0].text == "USE MAKE LINT/VCBUILD LINT TO LINT."
+    assert any(r.bold for r in got.paragraphs[0].runs)
+    assert any(r.italic for r in got.paragraphs[0].runs)
