@@ -37,3 +37,29 @@ def test_docx_runs_formatted_apart_inside_one_word_do_not_crash():
     assert got.paragraphs[0].text == "USE MAKE LINT/VCBUILD LINT TO LINT."
     assert any(r.bold for r in got.paragraphs[0].runs)
     assert any(r.italic for r in got.paragraphs[0].runs)
+
+
+def test_text_glued_after_a_link_around_code_stays_outside_it():
+    text = (
+        "See [`npm explain`](/commands/npm-explain). Also (see [`config`](/c)), a\n"
+        "[`cacache`](http://npm.im/cacache)-based store and **`npm ci`**.\n"
+    )
+    assert translate_markdown(text, same) == text
+    # the glued text is cut off where the translated word still ends with it as it was
+    assert translate_markdown(text, upper) == (
+        "SEE [`npm explain`](/commands/npm-explain). ALSO (SEE [`config`](/c)), A\n"
+        "[`cacache`-BASED](http://npm.im/cacache) STORE AND **`npm ci`**.\n"
+    )
+
+
+def test_sentences_that_come_back_unchanged_keep_their_spacing():
+    text = "**Important note:**  If you installed it, make\nsure.  Sybren A.  Stüvel.\n"
+    assert translate_markdown(text, same) == text
+
+
+def test_an_autolink_keeps_the_space_before_it_once():
+    text = "Go to <https://a.b/forgot>\nSee <https://a.b/1> for more.\nAt\n<https://r.org> by default.\n"
+    assert translate_markdown(text, same) == text
+    assert translate_markdown(text, upper) == (
+        "GO TO <https://a.b/forgot>\nSEE <https://a.b/1> FOR MORE.\nAT\n<https://r.org> BY DEFAULT.\n"
+    )

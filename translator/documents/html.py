@@ -28,7 +28,7 @@ def _render(sentence: Sentence, unit: Unit, result, escape) -> str:
     translation, alignment = result
     words = translation.split()
     placed = transfer(sentence.spans, sentence.text, translation, alignment, sentence.parents)
-    seps = target_seps(sentence.text, translation, alignment, keep=True) if words else []
+    seps = target_seps(sentence.text, translation, alignment) if words else []
     steps = events(placed, len(words), sentence.parents)
     following, upcoming = [], len(words)  # per event, the word it comes before
     for kind, k in reversed(steps):

@@ -128,21 +128,29 @@ class _Reader:
         _, raw, start, order, _ = self.stack.pop()
         self.span(start, Mark("pair", raw, close, order))
 
-    def lone(self, src_at: int, raw: str) -> Mark:
+    def lone(self, src_at: int, raw: str, take_space: bool = False) -> Mark:
         """A raw with no words (a lone tag, an autolink) glued as in the source: to the word
-        after it when only that touches it, else to the word before it."""
+        after it when only that touches it, else to the word before it, with the whitespace
+        between them; `take_space`: that whitespace is taken out of the plain text (else a
+        sentence that keeps its spacing would have it twice)."""
         src, end = self.src, src_at + len(raw)
         spaced_before = src_at == 0 or src[src_at - 1].isspace()
         spaced_after = end >= len(src) or src[end].isspace()
-        if not "".join(self.plain).strip():  # before the first word
+        text = "".join(self.plain)
+        if not text.strip():  # before the first word
             return Mark("lead", raw + (" " if spaced_after and end < len(src) else ""))
         if spaced_before and not spaced_after:
             return Mark("before", raw)
-        return Mark("after", (" " if spaced_before else "") + raw)
+        space = text[len(text.rstrip()) :] if spaced_before and take_space else ""
+        if space:
+            self.plain, self.size = [text.rstrip()], self.size - len(space)
+            self.spans = [(min(a, self.size), min(b, self.size), m) for a, b, m in self.spans]
+            self.stack = [(*e[:2], min(e[2], self.size), *e[3:]) for e in self.stack]
+        return Mark("after", (space or (" " if spaced_before else "")) + raw)
 
     def atom(self, start: int, words: str) -> None:
         raw = self.src[start : self.at]
-        mark = Mark("atom", raw, text=words) if words.strip() else self.lone(start, raw)
+        mark = Mark("atom", raw, text=words) if words.strip() else self.lone(start, raw, True)
         at = self.size
         self.add(words)
         self.spans.append((at, self.size if words.strip() else at, mark))
@@ -313,17 +321,30 @@ def render(words: list[str], seps: list[str], spans, escapes=None) -> str:
         else:  # an empty span, or a lone raw: after the word before it
             after[start - 1 if n else 0].append(mark.raw + mark.close)
     out = list(lead)
+    held: dict[int, str] = {}  # an atom's last word -> the text after the markup closing there
     for k in range(n):
         o = [m for *_, m in sorted(opens[k], key=lambda x: x[:2])]
         c = [m for *_, m in sorted(closes[k], key=lambda x: x[:2])]
         if k in covered:  # inside an atom: only what closes or follows here
-            out += [m.close for m in c] + after[k]
+            out += [m.close for m in c] + [held.pop(k, "")] + after[k]
             continue
-        head, tail = ("", "") if k in atoms else _cut(words[k], o, c)
-        core = (_atoms(words, k, atoms[k], esc) if k in atoms
-                else esc(words[k][len(head) : len(words[k]) - len(tail)]))  # fmt: skip
-        out += [seps[k] if k else "", *before[k], esc(head), *(m.raw for m in o), core]
-        out += [*(m.close for m in c), esc(tail), *after[k]]
+        if k in atoms:  # the atoms' text, cut as a word is where markup opens and closes
+            core = _atoms(words, k, atoms[k], esc)
+            last = max(end for end, _ in atoms[k]) - 1
+            ending = [m for *_, m in closes[last]]
+            head, tail = _cut(core, o, ending)
+            core = core[len(head) : len(core) - len(tail)]
+            if last > k:
+                held[last], tail = tail, ""
+        else:
+            head, tail = _cut(words[k], o, c)
+            head, core, tail = (
+                esc(head),
+                esc(words[k][len(head) : len(words[k]) - len(tail)]),
+                esc(tail),
+            )
+        out += [seps[k] if k else "", *before[k], head, *(m.raw for m in o), core]
+        out += [*(m.close for m in c), tail, *after[k]]
     if not n:
         out += after[0]
     return "".join(out)

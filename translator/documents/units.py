@@ -87,16 +87,14 @@ def break_targets(breaks: list[int], n_src: int, n_tgt: int, alignment: Alignmen
     return placed
 
 
-def target_seps(
-    source: str, translation: str, alignment: Alignment, keep: bool = False
-) -> list[str]:
+def target_seps(source: str, translation: str, alignment: Alignment) -> list[str]:
     """The whitespace before each word of `translation.split()`: single spaces, with the
-    line breaks of `source` (whitespace runs holding one) put back (module docstring); with
-    `keep`, the source's own whitespace where the translation has its words unchanged. A
+    line breaks of `source` (whitespace runs holding one) put back (module docstring); the
+    source's own whitespace where the translation has its words unchanged. A
     break with no room left (fewer target words than lines) is dropped: the two lines are
     joined rather than a line left empty, which would end a paragraph."""
     words, seps = words_and_seps(source)
-    if keep and translation.split() == words:  # the words as they were (a name, code)
+    if translation.split() == words:  # the words as they were (a name, code)
         return seps
     n = len(translation.split())
     out = [""] + [" "] * (n - 1)
