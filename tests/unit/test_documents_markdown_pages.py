@@ -63,3 +63,11 @@ def test_an_autolink_keeps_the_space_before_it_once():
     assert translate_markdown(text, upper) == (
         "GO TO <https://a.b/forgot>\nSEE <https://a.b/1> FOR MORE.\nAT\n<https://r.org> BY DEFAULT.\n"
     )
+
+
+def test_an_empty_tag_pair_after_a_word_keeps_its_spaces():
+    text = 'See [the notes](https://a.b/1) <a id="1.95-notes"></a> Notes here.\n'
+    assert translate_markdown(text, same) == text
+    assert translate_markdown(text, upper) == (
+        'SEE [THE NOTES](https://a.b/1) <a id="1.95-notes"></a> NOTES HERE.\n'
+    )

@@ -125,7 +125,12 @@ class _Reader:
             self.demote()
         if not self.stack or self.stack[-1][0] != key:
             raise _Unreadable(f"{key} closes nothing open")
-        _, raw, start, order, _ = self.stack.pop()
+        _, raw, start, order, src_at = self.stack.pop()
+        if start == self.size and raw.startswith("<") and "".join(self.plain).strip():
+            # <a id="x"></a> after a word: a tag holding no words, glued as a lone one
+            mark = self.lone(src_at, self.src[src_at : self.at], True)  # (it may take a space)
+            self.spans.append((self.size, self.size, mark))
+            return
         self.span(start, Mark("pair", raw, close, order))
 
     def lone(self, src_at: int, raw: str, take_space: bool = False) -> Mark:
