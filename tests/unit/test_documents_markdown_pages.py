@@ -71,3 +71,11 @@ def test_an_empty_tag_pair_after_a_word_keeps_its_spaces():
     assert translate_markdown(text, upper) == (
         'SEE [THE NOTES](https://a.b/1) <a id="1.95-notes"></a> NOTES HERE.\n'
     )
+
+
+def test_sibling_tags_in_one_word_stay_siblings():
+    text = "Press <kbd>Ctrl</kbd>+<kbd>C</kbd> (or **b**_c_) to stop.\n"
+    assert translate_markdown(text, same) == text
+    assert translate_markdown(text, upper) == (
+        "PRESS <kbd>CTRL</kbd>+<kbd>C</kbd> (OR **B**_C_) TO STOP.\n"
+    )

@@ -298,6 +298,28 @@ def _cut(word: str, opens: list[Mark], closes: list[Mark]) -> tuple[str, str]:
     return head, tail if fits else ""
 
 
+def _siblings(word: str, marks: list[Mark], esc) -> str | None:
+    """`word` with several pairs that open and close in it (`<kbd>Ctrl</kbd>+<kbd>C</kbd>`)
+    each around the characters between its glued text, where the word still has that text
+    (in any case) and the pairs nest or stand apart; else None."""
+    at, folded = [], word.lower() if len(word.lower()) == len(word) else word
+    for mark in marks:
+        a, b = len(mark.prefix), len(word) - len(mark.suffix)
+        head, tail = mark.prefix.lower(), mark.suffix.lower()  # (a word in capitals too)
+        if not (folded.startswith(head) and folded.endswith(tail) and a < b):
+            return None
+        at.append((a, b, mark))
+    for a1, b1, _ in at:
+        if any(a1 < a2 < b1 < b2 for a2, b2, _ in at):
+            return None
+    out = []
+    for i in range(len(word) + 1):
+        out += [m.close for a, b, m in sorted(at, key=lambda x: -x[0]) if b == i]
+        out += [m.raw for a, b, m in sorted(at, key=lambda x: -x[1]) if a == i]
+        out.append(esc(word[i : i + 1]))
+    return "".join(out)
+
+
 def render(words: list[str], seps: list[str], spans, escapes=None) -> str:
     """The target `words` joined by `seps` with each span's markup: spans are
     (start, end, Mark) word ranges of `words` as inline.transfer gives them; characters the
@@ -341,6 +363,11 @@ def render(words: list[str], seps: list[str], spans, escapes=None) -> str:
             core = core[len(head) : len(core) - len(tail)]
             if last > k:
                 held[last], tail = tail, ""
+        elif (
+            len(o) > 1 and set(o) == set(c) and (inside := _siblings(words[k], o, esc)) is not None
+        ):
+            out += [seps[k] if k else "", *before[k], inside, *after[k]]
+            continue
         else:
             head, tail = _cut(words[k], o, c)
             head, core, tail = (
