@@ -79,3 +79,15 @@ def test_sibling_tags_in_one_word_stay_siblings():
     assert translate_markdown(text, upper) == (
         "PRESS <kbd>CTRL</kbd>+<kbd>C</kbd> (OR **B**_C_) TO STOP.\n"
     )
+
+
+def test_a_tag_or_autolink_inside_a_word_stays_inside_it():
+    text = (
+        'Use "host = s3.<region>.amazonaws.com" here. Mail the Committee\n'
+        "(<tsc@iojs.org>) for **Array<String>**, LGPL-2.1<br>_restrictive_ terms.\n"
+    )
+    assert translate_markdown(text, same) == text
+    got = translate_markdown(text, reverse)  # each word carries what was inside it
+    for word in ('s3.<region>.amazonaws.com"', "(<tsc@iojs.org>)", "**Array<String>**,",
+                 "LGPL-2.1<br>_restrictive_"):  # fmt: skip
+        assert word in got.split(), word

@@ -14,7 +14,8 @@ from __future__ import annotations
 import logging
 import re
 
-from translator.documents.markdown_inline import read_inline, render
+from translator.documents.markdown_inline import read_inline
+from translator.documents.markdown_render import render
 from translator.documents.text import replace_spans
 from translator.documents.units import Marked, Translate, translate_all
 
