@@ -91,3 +91,11 @@ def test_a_tag_or_autolink_inside_a_word_stays_inside_it():
     for word in ('s3.<region>.amazonaws.com"', "(<tsc@iojs.org>)", "**Array<String>**,",
                  "LGPL-2.1<br>_restrictive_"):  # fmt: skip
         assert word in got.split(), word
+
+
+def test_pairs_around_the_same_word_close_in_reverse_order():
+    text = "* **[Installation](#installation)**\n\n_**Warning**_: see [**docs**](./d).\n"
+    assert translate_markdown(text, same) == text
+    assert translate_markdown(text, upper) == (
+        "* **[INSTALLATION](#installation)**\n\n_**WARNING**_: SEE [**DOCS**](./d).\n"
+    )

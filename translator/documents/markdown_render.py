@@ -59,10 +59,15 @@ def _siblings(word: str, marks: list[Mark], esc) -> str | None:
     for a1, b1, _ in at:
         if any(a1 < a2 < b1 < b2 for a2, b2, _ in at):
             return None
+    # at one place, inner pairs close first and outer ones open first; of pairs around the
+    # same characters, the one opened first (marks come in opening order) is the outer
+    ranked = [(a, b, k, m) for k, (a, b, m) in enumerate(at)]
+    closing = sorted(ranked, key=lambda x: (-x[0], -x[2]))
+    opening = sorted(ranked, key=lambda x: (-x[1], x[2]))
     out = []
     for i in range(len(word) + 1):
-        out += [m.close for a, b, m in sorted(at, key=lambda x: -x[0]) if b == i]
-        out += [m.raw for a, b, m in sorted(at, key=lambda x: -x[1]) if a == i]
+        out += [m.close for _, b, _, m in closing if b == i]
+        out += [m.raw for a, _, _, m in opening if a == i]
         out.append(esc(word[i : i + 1]))
     return "".join(out)
 
