@@ -3,7 +3,7 @@ sentence chrF / 100 against the best of its list, for a whole batch of lists at 
 
 The figures are sacrebleu's sentence chrF (character n-grams up to 6, whitespace removed,
 beta 2): the same n-gram counts, combined by sacrebleu's own f-score. The counting is
-done by numpy over the batch: a Counter per text and order, in Python, cost more than all
+done by numpy over the batch: a Counter per text and order, in Python, costs more than all
 the rest of confidence's work together.
 
 Each order's n-grams get integer ids: an n-gram's id is the rank of the pair (its first
