@@ -30,7 +30,7 @@ def agreements(nbests: Sequence[Sequence[str]]) -> list[list[float]]:
     starts = np.cumsum([0, *sizes[:-1]], dtype=np.int64)
     texts = ["".join(t.split()) for nb in nbests for t in nb]
     lengths = [len(t) for t in texts]
-    matches = _matches(texts, np.repeat(starts, sizes)).tolist()
+    matches = _matches(texts, lengths, np.repeat(starts, sizes)).tolist()
     score = chrf_scorer()._compute_f_score
     out = []
     for start, size in zip(starts.tolist(), sizes):
@@ -46,11 +46,11 @@ def agreements(nbests: Sequence[Sequence[str]]) -> list[list[float]]:
     return out
 
 
-def _matches(texts: list[str], first: np.ndarray) -> np.ndarray:
+def _matches(texts: list[str], sizes: list[int], first: np.ndarray) -> np.ndarray:
     """[text, order - 1]: the n-grams each text shares with its list's best, counted as
-    chrF counts them (each n-gram the lesser of its two counts)."""
+    chrF counts them (each n-gram the lesser of its two counts); `sizes`: their lengths."""
     out = np.zeros((len(texts), ORDER), dtype=np.int64)
-    lengths = np.array([len(t) for t in texts], dtype=np.int64)
+    lengths = np.array(sizes, dtype=np.int64)
     if not lengths.sum():
         return out
     codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
