@@ -18,12 +18,12 @@ CASES = {
         "TO LINT, USE\n`make lint`/`vcbuild lint`. IT LINTS FILES.\n",
     ),
     # text glued after markup around code is cut off where the translated word still ends
-    # with it as it was ("-based" is not "-BASED")
+    # with it, in any case ("-based" and "-BASED")
     "text glued after a link around code stays outside it": (
         "See [`npm explain`](/commands/npm-explain). Also (see [`config`](/c)), a\n"
         "[`cacache`](http://npm.im/cacache)-based store and **`npm ci`**.\n",
         "SEE [`npm explain`](/commands/npm-explain). ALSO (SEE [`config`](/c)), A\n"
-        "[`cacache`-BASED](http://npm.im/cacache) STORE AND **`npm ci`**.\n",
+        "[`cacache`](http://npm.im/cacache)-BASED STORE AND **`npm ci`**.\n",
     ),
     "an autolink keeps the space before it once": (
         "Go to <https://a.b/forgot>\nSee <https://a.b/1> for more.\nAt\n<https://r.org> by it.\n",
@@ -40,6 +40,47 @@ CASES = {
     "pairs around the same word close in reverse order": (
         "* **[Installation](#installation)**\n\n_**Warning**_: see [**docs**](./d).\n",
         "* **[INSTALLATION](#installation)**\n\n_**WARNING**_: SEE [**DOCS**](./d).\n",
+    ),
+    "an escaped bracket before a link stays outside it": (
+        "* \\[[`b73ff52fe6`](https://x.org/c)] - **deps**: update it.\n",
+        "* \\[[`b73ff52fe6`](https://x.org/c)] - **DEPS**: UPDATE IT.\n",
+    ),
+    "text glued after a link inside strong stays outside the link": (
+        "**This project has a [Code of Conduct][].**\n\n[Code of Conduct]: https://x\n",
+        "**THIS PROJECT HAS A [CODE OF CONDUCT][].**\n\n[Code of Conduct]: https://x\n",
+    ),
+    "links around code spans glued in one word each wrap their own": (
+        "When `s` is a `Buffer`/[`DataView`][]/[`TypedArray`][]/ value.\n\n[`DataView`]: a\n",
+        "WHEN `s` IS A `Buffer`/[`DataView`][]/[`TypedArray`][]/ VALUE.\n\n[`DataView`]: a\n",
+    ),
+    "a code span is found after the text glued before it": (
+        "Every version of Python\u2014`python`, `pip`, and so on.\n",
+        "EVERY VERSION OF PYTHON\u2014`python`, `pip`, AND SO ON.\n",
+    ),
+    "a space inside the edge of code or a link stays there": (
+        "If it is `-1 `, or `; `. See [the runtime ](https://x) and [ `lit` here][1].\n",
+        "IF IT IS `-1 `, OR `; `. SEE [THE RUNTIME ](https://x) AND [ `lit` HERE][1].\n",
+    ),
+    "a lone tag keeps the spaces around it": (
+        '#### <a name="opts"></a> `opts` for it\n\nThe text has <Message> content.\n',
+        '#### <a name="opts"></a> `opts` FOR IT\n\nTHE TEXT HAS <Message> CONTENT.\n',
+    ),
+    "a backslash line break keeps the space before it": (
+        "> git request-pull commit-id \\\n> git://example.org/x.git\n",
+        "> GIT REQUEST-PULL COMMIT-ID \\\n> GIT://EXAMPLE.ORG/X.GIT\n",
+    ),
+    # a word the source has is escaped as there; a new word only where markup could start
+    "a character escaped in one place is escaped in that word": (
+        "Run it with \\--use-http1. Send it to the client. Then _\"\\\\\"_ or \\*x\\* x*y.\n",
+        "RUN IT WITH --USE-HTTP1. SEND IT TO THE CLIENT. THEN _\"\\\\\"_ OR \\*X\\* X\\*Y.\n",
+    ),
+    "a form feed does not end a line": (
+        "Some terms.\x0c\n\n### Next heading\n\nMore text.\n",
+        "SOME TERMS.\x0c\n\n### NEXT HEADING\n\nMORE TEXT.\n",
+    ),
+    "entities outside sentences stay entities": (
+        "&nbsp;&nbsp;Or on Windows:\n",
+        "&nbsp;&nbsp;OR ON WINDOWS:\n",
     ),
 }
 

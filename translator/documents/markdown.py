@@ -71,13 +71,14 @@ class _Inline(Marked):
     def rendered(self, results) -> str:
         pieces = [render(words, seps, placed, self.escapes)
                   for words, seps, placed, _ in self.placed(results)]  # fmt: skip
-        text = replace_spans(self.plain, self.units, pieces)
+        text = replace_spans(self.escapes.written, self.units, pieces)  # (&nbsp; stays so)
         # a pipe in a table cell is written escaped, or it would end the cell
         return text.replace("|", "\\|") if self.cell else text
 
 
 def _inlines(text: str, lang) -> tuple[list[str], list[_Inline]]:
-    lines = text.splitlines(keepends=True)
+    # the lines as markdown-it counts them: a form feed or \u2028 does not end one
+    lines = [line for line in re.split(r"(?<=\n)|(?<=\r)(?!\n)", text) if line]
     skip = front_matter_lines(lines)
     parsed = "\n" * skip + "".join(lines[skip:])  # the same line numbers, no front matter
     found, cursors = [], {}

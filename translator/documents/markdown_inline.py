@@ -24,6 +24,7 @@ _BREAK = re.compile(r"[ \t]*(\\?)\n[ \t]*")
 _OPEN_TAG = re.compile(r"<([A-Za-z][A-Za-z0-9-]*)\b[^>]*(?<!/)>$")
 _CLOSE_TAG = re.compile(r"</([A-Za-z][A-Za-z0-9-]*)\s*>$")
 PAIRS = ("em", "strong", "s")
+_SYNTAX = set("*_`[]<\\&~!|")  # what starts markup anywhere in a line, unescaped
 
 
 @dataclass(frozen=True)
@@ -46,19 +47,20 @@ class _Unreadable(Exception):
     pass
 
 
-def _match_text(src: str, at: int, text: str, escapes: dict | None = None) -> int:
+def _match_text(src: str, at: int, text: str, forms: list[str] | None = None) -> int:
     """Where `text` (a text token's decoded content) ends in `src` read from `at`: each
-    character as is, backslash-escaped or as an entity (recorded in `escapes`)."""
-    escapes = {} if escapes is None else escapes
+    character as is, backslash-escaped or as an entity (each as written: `forms`)."""
+    forms = [] if forms is None else forms
     for ch in text:
         if (m := _ENTITY.match(src, at)) and html.unescape(m.group()) == ch:
-            escapes[ch] = m.group()  # before the character itself: '&' of '&amp;'
+            forms.append(m.group())  # before the character itself: '&' of '&amp;'
             at = m.end()
-        elif src.startswith(ch, at):
-            at += 1
-        elif src.startswith("\\" + ch, at):
-            escapes[ch] = "\\" + ch
+        elif src.startswith("\\" + ch, at):  # first: `\\"` is an escaped \ then a "
+            forms.append("\\" + ch)
             at += 2
+        elif src.startswith(ch, at):
+            forms.append(ch)
+            at += 1
         else:
             raise _Unreadable(f"text {text!r} not found at {at}")
     return at
@@ -99,10 +101,16 @@ class _Reader:
     def __init__(self, src: str):
         self.src, self.at, self.plain = src, 0, []
         self.size, self.stack, self.spans, self.opened = 0, [], [], 0
-        self.escapes: dict[str, str] = {}
+        self.forms: list[str] = []  # each plain character as the source wrote it
+        self.trim = 0
 
-    def add(self, text: str) -> None:
+    def add(self, text: str, forms: list[str] | None = None) -> None:
+        forms = list(text) if forms is None else forms
+        if self.trim:  # the whitespace after a leading lone mark, which its raw holds
+            cut = min(self.trim, len(text) - len(text.lstrip()))
+            text, forms, self.trim = text[cut:], forms[cut:], 0 if text[cut:] else self.trim - cut
         self.plain.append(text)
+        self.forms += forms
         self.size += len(text)
 
     def span(self, start: int, mark: Mark) -> None:
@@ -116,11 +124,7 @@ class _Reader:
         """The innermost open inline HTML tag was never closed inside this inline (or is
         crossed): a lone tag, placed as an empty atom where it stood."""
         _, raw, at, _, src_at = self.stack.pop()
-        plain, size = self.plain, self.size
-        self.plain, self.size = ["".join(plain)[:at]], at  # the words before it, for lone()
-        mark = self.lone(src_at, raw)
-        self.plain, self.size = plain, size
-        self.spans.append((at, at, mark))
+        self.lone(src_at, raw, True, at)
 
     def pop(self, key: str, close: str) -> None:
         while self.stack and self.stack[-1][0] != key and self.stack[-1][0].startswith("html:"):
@@ -128,41 +132,74 @@ class _Reader:
         if not self.stack or self.stack[-1][0] != key:
             raise _Unreadable(f"{key} closes nothing open")
         _, raw, start, order, src_at = self.stack.pop()
-        if start == self.size and raw.startswith("<") and "".join(self.plain).strip():
-            # <a id="x"></a> after a word: a tag holding no words, glued as a lone one
-            mark = self.lone(src_at, self.src[src_at : self.at], True)  # (it may take a space)
-            self.spans.append((self.size, self.size, mark))
+        if start == self.size and raw.startswith("<"):
+            # <a id="x"></a>: a tag holding no words, glued as a lone one
+            self.lone(src_at, self.src[src_at : self.at], True)  # (it may take a space)
             return
+        text = "".join(self.plain)
+        space = len(text) - len(text.rstrip())
+        if 0 < space < self.size - start and self._spaced(self.at):
+            # `[runtime ](url)`: the space the markup holds stays inside its closing
+            self._drop(self.size - space, space)
+            close = text[len(text) - space :] + close
+        lead = len(text[start:]) - len(text[start:].lstrip())
+        if lead and (start == 0 or text[start - 1].isspace()):  # `[ text](url)`: its opening
+            self._drop(start, lead)
+            raw += text[start : start + lead]
         self.span(start, Mark("pair", raw, close, order))
 
-    def lone(self, src_at: int, raw: str, take_space: bool = False) -> Mark:
-        """A raw with no words (a lone tag, an autolink) glued as in the source: to the word
-        after it when only that touches it, else to the word before it, with the whitespace
-        between them; `take_space`: that whitespace is taken out of the plain text (else a
-        sentence that keeps its spacing would have it twice)."""
-        src, end = self.src, src_at + len(raw)
-        spaced_before = src_at == 0 or src[src_at - 1].isspace()
-        spaced_after = end >= len(src) or src[end].isspace()
+    def _spaced(self, at: int) -> bool:
+        return at >= len(self.src) or self.src[at].isspace()
+
+    def _drop(self, at: int, n: int) -> None:
+        """The plain text's `n` characters from `at` taken out, the spans and open markup
+        after them moved back."""
         text = "".join(self.plain)
-        if not text.strip():  # before the first word
-            return Mark("lead", raw + (" " if spaced_after and end < len(src) else ""))
-        if spaced_before and not spaced_after:
-            return Mark("before", raw)
-        if not spaced_before and not spaced_after:  # s3.<region>.com, (<a@b.c>)
-            return Mark("inside", raw)
-        space = text[len(text.rstrip()) :] if spaced_before and take_space else ""
-        if space:
-            self.plain, self.size = [text.rstrip()], self.size - len(space)
-            self.spans = [(min(a, self.size), min(b, self.size), m) for a, b, m in self.spans]
-            self.stack = [(*e[:2], min(e[2], self.size), *e[3:]) for e in self.stack]
-        return Mark("after", (space or (" " if spaced_before else "")) + raw)
+        self.plain, self.size = [text[:at] + text[at + n :]], len(text) - n
+        self.forms = self.forms[:at] + self.forms[at + n :]
+
+        def moved(p: int) -> int:
+            return p - min(n, max(0, p - at))
+
+        self.spans = [(moved(a), moved(b), m) for a, b, m in self.spans]
+        self.stack = [(*e[:2], moved(e[2]), *e[3:]) for e in self.stack]
+
+    def lone(self, src_at: int, raw: str, take_space: bool = False, at: int | None = None):
+        """A raw with no words (a lone tag, an autolink) put at plain position `at` (the end:
+        what follows is unread) and glued as in the source: to the word after it when only
+        that touches it, else to the word before it, with the whitespace between them;
+        `take_space`: that whitespace is taken out of the plain text (else a sentence that
+        keeps its spacing would have it twice)."""
+        src, end = self.src, src_at + len(raw)
+        ahead, at = at is None, self.size if at is None else at
+        spaced_before = src_at == 0 or src[src_at - 1].isspace()
+        spaced_after = self._spaced(end)
+        text = "".join(self.plain)[:at]
+        if not text.strip():  # before the first word: with the whitespace after it
+            run = len(src[end:]) - len(src[end:].lstrip())
+            self.trim = run if ahead and run < len(src) - end else 0  # (none: nothing follows)
+            mark = Mark("lead", raw + src[end : end + self.trim])
+        elif spaced_before and not spaced_after:
+            mark = Mark("before", raw)
+        elif not spaced_before and not spaced_after:  # s3.<region>.com, (<a@b.c>)
+            mark = Mark("inside", raw)
+        else:
+            space = text[len(text.rstrip()) :] if spaced_before and take_space else ""
+            if space:
+                self._drop(at - len(space), len(space))
+                at -= len(space)
+            mark = Mark("after", (space or (" " if spaced_before else "")) + raw)
+        self.spans.append((at, at, mark))
 
     def atom(self, start: int, words: str) -> None:
         raw = self.src[start : self.at]
-        mark = Mark("atom", raw, text=words) if words.strip() else self.lone(start, raw, True)
+        words = words.strip()  # `-1 `,: the space is the code's, the comma glued to it
+        if not words:
+            self.lone(start, raw, True)
+            return
         at = self.size
         self.add(words)
-        self.spans.append((at, self.size if words.strip() else at, mark))
+        self.spans.append((at, self.size, Mark("atom", raw, text=words)))
 
     def child(self, tok, skipping: bool) -> bool:
         """Read one child token; True while inside an autolink (its text is in the atom)."""
@@ -170,8 +207,9 @@ class _Reader:
         if skipping:
             return kind != "link_close"
         if kind == "text":
-            end = _match_text(src, self.at, tok.content, self.escapes)
-            self.add(tok.content)
+            forms: list[str] = []
+            end = _match_text(src, self.at, tok.content, forms)
+            self.add(tok.content, forms)
             self.at = end
         elif kind in ("softbreak", "hardbreak"):
             m = _BREAK.match(src, self.at)
@@ -179,7 +217,7 @@ class _Reader:
                 raise _Unreadable(f"no line break at {self.at}")
             if m.group(1):  # a backslash break: the backslash stays after the word
                 self.at = m.start(1) + 1
-                self.spans.append((self.size, self.size, Mark("after", "\\")))
+                self.lone(m.start(1), "\\", True)  # (it may take the space before it)
             self.add(src[self.at if m.group(1) else m.start() : m.end()])
             self.at = m.end()
         elif kind.endswith("_open") and kind[:-5] in PAIRS:
@@ -232,10 +270,10 @@ class _Reader:
             raise _Unreadable(f"inline token {tok.type}")
 
 
-def read_inline(src: str, children) -> tuple[str, list, dict] | None:
-    """(plain text, [(start, end, Mark)] character spans of it, {character: the escape or
-    entity the source wrote it as}) of an inline whose source text is `src`; None when its
-    tokens cannot be followed along `src`."""
+def read_inline(src: str, children) -> tuple[str, list, Escapes] | None:
+    """(plain text, [(start, end, Mark)] character spans of it, how the source escaped its
+    characters) of an inline whose source text is `src`; None when its tokens cannot be
+    followed along `src`."""
     reader, skipping = _Reader(src), False
     try:
         for tok in children:
@@ -249,19 +287,77 @@ def read_inline(src: str, children) -> tuple[str, list, dict] | None:
     except (_Unreadable, ValueError):
         return None
     plain = "".join(reader.plain) + src[reader.at :]
-    return plain, [_glued(plain, span) for span in reader.spans], reader.escapes
+    forms = reader.forms + list(src[reader.at :])
+    code = {p for a, b, m in reader.spans if m.kind == "atom" for p in range(a, b)}
+    spans = [_glued(plain, span, code) for span in reader.spans]
+    return plain, spans, Escapes.of(plain, forms, code)
 
 
-def _glued(plain: str, span):
+@dataclass(frozen=True)
+class Escapes:
+    """How the source wrote characters otherwise than as themselves (a backslash escape, an
+    entity): `written`, each plain character as written; `words`, for each word of the
+    source, its characters as written at each place it stands, in order;
+    `always`, the characters to escape in other words: those written so wherever the
+    source's text (code aside) has them, and those that make markup inside a line where
+    the source escaped them once. A target word the source has is written as the source
+    wrote it at its next place; other words escape the characters in `always`."""
+
+    written: list[str]
+    words: dict[str, list[list[str]]]
+    always: dict[str, str]
+
+    @classmethod
+    def of(cls, plain: str, forms: list[str], code: set[int]) -> Escapes:
+        words: dict[str, list[list[str]]] = {}
+        for m in re.finditer(r"\S+", plain):
+            # words with code in them apart: their code is written as its raw
+            key = m.group() if code.isdisjoint(range(m.start(), m.end())) else "\0" + m.group()
+            words.setdefault(key, []).append(forms[m.start() : m.end()])
+        seen: dict[str, set[str]] = {}
+        for at, (ch, form) in enumerate(zip(plain, forms, strict=True)):
+            if at not in code:
+                seen.setdefault(ch, set()).add(form)
+        always = {}
+        for ch, written in seen.items():
+            escaped = sorted(written - {ch})
+            if escaped and (ch in _SYNTAX or ch not in written):
+                always[ch] = escaped[0]
+        return cls(forms, words, always)
+
+    def writer(self):
+        """A function giving each character of a text as it is to be written, for the
+        texts of one rendering in their order (`code`: words with code in them)."""
+        used: dict[str, int] = {}
+
+        def chars(text: str, code: bool = False) -> list[str]:
+            out: list[str] = []
+            for m in re.finditer(r"\S+|\s+", text):
+                word = m.group()
+                key = "\0" + word if code else word
+                if places := self.words.get(key):
+                    k = used[key] = used.get(key, -1) + 1
+                    out += places[min(k, len(places) - 1)]
+                else:
+                    out += [self.always.get(ch, ch) for ch in word]
+            return out
+
+        return chars
+
+
+def _glued(plain: str, span, code: set[int]):
     """The span with the text its word holds before and after it (Mark.prefix, .suffix); a
-    mark inside a word spans that word, so the word's alignment carries it."""
+    mark inside a word spans that word, so the word's alignment carries it. An atom's word
+    runs on over spaces inside code (`code`: their positions), as its rendering joins the
+    words of atoms glued together."""
     start, end, mark = span
     if not (end > start and mark.kind in ("pair", "atom")) and mark.kind != "inside":
         return span
+    code = code if mark.kind == "atom" else set()
     head, tail = start, end
-    while head > 0 and not plain[head - 1].isspace():
+    while head > 0 and (not plain[head - 1].isspace() or head - 1 in code):
         head -= 1
-    while tail < len(plain) and not plain[tail].isspace():
+    while tail < len(plain) and (not plain[tail].isspace() or tail in code):
         tail += 1
     glued = dataclasses.replace(mark, prefix=plain[head:start], suffix=plain[end:tail])
     return (head, tail, glued) if mark.kind == "inside" else (start, end, glued)

@@ -5,107 +5,134 @@ characters escaped as the source escaped them."""
 
 from __future__ import annotations
 
-from translator.documents.markdown_inline import Mark
+from translator.documents.markdown_inline import Escapes, Mark
+
+Segments = list[tuple[int, int, str]]  # atoms' (start, end, raw) in a word's plain text
 
 
-def _escaped(word: str, escapes: dict[str, str]) -> str:
-    return "".join(escapes.get(ch, ch) for ch in word) if escapes else word
+Edge = tuple[Mark, int, int]  # a pair's mark and the [lo, hi) of its word in the text
 
 
-def _atoms(words: list[str], start: int, atoms: list[tuple[int, Mark]], esc) -> str:
-    """The atoms placed on the target words from `start` (each (end, Mark)), in place of
-    those words: where the words hold what the model read for each atom (a copied code
-    span, in any case), in place of that alone; else as the source word held them, with
-    the text glued around and between them there."""
-    joined = " ".join(words[start : max(end for end, _ in atoms)])
-    out, at = [], 0
+def _atoms(words: list[str], start: int, atoms: list[tuple[int, Mark]]):
+    """The plain text of the target words from `start` that the atoms (each (end, Mark))
+    cover, where each atom stands in it, and where each of those words does ([lo, hi), or
+    None): where the words hold what the model read for each atom (a copied code span; as
+    written first, else in any case, after its glued text first), there; else the source
+    word's own text, glued text and all, with the atoms where they were in it."""
+    last = max(end for end, _ in atoms)
+    joined = " ".join(words[start:last])
+    folded = joined.lower() if len(joined.lower()) == len(joined) else joined
+    segments: Segments = []
+    at = 0
     for _, mark in atoms:
         text = " ".join(mark.text.split())
-        found = joined.lower().find(text.lower(), at) if text else -1
+        found = joined.find(text, at) if text else -1
+        if found < 0 and text:  # in other case: after the glued text as in the source first
+            where = max(at, len(mark.prefix))
+            found = (
+                where if folded.startswith(text.lower(), where) else folded.find(text.lower(), at)
+            )
         if found < 0:
             break
-        out += [esc(joined[at:found]), mark.raw]
+        segments.append((found, found + len(text), mark.raw))
         at = found + len(text)
     else:
-        return "".join(out) + esc(joined[at:])
+        bounds, lo = [], 0
+        for word in words[start:last]:
+            bounds.append((lo, lo + len(word)))
+            lo += len(word) + 1
+        return joined, segments, bounds
     marks = [mark for _, mark in atoms]
-    out = [esc(marks[0].prefix)]
-    for mark, after in zip(marks, marks[1:], strict=False):
-        out += [mark.raw, esc(after.prefix[len(mark.prefix) + len(mark.text) :])]
-    return "".join(out) + marks[-1].raw + esc(marks[-1].suffix)
+    word = marks[-1].prefix + marks[-1].text + marks[-1].suffix
+    return word, [(len(m.prefix), len(m.prefix) + len(m.text), m.raw) for m in marks], None
 
 
-def _cut(word: str, opens: list[Mark], closes: list[Mark]) -> tuple[str, str]:
-    """The text of `word` that stays outside the markup opening and closing on it: the
-    source's glued text ('(' and '),' of '(**a**),') where the word has it too."""
-    head = opens[0].prefix if opens and len({m.prefix for m in opens}) == 1 else ""
-    tail = closes[0].suffix if closes and len({m.suffix for m in closes}) == 1 else ""
-    head = head if word.startswith(head) and len(head) < len(word) else ""
-    fits = word.endswith(tail) and len(head) + len(tail) < len(word)
-    return head, tail if fits else ""
+def _fits(folded: str, edge: Edge, opening: bool) -> int | None:
+    """Where in its word the markup opens (after its glued prefix) or closes (before its
+    glued suffix), when the word still has that text (in any case) and some of its own."""
+    mark, lo, hi = edge
+    glued = (mark.prefix if opening else mark.suffix).lower()
+    if len(glued) >= hi - lo:
+        return None
+    if opening:
+        return lo + len(glued) if folded.startswith(glued, lo) else None
+    return hi - len(glued) if folded[lo:hi].endswith(glued) else None
 
 
-def _siblings(word: str, marks: list[Mark], esc) -> str | None:
-    """`word` with several pairs that open and close in it (`<kbd>Ctrl</kbd>+<kbd>C</kbd>`)
-    each around the characters between its glued text, where the word still has that text
-    (in any case) and the pairs nest or stand apart; else None."""
-    at, folded = [], word.lower() if len(word.lower()) == len(word) else word
-    for mark in marks:
-        a, b = len(mark.prefix), len(word) - len(mark.suffix)
-        head, tail = mark.prefix.lower(), mark.suffix.lower()  # (a word in capitals too)
-        if not (folded.startswith(head) and folded.endswith(tail) and a < b):
-            return None
-        at.append((a, b, mark))
-    for a1, b1, _ in at:
-        if any(a1 < a2 < b1 < b2 for a2, b2, _ in at):
-            return None
-    # at one place, inner pairs close first and outer ones open first; of pairs around the
-    # same characters, the one opened first (marks come in opening order) is the outer
-    ranked = [(a, b, k, m) for k, (a, b, m) in enumerate(at)]
-    closing = sorted(ranked, key=lambda x: (-x[0], -x[2]))
-    opening = sorted(ranked, key=lambda x: (-x[1], x[2]))
-    out = []
-    for i in range(len(word) + 1):
-        out += [m.close for _, b, _, m in closing if b == i]
-        out += [m.raw for a, _, _, m in opening if a == i]
-        out.append(esc(word[i : i + 1]))
-    return "".join(out)
-
-
-def _with_inside(word: str, head: str, tail: str, marks: list[Mark], esc):
-    """(the escaped head, core and tail of `word`, the raws that go after it): lone marks
-    glued inside the word in the source (`marks`, kind 'inside') put back after the text
-    before them where the word still begins with it (in any case), else after the word. On
-    the edge of head and core a mark goes before the opening markup, on the edge of core
-    and tail before the closing."""
+def _edges(word: str, opens: list[Edge], closes: list[Edge], inside: list[Mark], inner):
+    """{mark: [where it opens, where it closes]} in `word` (-1: before it, len + 1: after
+    it) for the pairs opening and closing on it, and [(where, raw)] for the lone marks glued
+    inside it. Each edge goes where the source had it inside its word; where the word no
+    longer has that text, or the edges would cross or fall inside an atom (`inner`),
+    openings go to their word's start and closings to its end."""
     folded = word.lower() if len(word.lower()) == len(word) else word
-    bounds = (0, len(head), len(word) - len(tail), len(word))
-    places: list[list[tuple[int, str]]] = [[], [], []]
-    lost = []
-    for mark in marks:
-        at = len(mark.prefix)
-        if at > len(word) or not folded.startswith(mark.prefix.lower()):
-            lost.append(mark.raw)
-            continue
-        places[0 if at <= bounds[1] else 1 if at <= bounds[2] else 2].append((at, mark.raw))
-    parts = []
-    for part, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
-        text, at = [], lo
-        for where, raw in sorted(places[part], key=lambda p: p[0]):
-            text += [esc(word[at:where]), raw]
-            at = where
-        parts.append("".join(text) + esc(word[at:hi]))
-    return parts, lost
+    n = len(word)
+    spans = {edge[0]: [-1, n + 1] for edge in opens + closes}
+    plain = {edge[0]: [-1, n + 1] for edge in opens + closes}  # the edges at word bounds
+    for edge in opens:
+        at = _fits(folded, edge, True)
+        spans[edge[0]][0], plain[edge[0]][0] = edge[1] if at is None else at, edge[1]
+    for edge in closes:
+        at = _fits(folded, edge, False)
+        spans[edge[0]][1], plain[edge[0]][1] = edge[2] if at is None else at, edge[2]
+    for m, (a, b) in spans.items():
+        if a >= b:
+            spans[m] = plain[m]
+    pairs = list(spans.values())
+    if any(a1 < a2 < b1 < b2 for a1, b1 in pairs for a2, b2 in pairs) or any(
+        p in inner for pair in pairs for p in pair
+    ):
+        spans = plain
+    lone = []
+    for m in inside:
+        at = len(m.prefix)
+        fits = at <= n and folded.startswith(m.prefix.lower()) and at not in inner
+        lone.append((at if fits else None, m.raw))
+    return spans, lone
 
 
-def render(words: list[str], seps: list[str], spans, escapes=None) -> str:
+def _word(word: str, segments: Segments, opens, closes, inside, chars) -> tuple[str, list[str]]:
+    """`word` rendered: its characters as `chars` writes them, the atoms' raws in place of
+    their `segments`, the markup of the pairs opening (`opens`) and closing (`closes`) on it
+    and the lone marks glued inside it (`inside`) at their edges (_edges); and the raws of
+    lone marks that found no place in it, to go after it."""
+    inner = {p for s, e, _ in segments for p in range(s + 1, e)}
+    spans, lone = _edges(word, opens, closes, inside, inner)
+    lost = [raw for at, raw in lone if at is None]
+    # at one place: lone marks, closings (inner first), openings (outer first)
+    events = [(at, 0, 0, raw) for at, raw in lone if at is not None]
+    events += [(b, 1, (-a, -m.order), m.close) for m, (a, b) in spans.items() if b <= len(word)]
+    events += [(a, 2, (-b, m.order), m.raw) for m, (a, b) in spans.items() if a >= 0]
+    forms = chars(word, bool(segments))
+    starts = {s: (e, raw) for s, e, raw in segments}
+    out, at = [], 0
+
+    def text_to(end: int) -> None:
+        nonlocal at
+        while at < end:
+            if at in starts:
+                out.append(starts[at][1])
+                at = starts[at][0]
+            else:
+                out.append(forms[at])
+                at += 1
+
+    for where, *_, raw in sorted(events, key=lambda e: e[:3]):
+        text_to(where)
+        out.append(raw)
+    text_to(len(word))
+    return "".join(out), lost
+
+
+def _sorted(marks) -> list[Mark]:
+    return [m for *_, m in sorted(marks, key=lambda x: x[:2])]
+
+
+def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = None) -> str:
     """The target `words` joined by `seps` with each span's markup: spans are
     (start, end, Mark) word ranges of `words` as inline.transfer gives them; characters the
     source escaped are escaped the same way in the words."""
-
-    def esc(text: str) -> str:
-        return _escaped(text, escapes or {})
-
+    chars = escapes.writer() if escapes else list
     n = len(words)
     opens, closes = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)]
     after, before, lead = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)], []
@@ -129,31 +156,23 @@ def render(words: list[str], seps: list[str], spans, escapes=None) -> str:
         else:  # an empty span, or a lone raw: after the word before it
             after[start - 1 if n else 0].append(mark.raw + mark.close)
     out = list(lead)
-    held: dict[int, str] = {}  # an atom's last word -> the text after the markup closing there
     for k in range(n):
-        o = [m for *_, m in sorted(opens[k], key=lambda x: x[:2])]
-        c = [m for *_, m in sorted(closes[k], key=lambda x: x[:2])]
-        if k in covered:  # inside an atom: only what closes or follows here
-            out += [m.close for m in c] + [held.pop(k, "")] + after[k]
+        if k in covered:  # inside an atom, whose first word has its markup
+            out += [*after[k], *(m.raw for m in inside[k])]
             continue
-        glued = [] if k in atoms or k in covered else inside[k]
-        after[k] += [m.raw for m in inside[k] if m not in glued]
-        if k in atoms:  # the atoms' text, cut as a word is where markup opens and closes
-            core = _atoms(words, k, atoms[k], esc)
-            last = max(end for end, _ in atoms[k]) - 1
-            ending = [m for *_, m in closes[last]]
-            head, tail = _cut(core, o, ending)
-            core = core[len(head) : len(core) - len(tail)]
-            if last > k:
-                held[last], tail = tail, ""
-        elif len(o) > 1 and set(o) == set(c) and (whole := _siblings(words[k], o, esc)) is not None:
-            out += [seps[k] if k else "", *before[k], whole, *after[k], *(m.raw for m in glued)]
-            continue
+        if k in atoms:  # the atoms' words as one, with the markup on any of them
+            word, segments, bounds = _atoms(words, k, atoms[k])
+            last = max(end for end, _ in atoms[k])
+            bounds = bounds or [(0, len(word))] * (last - k)
+            o = [(m, *bounds[j - k]) for j in range(k, last) for m in _sorted(opens[j])]
+            c = [(m, *bounds[j - k]) for j in range(k, last) for m in _sorted(closes[j])]
+            text, _ = _word(word, segments, o, c, [], chars)
+            lost = [m.raw for m in inside[k]]
         else:
-            (head, core, tail), lost = _with_inside(words[k], *_cut(words[k], o, c), glued, esc)
-            after[k] += lost
-        out += [seps[k] if k else "", *before[k], head, *(m.raw for m in o), core]
-        out += [*(m.close for m in c), tail, *after[k]]
+            o = [(m, 0, len(words[k])) for m in _sorted(opens[k])]
+            c = [(m, 0, len(words[k])) for m in _sorted(closes[k])]
+            text, lost = _word(words[k], [], o, c, inside[k], chars)
+        out += [seps[k] if k else "", *before[k], text, *after[k], *lost]
     if not n:
         out += after[0]
     return "".join(out)

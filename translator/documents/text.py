@@ -36,13 +36,14 @@ def unit_spans(text: str, lang: str | None) -> list[tuple[int, int]]:
     return spans
 
 
-def replace_spans(text: str, spans: list[tuple[int, int]], pieces: list[str]) -> str:
-    """`text` with each span (sorted, disjoint) replaced by its piece."""
+def replace_spans(text: str | list[str], spans: list[tuple[int, int]], pieces: list[str]) -> str:
+    """`text` (or its characters, each as a string to write) with each span (sorted,
+    disjoint) replaced by its piece."""
     out, at = [], 0
     for (a, b), piece in zip(spans, pieces, strict=True):
-        out += [text[at:a], piece]
+        out += ["".join(text[at:a]), piece]
         at = b
-    out.append(text[at:])
+    out.append("".join(text[at:]))
     return "".join(out)
 
 
