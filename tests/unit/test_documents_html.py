@@ -288,7 +288,22 @@ PAGE_SNIPPETS = [
     # text glued before a tag, a path that is not two sentences, spaces of copied words
     "<p>The targets will<sup><a href=#f>1</a></sup> be in $HOME/.<em>cargo</em>/bin. Yes.</p>",
     "<h1>Function <span>min</span>&nbsp;<button>Copy\titem</button></h1>",
+    # code glued to code over several words, code and elements ending in a space
+    "<li><code>#[doc(cfg)]</code>/<code>#[doc(cfg = true)]</code>/<code>#[doc(x)]</code></li>",
+    "<p>Lines that start with <code># </code>, hidden, or <code>; </code> alone.</p>",
+    '<h3><a name="X">Macro </a>EXSLT_CALL</h3><p>the <a href="x">archives </a>and more</p>',
 ]
+
+
+def test_glued_code_spaces_and_text_before_a_tag_keep_their_places_in_a_translation():
+    doc = (
+        "<p>Use <code>a</code>/<code>b c</code> or <code># </code>, then "
+        '<a name="X">Macro </a>X.</p><h2><span>1. </span>Copyright<a href="#c">x</a></h2>'
+    )
+    assert translate_html(doc, upper, "en") == (
+        "<p>USE <code>a</code>/<code>b c</code> OR <code># </code>, THEN "
+        '<a name="X">MACRO </a>X.</p><h2><span>1. </span>COPYRIGHT<a href="#c">X</a></h2>'
+    )
 
 
 @pytest.mark.parametrize("doc", PAGE_SNIPPETS)

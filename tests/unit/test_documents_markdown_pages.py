@@ -71,8 +71,8 @@ CASES = {
     ),
     # a word the source has is escaped as there; a new word only where markup could start
     "a character escaped in one place is escaped in that word": (
-        "Run it with \\--use-http1. Send it to the client. Then _\"\\\\\"_ or \\*x\\* x*y.\n",
-        "RUN IT WITH --USE-HTTP1. SEND IT TO THE CLIENT. THEN _\"\\\\\"_ OR \\*X\\* X\\*Y.\n",
+        'Run it with \\--use-http1. Send it to the client. Then _"\\\\"_ or \\*x\\* x*y.\n',
+        'RUN IT WITH --USE-HTTP1. SEND IT TO THE CLIENT. THEN _"\\\\"_ OR \\*X\\* X\\*Y.\n',
     ),
     "a form feed does not end a line": (
         "Some terms.\x0c\n\n### Next heading\n\nMore text.\n",

@@ -52,6 +52,8 @@ class _Writer:
         self.pending = ""  # text cut off the last word, for after the edges that stand before it
         self.last = None  # that word: (its place in out, the whitespace before it, the word)
         self.atom = None  # a piece copied whole being written: (its place, the words it covers)
+        self.owned = None  # the spaces that piece's text ended in, if it was the last thing written
+        self.held = None  # the place in out of a closing tag the next whitespace goes before
 
     def event(self, kind: str, k: int, ahead: int, sep: str) -> None:
         mark = self.unit.marks[self.sentence.spans[k][2]] if kind != "word" else None
@@ -69,10 +71,16 @@ class _Writer:
         if self.pending:
             self.out.append(self.escape(self.pending))
             self.pending = ""
+        sep = self._held(sep) if kind in ("word", "open") and self.atom is None else sep
         if kind == "word":
             if self.atom is not None:
                 self.atom[1].append(self.words[k])
             else:
+                if self.owned:  # after a piece whose text ends in spaces ("<code># </code>,")
+                    own, glued = self.owned
+                    if glued or (sep.startswith(own) and len(sep) > len(own)):
+                        sep = "" if glued else sep[len(own) :]  # (kept: the source's whitespace)
+                    self.owned = None
                 self.out.append(sep + self.escape(self.words[k]))
                 self.last, self.spaced = (len(self.out) - 1, sep, self.words[k]), True
         elif kind == "open":
@@ -81,6 +89,16 @@ class _Writer:
             self._close_atom(k, mark)
         else:
             self.out.append(mark.close_raw)
+            self.held = len(self.out) - 1 if k in self.sentence.spaced else None
+
+    def _held(self, sep: str) -> str:
+        """The whitespace to write before the next word or opening tag: none where it goes
+        before a closing tag written last that held it in the source ("<a>Macro </a>X")."""
+        held, self.held = self.held, None
+        if held is None or held != len(self.out) - 1 or not sep:
+            return sep
+        self.out[held] = sep + self.out[held]
+        return ""
 
     def _keep(self, rest: str) -> None:
         """Hold back `rest`, what the source has after the edge being written in its word,
@@ -101,9 +119,10 @@ class _Writer:
     def _open(self, k: int, mark: Mark, ahead: int, sep: str) -> None:
         word = self.words[ahead] if ahead < len(self.words) else ""
         lead = self.sentence.leads.get(k, "")
-        if lead and word.startswith(lead) and len(word) > len(lead):  # "(<b>Hund": after "("
+        if lead and word.lower().startswith(lead.lower()) and len(word) > len(lead):
+            # "(<b>Hund": after "(" (in any case: "Copyright<a>" of "COPYRIGHTX")
             self.words[ahead] = word[len(lead) :]
-            self.out.append(sep + self.escape(lead) + mark.open_raw)
+            self.out.append(sep + self.escape(word[: len(lead)]) + mark.open_raw)
         elif k in self.sentence.atoms:  # written whole when it closes, with its words' glue
             self.atom = (len(self.out), [])
             self.out.append(sep)
@@ -125,6 +144,7 @@ class _Writer:
         source = "".join(piece if markup else self.escape(piece) for markup, piece in pieces)
         self.out[at] += self.escape(prefix) + source
         self.atom = None
+        self.owned = self.sentence.tight.get(k)
         if punctuation(suffix):  # after the tags that close on it ("<code>x</code></a>.")
             self.pending = suffix
         else:

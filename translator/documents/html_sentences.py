@@ -42,6 +42,12 @@ class Sentence:
     # "crates.io</a><!-- x -->.") and to the word after them
     after: dict[int, str] = field(default_factory=dict)
     before: set[int] = field(default_factory=set)
+    # pieces whose own text ends in spaces ("<code># </code>,"): the spaces are theirs, so
+    # the whitespace before the next word is less those, none where the source glued it
+    tight: dict[int, tuple[str, bool]] = field(default_factory=dict)
+    # elements whose text ends in the space before the next word ("<a>Macro </a>X"): that
+    # space is written before their closing tag
+    spaced: set[int] = field(default_factory=set)
 
 
 def _bounds(unit: Unit, lang: str | None) -> list[tuple[int, int]]:
@@ -131,9 +137,9 @@ def sentences(unit: Unit, lang: str | None):
 def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: list[int]):
     """The word range of each mark inside a sentence but those written with another, and
     the pieces written as in the source, by their first mark: a piece copied whole that
-    holds text, and sibling marks that share one word ("<a>core</a><span>1.9</span>"),
-    which word alignment cannot place apart, with everything inside them. Each group's
-    characters in the unit's text."""
+    holds text, and sibling marks that share one word ("<a>core</a><span>1.9</span>",
+    "<code>a</code>/<code>b c</code>"), which word alignment cannot place apart, with
+    everything inside them. Each group's characters in the unit's text."""
     ranges, groups, last, members = {}, {}, {}, {}
     for n in inside:
         mark = unit.marks[n]
@@ -145,11 +151,14 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
             continue
         ranges[n] = (s, max(s, sum(t < mark.close_at for t in starts)))
         prev = last.get(mark.parent)
+        width = max(ranges[prev][1], ranges[n][1]) - ranges[prev][0] if prev is not None else 0
+        # (pieces copied whole keep their text anyway: glued ones join over any words)
         if prev is not None and ranges[prev][1] > s and (
-                max(ranges[prev][1], ranges[n][1]) - ranges[prev][0] == 1):  # fmt: skip
+                width == 1 or (mark.atom and unit.marks[prev].atom)):  # fmt: skip
             lo = groups[prev][0] if prev in groups else unit.marks[prev].open_at
             groups[prev] = (lo, mark.close_at)
             members.setdefault(prev, [prev]).append(n)
+            ranges[prev] = (ranges[prev][0], max(ranges[prev][1], ranges[n][1]))
             continue
         last[mark.parent] = n
         if mark.atom:
@@ -221,8 +230,13 @@ def _glue(sentence: Sentence, unit: Unit, text: str, groups, starts, ends) -> No
             lo, hi, members = groups[n]
             sentence.atoms[j] = (" ".join(text[lo:hi].split()), text[starts[s] : lo],
                                  text[hi : ends[e - 1]], _pieces(unit, text, lo, hi, members))  # fmt: skip
+            if own := text[lo:hi][len(text[lo:hi].rstrip()) :]:
+                sentence.tight[j] = (own, bool(text[hi : hi + 1].strip()))
         elif not mark.atom:  # (a translated word that no longer holds them: all inside)
             if lead := text[starts[s] : mark.open_at]:
                 sentence.leads[j] = lead
             if trail := text[mark.close_at : ends[e - 1]]:
                 sentence.trails[j] = trail
+            at = mark.close_at
+            if 0 < at < len(text) and text[at - 1].isspace() and not text[at].isspace():
+                sentence.spaced.add(j)
