@@ -13,15 +13,20 @@ Segments = list[tuple[int, int, str]]  # atoms' (start, end, raw) in a word's pl
 Edge = tuple[Mark, int, int]  # a pair's mark and the [lo, hi) of its word in the text
 
 
+def _fold(text: str) -> str:
+    """`text` in small letters, where that keeps its length (offsets stay valid)."""
+    return text.lower() if len(text.lower()) == len(text) else text
+
+
 def _atoms(words: list[str], start: int, atoms: list[tuple[int, Mark]]):
     """The plain text of the target words from `start` that the atoms (each (end, Mark))
-    cover, where each atom stands in it, and where each of those words does ([lo, hi), or
-    None): where the words hold what the model read for each atom (a copied code span; as
+    cover, where each atom stands in it, and where each of those words does ([lo, hi); all
+    of the text where it is not theirs): where the words hold what the model read for each atom (a copied code span; as
     written first, else in any case, after its glued text first), there; else the source
     word's own text, glued text and all, with the atoms where they were in it."""
     last = max(end for end, _ in atoms)
     joined = " ".join(words[start:last])
-    folded = joined.lower() if len(joined.lower()) == len(joined) else joined
+    folded = _fold(joined)
     segments: Segments = []
     at = 0
     for _, mark in atoms:
@@ -44,7 +49,8 @@ def _atoms(words: list[str], start: int, atoms: list[tuple[int, Mark]]):
         return joined, segments, bounds
     marks = [mark for _, mark in atoms]
     word = marks[-1].prefix + marks[-1].text + marks[-1].suffix
-    return word, [(len(m.prefix), len(m.prefix) + len(m.text), m.raw) for m in marks], None
+    segments = [(len(m.prefix), len(m.prefix) + len(m.text), m.raw) for m in marks]
+    return word, segments, [(0, len(word))] * (last - start)
 
 
 def _fits(folded: str, edge: Edge, opening: bool) -> int | None:
@@ -65,16 +71,19 @@ def _edges(word: str, opens: list[Edge], closes: list[Edge], inside: list[Mark],
     inside it. Each edge goes where the source had it inside its word; where the word no
     longer has that text, or the edges would cross or fall inside an atom (`inner`),
     openings go to their word's start and closings to its end."""
-    folded = word.lower() if len(word.lower()) == len(word) else word
-    n = len(word)
-    spans = {edge[0]: [-1, n + 1] for edge in opens + closes}
+    folded, n = _fold(word), len(word)
     plain = {edge[0]: [-1, n + 1] for edge in opens + closes}  # the edges at word bounds
+    for mark, lo, _ in opens:
+        plain[mark][0] = lo
+    for mark, _, hi in closes:
+        plain[mark][1] = hi
+    spans = {m: list(edges) for m, edges in plain.items()}
     for edge in opens:
-        at = _fits(folded, edge, True)
-        spans[edge[0]][0], plain[edge[0]][0] = edge[1] if at is None else at, edge[1]
+        if (at := _fits(folded, edge, True)) is not None:
+            spans[edge[0]][0] = at
     for edge in closes:
-        at = _fits(folded, edge, False)
-        spans[edge[0]][1], plain[edge[0]][1] = edge[2] if at is None else at, edge[2]
+        if (at := _fits(folded, edge, False)) is not None:
+            spans[edge[0]][1] = at
     for m, (a, b) in spans.items():
         if a >= b:
             spans[m] = plain[m]
@@ -162,10 +171,8 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
             continue
         if k in atoms:  # the atoms' words as one, with the markup on any of them
             word, segments, bounds = _atoms(words, k, atoms[k])
-            last = max(end for end, _ in atoms[k])
-            bounds = bounds or [(0, len(word))] * (last - k)
-            o = [(m, *bounds[j - k]) for j in range(k, last) for m in _sorted(opens[j])]
-            c = [(m, *bounds[j - k]) for j in range(k, last) for m in _sorted(closes[j])]
+            o = [(m, *at) for j, at in enumerate(bounds, k) for m in _sorted(opens[j])]
+            c = [(m, *at) for j, at in enumerate(bounds, k) for m in _sorted(closes[j])]
             text, _ = _word(word, segments, o, c, [], chars)
             lost = [m.raw for m in inside[k]]
         else:
