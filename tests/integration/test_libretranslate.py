@@ -138,6 +138,64 @@ def test_errors_are_libretranslates_and_a_bad_request_stops_nothing(streaming, t
     assert status == 200 and body == {"translatedText": "42", "alternatives": []}, raw
 
 
+def multipart(fields: list[tuple[str, str]], charset: str = "utf-8") -> bytes:
+    """A multipart/form-data body (boundary `xx`) of text fields, each marked `charset`."""
+    parts = [f'--xx\r\nContent-Disposition: form-data; name="{name}"\r\n'
+             f"Content-Type: text/plain; charset={charset}\r\n\r\n{value}\r\n"
+             for name, value in fields]  # fmt: skip
+    return ("".join(parts) + "--xx--\r\n").encode()
+
+
+def test_bodies_no_parser_takes_are_400s_and_forms_of_either_kind_agree(keyed, transformer):
+    from translator.serve.libretranslate_io import MAX_PARTS
+
+    url, kind = lt(keyed) + "translate", "multipart/form-data; boundary=xx"
+    ask = [("source", "de"), ("target", "en"), ("api_key", KEY)]
+    deep = b'{"q": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+    assert_error(request("POST", url, deep), 400, "nested too deeply")
+    # a charset Python does not know is read as UTF-8
+    status, body, raw = request("POST", url, multipart([("q", SENTENCES[0]), *ask], "x-no"), kind)
+    assert status == 200 and body == {"translatedText": best(transformer[1], SENTENCES[:1])[0]}
+    # a multipart form's `q` given twice is a list, as an urlencoded form's
+    twice = multipart([("q", SENTENCES[1]), ("q", SENTENCES[2]), *ask])
+    status, body, raw = request("POST", url, twice, kind)
+    assert status == 200 and body == {"translatedText": best(transformer[1], SENTENCES[1:3])}
+    huge = multipart([("q", "x")] * MAX_PARTS + ask)  # over the limit, refused before parsing
+    assert_error(request("POST", url, huge, kind), 400, f"more than {MAX_PARTS} parts")
+    assert "Traceback" not in keyed.log()
+
+
+def test_odd_keys_alternatives_and_file_names(keyed):
+    from translator.serve.limits import Limits
+
+    url, ask = lt(keyed) + "translate", {"source": "de", "target": "en", "api_key": KEY}
+    key = json.dumps({"q": SENTENCES[0], "source": "de", "target": "en", "api_key": "\ud800"})
+    assert_error(request("POST", url, key.encode()), 403, "Invalid API key")
+    most = Limits().max_beam - 1  # the beam holds the best and the alternatives
+    alts = {**ask, "q": SENTENCES[0]}
+    assert_error(post(url, {**alts, "alternatives": most + 1}), 400, f"must be <= {most}")
+    assert post(url, {**alts, "alternatives": most})[0] == 200
+    res = requests.post(lt(keyed) + "translate_file", data=ask,
+                        files={"file": ("Übersicht.txt", SENTENCES[0].encode())})  # fmt: skip
+    assert res.status_code == 200 and res.json()["translatedFileUrl"].endswith(".Ubersicht.txt")
+    assert "Traceback" not in keyed.log()
+
+
+def test_libretranslates_older_codes_name_their_languages():
+    from types import SimpleNamespace
+
+    from translator.config import DataConfig
+    from translator.engines.lang_codes import Codes
+    from translator.serve.libretranslate_langs import Languages
+
+    codes = {"deu_Latn": 1, "zho_Hans": 2, "zho_Hant": 3, "por_Latn": 4}
+    data = DataConfig(src_lang="deu_Latn", tgt_lang="zho_Hans")
+    langs = Languages(SimpleNamespace(cfg=SimpleNamespace(data=data),
+                                      language_codes=Codes(codes, "both")))  # fmt: skip
+    assert langs.find("zt").model == "zho_Hant" and langs.find("pb").model == "por_Latn"
+    assert langs.find("zh-Hans").model == "zho_Hans" and langs.find("zh").model == "zho_Hans"
+
+
 def test_over_the_queue_is_a_429(streaming):
     long = " ".join(SENTENCES[1:5])
     ask = {"q": [long] * 8, "source": "de", "target": "en"}

@@ -62,14 +62,18 @@ def required(fields: dict, name: str) -> str:
     return value
 
 
-def alternatives_of(fields: dict) -> int:
+def alternatives_of(fields: dict, most: int) -> int:
+    """The `alternatives` asked, at most `most` (the server's largest beam less the best)."""
     value = fields.get("alternatives", 0)
     try:
         if isinstance(value, bool) or isinstance(value, float):
             raise ValueError
-        return max(0, int(value))
+        count = max(0, int(value))
     except (TypeError, ValueError):
         raise LimitError(400, "Invalid request: alternatives parameter is not a number") from None
+    if count > most:
+        raise LimitError(400, f"Invalid request: alternatives parameter must be <= {most}")
+    return count
 
 
 def line_spans(text: str, lang: str) -> list[tuple[int, int]]:
@@ -113,8 +117,9 @@ class LibreTranslate:
         given = fields.get("api_key")
         if not given:
             raise LimitError(403, "Invalid API key: this server requires an api_key")
+        # surrogatepass: a lone surrogate (valid in JSON) is a wrong key, not an encoding error
         if not isinstance(given, str) or not secrets.compare_digest(
-            given.encode(), self.api_key.encode()
+            given.encode("utf-8", "surrogatepass"), self.api_key.encode()
         ):
             raise LimitError(403, "Invalid API key")
 
@@ -230,7 +235,7 @@ class LibreTranslate:
         fmt = fields.get("format") or "text"
         if fmt not in ("text", "html"):
             raise LimitError(400, f"{fmt} format is not supported (text or html)")
-        alternatives = alternatives_of(fields)
+        alternatives = alternatives_of(fields, self.limits.max_beam - 1)
         src, auto = self.langs.source(source)
         tgt = self.langs.target(src, target)
         if fmt == "text":

@@ -4,10 +4,12 @@ doubled-slash door in front of the app, and the folder of translated files."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import secrets
 import tempfile
+import unicodedata
 import urllib.parse
 from collections import OrderedDict
 from pathlib import Path
@@ -19,6 +21,9 @@ from translator.errors import one_line
 from translator.serve.limits import LimitError
 
 PREFIX = "/libretranslate"
+# parts of one multipart form: a client sends a few fields and a file, or `q` once per text
+# (--max-texts' default); more would only keep a worker thread parsing for seconds
+MAX_PARTS = 256 + 16
 
 # our statuses as LibreTranslate answers them: it reports every bad field and every text
 # over a limit as 400; 429 keeps LibreTranslate's "Slowdown:" wording
@@ -36,14 +41,24 @@ def lt_error(status: int, message: str) -> JSONResponse:
 async def read_fields(request: Request) -> tuple[dict, dict]:
     """(fields, files) of a request: its query parameters, then its body's JSON object,
     form fields or multipart parts (files: name -> (file name, bytes)). A field given
-    several times in a form is a list (`q`)."""
+    several times in a form, either kind, is a list (`q`)."""
     fields: dict = _pairs(urllib.parse.parse_qsl(request.url.query, keep_blank_values=True))
-    files: dict = {}
     body = await request.body()
-    kind = request.headers.get("content-type", "").lower()
+    try:  # off the event loop: the standard library's MIME parser is slow (~0.5 ms a part)
+        kind = request.headers.get("content-type", "")
+        more, files = await asyncio.to_thread(_body_fields, kind, body)
+    except RecursionError:  # JSON arrays or MIME parts nested thousands deep
+        raise LimitError(400, "Invalid request: the body is nested too deeply") from None
+    fields.update(more)
+    return fields, files
+
+
+def _body_fields(content_type: str, body: bytes) -> tuple[dict, dict]:
+    fields: dict = {}
+    files: dict = {}
+    kind = content_type.lower()
     if "multipart/form-data" in kind:
-        more, files = _multipart(request.headers["content-type"], body)
-        fields.update(more)
+        fields, files = _multipart(content_type, body)
     elif "json" in kind or body.lstrip().startswith(b"{"):
         try:
             data = json.loads(body)
@@ -77,11 +92,14 @@ def _multipart(content_type: str, body: bytes) -> tuple[dict, dict]:
     from email.parser import BytesParser
     from email.policy import HTTP
 
+    boundary = _boundary(content_type)
+    if boundary and body.count(b"--" + boundary) > MAX_PARTS + 1:  # (+1: the closing one)
+        raise LimitError(400, f"Invalid request: a form of more than {MAX_PARTS} parts")
     head = b"Content-Type: " + content_type.encode("latin-1", "replace") + b"\r\n\r\n"
     message = BytesParser(policy=HTTP).parsebytes(head + body)
     if not message.is_multipart():
         raise LimitError(400, "the multipart body cannot be read")
-    fields: dict = {}
+    pairs: list[tuple[str, str]] = []
     files: dict = {}
     for part in message.iter_parts():
         name = part.get_param("name", header="content-disposition")
@@ -92,8 +110,24 @@ def _multipart(content_type: str, body: bytes) -> tuple[dict, dict]:
         if filename is not None:
             files[name] = (filename, payload)
         else:
-            fields[name] = payload.decode(part.get_content_charset() or "utf-8", "replace")
-    return fields, files
+            pairs.append((name, _text(payload, part.get_content_charset())))
+    return _pairs(pairs), files
+
+
+def _boundary(content_type: str) -> bytes | None:
+    from email.message import Message
+
+    head = Message()
+    head["Content-Type"] = content_type
+    boundary = head.get_boundary()
+    return boundary.encode("latin-1", "replace") if boundary else None
+
+
+def _text(payload: bytes, charset: str | None) -> str:
+    try:
+        return payload.decode(charset or "utf-8", "replace")
+    except LookupError:  # a charset Python does not know: the form's own, UTF-8
+        return payload.decode("utf-8", "replace")
 
 
 class Door:
@@ -156,8 +190,11 @@ class FileStore:
         return Path(self._folder.name)
 
     def save(self, filename: str, data: bytes) -> str:
-        """The name the file is downloaded by: a random part, then `filename`'s base name."""
-        base = re.sub(r"[^A-Za-z0-9_. -]", "_", Path(filename.replace("\\", "/")).name)
+        """The name the file is downloaded by: a random part, then `filename`'s base name,
+        its accents dropped (Über.docx: Uber.docx) and what else is not ASCII an `_`."""
+        base = unicodedata.normalize("NFKD", Path(filename.replace("\\", "/")).name)
+        base = "".join(c for c in base if not unicodedata.combining(c))
+        base = re.sub(r"[^A-Za-z0-9_. -]", "_", base)
         base = base.lstrip(".")[-120:] or "file"
         name = f"{secrets.token_urlsafe(16)}.{base}"
         path = self.folder / name

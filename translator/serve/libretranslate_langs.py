@@ -46,6 +46,8 @@ ISO3 = {
     for three, two, name in [entry.split(" ", 2)]
 }
 NAMES = {two: name for two, name in ISO3.values()}
+# the codes LibreTranslate took from its Argos models and still reads (language.iso2model)
+ALIASES = {"zt": "zh-hant", "pb": "pt-br"}
 
 
 def short_code(model_code: str) -> tuple[str, str]:
@@ -109,9 +111,11 @@ class Languages:
         ]  # fmt: skip
 
     def find(self, code: str) -> Language | None:
-        """The language a request names: LibreTranslate's code or the model's, any case; a
-        regional variant (`pt-BR`) falls back to its language."""
+        """The language a request names: LibreTranslate's code (its older `zt` and `pb`
+        too) or the model's, any case; a regional variant (`pt-BR`) falls back to its
+        language."""
         key = code.strip().lower().replace("_", "-")
+        key = ALIASES.get(key, key) if key not in self._named else key
         for name in (code.strip().lower(), key, key.split("-")[0]):
             if name in self._named:
                 return self._named[name]
