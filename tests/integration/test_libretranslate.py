@@ -178,6 +178,9 @@ def test_odd_keys_alternatives_and_file_names(keyed):
     res = requests.post(lt(keyed) + "translate_file", data=ask,
                         files={"file": ("Übersicht.txt", SENTENCES[0].encode())})  # fmt: skip
     assert res.status_code == 200 and res.json()["translatedFileUrl"].endswith(".Ubersicht.txt")
+    res = requests.post(lt(keyed) + "translate_file", data=ask,
+                        files={"file": ("my notes.txt", SENTENCES[0].encode())})  # fmt: skip
+    assert get(res.json()["translatedFileUrl"])[0] == 200  # urllib, which refuses a space
     assert "Traceback" not in keyed.log()
 
 

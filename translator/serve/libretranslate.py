@@ -16,6 +16,7 @@ import re
 import secrets
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import quote
 
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
@@ -271,7 +272,8 @@ class LibreTranslate:
         tgt = self.langs.target(src, target)
         out = await self.document(data, name, FILE_FORMATS[suffix], src, tgt)
         saved = self.files.save(name, out)
-        url = f"{str(request.base_url).rstrip('/')}{PREFIX}/download_file/{saved}"
+        # quoted: a space in a URL is refused by some clients (Python's urllib among them)
+        url = f"{str(request.base_url).rstrip('/')}{PREFIX}/download_file/{quote(saved)}"
         return JSONResponse({"translatedFileUrl": url})
 
     async def download_file(self, request: Request):
