@@ -258,6 +258,11 @@ def test_detect_and_settings(server):
     assert json.loads(json.dumps(body)) == body
 
 
+def test_suggest_is_refused_as_libretranslate_refuses_it(server):
+    ask = {"q": SENTENCES[0], "s": "A dog runs.", "source": "de", "target": "en"}
+    assert_error(post(lt(server) + "suggest", ask), 403, "Suggestions are disabled")
+
+
 def test_translated_files_are_removed_when_the_server_stops(transformer, tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # where the server's temporary folder goes
     srv = Server(transformer[0], tmp_path / "server.log")

@@ -3,9 +3,10 @@ clients written for it (Mastodon, Weblate, libretranslatepy, deep-translator, br
 extensions) work against `translator serve` unchanged (docs/libretranslate.md).
 
 POST /translate, GET|POST /languages, POST /translate_file, GET /download_file/NAME,
-POST /detect, GET /frontend/settings, GET /health. Sentences go through the server's own
-batcher (either batching mode), so they share batches with /translate's; errors are
-LibreTranslate's {"error": "..."} with its statuses (libretranslate_io.lt_error).
+POST /detect, GET /frontend/settings, GET /health, POST /suggest (refused, as LibreTranslate
+refuses it with suggestions off). Sentences go through the server's own batcher (either
+batching mode), so they share batches with /translate's; errors are LibreTranslate's
+{"error": "..."} with its statuses (libretranslate_io.lt_error).
 """
 
 from __future__ import annotations
@@ -315,6 +316,10 @@ class LibreTranslate:
     async def health(self, request: Request):
         return JSONResponse({"status": "ok"})
 
+    async def suggest(self, request: Request):
+        # LibreTranslate's answer where suggestions are off, which its clients know how to read
+        raise LimitError(403, "Suggestions are disabled on this server.")
+
 
 def mount(app: FastAPI, engine, door, batcher, api_key: str | None = None) -> LibreTranslate:
     """LibreTranslate's routes under /libretranslate/ on `app`, and their CORS and
@@ -328,6 +333,7 @@ def mount(app: FastAPI, engine, door, batcher, api_key: str | None = None) -> Li
         ("/detect", lt.detect, ["POST"]),
         ("/frontend/settings", lt.settings, ["GET"]),
         ("/health", lt.health, ["GET"]),
+        ("/suggest", lt.suggest, ["POST"]),
     ]
     for path, handler, methods in routes:
         name = re.sub(r"\W", "_", f"libretranslate{path}")
