@@ -9,7 +9,16 @@ import urllib.request
 
 import pytest
 import requests
-from serving import SENTENCES, Server, assert_error, concurrently, get, post, request
+from serving import (
+    SENTENCES,
+    Server,
+    app_client,
+    assert_error,
+    concurrently,
+    get,
+    post,
+    request,
+)
 
 KEY = "k3y-for-tests"
 
@@ -261,6 +270,30 @@ def test_detect_and_settings(server):
 def test_suggest_is_refused_as_libretranslate_refuses_it(server):
     ask = {"q": SENTENCES[0], "s": "A dog runs.", "source": "de", "target": "en"}
     assert_error(post(lt(server) + "suggest", ask), 403, "Suggestions are disabled")
+
+
+def test_a_bug_and_a_body_over_the_limit_are_answered_to_other_origins(
+    server, transformer, monkeypatch
+):
+    """Browser clients see these answers only with the CORS header the other answers carry."""
+    from translator.serve.libretranslate import LibreTranslate
+    from translator.serve.limits import Limits
+
+    origin = {"Origin": "https://example.org"}
+    big = requests.post(lt(server) + "translate", data=b" " * (Limits().max_body + 1),
+                        headers=origin)  # fmt: skip
+    assert big.status_code == 413 and big.headers["access-control-allow-origin"] == "*"
+
+    async def broken(self, *args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(LibreTranslate, "plain", broken)
+    path, translator = transformer
+    with app_client(translator, path, translator.cfg.decode) as client:
+        ask = {"q": SENTENCES[0], "source": "de", "target": "en"}
+        res = client.post("/libretranslate/translate", json=ask, headers=origin)
+    assert res.status_code == 500 and set(res.json()) == {"error"}, res.text
+    assert res.headers["access-control-allow-origin"] == "*"
 
 
 def test_translated_files_are_removed_when_the_server_stops(transformer, tmp_path, monkeypatch):

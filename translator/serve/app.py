@@ -21,6 +21,7 @@ from translator.config.languages import source_languages, target_languages
 from translator.errors import UserError, one_line
 from translator.serve.batcher import Batcher
 from translator.serve.libretranslate import mount as mount_libretranslate
+from translator.serve.libretranslate_io import cors
 from translator.serve.limits import LimitError, Limits
 from translator.serve.parse import Door, parse_attention, parse_score, parse_translate
 from translator.serve.requests import AttentionRequest, OffLoop, ScoreRequest, TranslateRequest
@@ -218,7 +219,7 @@ class BodyLimit:
         headers = dict(scope.get("headers") or [])
         declared = headers.get(b"content-length", b"")
         if declared.isdigit() and int(declared) > self.limit:
-            return await self._reject(send)
+            return await self._reject(scope, send)
         body, more = b"", True
         while more:
             message = await receive()
@@ -227,7 +228,7 @@ class BodyLimit:
             body += message.get("body", b"")
             more = message.get("more_body", False)
             if len(body) > self.limit:
-                return await self._reject(send)
+                return await self._reject(scope, send)
         replayed = False
 
         async def replay():
@@ -239,10 +240,11 @@ class BodyLimit:
 
         return await self.app(scope, replay, send)
 
-    async def _reject(self, send) -> None:
+    async def _reject(self, scope, send) -> None:
         body = json.dumps(
             {"error": f"the request body is over this server's limit of {self.limit} bytes"}
         ).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+        headers += cors(scope["path"])  # a browser shows LibreTranslate's clients this answer
         await send({"type": "http.response.start", "status": 413, "headers": headers})
         await send({"type": "http.response.body", "body": body})

@@ -12,6 +12,7 @@ batching mode), so they share batches with /translate's; errors are LibreTransla
 from __future__ import annotations
 
 import asyncio
+import logging
 import mimetypes
 import re
 import secrets
@@ -37,6 +38,7 @@ from translator.serve.libretranslate_langs import Language, Languages
 from translator.serve.limits import LimitError
 from translator.serve.requests import check_unicode
 
+log = logging.getLogger(__name__)
 FILE_FORMATS = {".txt": "text", ".html": "html", ".htm": "html", ".md": "markdown",
                 ".markdown": "markdown", ".docx": "docx"}  # fmt: skip
 
@@ -51,6 +53,9 @@ def answered(handler: Callable) -> Callable:
             return lt_error(err.status, err.message)
         except UserError as err:
             return lt_error(400, err.message)
+        except Exception as err:  # a bug: answered here, inside Door, so it carries CORS
+            log.error("request to %s failed", request.url.path, exc_info=err)
+            return lt_error(500, "internal error while translating (see the server's log)")
 
     return route
 

@@ -130,6 +130,15 @@ def _text(payload: bytes, charset: str | None) -> str:
         return payload.decode("utf-8", "replace")
 
 
+def cors(path: str) -> list[tuple[bytes, bytes]]:
+    """The CORS headers every answer to `path` carries: for LibreTranslate's routes alone,
+    any origin (the server's own routes stay closed to other origins)."""
+    path = re.sub("/{2,}", "/", path)
+    if path == PREFIX or path.startswith(PREFIX + "/"):
+        return [(b"access-control-allow-origin", b"*")]
+    return []
+
+
 class Door:
     """ASGI middleware in front of the app, for the LibreTranslate routes alone: a doubled
     slash in the path resolves (`/libretranslate//translate`, as clients that join a base
@@ -151,8 +160,7 @@ class Door:
 
         async def send_cors(message):
             if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                headers.append((b"access-control-allow-origin", b"*"))
+                headers = list(message.get("headers", [])) + cors(path)
                 message = {**message, "headers": headers}
             await send(message)
 
