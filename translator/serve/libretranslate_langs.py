@@ -46,8 +46,10 @@ ISO3 = {
     for three, two, name in [entry.split(" ", 2)]
 }
 NAMES = {two: name for two, name in ISO3.values()}
-# the codes LibreTranslate took from its Argos models and still reads (language.iso2model)
-ALIASES = {"zt": "zh-hant", "pb": "pt-br"}
+# the codes LibreTranslate took from its Argos models and still reads (language.iso2model),
+# and Chinese regions whose script a fallback to `zh` alone would get wrong
+ALIASES = {"zt": "zh-hant", "pb": "pt-br", "zh-tw": "zh-hant", "zh-hk": "zh-hant",
+           "zh-mo": "zh-hant", "zh-cn": "zh-hans", "zh-sg": "zh-hans"}  # fmt: skip
 
 
 def short_code(model_code: str) -> tuple[str, str]:
@@ -113,7 +115,7 @@ class Languages:
     def find(self, code: str) -> Language | None:
         """The language a request names: LibreTranslate's code (its older `zt` and `pb`
         too) or the model's, any case; a regional variant (`pt-BR`) falls back to its
-        language."""
+        language, a Chinese one (`zh-TW`) to its script's."""
         key = code.strip().lower().replace("_", "-")
         key = ALIASES.get(key, key) if key not in self._named else key
         for name in (code.strip().lower(), key, key.split("-")[0]):
