@@ -338,7 +338,6 @@ def mount(app: FastAPI, engine, door, batcher, api_key: str | None = None) -> Li
         ("/detect", lt.detect, ["POST"]),
         ("/frontend/settings", lt.settings, ["GET"]),
         ("/health", lt.health, ["GET"]),
-        ("/suggest", lt.suggest, ["POST"]),
     ]
     for path, handler, methods in routes:
         name = re.sub(r"\W", "_", f"libretranslate{path}")
@@ -346,6 +345,9 @@ def mount(app: FastAPI, engine, door, batcher, api_key: str | None = None) -> Li
                           tags=["libretranslate"], openapi_extra=BODIES.get(path))  # fmt: skip
     # POST /languages as LibreTranslate's clients send it, the GET's twin in the schema
     app.add_api_route(PREFIX + "/languages", answered(lt.languages), methods=["POST"],
+                      include_in_schema=False)  # fmt: skip
+    # a refusal whatever the body, so nothing for the schema to describe
+    app.add_api_route(PREFIX + "/suggest", answered(lt.suggest), methods=["POST"],
                       include_in_schema=False)  # fmt: skip
     app.add_middleware(Door)
     app.state.libretranslate = lt
