@@ -77,10 +77,16 @@ def _card(folder: Path, name: str) -> None:
 
 
 def save_model(
-    folder: Path, vocab_size: int, seed: int, eos_bias: float = 7.0, layer_gain: float = 10.0
+    folder: Path,
+    vocab_size: int,
+    seed: int,
+    eos_bias: float = 7.0,
+    layer_gain: float = 10.0,
+    tie: bool = True,
 ) -> None:
     """A random M2M100ForConditionalGeneration (d_model 32, 2+2 layers, 4 heads, ffn 64)
-    whose greedy outputs differ with the source and end at varied lengths."""
+    whose greedy outputs differ with the source and end at varied lengths; `tie`: its
+    tie_word_embeddings."""
     import torch
     from transformers import M2M100Config, M2M100ForConditionalGeneration
 
@@ -101,6 +107,7 @@ def save_model(
         eos_token_id=2,
         decoder_start_token_id=2,
         init_std=0.3,
+        tie_word_embeddings=tie,
     )
     torch.manual_seed(seed)
     model = M2M100ForConditionalGeneration(config)

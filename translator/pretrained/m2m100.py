@@ -8,6 +8,7 @@ transformers' M2M100ForConditionalGeneration computes (modeling_m2m_100.py):
     M2M100SinusoidalPositionalEmbedding          positions: m2m100 (models/positions.py)
     activation_function                          activation
     shared (encoder, decoder, lm_head tied)      share_embeddings, tie_embeddings
+      (each table its own where they differ)
     no logits bias                               logits_bias: zeros, but <s> (below)
     layer weights named as Marian's              pretrained/marian.py's layer_weights
 
@@ -164,11 +165,13 @@ def check_pieces(spm: bytes, vocab: dict[str, int], where: str) -> None:
 
 
 def table_weights(w: Weights, config: dict, ids: list[int]) -> dict[str, torch.Tensor]:
-    """Embeddings, output projection and logits bias, rows in translator's id order."""
-    table = w.get("shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight")
-    tie = config.get("tie_word_embeddings", True)
-    head = table if tie else w.get("lm_head.weight")
-    for name, rows in (("the embeddings", table), ("lm_head", head)):
+    """Embeddings, output projection and logits bias, rows in translator's id order. Each
+    side's own table comes first: transformers 5 ties them to shared.weight only where
+    tie_word_embeddings holds, so an untied model may hold three different tables."""
+    src = w.get("encoder.embed_tokens.weight", "shared.weight")
+    tgt = w.get("decoder.embed_tokens.weight", "shared.weight")
+    head = tgt if config.get("tie_word_embeddings", True) else w.get("lm_head.weight")
+    for name, rows in (("the embeddings", src), ("the embeddings", tgt), ("lm_head", head)):
         if rows.size(0) != config["vocab_size"]:
             raise UserError(
                 f"{w.where}: {name} have {rows.size(0)} rows but config.json vocab_size "
@@ -180,8 +183,8 @@ def table_weights(w: Weights, config: dict, ids: list[int]) -> dict[str, torch.T
     # the softmax, or every probability would differ from the model's
     bias[BOS] = NEVER
     return {
-        "src_embed.weight": table[index],
-        "tgt_embed.weight": table[index],
+        "src_embed.weight": src[index],
+        "tgt_embed.weight": tgt[index],
         "generator.weight": head[index],
         "generator.bias": bias,
     }
@@ -194,9 +197,12 @@ def stack_norms(w: Weights) -> dict[str, torch.Tensor]:
     return out
 
 
-def translator_config(config: dict, tok: dict, vocab_size: int, codes: list[str]) -> dict:
-    """The resolved translator config of the model; the data section's languages are the
-    tokenizer's src_lang and tgt_lang where tokenizer_config.json names them."""
+def translator_config(
+    config: dict, tok: dict, vocab_size: int, codes: list[str], share: bool = True
+) -> dict:
+    """The resolved translator config of the model (`share`: one embedding table); the data
+    section's languages are the tokenizer's src_lang and tgt_lang where
+    tokenizer_config.json names them."""
     model = bart_model(
         config,
         "relu",
@@ -205,7 +211,7 @@ def translator_config(config: dict, tok: dict, vocab_size: int, codes: list[str]
         final_norm=True,
         positions="m2m100",
         logits_bias=True,  # (zeros, but for <s>: table_weights)
-        share_embeddings=True,
+        share_embeddings=share,
     )
     src = tok.get("src_lang") if tok.get("src_lang") in codes else None
     tgt = tok.get("tgt_lang") if tok.get("tgt_lang") in codes else None
@@ -235,7 +241,8 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
     tokenizer = VocabTokenizer(spm, None, pieces)
     w = Weights(read_weights(folder), where)
     weights = {**table_weights(w, config, ids), **layer_weights(w, config), **stack_norms(w)}
-    cfg = translator_config(config, tok, len(ids), list(codes))
+    share = torch.equal(weights["src_embed.weight"], weights["tgt_embed.weight"])
+    cfg = translator_config(config, tok, len(ids), list(codes), share)
     ckpt = Checkpoint(config=cfg, tokenizer=tokenizer.state(), model=weights)
     model = build_model(config_from_dict(cfg).model, len(ids), len(ids), tokenizer.joint)
     ckpt.load_weights(model, where)  # the names and shapes are ours: a mismatch is a bug here

@@ -7,7 +7,7 @@ MarianMTModel computes (modeling_marian.py):
     sin in the first half, cos in the second   positions: halves
     activation_function relu | gelu | swish    activation
     final_logits_bias                          logits_bias: generator.bias
-    share_encoder_decoder_embeddings           share_embeddings
+    share_encoder_decoder_embeddings           share_embeddings (where the tables agree)
     tie_word_embeddings                        tie_embeddings
     q_proj, k_proj, v_proj (self-attention)    qkv, rows [q; k; v]
     k_proj, v_proj (encoder attention)         kv, rows [k; v]
@@ -174,13 +174,27 @@ def layer_weights(w: Weights, config: dict) -> dict[str, torch.Tensor]:
     return out
 
 
+def embedding_tables(w: Weights, config: dict) -> tuple[torch.Tensor, ...]:
+    """(source, target, output) tables as transformers reads them: each side's own table,
+    shared.weight where the file holds only that (tied tables are saved once). transformers
+    5 ties nothing where tie_word_embeddings is false, so a file saved then may hold three
+    different tables even with share_encoder_decoder_embeddings."""
+    src = w.get("encoder.embed_tokens.weight", "shared.weight")
+    tgt = w.get("decoder.embed_tokens.weight", "shared.weight")
+    head = tgt if config.get("tie_word_embeddings", True) else w.get("lm_head.weight")
+    return src, tgt, head
+
+
+def shares_tables(w: Weights, config: dict) -> bool:
+    """Whether one table serves both sides (the config says so and the tables agree)."""
+    src, tgt, _ = embedding_tables(w, config)
+    share = config.get("share_encoder_decoder_embeddings", True)
+    return bool(share) and src.shape == tgt.shape and torch.equal(src, tgt)
+
+
 def table_weights(w: Weights, config: dict, src_ids: list, tgt_ids: list) -> dict:
     """Embeddings, output projection and logits bias, rows in translator's id order."""
-    share = config.get("share_encoder_decoder_embeddings", True)
-    tie = config.get("tie_word_embeddings", True)
-    src = w.get("encoder.embed_tokens.weight", "shared.weight")
-    tgt = w.get("shared.weight") if share else w.get("decoder.embed_tokens.weight")
-    head = tgt if tie else w.get("lm_head.weight")
+    src, tgt, head = embedding_tables(w, config)
     bias = w.tensors.get("final_logits_bias", torch.zeros(1, head.size(0))).float().reshape(-1)
     for name, table, ids in (
         ("the source embeddings", src, src_ids),
@@ -228,8 +242,8 @@ def bart_model(config: dict, activation: str, max_positions: int, **layout) -> d
     }
 
 
-def translator_config(config: dict, tok: dict, vocab_size: int) -> dict:
-    """The resolved translator config of the Marian model."""
+def translator_config(config: dict, tok: dict, vocab_size: int, share: bool) -> dict:
+    """The resolved translator config of the Marian model; `share`: one embedding table."""
     model = bart_model(
         config,
         "gelu",
@@ -239,7 +253,7 @@ def translator_config(config: dict, tok: dict, vocab_size: int) -> dict:
         final_norm=False,
         positions="halves",
         logits_bias=True,
-        share_embeddings=bool(config.get("share_encoder_decoder_embeddings", True)),
+        share_embeddings=share,
     )
     data = data_section(str(tok.get("source_lang") or "src"), str(tok.get("target_lang") or "tgt"))
     raw = {"model": model, "data": data, "tokenizer": {"joint": False, "vocab_size": vocab_size}}
@@ -267,7 +281,7 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
     )
     w = Weights(read_weights(folder), where)
     weights = {**table_weights(w, config, src_ids, tgt_ids), **layer_weights(w, config)}
-    cfg = translator_config(config, tok, len(src_ids))
+    cfg = translator_config(config, tok, len(src_ids), shares_tables(w, config))
     ckpt = Checkpoint(config=cfg, tokenizer=tokenizer.state(), model=weights)
     model = build_model(config_from_dict(cfg).model, len(src_ids), len(tgt_ids), tokenizer.joint)
     ckpt.load_weights(model, where)  # the names and shapes are ours: a mismatch is a bug here
