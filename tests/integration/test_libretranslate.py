@@ -297,6 +297,23 @@ def test_a_bug_and_a_body_over_the_limit_are_answered_to_other_origins(
     assert res.headers["access-control-allow-origin"] == "*"
 
 
+def test_markup_nested_too_deeply_for_the_documents_layer_is_a_400(transformer, monkeypatch):
+    import translator.documents
+
+    def too_deep(*args):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(translator.documents, "translate_bytes", too_deep)
+    path, engine = transformer
+    with app_client(engine, path, engine.cfg.decode) as client:
+        ask = {"q": f"<p>{SENTENCES[0]}</p>", "source": "de", "target": "en", "format": "html"}
+        res = client.post("/libretranslate/translate", json=ask)
+        assert res.status_code == 400 and "nested too deeply" in res.json()["error"], res.text
+        res = client.post("/libretranslate/translate_file", data={"source": "de", "target": "en"},
+                          files={"file": ("a.md", b"*Hund*")})  # fmt: skip
+        assert res.status_code == 400 and "a.md: the markdown" in res.json()["error"], res.text
+
+
 def test_translated_files_are_removed_when_the_server_stops(transformer, tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # where the server's temporary folder goes
     srv = Server(transformer[0], tmp_path / "server.log")

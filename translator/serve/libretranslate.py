@@ -214,6 +214,8 @@ class LibreTranslate:
             raise LimitError(
                 400, f"{fmt} format is not supported by this server ({err.name} is missing)"
             ) from None
+        except RecursionError:  # markup nested thousands deep: the client's to simplify
+            raise LimitError(400, f"{name}: the {fmt} markup is nested too deeply") from None
 
     async def html(self, texts: list[str], src, tgt) -> list[str]:
         # one after another: a request holds one place in the server's queue at a time
