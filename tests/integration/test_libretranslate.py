@@ -398,6 +398,34 @@ def test_markdown_html_and_docx_files_keep_their_structure(keyed, transformer):
     assert "Traceback" not in keyed.log()
 
 
+def test_a_docx_that_unzips_to_far_more_than_it_weighs_is_refused_unread(keyed):
+    import io
+    import zipfile
+
+    import docx
+
+    from translator.serve.libretranslate_io import UNZIPPED
+    from translator.serve.limits import Limits
+
+    document = docx.Document()
+    document.add_paragraph(SENTENCES[0])
+    plain, bomb = io.BytesIO(), io.BytesIO()
+    document.save(plain)
+    empty = b"<w:p/>" * (UNZIPPED * Limits().max_body // 6 + 1)  # paragraphs, packed ~1000:1
+    with zipfile.ZipFile(plain) as src, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in src.infolist():
+            data = src.read(info.filename)
+            if info.filename == "word/document.xml":
+                data = data.replace(b"<w:body>", b"<w:body>" + empty)
+            out.writestr(info.filename, data)
+    assert len(bomb.getvalue()) < Limits().max_body
+    res = requests.post(lt(keyed) + "translate_file",
+                        data={"source": "de", "target": "en", "api_key": KEY},
+                        files={"file": ("b.docx", bomb.getvalue())})  # fmt: skip
+    assert res.status_code == 400 and "b.docx" in res.json()["error"], res.text
+    assert "once unzipped" in res.json()["error"], res.text
+
+
 def test_an_empty_api_key_is_refused_before_the_model_loads(here, tmp_path):
     code, out, err = here("serve", "--checkpoint", str(tmp_path / "absent.pt"), "--api-key", " ")
     assert code == 2 and "--api-key is empty" in err and len(err.strip().splitlines()) == 1, err

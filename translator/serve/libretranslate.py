@@ -29,10 +29,12 @@ from translator.errors import UserError
 from translator.serve.libretranslate_io import (
     BODIES,
     PREFIX,
+    UNZIPPED,
     Door,
     FileStore,
     lt_error,
     read_fields,
+    unzipped_size,
 )
 from translator.serve.libretranslate_langs import Language, Languages
 from translator.serve.limits import LimitError
@@ -203,6 +205,10 @@ class LibreTranslate:
                 raise LimitError(400, f"{name}: not UTF-8 text (offset {err.start})") from None
             out, _ = await self.plain([text], src, tgt, 0)
             return out[0].encode("utf-8")
+        most = UNZIPPED * self.limits.max_body
+        if fmt == "docx" and (size := unzipped_size(data)) > most:
+            raise LimitError(400, f"{name}: {size} bytes once unzipped, over this server's "
+                             f"limit of {most} ({UNZIPPED} times --max-body)")  # fmt: skip
         translate = self.bridge(self.request(src, tgt, align=True), asyncio.get_running_loop())
         try:  # (an install without a format's module, or its library, lacks that format)
             from translator.documents import translate_bytes

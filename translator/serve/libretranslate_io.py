@@ -5,12 +5,14 @@ doubled-slash door in front of the app, and the folder of translated files."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import re
 import secrets
 import tempfile
 import unicodedata
 import urllib.parse
+import zipfile
 from collections import OrderedDict
 from pathlib import Path
 
@@ -24,6 +26,10 @@ PREFIX = "/libretranslate"
 # parts of one multipart form: a client sends a few fields and a file, or `q` once per text
 # (--max-texts' default); more would only keep a worker thread parsing for seconds
 MAX_PARTS = 256 + 16
+# how many times --max-body a docx may unzip to: its XML packs 5 to 20 times, and python-docx
+# holds every element of it in memory (~200 bytes each), so a zip bomb of a few kB would
+# otherwise cost gigabytes and minutes
+UNZIPPED = 16
 
 # our statuses as LibreTranslate answers them: it reports every bad field and every text
 # over a limit as 400; 429 keeps LibreTranslate's "Slowdown:" wording
@@ -74,6 +80,16 @@ def _body_fields(content_type: str, body: bytes) -> tuple[dict, dict]:
             raise LimitError(400, "the form is not UTF-8") from None
         fields.update(_pairs(urllib.parse.parse_qsl(text, keep_blank_values=True)))
     return fields, files
+
+
+def unzipped_size(data: bytes) -> int:
+    """The bytes a zip archive's members unpack to, as it declares them (zipfile reads no
+    more: a member that holds more fails its CRC check); 0 for what is no zip."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            return sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return 0
 
 
 def _pairs(pairs: list[tuple[str, str]]) -> dict:
