@@ -207,6 +207,7 @@ def test_libretranslates_older_codes_name_their_languages():
     assert langs.find("zt").model == "zho_Hant" and langs.find("pb").model == "por_Latn"
     assert langs.find("zh-Hans").model == "zho_Hans" and langs.find("zh").model == "zho_Hans"
     assert langs.find("zh-TW").model == "zho_Hant" and langs.find("zh-CN").model == "zho_Hans"
+    assert langs.find("zh-Hant-TW").model == "zho_Hant" and langs.find("pt-BR").model == "por_Latn"
 
 
 def test_over_the_queue_is_a_429(streaming):

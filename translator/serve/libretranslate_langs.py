@@ -118,7 +118,9 @@ class Languages:
         language, a Chinese one (`zh-TW`) to its script's."""
         key = code.strip().lower().replace("_", "-")
         key = ALIASES.get(key, key) if key not in self._named else key
-        for name in (code.strip().lower(), key, key.split("-")[0]):
+        tags = key.split("-")  # zh-hant-tw, then zh-hant, then zh
+        shorter = ["-".join(tags[:n]) for n in range(len(tags), 0, -1)]
+        for name in (code.strip().lower(), *shorter):
             if name in self._named:
                 return self._named[name]
         return None
