@@ -290,8 +290,8 @@ def test_a_bug_and_a_body_over_the_limit_are_answered_to_other_origins(
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(LibreTranslate, "plain", broken)
-    path, translator = transformer
-    with app_client(translator, path, translator.cfg.decode) as client:
+    path, engine = transformer
+    with app_client(engine, path, engine.cfg.decode) as client:
         ask = {"q": SENTENCES[0], "source": "de", "target": "en"}
         res = client.post("/libretranslate/translate", json=ask, headers=origin)
     assert res.status_code == 500 and set(res.json()) == {"error"}, res.text
