@@ -119,3 +119,20 @@ def one_line_error(code: int, err: str, *needles: str) -> str:
     for needle in needles:
         assert needle in line, (needle, line)
     return line
+
+
+class EndAtLimit:
+    """A transformers logits processor: once the output holds `length` ids (its start
+    included), only </s> remains, at its own log-probability, as translator's search ends an
+    output at its limit (transformers' forced_eos_token_id gives that </s> a log-probability
+    of 0 and so ranks the hypotheses that reach the limit otherwise)."""
+
+    def __init__(self, eos: int, length: int):
+        self.eos, self.length = eos, length
+
+    def __call__(self, input_ids, scores):
+        if input_ids.size(1) == self.length:
+            end = scores[:, self.eos].clone()
+            scores[:] = float("-inf")
+            scores[:, self.eos] = end
+        return scores

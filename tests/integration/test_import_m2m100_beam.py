@@ -9,7 +9,7 @@ test_import_marian_beam.py)."""
 import pytest
 import torch
 from imported_m2m100 import KINDS, STEPS, import_kind, sources, table
-from pretrained import demo_pairs
+from pretrained import EndAtLimit, demo_pairs
 from util import guided_translate
 
 from translator.engines.load import load_engine
@@ -25,20 +25,6 @@ def imported(request, tmp_path_factory):
 
 
 BEAM = 5
-
-
-class EndAtLimit:
-    """At the last step transformers allows, only </s>, at its own log-probability."""
-
-    def __init__(self, eos: int, length: int):
-        self.eos, self.length = eos, length
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        if input_ids.size(1) == self.length:
-            end = scores[:, self.eos].clone()
-            scores[:] = float("-inf")
-            scores[:, self.eos] = end
-        return scores
 
 
 def beam_generate(imported, engine, lines, tgt_lang, alpha):

@@ -11,7 +11,7 @@ import json
 
 import pytest
 import torch
-from pretrained import demo_pairs, marian_folder
+from pretrained import EndAtLimit, demo_pairs, marian_folder
 from util import guided_translate
 
 from translator.engines.load import load_engine
@@ -37,23 +37,6 @@ def imported(tmp_path_factory):
     return folder, root / "imported.pt", hf
 
 
-class EndAtLimit:
-    """At the last step transformers allows, every token but </s> is banned and </s> keeps
-    its log-probability, as translator's search ends an output at its limit (transformers'
-    forced_eos_token_id, which Marian's generation config sets, gives the </s> a
-    log-probability of 0 and so ranks the hypotheses that reach the limit otherwise)."""
-
-    def __init__(self, eos: int):
-        self.eos = eos
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        if input_ids.size(1) == STEPS + 1:  # the start and STEPS tokens
-            end = scores[:, self.eos].clone()
-            scores[:] = float("-inf")
-            scores[:, self.eos] = end
-        return scores
-
-
 def beam_generate(hf, folder, ckpt, lines, alpha: float):
     """transformers' beam-5 best outputs as translator ids, </s> dropped."""
     ids = ckpt.source["ids"]
@@ -74,7 +57,9 @@ def beam_generate(hf, folder, ckpt, lines, alpha: float):
             early_stopping=EARLY,
             max_new_tokens=STEPS + 1,
             bad_words_ids=[[config.pad_token_id], [unk]],
-            logits_processor=transformers.LogitsProcessorList([EndAtLimit(config.eos_token_id)]),
+            logits_processor=transformers.LogitsProcessorList(
+                [EndAtLimit(config.eos_token_id, STEPS + 1)]
+            ),
             decoder_start_token_id=config.decoder_start_token_id,
         )
     back = {int(m): i for i, m in reversed(list(enumerate(tgt_table.tolist())))}

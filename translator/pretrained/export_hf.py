@@ -251,9 +251,17 @@ def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | No
         write_card(tmp, ckpt, cfg, cls)
     size = sum(p.stat().st_size for p in output.iterdir() if p.is_file())
     order = "the original model's ids" if found else "translator's ids"
+    # transformers' beam divides by length ** alpha alone (decode.len_norm power)
+    differs = cfg.decode.beam > 1 and cfg.decode.len_norm != "power"
     return (
         f"{m.type} model exported to {output} (Hugging Face {cls}, float32, {order}, "
         f"{size / 1e6:.1f} MB)"
+        + (
+            f"; transformers' beam search normalises by length ** {cfg.decode.len_penalty}, "
+            f"not decode.len_norm {cfg.decode.len_norm}, so its beam outputs may differ"
+            if differs
+            else ""
+        )
     )
 
 
@@ -295,10 +303,14 @@ def model_config(cls: str, cfg, src_ids: list, tgt_ids: list, model, ids: dict) 
 
 def generation(cfg, ids: dict, banned: set[int]) -> dict:
     """generation_config.json: translator's start, end and banned outputs (<pad>, <s>,
-    <unk> unless decode.allow_unk, input-only tags), and its beam size."""
+    <unk> unless decode.allow_unk, input-only tags), its beam size and length penalty.
+    early_stopping: translator's beam search ends a sentence at `beam` finished hypotheses,
+    where transformers' default searches on."""
     return {
         **ids,
         "bad_words_ids": [[i] for i in sorted(banned)],
         "max_length": cfg.model.max_positions,
         "num_beams": cfg.decode.beam,
+        "length_penalty": cfg.decode.len_penalty,
+        "early_stopping": True,
     }
