@@ -10,7 +10,7 @@ from docx.opc.constants import RELATIONSHIP_TYPE
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 from docx.shared import Pt
-from fake_translate import reverse, upper
+from fake_translate import reverse, same, upper
 
 from translator.documents.docx import translate_docx
 from translator.errors import UserError
@@ -148,3 +148,52 @@ def test_punctuation_glued_to_a_formatted_word_keeps_its_formatting():
         ("hier", True, None), (". Klick (", None, None), ("Hund", None, True),
         ("). Und", None, None),
     ]  # fmt: skip
+
+
+def saved(d) -> bytes:
+    data = io.BytesIO()
+    d.save(data)
+    return data.getvalue()
+
+
+def styled(d, text: str, style: str):
+    run = d.paragraphs[-1].add_run(text)
+    run.style = d.styles[style]
+    return run
+
+
+def test_a_word_copied_keeps_each_characters_formatting_and_spaces_stay_where_they_were():
+    d = docx.Document()
+    d.add_paragraph("Add ").add_run("--skip").bold = True
+    d.paragraphs[-1].add_run(" to ")
+    d.paragraphs[-1].add_run("step(a, b)").bold = True
+    d.paragraphs[-1].add_run(", and ")
+    d.paragraphs[-1].add_run("it").italic = True
+    d.paragraphs[-1].add_run("'s done")
+    source = [(r.text, r.bold, r.italic) for r in d.paragraphs[-1].runs]
+    for model in (same, upper):
+        out = docx.Document(io.BytesIO(translate_docx(saved(d), model, "en")))
+        assert runs(out.paragraphs[0]) == [(model([t])[0][0] if t.strip() else t, b, i)
+                                           for t, b, i in source]  # fmt: skip
+
+
+def test_code_paragraphs_are_not_translated_and_inline_code_is_copied():
+    from docx.enum.style import WD_STYLE_TYPE
+
+    d = docx.Document()
+    d.styles.add_style("HTML Code", WD_STYLE_TYPE.CHARACTER)
+    block = d.styles.add_style("My Listing", WD_STYLE_TYPE.PARAGRAPH)
+    block.base_style = d.styles["macro"]
+    d.add_paragraph("npm install the package", style="My Listing")
+    d.add_paragraph("Run ")
+    styled(d, "npm ci", "HTML Code")
+    d.paragraphs[-1].add_run(" in the folder.")
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), upper, "en")))
+    assert out.paragraphs[0].text == "npm install the package"
+    assert [(r.text, r.style.name) for r in out.paragraphs[1].runs] == [
+        ("RUN ", "Default Paragraph Font"), ("npm ci", "HTML Code"),
+        (" IN THE FOLDER.", "Default Paragraph Font"),
+    ]  # fmt: skip
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), reverse, "en")))
+    code = [r.text for r in out.paragraphs[1].runs if r.style.name == "HTML Code"]
+    assert code == ["npm ci"] and out.paragraphs[1].text.count("npm ci") == 1

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import copy
 import io
+import re
 import zipfile
-from collections import Counter
 
 from translator.documents.units import GLUED, Marked, Translate, translate_all
 from translator.errors import UserError
@@ -72,7 +72,7 @@ class Stretch(Marked):
     """A stretch's runs, read as plain text with spans: ('link', hyperlink) and
     ('run', first run of a group formatted alike, not the stretch's usual formatting)."""
 
-    def __init__(self, items: list, lang):
+    def __init__(self, items: list, lang, code: frozenset[str] = frozenset()):
         runs = [(r, item if item.tag == HYPERLINK else None)
                 for item in items for r in (item if item.tag == HYPERLINK else [item])]  # fmt: skip
         self.items, texts = items, [r.text or "" for r, _ in runs]
@@ -80,11 +80,15 @@ class Stretch(Marked):
         for text in texts:
             starts.append(at)
             at += len(text)
-        weight = Counter()
+        # the usual formatting is the one holding most of the spaces between words, then
+        # most of the text: the spaces around a formatted word belong to the text around it
+        weight: dict[bytes, tuple[int, int]] = {}
         for (r, link), text in zip(runs, texts, strict=True):
-            weight[_key(r)] += 0 if link is not None else len(text)
+            if link is None:
+                spaces, size = weight.get(_key(r), (0, 0))
+                weight[_key(r)] = (spaces + sum(c.isspace() for c in text), size + len(text))
         first = next((r for r, link in runs if link is None), runs[0][0])
-        self.base = weight.most_common(1)[0][0] if weight else _key(first)
+        self.base = max(weight, key=weight.__getitem__) if weight else _key(first)
         self.template = next((r for r, _ in runs if _key(r) == self.base), first)
         spans = []
         for item in items:
@@ -93,6 +97,9 @@ class Stretch(Marked):
                 begins = [starts[k] for k, (_, h) in enumerate(runs) if h is item]
                 if begins and ends[-1] > begins[0]:
                     spans.append((begins[0], ends[-1], ("link", item)))
+        # each character's (link, run to clone), for words the translation copies
+        self.code: dict[int, str] = {}  # a run in a code style -> its group's text
+        self.owners: list[tuple[object, object]] = [(None, self.template)] * len(plain)
         k = 0
         while k < len(runs):  # groups of consecutive runs formatted alike, in one link
             j = k
@@ -102,18 +109,22 @@ class Stretch(Marked):
             end = starts[j] + len(texts[j])
             if end > starts[k] and (_key(runs[k][0]) != self.base or runs[k][1] is not None):
                 spans.append((starts[k], end, ("run", runs[k][0])))
+                self.owners[starts[k] : end] = [(runs[k][1], runs[k][0])] * (end - starts[k])
+                if _char_style(runs[k][0]) in code:
+                    self.code[id(runs[k][0])] = plain[starts[k] : end]
             k = j + 1
         super().__init__(plain, spans, lang)
 
     def segments(self, results) -> list[tuple[object, object, str]]:
         """(hyperlink or None, run to clone, text) in order, from the units' results."""
         out, at = [], 0
-        for (a, b), (words, seps, placed, glued) in zip(self.units, self.placed(results),
-                                                       strict=True):  # fmt: skip
-            out.append((None, self.template, self.plain[at:a]))
-            out += self._unit(words, seps, placed, glued)
+        for (a, b), (_, alignment), (words, seps, placed, glued) in zip(
+                self.units, results, self.placed(results), strict=True):  # fmt: skip
+            out += self._copied(at, a)
+            twins = self._twins(words, a, b, alignment)
+            out += self._unit(words, seps, placed, glued, twins)
             at = b
-        out.append((None, self.template, self.plain[at:]))
+        out += self._copied(at, len(self.plain))
         merged = []
         for seg in (s for s in out if s[2]):
             if merged and merged[-1][:2] == seg[:2]:
@@ -122,30 +133,95 @@ class Stretch(Marked):
                 merged.append(seg)
         return merged
 
+    def _copied(self, a: int, b: int) -> list[tuple[object, object, str]]:
+        """The source's text `a:b` as it was, each character with its own formatting."""
+        return [(*self.owners[c], self.plain[c]) for c in range(a, b)]
+
+    def _twins(self, words, a: int, b: int, alignment) -> list[tuple[int, int] | None]:
+        """For each target word, the character range of the source word it copies (the
+        same word, in any case, aligned to it), or None."""
+        src = [(m.start() + a, m.end() + a) for m in re.finditer(r"\S+", self.plain[a:b])]
+        texts = [self.plain[x:y] for x, y in src]
+        if alignment is None and [w.casefold() for w in words] == [t.casefold() for t in texts]:
+            alignment = [(i, i) for i in range(len(words))]
+        out: list[tuple[int, int] | None] = [None] * len(words)
+        for i, j in alignment or ():
+            if 0 <= i < len(src) and 0 <= j < len(words) and out[j] is None and len(
+                    words[j]) == len(texts[i]) and words[j].casefold() == texts[i].casefold():  # fmt: skip
+                out[j] = src[i]
+        return out
+
     def _marked(self, segment) -> bool:
         return segment[0] is not None or segment[1] is not self.template
 
-    def _unit(self, words, seps, placed, glued):
-        """A unit's segments: each word with the innermost run span and the link holding it;
-        punctuation glued to a word stays outside a span that left it out in the source."""
-        pieces = []  # (word, part of it: lead, core or trail, its text, whitespace before)
+    def _unit(self, words, seps, placed, glued, twins):
+        """A unit's segments: a word copied from the source with each character's formatting;
+        another with the innermost run span and the link holding it, its glued punctuation
+        outside a span that left it out in the source. The spaces between two copied words
+        that were neighbours keep theirs; other spaces stay out of the markup."""
+        pieces: list[tuple] = []  # (link, run, text); (None, text) for a space to place
+        instead, alone = self._atoms(words, placed, glued, twins)
         for k, word in enumerate(words):
+            here, before = twins[k], twins[k - 1] if k else None
+            pieces += alone.get(k, [])
+            if k in instead and instead[k] is None:
+                continue  # a later word of copied code
+            if here and before and self.plain[before[1] : here[0]] == seps[k]:
+                pieces += self._copied(before[1], here[0])
+            elif seps[k]:
+                pieces.append((None, seps[k]))
+            if k in instead:
+                pieces += instead[k]
+            elif here:
+                pieces += [(*self.owners[here[0] + n], ch) for n, ch in enumerate(word)]
+            if k in instead or here:
+                continue
             lead, core, trail = GLUED.match(word).groups()
             parts = (("lead", lead), ("core", core), ("trail", trail)) if core else ()
             parts = [(part, text) for part, text in parts if text] or [("core", word)]
-            pieces += [(k, part, text, seps[k] if k and n == 0 else "")
-                       for n, (part, text) in enumerate(parts)]  # fmt: skip
+            pieces += [(*self._owner(k, part, placed, glued), text) for part, text in parts]
+        pieces += alone.get(len(words), [])
         out = []
-        for k, part, text, sep in pieces:
-            owner = self._owner(k, part, placed, glued)
-            if out and out[-1][:2] == owner:
-                out[-1] = (*owner, out[-1][2] + sep + text)
-                continue
-            if out and not (self._marked(out[-1]) and not self._marked(owner)):
-                out[-1] = (*out[-1][:2], out[-1][2] + sep)  # spaces stay out of the markup
-                sep = ""
-            out.append((*owner, sep + text))
+        for n, piece in enumerate(pieces):
+            if len(piece) == 2:  # a space goes with the word after it only out of markup
+                after = pieces[n + 1] if n + 1 < len(pieces) else None
+                owner = out[-1][:2] if out else after[:2]
+                if after and out and self._marked(out[-1]) and not self._marked(after):
+                    owner = after[:2]
+                piece = (*owner, piece[1])
+            out.append(piece)
         return out
+
+    def _atoms(self, words, placed, glued, twins) -> tuple[dict, dict]:
+        """Code copied as it was where the translation changed its words: ({first target
+        word its span took: pieces in place of the words, each later one: None}, {word: code
+        that took no word, standing before it})."""
+        instead: dict[int, list | None] = {}
+        before: dict[int, list] = {}
+        for (start, end, (_, item)), (lead, trail) in zip(placed, glued, strict=True):
+            text = self.code.get(id(item))
+            if text is None or end > start and self._kept(words, twins, start, end):
+                continue
+            if end == start:
+                before.setdefault(start, []).extend([(None, " "), (None, item, text)])
+                continue
+            link = self._owner(start, "core", placed, glued)[0]
+            first, last = GLUED.match(words[start]), GLUED.match(words[end - 1])
+            lead_text = first.group(1) if lead and first.group(2) else ""
+            trail_text = last.group(3) if trail and last.group(2) else ""
+            instead[start] = [(link, self.template, lead_text), (link, item, text),
+                              (link, self.template, trail_text)]  # fmt: skip
+            instead |= dict.fromkeys(range(start + 1, end))
+        return instead, before
+
+    def _kept(self, words, twins, start: int, end: int) -> bool:
+        """Whether target words start:end are source words, unchanged and in their order."""
+        for j in range(start, end):
+            if twins[j] is None or self.plain[twins[j][0] : twins[j][1]] != words[j]:
+                return False
+            if j > start and not self.plain[twins[j - 1][1] : twins[j][0]].isspace():
+                return False
+        return True
 
     def _owner(self, k: int, part: str, placed, glued) -> tuple:
         """(link, run) of piece `part` of word `k`: the link and the innermost run span
@@ -196,6 +272,44 @@ def _parts(doc):
     return out
 
 
+# styles for code (pandoc's, Word's and common custom names): paragraphs in one are not
+# translated, and runs in one are copied as they are where the translation changes them
+CODE_PARAGRAPHS = {"source code", "html preformatted", "macro", "code", "verbatim", "preformatted"}
+CODE_RUNS = {"verbatim char", "html code", "html keyboard", "html sample", "html typewriter",
+             "code char", "source code char", "macro text char", "code", "inline code"}  # fmt: skip
+
+
+def _code_styles(doc, kind: str, names: set[str]) -> frozenset[str]:
+    """The ids of the styles of `kind` ("PARAGRAPH", "CHARACTER") that are, or are based on,
+    a style named in `names` (in any case)."""
+    from docx.enum.style import WD_STYLE_TYPE
+
+    out = set()
+    for style in doc.styles:
+        if style.type != getattr(WD_STYLE_TYPE, kind):
+            continue
+        seen, at = set(), style
+        while at is not None and at.style_id not in seen:
+            seen.add(at.style_id)
+            if (at.name or "").lower() in names:
+                out.add(style.style_id)
+                break
+            at = at.base_style
+    return frozenset(out)
+
+
+def _char_style(r) -> str | None:
+    rpr = r.find(RPR)
+    style = None if rpr is None else rpr.find(_NS + "rStyle")
+    return None if style is None else style.get(_NS + "val")
+
+
+def _code(p, styles: frozenset[str]) -> bool:
+    ppr = p.find(_NS + "pPr")
+    style = None if ppr is None else ppr.find(_NS + "pStyle")
+    return style is not None and style.get(_NS + "val") in styles
+
+
 def _open(data: bytes, name: str):
     import docx
 
@@ -213,9 +327,12 @@ def translate_docx(data: bytes, translate: Translate, lang: str | None = "en",
     file's name in errors."""
     doc = _open(data, name)
     found = []
+    blocks = _code_styles(doc, "PARAGRAPH", CODE_PARAGRAPHS)
+    code = _code_styles(doc, "CHARACTER", CODE_RUNS)
     for part in _parts(doc):
         for p in list(part.iter(_NS + "p")):
-            found += [Stretch(s, lang) for s in stretches(p)]
+            if not _code(p, blocks):
+                found += [Stretch(s, lang, code) for s in stretches(p)]
     results = iter(translate_all([u for s in found for u in s.sources], translate))
     for stretch in found:
         if stretch.sources:  # a stretch of spaces alone is left as it is
