@@ -215,8 +215,23 @@ def edit_json(name, **changes):
         (lambda f: (f / "sentencepiece.bpe.model").unlink(), ["sentencepiece.bpe.model"]),
         (lambda f: (f / "tokenizer.json").unlink(), ["tokenizer.json is missing"]),
         (edit_json("config.json", vocab_size=50), ["vocab_size 50"]),
+        (edit_json("config.json", dropout="x"), ["dropout 'x'"]),
+        (
+            edit_json("config.json", d_model=64),
+            ["config.json's sizes", "src_embed.weight", ", 64] by config.json"],
+        ),
     ],
-    ids=["activation", "pad", "layers", "legacy", "no-spm", "no-tokenizer", "vocab-size"],
+    ids=[
+        "activation",
+        "pad",
+        "layers",
+        "legacy",
+        "no-spm",
+        "no-tokenizer",
+        "vocab-size",
+        "dropout",
+        "d-model",
+    ],
 )
 def test_a_bad_folder_is_one_line(nllb_source, tmp_path, capsys, change, needles):
     copy = tmp_path / "bad"
@@ -341,3 +356,17 @@ def test_eval_reads_the_source_code_and_fine_tuning_is_refused(imported, tmp_pat
         capsys, "train", "--config", str(config), "--init-from", str(imported.path)
     )
     one_line_error(code, err, "--init-from", "language codes")
+
+
+def test_a_tokenizer_without_src_lang_reads_sources_as_transformers(tmp_path, capsys):
+    folder = nllb_folder(tmp_path / "hf", tgt_lang=None)
+    edit_json("tokenizer_config.json", src_lang=None)(folder)
+    code, _, err = run_cli(capsys, "import", str(folder), "--output", str(tmp_path / "m.pt"))
+    assert code == 0, err
+    engine = load_engine(tmp_path / "m.pt", "cpu", tgt_lang=LANGUAGES[2])
+    line = demo_pairs()["test"][0][0]
+    ours = table(tmp_path / "m.pt")[
+        [*engine.source_prefix, *engine.tokenizer.encode_src([line])[0]]
+    ]
+    theirs = transformers.AutoTokenizer.from_pretrained(folder)(line)["input_ids"]
+    assert ours.tolist() == theirs

@@ -44,6 +44,7 @@ from translator.pretrained.marian import (
     Weights,
     bart_model,
     bart_problems,
+    check_shapes,
     layer_weights,
     refuse,
 )
@@ -57,6 +58,7 @@ SUPPORTED = (
 SPM_FILE = "sentencepiece.bpe.model"
 # Named specials of the tokenizer: every other special added token is a language code
 NAMED = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
+ENGLISH = ("eng_Latn", "en")  # NllbTokenizer's and M2M100Tokenizer's default src_lang
 
 
 def recognises(folder: Path) -> bool:
@@ -213,9 +215,14 @@ def translator_config(
         logits_bias=True,  # (zeros, but for <s>: table_weights)
         share_embeddings=share,
     )
-    src = tok.get("src_lang") if tok.get("src_lang") in codes else None
-    tgt = tok.get("tgt_lang") if tok.get("tgt_lang") in codes else None
-    data = data_section(src or codes[0], tgt or (src or codes[0]))
+    # without src_lang, NllbTokenizer and M2M100Tokenizer read a source as English
+    english = next((c for c in ENGLISH if c in codes), codes[0])
+    src = tok.get("src_lang") if tok.get("src_lang") in codes else english
+    # a tokenizer that names no target (NLLB-200's) leaves it to --tgt-lang; the default
+    # is a code other than the source's, as a config's languages must differ
+    other = next((c for c in codes if c != src), src)
+    tgt = tok.get("tgt_lang") if tok.get("tgt_lang") in codes else other
+    data = data_section(src, tgt)
     raw = {"model": model, "data": data, "tokenizer": {"joint": True, "vocab_size": vocab_size}}
     return config_from_dict(raw, "the imported model's config").to_dict()
 
@@ -245,6 +252,7 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
     cfg = translator_config(config, tok, len(ids), list(codes), share)
     ckpt = Checkpoint(config=cfg, tokenizer=tokenizer.state(), model=weights)
     model = build_model(config_from_dict(cfg).model, len(ids), len(ids), tokenizer.joint)
+    check_shapes(model, weights, folder)
     ckpt.load_weights(model, where)  # the names and shapes are ours: a mismatch is a bug here
     ckpt.model = model.state_dict()
     where_in_table = {hf: i for i, hf in reversed(list(enumerate(ids)))}

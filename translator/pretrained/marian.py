@@ -64,6 +64,14 @@ def bart_problems(config: dict, activation: str, sizes: tuple[str, ...] = ()) ->
     ):
         if config.get(enc) != config.get(dec, config.get(enc)):
             problems.append(f"{enc} {config.get(enc)} != {dec} {config.get(dec)}")
+    for key in ("encoder_ffn_dim", "decoder_ffn_dim", "max_position_embeddings"):
+        value = config.get(key, 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            problems.append(f"{key} {value!r} (a positive integer expected)")
+    for key in ("dropout", "attention_dropout"):
+        value = config.get(key, 0.0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+            problems.append(f"{key} {value!r} (a number from 0 to below 1 expected)")
     act = config.get("activation_function", activation)
     if act not in ACTIVATIONS:
         problems.append(f"activation_function {act!r} (supported: {', '.join(ACTIVATIONS)})")
@@ -117,6 +125,19 @@ def id_table(
     rest = [i for i in vocab.values() if i not in taken]
     pieces = {i: p for p, i in vocab.items()}
     return specials + rest, list(SPECIAL_PIECES) + [pieces[i] for i in rest]
+
+
+def check_shapes(model, weights: dict[str, torch.Tensor], folder: Path) -> None:
+    """Each tensor against the shape config.json's sizes give it in `model`: a folder whose
+    config and weights disagree is the folder's mistake, named in one line."""
+    want = model.state_dict()
+    for name, tensor in weights.items():
+        if name in want and want[name].shape != tensor.shape:
+            raise UserError(
+                f"{folder}: config.json's sizes (d_model, encoder_ffn_dim, decoder_ffn_dim) do "
+                f"not fit the weights: translator's {name} is {list(tensor.shape)} in the "
+                f"weights but {list(want[name].shape)} by config.json"
+            )
 
 
 class Weights:
@@ -284,6 +305,7 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
     cfg = translator_config(config, tok, len(src_ids), shares_tables(w, config))
     ckpt = Checkpoint(config=cfg, tokenizer=tokenizer.state(), model=weights)
     model = build_model(config_from_dict(cfg).model, len(src_ids), len(tgt_ids), tokenizer.joint)
+    check_shapes(model, weights, folder)
     ckpt.load_weights(model, where)  # the names and shapes are ours: a mismatch is a bug here
     ckpt.model = model.state_dict()
     ckpt.source = {
