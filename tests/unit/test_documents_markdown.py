@@ -158,3 +158,10 @@ def test_table_cells_and_items_without_a_letter_are_left_as_they_are():
     out = translate_markdown(doc, translate, "de")
     assert sorted(seen) == ["Alter", "Ein Hund", "Eine Frau", "Name"]
     assert out == "| Name | Alter |\n| --- | ---: |\n| Frau Eine | **42** |\n\n* 3.5\n* Hund Ein\n"
+
+
+def test_markup_nested_too_deep_is_left_as_it_is_and_the_rest_translated(caplog):
+    deep = "*" * 2000 + "Hund" + "*" * 2000
+    out = translate_markdown(f"Ein Hund.\n\n{deep}\n\n*Eine* Katze.\n", reverse, "de")
+    assert out == f"Hund. Ein\n\n{deep}\n\nKatze. *Eine*\n"
+    assert "line 3: Markdown inline left untranslated (markup nested 1000 deep)" in caplog.text

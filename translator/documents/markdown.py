@@ -58,6 +58,22 @@ def _locate(lines: list[str], tok, cursors: dict[int, int], cell: bool):
     return places
 
 
+MAX_NESTING = 100  # spans inside spans: deeper is no prose, and carrying it recurses
+
+
+def _depth(spans) -> int:
+    """How deep the spans nest (0 for none)."""
+    from translator.documents.inline import nesting
+
+    parents, deepest = nesting(spans), 0
+    for k in range(len(parents)):
+        depth, at = 0, k
+        while at is not None:
+            depth, at = depth + 1, parents[at]
+        deepest = max(deepest, depth)
+    return deepest
+
+
 class _Inline(Marked):
     """One inline: where its lines stand in the source, its plain text and markup."""
 
@@ -89,8 +105,9 @@ def _inlines(text: str, lang) -> tuple[list[str], list[_Inline]]:
             continue
         places = _locate(lines, tok, cursors, cell)
         read = read_inline(tok.content, tok.children or []) if places else None
-        if read is None:
-            log.warning("line %d: Markdown inline left untranslated", tok.map[0] + 1)
+        if read is None or (depth := _depth(read[1])) > MAX_NESTING:
+            why = "" if read is None else f" (markup nested {depth} deep)"
+            log.warning("line %d: Markdown inline left untranslated%s", tok.map[0] + 1, why)
             continue
         for row, _, end in places:
             cursors[row] = end
