@@ -169,7 +169,7 @@ def test_a_word_copied_keeps_each_characters_formatting_and_spaces_stay_where_th
     d.paragraphs[-1].add_run("step(a, b)").bold = True
     d.paragraphs[-1].add_run(", and ")
     d.paragraphs[-1].add_run("it").italic = True
-    d.paragraphs[-1].add_run("'s done")
+    d.paragraphs[-1].add_run("'s done\xa0now\tthen")
     source = [(r.text, r.bold, r.italic) for r in d.paragraphs[-1].runs]
     for model in (same, upper):
         out = docx.Document(io.BytesIO(translate_docx(saved(d), model, "en")))
@@ -187,13 +187,16 @@ def test_code_paragraphs_are_not_translated_and_inline_code_is_copied():
     d.add_paragraph("npm install the package", style="My Listing")
     d.add_paragraph("Run ")
     styled(d, "npm ci", "HTML Code")
-    d.paragraphs[-1].add_run(" in the folder.")
+    d.paragraphs[-1].add_run(" in the ")
+    styled(d, "dir", "HTML Code")
+    d.paragraphs[-1].add_run("s.")
     out = docx.Document(io.BytesIO(translate_docx(saved(d), upper, "en")))
     assert out.paragraphs[0].text == "npm install the package"
     assert [(r.text, r.style.name) for r in out.paragraphs[1].runs] == [
         ("RUN ", "Default Paragraph Font"), ("npm ci", "HTML Code"),
-        (" IN THE FOLDER.", "Default Paragraph Font"),
+        (" IN THE ", "Default Paragraph Font"), ("dir", "HTML Code"),
+        ("S.", "Default Paragraph Font"),
     ]  # fmt: skip
     out = docx.Document(io.BytesIO(translate_docx(saved(d), reverse, "en")))
     code = [r.text for r in out.paragraphs[1].runs if r.style.name == "HTML Code"]
-    assert code == ["npm ci"] and out.paragraphs[1].text.count("npm ci") == 1
+    assert code == ["dir", "npm ci"] and out.paragraphs[1].text.count("npm ci") == 1

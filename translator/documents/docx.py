@@ -81,10 +81,11 @@ class Stretch(Marked):
             starts.append(at)
             at += len(text)
         # the usual formatting is the one holding most of the spaces between words, then
-        # most of the text: the spaces around a formatted word belong to the text around it
+        # most of the text, code aside: the spaces around a formatted word belong to the
+        # text around it
         weight: dict[bytes, tuple[int, int]] = {}
         for (r, link), text in zip(runs, texts, strict=True):
-            if link is None:
+            if link is None and _char_style(r) not in code:
                 spaces, size = weight.get(_key(r), (0, 0))
                 weight[_key(r)] = (spaces + sum(c.isspace() for c in text), size + len(text))
         first = next((r for r, link in runs if link is None), runs[0][0])
@@ -107,13 +108,17 @@ class Stretch(Marked):
                 _key(runs[j + 1][0]) == _key(runs[k][0])):  # fmt: skip
                 j += 1
             end = starts[j] + len(texts[j])
-            if end > starts[k] and (_key(runs[k][0]) != self.base or runs[k][1] is not None):
+            if end > starts[k] and (_key(runs[k][0]) != self.base or runs[k][1] is not None
+                                    or _char_style(runs[k][0]) in code):  # fmt: skip
                 spans.append((starts[k], end, ("run", runs[k][0])))
                 self.owners[starts[k] : end] = [(runs[k][1], runs[k][0])] * (end - starts[k])
                 if _char_style(runs[k][0]) in code:
                     self.code[id(runs[k][0])] = plain[starts[k] : end]
             k = j + 1
         super().__init__(plain, spans, lang)
+        # nothing to translate where every letter is code (a heading naming a command)
+        self.only_code = all(id(self.owners[c][1]) in self.code
+                             for c, ch in enumerate(plain) if ch.isalpha())  # fmt: skip
 
     def segments(self, results) -> list[tuple[object, object, str]]:
         """(hyperlink or None, run to clone, text) in order, from the units' results."""
@@ -166,14 +171,15 @@ class Stretch(Marked):
             pieces += alone.get(k, [])
             if k in instead and instead[k] is None:
                 continue  # a later word of copied code
-            if here and before and self.plain[before[1] : here[0]] == seps[k]:
-                pieces += self._copied(before[1], here[0])
+            between = self.plain[before[1] : here[0]] if here and before else "x"
+            if between == seps[k] or between.isspace() and "\n" not in between + seps[k]:
+                pieces += self._copied(before[1], here[0])  # tabs, no-break spaces kept
             elif seps[k]:
                 pieces.append((None, seps[k]))
             if k in instead:
                 pieces += instead[k]
             elif here:
-                pieces += [(*self.owners[here[0] + n], ch) for n, ch in enumerate(word)]
+                pieces += [self._char(here[0] + n, ch) for n, ch in enumerate(word)]
             if k in instead or here:
                 continue
             lead, core, trail = GLUED.match(word).groups()
@@ -200,8 +206,8 @@ class Stretch(Marked):
         before: dict[int, list] = {}
         for (start, end, (_, item)), (lead, trail) in zip(placed, glued, strict=True):
             text = self.code.get(id(item))
-            if text is None or end > start and self._kept(words, twins, start, end):
-                continue
+            if text is None or not text.strip() or self._kept(words, twins, start, end):
+                continue  # a space in a code run is a space between words
             if end == start:
                 before.setdefault(start, []).extend([(None, " "), (None, item, text)])
                 continue
@@ -214,10 +220,19 @@ class Stretch(Marked):
             instead |= dict.fromkeys(range(start + 1, end))
         return instead, before
 
+    def _char(self, at: int, ch: str) -> tuple[object, object, str]:
+        """Target character `ch` of a copied word, formatted as the source's character `at`;
+        the source's own character where that is code."""
+        link, run = self.owners[at]
+        return link, run, self.plain[at] if id(run) in self.code else ch
+
     def _kept(self, words, twins, start: int, end: int) -> bool:
-        """Whether target words start:end are source words, unchanged and in their order."""
+        """Whether target words start:end (at least one) are source words in their order
+        (twins: the same in any case)."""
+        if end <= start:
+            return False
         for j in range(start, end):
-            if twins[j] is None or self.plain[twins[j][0] : twins[j][1]] != words[j]:
+            if twins[j] is None:
                 return False
             if j > start and not self.plain[twins[j - 1][1] : twins[j][0]].isspace():
                 return False
@@ -332,7 +347,7 @@ def translate_docx(data: bytes, translate: Translate, lang: str | None = "en",
     for part in _parts(doc):
         for p in list(part.iter(_NS + "p")):
             if not _code(p, blocks):
-                found += [Stretch(s, lang, code) for s in stretches(p)]
+                found += [x for s in stretches(p) if not (x := Stretch(s, lang, code)).only_code]
     results = iter(translate_all([u for s in found for u in s.sources], translate))
     for stretch in found:
         if stretch.sources:  # a stretch of spaces alone is left as it is
