@@ -8,7 +8,11 @@ processor's interface the rest of the code uses (encode, decode, id_to_piece, pi
 get_piece_size), in table ids: pieces the table lacks are <unk>.
 
 In a checkpoint, the tokenizer's state carries the tables under "vocab":
-    {"src": [piece, ...], "tgt": [piece, ...] or None (the source table, shared)}
+    {"src": [piece, ...], "tgt": [piece, ...] or None (the source table, shared),
+     "hidden": [id, ...] (absent where there are none)}
+"hidden" lists the target ids whose pieces a text never shows, as transformers'
+decode(skip_special_tokens=True) drops them: an NLLB model's language codes, <mask> and
+its embedding rows without a piece (pretrained/m2m100.py).
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ from translator.specials import BOS, EOS, PAD, SPECIAL_PIECES, UNK
 class VocabProcessor:
     """A sentencepiece processor that speaks the ids of a piece table."""
 
-    def __init__(self, sp: spm.SentencePieceProcessor, pieces: list[str]):
-        self.sp, self.pieces = sp, list(pieces)
+    def __init__(self, sp: spm.SentencePieceProcessor, pieces: list[str], hidden=()):
+        self.sp, self.pieces, self.hidden = sp, list(pieces), frozenset(hidden)
         # <pad> and <s> never come from text: their pieces are not looked up
         self.ids = {p: i for i, p in enumerate(self.pieces) if i not in (PAD, BOS)}
 
@@ -46,7 +50,7 @@ class VocabProcessor:
         # A table may hold pieces its sentencepiece model lacks (the other side's, in a shared
         # vocabulary), which decode_pieces leaves as they are: their word marks become spaces,
         # as transformers' MarianTokenizer makes them.
-        text = self.sp.decode_pieces([self.pieces[i] for i in ids])
+        text = self.sp.decode_pieces([self.pieces[i] for i in ids if i not in self.hidden])
         return text.replace("\u2581", " ").strip()
 
     def id_to_piece(self, i: int) -> str:
@@ -60,13 +64,17 @@ class VocabProcessor:
 
 
 def table_processors(src, tgt, vocab: dict) -> tuple[VocabProcessor, VocabProcessor]:
-    """Each side's processor behind its piece table (the source's where one serves both)."""
-    return VocabProcessor(src, vocab["src"]), VocabProcessor(tgt, vocab["tgt"] or vocab["src"])
+    """Each side's processor behind its piece table (the source's where one serves both);
+    only the target's hides ids, as only target ids become text."""
+    hidden = vocab.get("hidden") or ()
+    return VocabProcessor(src, vocab["src"]), VocabProcessor(
+        tgt, vocab["tgt"] or vocab["src"], hidden
+    )
 
 
 class VocabTokenizer(Tokenizer):
     """Sentencepiece models (one per side) with a piece table per side (one, shared, where
-    `tgt_pieces` is None)."""
+    `tgt_pieces` is None); `hidden`: the target ids no text shows."""
 
     def __init__(
         self,
@@ -74,12 +82,15 @@ class VocabTokenizer(Tokenizer):
         tgt_model: bytes | None,
         src_pieces: list[str],
         tgt_pieces: list[str] | None = None,
+        hidden: list[int] | None = None,
     ):
         super().__init__(src_model, tgt_model)
         self.vocab = {
             "src": list(src_pieces),
             "tgt": None if tgt_pieces is None else list(tgt_pieces),
         }
+        if hidden:  # a key only where there are ids: Marian's tables need none
+            self.vocab["hidden"] = list(hidden)
         self.src, self.tgt = table_processors(self.src, self.tgt, self.vocab)
 
     @property
@@ -97,7 +108,13 @@ class VocabTokenizer(Tokenizer):
     def from_state(cls, state: dict) -> VocabTokenizer:
         vocab = state["vocab"]
         src, tgt = _table(vocab, "src"), _table(vocab, "tgt", optional=True)
-        return cls(state["src"], state.get("tgt"), src, tgt)
+        size = len(tgt or src)
+        hidden = vocab.get("hidden")
+        if hidden is not None and not (
+            isinstance(hidden, list) and all(type(i) is int and EOS < i < size for i in hidden)
+        ):
+            raise UserError(f"key 'tokenizer.vocab.hidden' must list target ids 4 .. {size - 1}")
+        return cls(state["src"], state.get("tgt"), src, tgt, hidden)
 
 
 def tokenizer_from_state(state: dict) -> Tokenizer:

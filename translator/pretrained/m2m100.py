@@ -149,6 +149,13 @@ def id_table(vocab: dict[str, int], config: dict, where: str) -> tuple[list[int]
     return specials + rest, list(SPECIAL_PIECES) + [pieces.get(i, f"<extra:{i}>") for i in rest]
 
 
+def hidden_ids(vocab: dict[str, int], codes: dict[str, int], ids: list[int]) -> list[int]:
+    """The translator ids a text never shows, as decode(skip_special_tokens=True) drops them:
+    the language `codes` given, the named specials and the rows without a piece (<extra:ID>)."""
+    shown = set(vocab.values()) - set(codes.values()) - {vocab[n] for n in NAMED if n in vocab}
+    return [t for t, hf in enumerate(ids) if t >= len(SPECIAL_PIECES) and hf not in shown]
+
+
 def check_pieces(spm: bytes, vocab: dict[str, int], where: str) -> None:
     """The sentencepiece model's pieces must be the tokenizer's, at id + 1 (fairseq's
     offset), or the ids translator gives a text are not the model's."""
@@ -245,7 +252,9 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
     if (folder / "tokenizer.json").is_file():  # (vocab.json numbers pieces its own way)
         check_pieces(spm, vocab, where)
     ids, pieces = id_table(vocab, config, where)
-    tokenizer = VocabTokenizer(spm, None, pieces)
+    # M2M100Tokenizer's decode keeps its __xx__ codes (they are not its special tokens)
+    special = codes if (folder / "tokenizer.json").is_file() else {}
+    tokenizer = VocabTokenizer(spm, None, pieces, hidden=hidden_ids(vocab, special, ids))
     w = Weights(read_weights(folder), where)
     weights = {**table_weights(w, config, ids), **layer_weights(w, config), **stack_norms(w)}
     share = torch.equal(weights["src_embed.weight"], weights["tgt_embed.weight"])

@@ -1,0 +1,29 @@
+"""The text of an imported NLLB model's output ids, as translate, eval and serve show it: the
+tokens transformers' decode(skip_special_tokens=True) drops (a language code, an embedding
+row the tokenizer has no piece for) are not in it, and the rest of the text is
+transformers'."""
+
+import pytest
+from imported_m2m100 import import_kind, table
+
+from translator.engines.load import load_engine
+
+pytest.importorskip("transformers")
+
+
+def test_nllb_text_drops_codes_and_extra_rows(tmp_path_factory):
+    imported = import_kind("nllb", tmp_path_factory)
+    tok = imported.tok
+    pieces = tok(["Guten Morgen, wie geht es dir heute"])["input_ids"][0]
+    words = [i for i in pieces if i not in tok.all_special_ids]
+    ids = table(imported.path).tolist()
+    extra, code = max(ids), tok.convert_tokens_to_ids(imported.piece)
+    assert extra >= len(tok) and code != tok.unk_token_id  # a row without a piece; a code
+    middle = len(words) // 2
+    hf_ids = [code, *words[:middle], extra, code, *words[middle:], extra]
+    ours = {hf: t for t, hf in reversed(list(enumerate(ids)))}
+
+    engine = load_engine(imported.path, "cpu")
+    text = engine.tokenizer.decode_tgt([[ours[i] for i in hf_ids]])[0]
+    assert text == tok.decode(hf_ids, skip_special_tokens=True)
+    assert imported.piece not in text and "<" not in text
