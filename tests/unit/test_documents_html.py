@@ -8,7 +8,7 @@ from fake_translate import reverse, same, upper
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from translator.documents.html import translate_html
+from translator.documents.html import build, translate_html
 from translator.documents.html_units import VOID, tokens
 from translator.errors import UserError
 
@@ -148,11 +148,22 @@ def test_a_translation_with_fewer_words_keeps_every_tag():
         ("<p>a <!-- open", "line 1, column 6", "a tag that never ends"),
     ],
 )
-def test_html_that_does_not_nest_is_one_user_error_line(doc, where, what):
+def test_html_that_does_not_nest_is_mended_with_a_warning_or_refused_when_strict(
+    doc, where, what, caplog
+):
     with pytest.raises(UserError) as err:
-        translate_html(doc, same, "en")
+        build(tokens(doc))
     assert where in str(err.value) and what in str(err.value)
     assert "\n" not in str(err.value)
+    assert translate_html(doc, same, "en") == doc
+    assert f"{where}: " in caplog.text and what in caplog.text
+
+
+def test_markup_a_browser_mends_is_translated_with_its_tags_where_they_were():
+    doc = "<p>Hund <b>Katze</p><p>Ein </i>Mann <i>läuft.</p>"
+    assert translate_html(doc, upper, "de") == "<p>HUND <b>KATZE</p><p>EIN </i>MANN <i>LÄUFT.</p>"
+    out = translate_html(doc, reverse, "de")
+    assert out == "<p><b>Katze Hund</p><p><i>läuft. </i>Mann Ein</p>"  # the stray </i> with Mann
 
 
 def test_end_tags_html_lets_go_unwritten_are_accepted():
@@ -193,14 +204,16 @@ PIECES = [
 def test_html_it_accepts_comes_back_with_every_token_and_nesting(pieces, reversing):
     doc = "".join(pieces)
     fn = reverse if reversing else (lambda s: [(" ".join(x.split()[:1]), [(0, 0)]) for x in s])
-    try:
-        out = translate_html(doc, fn, "en")
-    except UserError as err:
-        assert "\n" not in str(err)
-        return
-    markup = lambda text: sorted(t.raw for t in tokens(text) if t.kind != "text")  # noqa: E731
+    out = translate_html(doc, fn, "en")  # markup that does not nest is mended, never refused
+    markup = lambda text: sorted(  # noqa: E731
+        t.raw for t in tokens(text, strict=False) if t.kind != "text"
+    )
     assert markup(out) == markup(doc)
-    translate_html(out, same, "en")  # the output nests as well as its input did
+    try:
+        build(tokens(doc))
+    except UserError:
+        return
+    build(tokens(out))  # well-formed in, well-formed out
 
 
 def test_a_sentence_end_inside_copied_code_does_not_split_its_sentence():
@@ -324,3 +337,10 @@ def test_a_sign_the_page_wrote_as_an_entity_is_written_plainly_a_letter_sign_as_
     assert translate_html(doc, upper, "en") == (
         "<p>VERSION 0.12 &copy; 2024.</p><p>POLICY 0.12.0.0 DOCUMENTATION &copy;</p>"
     )
+
+
+def test_an_empty_element_at_the_end_of_another_stays_inside_it_once():
+    for doc in ["<p><b>a</b><b>b<i></i></b></p>", "<p>Ein <b>Hund<i></i></b></p>"]:
+        assert translate_html(doc, same, "de") == doc
+    out = translate_html("<p>Ein <a href=x>Hund<span class=i></span></a> hier.</p>", reverse, "de")
+    assert out == "<p>hier. <a href=x>Hund<span class=i></span></a> Ein</p>"

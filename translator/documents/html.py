@@ -66,7 +66,7 @@ class _Writer:
         if kind == "open" and k in self.sentence.after:  # "crates.io</a><!-- x -->."
             if self.sentence.after[k]:
                 self._keep(self.sentence.after[k])
-            self.out.append(mark.open_raw)
+            self.out.append(mark.open_raw if mark.atom else mark.open_raw + mark.close_raw)
             return
         if self.pending:
             self.out.append(self.escape(self.pending))
@@ -168,12 +168,13 @@ def _escaper(entities: dict[str, str]):
 
 def translate_html(text: str, translate, lang: str | None) -> str:
     """`text` (an HTML document or fragment) with its text translated by `translate`
-    (sentences -> [(translation, alignment or None)]) and its markup kept; HTML whose
-    elements do not nest is a UserError naming the line and column."""
-    toks = tokens(text)
-    builder = build(toks)
+    (sentences -> [(translation, alignment or None)]) and its markup kept; markup that
+    does not nest is mended as a browser reads it, with a warning naming its line and
+    column, and copied as it is."""
+    toks = tokens(text, strict=False)
+    builder = build(toks, strict=False)
     if translate_attributes(toks, builder.carriers, translate):
-        builder = build(toks)  # the same units, with the start tags' new source
+        builder = build(toks, strict=False)  # the same units, with the start tags' new source
     plans = {id(p): sentences(p, lang) for p in builder.out if isinstance(p, Unit)}
     results = translate_all([s.text for plan, _ in plans.values() for s in plan], translate)
     escape, found, out = _escaper(builder.entities), iter(results), []
@@ -187,9 +188,10 @@ def translate_html(text: str, translate, lang: str | None) -> str:
     return "".join(out)
 
 
-def build(toks) -> Builder:
-    """The tokens fed to a Builder: HTML whose elements do not nest is a UserError."""
-    builder = Builder()
+def build(toks, strict: bool = True) -> Builder:
+    """The tokens fed to a Builder: HTML whose elements do not nest is a UserError, or (not
+    `strict`) mended."""
+    builder = Builder(strict)
     for tok in toks:
         builder.feed(tok)
     builder.finish()

@@ -116,6 +116,10 @@ def sentences(unit: Unit, lang: str | None):
     text = "".join(unit.text)
     bounds = _bounds(unit, lang)
     where = [_sentence_of(bounds, m, text) for m in unit.marks]
+    for n, mark in enumerate(unit.marks):  # (a parent comes before its children)
+        if where[n] == (None, None) and mark.parent is not None and (
+                where[mark.parent][1] is not None):  # fmt: skip
+            where[n] = (where[mark.parent][1],) * 2  # inside an element a sentence writes
     out = []
     for k, (a, b) in enumerate(bounds):
         starts = [a + w.start() for w in re.finditer(r"\S+", text[a:b])]
@@ -145,7 +149,8 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
         mark = unit.marks[n]
         s = sum(e <= mark.open_at for e in ends)
         if mark.close_at == mark.open_at:
-            if mark.atom and mark.open_at > 0 and not text[mark.open_at - 1].isspace():
+            if (mark.atom or _bare(unit, n)) and mark.open_at > 0 and (
+                    not text[mark.open_at - 1].isspace()):  # fmt: skip
                 s = sum(t < mark.open_at for t in starts)  # glued to the word before it
             ranges[n] = (s, s)
             continue
@@ -216,15 +221,23 @@ def _edges(unit: Unit, bounds, where, k: int, starts: list[int], ends: list[int]
     return [r for _, r in sorted(head)], [r for _, r in sorted(tail)]
 
 
+def _bare(unit: Unit, n: int) -> bool:
+    """Whether mark `n` is an empty element with nothing inside (`<i></i>`): placed as an
+    empty piece copied whole is."""
+    mark = unit.marks[n]
+    return mark.open_at == mark.close_at and not any(m.parent == n for m in unit.marks)
+
+
 def _glue(sentence: Sentence, unit: Unit, text: str, groups, starts, ends) -> None:
     """The sentence's leads, trails, atoms, after and before (Sentence)."""
     for j, (s, e, n) in enumerate(sentence.spans):
         mark = unit.marks[n]
         if e == s:  # an empty piece: glued to a word, or standing apart
             at = mark.open_at
-            if mark.atom and s > 0 and ends[s - 1] >= at and not text[at - 1].isspace():
+            piece = mark.atom or _bare(unit, n)
+            if piece and s > 0 and ends[s - 1] >= at and not text[at - 1].isspace():
                 sentence.after[j] = text[at : ends[s - 1]]
-            elif mark.atom and s < len(starts) and starts[s] == at:
+            elif piece and s < len(starts) and starts[s] == at:
                 sentence.before.add(j)
         elif n in groups:
             lo, hi, members = groups[n]

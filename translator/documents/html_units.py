@@ -6,18 +6,22 @@ outside translated text (tags with their quoting and attributes, bar those reade
 html_attributes.py; comments, doctype, whitespace between blocks) is copied byte for
 byte, which lxml and BeautifulSoup, building
 a tree and writing it out again, do not promise. The builder checks that elements nest
-(end tags HTML lets go unwritten excepted) and cuts the tokens into copied text and units:
+(end tags HTML lets go unwritten excepted; where they do not, translate_html mends them as
+a browser reads them and copies them as they are) and cuts the tokens into copied text and units:
 text between two block edges, with its inline elements as marks at character offsets.
 """
 
 from __future__ import annotations
 
 import html
+import logging
 import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
 from translator.errors import UserError
+
+log = logging.getLogger(__name__)
 
 BLOCK = frozenset(
     "address article aside blockquote body br caption center col colgroup dd details dialog "
@@ -99,8 +103,9 @@ class _Lexer(HTMLParser):
         self._add("decl")
 
 
-def tokens(text: str) -> list[Token]:
-    """The tokens of `text`, whose raw texts joined give `text` back exactly."""
+def tokens(text: str, strict: bool = True) -> list[Token]:
+    """The tokens of `text`, whose raw texts joined give `text` back exactly; a tag left
+    unfinished at the end is a UserError, or (not `strict`) copied as it is."""
     lexer = _Lexer()
     lexer.feed(text)
     lexer.close()
@@ -112,7 +117,11 @@ def tokens(text: str) -> list[Token]:
         if kind == "text" and raw == "<" and n + 1 < len(offsets):
             following = text[offsets[n + 1] : offsets[n + 1] + 1]
             if following.isalpha() or following in "!/?":
-                raise UserError(f"line {at[0]}, column {at[1] + 1}: a tag that never ends")
+                where = f"line {at[0]}, column {at[1] + 1}: a tag that never ends"
+                if strict:
+                    raise UserError(where)
+                log.warning("%s; copied as it is", where)
+                return out + [Token("decl", text[offsets[n] :], at, None, [])]
         out.append(Token(kind, raw, at, tag, attrs))
     return out
 
@@ -157,7 +166,8 @@ def _where(at: tuple[int, int]) -> str:
 class Builder:
     """Tokens into copied text and units, checking that elements nest."""
 
-    def __init__(self):
+    def __init__(self, strict: bool = True):
+        self.strict = strict  # elements that do not nest: a UserError, else mended
         self.out: list[str | Unit] = []
         self.stack: list[Open] = []
         self.unit: Unit | None = None
@@ -242,19 +252,37 @@ class Builder:
             unit.raw.append(tok.raw)
             self.stack.append(Open(tag, tok.at, unit, len(unit.marks) - 1))
 
-    def pop_to(self, tok: Token) -> Open:
-        """The open element `tok` ends, and those it closes on its way (end tags HTML lets
-        go unwritten); anything else left open is a UserError."""
+    def pop_to(self, tok: Token) -> Open | None:
+        """The open element `tok` ends (None: none), and those it closes on its way (end
+        tags HTML lets go unwritten); anything else left open is mended (`mend`)."""
         if not any(o.tag == tok.tag for o in self.stack):
-            raise UserError(f"{_where(tok.at)}: </{tok.tag}> closes no open element")
+            self.mend(f"{_where(tok.at)}: </{tok.tag}> closes no open element", "copied as it is")
+            return None
         while self.stack[-1].tag != tok.tag:
             left = self.stack.pop()
             if left.tag not in OPTIONAL_END:
-                raise UserError(
+                self.mend(
                     f"{_where(tok.at)}: </{tok.tag}> while <{left.tag}> of {_where(left.at)}"
-                    " is open"
+                    " is open",
+                    f"<{left.tag}> taken to end there",
                 )
+                self.close_unwritten(left, self.n - 0.5)  # before the end tag read
         return self.stack.pop()
+
+    def mend(self, what: str, how: str) -> None:
+        """Markup that does not nest: a UserError when strict, else a warning and `how`
+        it is read (as a browser would read it, and copied as it is)."""
+        if self.strict:
+            raise UserError(what)
+        log.warning("%s; %s", what, how)
+
+    def close_unwritten(self, left: Open, edge: float) -> None:
+        """An inline element the source never closes, ended where its unit stands now
+        (with no end tag written, as in the source); `edge`: its end's place among the
+        tokens."""
+        if left.mark is not None and left.unit is not None:
+            mark = left.unit.marks[left.mark]
+            mark.close_at, mark.order = left.unit.length, (mark.order[0], edge)
 
     def end(self, tok: Token) -> None:
         if not any(o.tag == tok.tag for o in self.stack) and (
@@ -263,6 +291,8 @@ class Builder:
             # read as an empty paragraph: both copied as they are, as unit edges
             return self.literal(tok.raw, boundary=tok.tag in BLOCK)
         closed = self.pop_to(tok)
+        if closed is None:  # an end tag that closes nothing: kept where it stands
+            return self.atom(tok.raw) if self.unit is not None else self.literal(tok.raw)
         if closed.mark is None:
             return self.literal(tok.raw)
         unit = self.current()
@@ -297,4 +327,7 @@ class Builder:
     def finish(self) -> None:
         for left in self.stack:
             if left.tag not in OPTIONAL_END:
-                raise UserError(f"{_where(left.at)}: <{left.tag}> is never closed")
+                self.mend(f"{_where(left.at)}: <{left.tag}> is never closed", "ended at the end")
+                self.close_unwritten(left, self.n + 1)
+        if self.verbatim is not None and self.verbatim[1] is not None:
+            self.verbatim[1].close_at = self.unit.length  # inline code left open: all of it
