@@ -64,11 +64,14 @@ def docx_text(data: bytes, capitals: bool = False) -> list:
                 link = r.getparent().get(f"{{{RELS}}}id") or r.getparent().get(word._NS + "anchor")
                 rpr = r.find(word.RPR)
                 key = (b"" if rpr is None else etree.tostring(rpr), link)
-                text = el.text or "" if el.tag == word._NS + "t" else el.tag
+                if el.tag != word._NS + "t":  # a tab or a break: a mark of its own
+                    segments.append([(el.tag, link), ""])
+                    continue
+                text = el.text or ""
                 if capitals and id(r) in translated and not word._code(p, blocks) and (
                         word._char_style(r) not in code):  # fmt: skip
                     text = text.upper()
-                if segments and segments[-1][0] == key and el.tag == word._NS + "t":
+                if segments and segments[-1][0] == key:
                     segments[-1][1] += text
                 else:
                     segments.append([key, text])

@@ -200,3 +200,14 @@ def test_code_paragraphs_are_not_translated_and_inline_code_is_copied():
     out = docx.Document(io.BytesIO(translate_docx(saved(d), reverse, "en")))
     code = [r.text for r in out.paragraphs[1].runs if r.style.name == "HTML Code"]
     assert code == ["dir", "npm ci"] and out.paragraphs[1].text.count("npm ci") == 1
+
+
+def test_an_empty_hyperlink_is_kept_and_does_not_cut_its_sentence():
+    d = docx.Document()
+    d.add_paragraph("Ein Hund ")._p.append(OxmlElement("w:hyperlink"))
+    d.paragraphs[-1].add_run("läuft.")
+    calls = []
+    out = translate_docx(saved(d), lambda s: calls.extend(s) or upper(s), "de")
+    p = docx.Document(io.BytesIO(out)).paragraphs[0]
+    assert calls == ["Ein Hund läuft."] and p.text == "EIN HUND LÄUFT."
+    assert len(p._p.findall(qn("w:hyperlink"))) == 1

@@ -49,6 +49,8 @@ def stretches(p) -> list[list]:
             ok = False
         elif tag == R:
             ok = not field and _text_run(child)
+        elif tag == HYPERLINK and not len(child):
+            ok = None  # an empty link holds no text: kept where it is
         elif tag == HYPERLINK:
             ok = not field and all(r.tag == R and _text_run(r) for r in child)
         else:
