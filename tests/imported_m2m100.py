@@ -59,3 +59,14 @@ def padded(rows: list[list[int]]) -> torch.Tensor:
 def sources(engine, lines) -> torch.Tensor:
     """Source ids as the engine builds them: its language code, the pieces, </s>."""
     return padded([[*engine.source_prefix, *ids] for ids in engine.tokenizer.encode_src(lines)])
+
+
+def their_log_probs(hf, src, tgt, src_table, tgt_table) -> torch.Tensor:
+    """transformers' model `hf`'s log-probabilities of targets `tgt` given `src` (both in
+    translator's ids, read through the id tables), over translator's target ids."""
+    theirs = hf(
+        input_ids=src_table[src],
+        attention_mask=(src != PAD).long(),
+        decoder_input_ids=tgt_table[tgt[:, :-1]],
+    ).logits
+    return torch.log_softmax(theirs.float(), -1)[..., tgt_table]

@@ -11,7 +11,7 @@ import pytest
 import torch
 from checkpoints import needs_ct2
 from commandline import run_cli
-from imported_m2m100 import KINDS, STEPS, import_kind, padded, sources, table
+from imported_m2m100 import KINDS, STEPS, import_kind, padded, sources, table, their_log_probs
 from pretrained import SENTENCES, demo_pairs, one_line_error
 from pretrained_m2m100 import LANGUAGES, nllb_folder
 
@@ -58,12 +58,7 @@ def test_teacher_forced_log_probs_match_transformers(imported):
     tgt = padded([t[:1] + start + t[1:] for t in tokenizer.encode_tgt([t for _, t in pairs])])
     with torch.no_grad():
         ours = torch.log_softmax(model(src, tgt[:, :-1]).float(), -1)
-        theirs = hf(
-            input_ids=ids[src],
-            attention_mask=(src != PAD).long(),
-            decoder_input_ids=ids[tgt[:, :-1]],
-        ).logits
-        theirs = torch.log_softmax(theirs.float(), -1)[..., ids]
+        theirs = their_log_probs(hf, src, tgt, ids, ids)
     real = tgt[:, 1:] != PAD
     outputs = torch.arange(ours.size(-1)) != BOS  # (BOS's column repeats the model's </s>)
     diff = (ours - theirs)[real][:, outputs].abs().max().item()

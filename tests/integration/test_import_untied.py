@@ -5,6 +5,7 @@ share_encoder_decoder_embeddings true), and `translator import` must compute wit
 import pytest
 import torch
 from commandline import run_cli
+from imported_m2m100 import their_log_probs
 from pretrained import demo_pairs, marian_folder
 from pretrained_m2m100 import nllb_folder
 
@@ -42,12 +43,7 @@ def test_untied_tables_give_transformers_log_probs(kind, tmp_path, capsys):
     tgt = padded([start + t[1:] for t in tok.encode_tgt([t for _, t in pairs])])
     with torch.no_grad():
         ours = torch.log_softmax(engine.model.eval()(src, tgt[:, :-1]).float(), -1)
-        theirs = hf(
-            input_ids=src_table[src],
-            attention_mask=(src != PAD).long(),
-            decoder_input_ids=tgt_table[tgt[:, :-1]],
-        ).logits
-        theirs = torch.log_softmax(theirs.float(), -1)[..., tgt_table]
+        theirs = their_log_probs(hf, src, tgt, src_table, tgt_table)
     real = tgt[:, 1:] != PAD
     outputs = torch.arange(ours.size(-1)) != BOS  # (<s> repeats the start row)
     diff = (ours - theirs)[real][:, outputs].abs().max().item()
