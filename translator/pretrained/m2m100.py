@@ -45,6 +45,7 @@ from translator.pretrained.marian import (
     bart_model,
     bart_problems,
     check_shapes,
+    embedding_tables,
     layer_weights,
     refuse,
 )
@@ -174,12 +175,9 @@ def check_pieces(spm: bytes, vocab: dict[str, int], where: str) -> None:
 
 
 def table_weights(w: Weights, config: dict, ids: list[int]) -> dict[str, torch.Tensor]:
-    """Embeddings, output projection and logits bias, rows in translator's id order. Each
-    side's own table comes first: transformers 5 ties them to shared.weight only where
-    tie_word_embeddings holds, so an untied model may hold three different tables."""
-    src = w.get("encoder.embed_tokens.weight", "shared.weight")
-    tgt = w.get("decoder.embed_tokens.weight", "shared.weight")
-    head = tgt if config.get("tie_word_embeddings", True) else w.get("lm_head.weight")
+    """Embeddings, output projection and logits bias, rows in translator's id order; the
+    tables read as Marian's are (an untied model may hold three different ones)."""
+    src, tgt, head = embedding_tables(w, config)
     for name, rows in (("the embeddings", src), ("the embeddings", tgt), ("lm_head", head)):
         if rows.size(0) != config["vocab_size"]:
             raise UserError(
