@@ -120,25 +120,26 @@ def sentences(unit: Unit, lang: str | None):
         if where[n] == (None, None) and mark.parent is not None and (
                 where[mark.parent][1] is not None):  # fmt: skip
             where[n] = (where[mark.parent][1],) * 2  # inside an element a sentence writes
-    out = []
+    solid, out = _solid(unit), []
     for k, (a, b) in enumerate(bounds):
         starts = [a + w.start() for w in re.finditer(r"\S+", text[a:b])]
         ends = [a + w.end() for w in re.finditer(r"\S+", text[a:b])]
         inside = [n for n, w in enumerate(where)
                   if w == (k, k) and not _outer(bounds, w, unit.marks[n], False)]  # fmt: skip
-        ranges, groups = _ranges(unit, text, inside, starts, ends)
+        ranges, groups = _ranges(unit, text, inside, starts, ends, solid)
         kept = [n for n in inside if n in ranges]
         spans = [(*ranges[n], n) for n in kept]
         parents = [kept.index(unit.marks[n].parent) if unit.marks[n].parent in kept else None
                    for n in kept]  # fmt: skip
         edges = _edges(unit, bounds, where, k, starts, ends)
         sentence = Sentence((a, b), text[a:b], spans, parents, *edges)
-        _glue(sentence, unit, text, groups, starts, ends)
+        _glue(sentence, unit, text, groups, starts, ends, solid)
         out.append(sentence)
     return out, _outside(unit, bounds, where) if bounds else []
 
 
-def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: list[int]):
+def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: list[int],
+            solid: set[int]):  # fmt: skip
     """The word range of each mark inside a sentence but those written with another, and
     the pieces written as in the source, by their first mark: a piece copied whole that
     holds text, and sibling marks that share one word ("<a>core</a><span>1.9</span>",
@@ -149,8 +150,7 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
         mark = unit.marks[n]
         s = sum(e <= mark.open_at for e in ends)
         if mark.close_at == mark.open_at:
-            if (mark.atom or _bare(unit, n)) and mark.open_at > 0 and (
-                    not text[mark.open_at - 1].isspace()):  # fmt: skip
+            if n in solid and mark.open_at > 0 and not text[mark.open_at - 1].isspace():
                 s = sum(t < mark.open_at for t in starts)  # glued to the word before it
             ranges[n] = (s, s)
             continue
@@ -221,23 +221,23 @@ def _edges(unit: Unit, bounds, where, k: int, starts: list[int], ends: list[int]
     return [r for _, r in sorted(head)], [r for _, r in sorted(tail)]
 
 
-def _bare(unit: Unit, n: int) -> bool:
-    """Whether mark `n` is an empty element with nothing inside (`<i></i>`): placed as an
-    empty piece copied whole is."""
-    mark = unit.marks[n]
-    return mark.open_at == mark.close_at and not any(m.parent == n for m in unit.marks)
+def _solid(unit: Unit) -> set[int]:
+    """The marks placed as empty pieces copied whole: those pieces (atoms), and empty
+    elements with nothing inside (`<i></i>`)."""
+    holders = {m.parent for m in unit.marks}
+    return {n for n, m in enumerate(unit.marks)
+            if m.atom or (m.open_at == m.close_at and n not in holders)}  # fmt: skip
 
 
-def _glue(sentence: Sentence, unit: Unit, text: str, groups, starts, ends) -> None:
+def _glue(sentence: Sentence, unit: Unit, text: str, groups, starts, ends, solid) -> None:
     """The sentence's leads, trails, atoms, after and before (Sentence)."""
     for j, (s, e, n) in enumerate(sentence.spans):
         mark = unit.marks[n]
         if e == s:  # an empty piece: glued to a word, or standing apart
             at = mark.open_at
-            piece = mark.atom or _bare(unit, n)
-            if piece and s > 0 and ends[s - 1] >= at and not text[at - 1].isspace():
+            if n in solid and s > 0 and ends[s - 1] >= at and not text[at - 1].isspace():
                 sentence.after[j] = text[at : ends[s - 1]]
-            elif piece and s < len(starts) and starts[s] == at:
+            elif n in solid and s < len(starts) and starts[s] == at:
                 sentence.before.add(j)
         elif n in groups:
             lo, hi, members = groups[n]

@@ -137,7 +137,8 @@ class Mark:
     close_raw: str = ""
     parent: int | None = None
     atom: bool = False
-    order: tuple[int, int] = (0, 0)  # token numbers of its two edges, to keep their order
+    # token numbers of its two edges, to keep their order (an edge no tag writes: between)
+    order: tuple[float, float] = (0, 0)
 
 
 @dataclass
