@@ -68,8 +68,8 @@ def docx_text(data: bytes, capitals: bool = False) -> list:
                     segments.append([(el.tag, link), ""])
                     continue
                 text = el.text or ""
-                if capitals and id(r) in translated and not word._code(p, blocks) and (
-                        word._char_style(r) not in code):  # fmt: skip
+                if capitals and id(r) in translated and word._style(p, "p") not in blocks and (
+                        word._style(r) not in code):  # fmt: skip
                     text = text.upper()
                 if segments and segments[-1][0] == key:
                     segments[-1][1] += text

@@ -87,7 +87,7 @@ class Stretch(Marked):
         # text around it
         weight: dict[bytes, tuple[int, int]] = {}
         for (r, link), text in zip(runs, texts, strict=True):
-            if link is None and _char_style(r) not in code:
+            if link is None and _style(r) not in code:
                 spaces, size = weight.get(_key(r), (0, 0))
                 weight[_key(r)] = (spaces + sum(c.isspace() for c in text), size + len(text))
         first = next((r for r, link in runs if link is None), runs[0][0])
@@ -111,10 +111,10 @@ class Stretch(Marked):
                 j += 1
             end = starts[j] + len(texts[j])
             if end > starts[k] and (_key(runs[k][0]) != self.base or runs[k][1] is not None
-                                    or _char_style(runs[k][0]) in code):  # fmt: skip
+                                    or _style(runs[k][0]) in code):  # fmt: skip
                 spans.append((starts[k], end, ("run", runs[k][0])))
                 self.owners[starts[k] : end] = [(runs[k][1], runs[k][0])] * (end - starts[k])
-                if _char_style(runs[k][0]) in code:
+                if _style(runs[k][0]) in code:
                     self.code[id(runs[k][0])] = plain[starts[k] : end]
             k = j + 1
         super().__init__(plain, spans, lang)
@@ -315,16 +315,11 @@ def _code_styles(doc, kind: str, names: set[str]) -> frozenset[str]:
     return frozenset(out)
 
 
-def _char_style(r) -> str | None:
-    rpr = r.find(RPR)
-    style = None if rpr is None else rpr.find(_NS + "rStyle")
+def _style(el, kind: str = "r") -> str | None:
+    """The style id of a run (`kind` "r") or a paragraph ("p"), None for none."""
+    props = el.find(f"{_NS}{kind}Pr")
+    style = None if props is None else props.find(f"{_NS}{kind}Style")
     return None if style is None else style.get(_NS + "val")
-
-
-def _code(p, styles: frozenset[str]) -> bool:
-    ppr = p.find(_NS + "pPr")
-    style = None if ppr is None else ppr.find(_NS + "pStyle")
-    return style is not None and style.get(_NS + "val") in styles
 
 
 def _open(data: bytes, name: str):
@@ -348,7 +343,7 @@ def translate_docx(data: bytes, translate: Translate, lang: str | None = "en",
     code = _code_styles(doc, "CHARACTER", CODE_RUNS)
     for part in _parts(doc):
         for p in list(part.iter(_NS + "p")):
-            if not _code(p, blocks):
+            if _style(p, "p") not in blocks:
                 found += [x for s in stretches(p) if not (x := Stretch(s, lang, code)).only_code]
     results = iter(translate_all([u for s in found for u in s.sources], translate))
     for stretch in found:
