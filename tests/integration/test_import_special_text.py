@@ -27,3 +27,16 @@ def test_nllb_text_drops_codes_and_extra_rows(tmp_path_factory):
     text = engine.tokenizer.decode_tgt([[ours[i] for i in hf_ids]])[0]
     assert text == tok.decode(hf_ids, skip_special_tokens=True)
     assert imported.piece not in text and "<" not in text
+
+
+@pytest.mark.parametrize("hidden", [["x"], [2], [10**6], "5"])
+def test_a_hidden_list_that_is_no_list_of_target_ids_is_one_line(tmp_path_factory, hidden):
+    from translator.data.vocab import tokenizer_from_state
+    from translator.errors import UserError
+    from translator.models.checkpoint import Checkpoint
+
+    state = Checkpoint.load(import_kind("nllb", tmp_path_factory).path).tokenizer
+    assert tokenizer_from_state(state).tgt.hidden  # the import lists some
+    bad = {**state, "vocab": {**state["vocab"], "hidden": hidden}}
+    with pytest.raises(UserError, match=r"^key 'tokenizer\.vocab\.hidden' must list target ids"):
+        tokenizer_from_state(bad)

@@ -113,7 +113,9 @@ class VocabTokenizer(Tokenizer):
         if hidden is not None and not (
             isinstance(hidden, list) and all(type(i) is int and EOS < i < size for i in hidden)
         ):
-            raise UserError(f"key 'tokenizer.vocab.hidden' must list target ids 4 .. {size - 1}")
+            raise UserError(
+                f"key 'tokenizer.vocab.hidden' must list target ids {EOS + 1} .. {size - 1}"
+            )
         return cls(state["src"], state.get("tgt"), src, tgt, hidden)
 
 
