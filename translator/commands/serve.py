@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -194,6 +195,9 @@ def _run_server(
     # holds the GIL, so the event loop waits) then scans only what requests create
     gc.collect()
     gc.freeze()
+    # The event loop gives up the GIL at every socket call and, while a worker parses a
+    # large request, waits one switch interval to get it back (docs/benchmarks.md)
+    sys.setswitchinterval(0.001)
     _decode_here_serve_there(server, batcher)
     if not server.started:  # uvicorn has logged why
         raise UserError(f"could not serve on {host}:{port} (see the messages above)")
