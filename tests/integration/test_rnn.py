@@ -17,7 +17,10 @@ from translator.models.family import build_model, model_config
 def demo_data(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TRANSLATOR_CACHE", str(tmp_path_factory.mktemp("cache")))
-        pairs = generate_pairs(32, 5)
+        # sources of up to 70 characters: a step of additive attention costs target length
+        # times source length, and the longest demo sentences tripled the test's time
+        pairs = [p for p in generate_pairs(96, 5) if len(p[0]) <= 70][:32]
+        assert len(pairs) == 32
         tokenizer = Tokenizer.train(pairs, TokenizerConfig(vocab_size=400), 5)
     src = tokenizer.encode_src([s for s, _ in pairs])
     tgt = tokenizer.encode_tgt([t for _, t in pairs])
@@ -49,7 +52,15 @@ def test_each_family_memorises_32_demo_pairs(kw, demo_data):
     cfg = model_config(embed_dim=64, hidden_size=128, enc_layers=1, dec_layers=1, dropout=0.0, **kw)
     model = build_model(cfg, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, True)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-    for _ in range(150):
+
+    def greedy() -> list[list[str]]:
+        model.eval()
+        out = [tokenizer.decode_tgt([h[0].tokens for h in greedy_search(model, src)])
+               for _refs, src, _ in batches]  # fmt: skip
+        model.train()
+        return out
+
+    for epoch in range(150):
         worst = 0.0
         for _refs, src, tgt in batches:
             logits = model(src, tgt[:, :-1])
@@ -61,9 +72,8 @@ def test_each_family_memorises_32_demo_pairs(kw, demo_data):
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             worst = max(worst, loss.item())
-        if worst < 0.02:  # greedy search gives every reference well before this
+        # once the loss is low, training stops as soon as greedy search gives every reference
+        if worst < 0.05 and epoch % 3 == 0 and greedy() == [refs for refs, _, _ in batches]:
             break
-    model.eval()
-    for refs, src, _ in batches:
-        hyps = greedy_search(model, src)
-        assert tokenizer.decode_tgt([h[0].tokens for h in hyps]) == refs
+    for (refs, _, _), hyps in zip(batches, greedy(), strict=True):
+        assert hyps == refs

@@ -155,8 +155,15 @@ def test_fp16_scales_the_loss_and_skips_overflowing_steps(tmp_path, monkeypatch)
     assert any(not torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))
 
 
-def test_compiled_training_matches_eager(tmp_path):
-    """train.compile: the same gradients and losses as eager mode, through the real loop."""
+@pytest.mark.parametrize("backend", ["eager", pytest.param("inductor", marks=pytest.mark.slow)])
+def test_compiled_training_matches_eager(tmp_path, monkeypatch, backend):
+    """train.compile: the same gradients and losses as eager mode, through the real loop.
+    The eager backend checks what translator compiles and how it trains; inductor (which
+    generates and builds kernels: a minute of the CPU with a cold cache) is in test-slow."""
+    from translator.train import compiling
+
+    symbolic = compiling._symbolic
+    monkeypatch.setattr(compiling, "_symbolic", lambda net, _backend: symbolic(net, backend))
     runs = {}
     for compiled in (False, True):
         cfg = tiny_config(seed=5, train={"max_steps": 3, "batch_tokens": 600, "compile": compiled})
