@@ -56,14 +56,13 @@ def code_ids(
     """(the source's first ids, the output's forced first ids) for `src_lang` and `tgt_lang`,
     the model's own (data.src_lang, data.tgt_lang) where not given; `options`: how errors
     name the two settings."""
+    tgt = tgt_lang or data.tgt_lang
+    if tgt_lang is None and tgt not in codes:  # a model imported with no default target
+        raise UserError(
+            f"this model translates into several languages; give {options[1]} "
+            f"(one of {', '.join(codes)})"
+        )
     if getattr(codes, "at", "both") == "source":  # the target's token before the source
-        tgt = tgt_lang or data.tgt_lang
-        if tgt_lang is None and tgt not in codes:
-            raise UserError(
-                f"this model translates into several languages; give {options[1]} "
-                f"(one of {', '.join(codes)})"
-            )
         return [code_id(codes, tgt, options[1])], []
     src = code_id(codes, src_lang or data.src_lang, options[0])
-    tgt = code_id(codes, tgt_lang or data.tgt_lang, options[1])
-    return [src], [tgt]
+    return [src], [code_id(codes, tgt, options[1])]

@@ -42,8 +42,11 @@ def importer(folder: Path):
     raise UserError(f"{folder}: {found}; translator imports {supported}")
 
 
-def import_pretrained(source: str, output: Path) -> str:
-    """Write the checkpoint of `source` to `output`; a line saying what was written."""
+def import_pretrained(
+    source: str, output: Path, src_lang: str | None = None, tgt_lang: str | None = None
+) -> str:
+    """Write the checkpoint of `source` to `output`, its default languages `src_lang` and
+    `tgt_lang` where given; a line saying what was written."""
     from translator.pretrained.files import released_decoding, resolve
 
     check_output(output)
@@ -51,13 +54,46 @@ def import_pretrained(source: str, output: Path) -> str:
     kind = importer(folder)
     ckpt = kind.import_folder(folder, origin)
     ckpt.config = _with_decoding(ckpt.config, released_decoding(folder))
+    ckpt.config = _with_languages(ckpt, src_lang, tgt_lang)
     ckpt.save(output)
-    model = ckpt.config["model"]
-    return (
+    model, data = ckpt.config["model"], ckpt.config["data"]
+    said = (
         f"imported {source} ({kind.NAME}, {model['enc_layers']}+{model['dec_layers']} layers, "
         f"d_model {model['d_model']}, vocabulary {ckpt.config['tokenizer']['vocab_size']}) "
         f"into {output}"
     )
+    codes = ckpt.source.get("languages") or {}
+    if codes and data["tgt_lang"] not in codes:
+        said += "; it names no target language: give --tgt-lang to translate, eval and serve"
+    return said
+
+
+def _with_languages(ckpt, src_lang: str | None, tgt_lang: str | None) -> dict:
+    """The checkpoint's config with the default languages given; each must be one of the
+    model's codes (a one-line error lists them)."""
+    from translator.config import config_from_dict
+    from translator.engines.lang_codes import code_id, language_codes
+
+    if src_lang is None and tgt_lang is None:
+        return ckpt.config
+    codes = language_codes(ckpt.source)
+    data = dict(ckpt.config["data"])
+    if codes is None:
+        raise UserError(
+            f"--src-lang/--tgt-lang: this model has no language codes to choose from; it "
+            f"translates {data['src_lang']} into {data['tgt_lang']}"
+        )
+    if src_lang is not None and codes.at == "source":
+        raise UserError("--src-lang: this model's sources carry no language code; give "
+                        "--tgt-lang alone")  # fmt: skip
+    for option, key, lang in (
+        ("--src-lang", "src_lang", src_lang),
+        ("--tgt-lang", "tgt_lang", tgt_lang),
+    ):
+        if lang is not None:
+            code_id(codes, lang, option)
+            data[key] = lang
+    return config_from_dict({**ckpt.config, "data": data}, "--src-lang/--tgt-lang").to_dict()
 
 
 def check_output(output: Path) -> None:

@@ -59,6 +59,7 @@ SUPPORTED = (
 SPM_FILE = "sentencepiece.bpe.model"
 # Named specials of the tokenizer: every other special added token is a language code
 NAMED = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
+NO_TARGET = "mul"
 ENGLISH = ("eng_Latn", "en")  # NllbTokenizer's and M2M100Tokenizer's default src_lang
 
 
@@ -223,10 +224,9 @@ def translator_config(
     # without src_lang, NllbTokenizer and M2M100Tokenizer read a source as English
     english = next((c for c in ENGLISH if c in codes), codes[0])
     src = tok.get("src_lang") if tok.get("src_lang") in codes else english
-    # a tokenizer that names no target (NLLB-200's) leaves it to --tgt-lang; the default
-    # is a code other than the source's, as a config's languages must differ
-    other = next((c for c in codes if c != src), src)
-    tgt = tok.get("tgt_lang") if tok.get("tgt_lang") in codes else other
+    # a tokenizer that names no target (NLLB-200's) leaves it to each call's --tgt-lang:
+    # "mul" (ISO 639's "multiple languages") is no code, so a call that names none is refused
+    tgt = tok.get("tgt_lang") if tok.get("tgt_lang") in codes else NO_TARGET
     data = data_section(src, tgt)
     raw = {"model": model, "data": data, "tokenizer": {"joint": True, "vocab_size": vocab_size}}
     return config_from_dict(raw, "the imported model's config").to_dict()
