@@ -35,6 +35,10 @@ def test_without_a_target_import_says_so_and_translate_asks_for_one(unnamed, tmp
     assert all(lang in line for lang in LANGUAGES)
     code, _, err = translate(capsys, out, "--tgt-lang", "fra_Latn")
     assert code == 0, err
+    code, said, err = run_cli(capsys, "info", str(out))
+    assert code == 0, err
+    assert "languages: deu_Latn -> none named (give --tgt-lang)" in said
+    assert f"language codes: 3: {', '.join(sorted(LANGUAGES))}" in said
     # the same model imported with a default target translates into it unasked
     named = tmp_path / "fr.pt"
     code, said, err = run_cli(

@@ -56,7 +56,7 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
         ensembles = len(ckpt.ensemble_calibrations or {})
     lines = [f"{path}: {kind}, written by translator {version or '?'}"]
     lines += _model(cfg, tokenizer)
-    lines += _languages(cfg)
+    lines += _languages(cfg, source)
     lines += _progress(progress)
     lines += _calibration(calibration)
     if ensembles:
@@ -97,11 +97,17 @@ def _model(cfg, tokenizer) -> list[str]:
     ]
 
 
-def _languages(cfg) -> list[str]:
+def _languages(cfg, source) -> list[str]:
     from translator.config.languages import multilingual, source_languages, target_languages
+    from translator.engines.lang_codes import language_codes
 
     data = cfg.data
-    if not multilingual(data):
+    codes = language_codes(source) if isinstance(source, dict) else None
+    if codes is not None:  # an imported model of language codes: its defaults, then them all
+        target = data.tgt_lang if data.tgt_lang in codes else "none named (give --tgt-lang)"
+        lines = [f"languages: {data.src_lang} -> {target}",
+                 f"language codes: {len(codes)}: {', '.join(codes)}"]  # fmt: skip
+    elif not multilingual(data):
         lines = [f"languages: {data.src_lang} -> {data.tgt_lang}"]
     else:
         lines = [
