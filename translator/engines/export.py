@@ -160,7 +160,8 @@ def export_checkpoint(
             # how confidence is computed (translator calibrate), or None: uncalibrated
             "calibration": ckpt.calibration,
             # an imported model's origin, card and licence (translator info shows them)
-            **({"source": ckpt.source} if ckpt.source else {}),
+            # (the released tokenizer.json stays in the checkpoint: the folder has its own)
+            **({"source": _without(ckpt.source, "tokenizer_json")} if ckpt.source else {}),
             "files": {p.name: p.stat().st_size for p in sorted(tmp.iterdir()) if p.name != MARKER},
         }
         atomic_write_bytes(tmp / MANIFEST, json.dumps(manifest, indent=1).encode("utf-8"))
@@ -193,3 +194,7 @@ def describe(manifest: dict, folder: Path) -> str:
         + (", with a vocabulary shortlist" if manifest.get("vocab_map") else "")
         + ")"
     )
+
+
+def _without(record: dict, key: str) -> dict:
+    return {k: v for k, v in record.items() if k != key}

@@ -245,7 +245,7 @@ def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | No
         write_json(tmp / "generation_config.json", generation(cfg, {**ids, **forced}, banned))
         safetensors.save_file(tensors, str(tmp / "model.safetensors"), {"format": "pt"})
         if found is not None and cls == M2M100:
-            write_nllb_tokenizer(tmp, tokenizer, ckpt.source)
+            write_nllb_tokenizer(tmp, tokenizer, ckpt.source, cfg.data)
         else:
             write_tokenizer(tmp, tokenizer, src_ids, tgt_ids, cfg, found is None)
         write_card(tmp, ckpt, cfg, cls)

@@ -65,17 +65,40 @@ def write_tokenizer(tmp: Path, tokenizer, src_ids: list, tgt_ids: list, cfg, own
     )
 
 
-def write_nllb_tokenizer(tmp: Path, tokenizer, source: dict) -> None:
-    """An imported M2M100/NLLB model's tokenizer as it came: transformers rebuilds the same
-    vocabulary (fairseq's specials, the pieces, the language codes) from its sentencepiece
-    model and tokenizer_config.json."""
+def write_nllb_tokenizer(tmp: Path, tokenizer, source: dict, data) -> None:
+    """An imported M2M100/NLLB model's tokenizer as it came: its tokenizer.json where the
+    import kept it, the sentencepiece model, and tokenizer_config.json naming the
+    checkpoint's default languages (`data`)."""
     (tmp / "sentencepiece.bpe.model").write_bytes(tokenizer.src_bytes)
+    if isinstance(source.get("tokenizer_json"), str):
+        (tmp / "tokenizer.json").write_text(source["tokenizer_json"], encoding="utf-8")
+    else:
+        _check_rebuilt_ids(tokenizer, source)
     config = dict(source.get("tokenizer_config") or {})
     for key in ("is_local", "local_files_only", "name_or_path"):  # where it was read from
         config.pop(key, None)
     config.setdefault("tokenizer_class", "NllbTokenizer")
     config.setdefault("extra_special_tokens", list(source.get("languages") or {}))
+    for key in ("src_lang", "tgt_lang"):  # the checkpoint's default languages
+        if getattr(data, key) in (source.get("languages") or {}):
+            config[key] = getattr(data, key)
     write_json(tmp / "tokenizer_config.json", config)
+
+
+def _check_rebuilt_ids(tokenizer, source: dict) -> None:
+    """Without the released tokenizer.json, transformers rebuilds the ids from the
+    sentencepiece model: its pieces, <mask>, then the codes in order. A model whose codes
+    sit elsewhere (NLLB-200's come before <mask>) would be read with the wrong codes."""
+    import sentencepiece
+
+    size = sentencepiece.SentencePieceProcessor(model_proto=tokenizer.src_bytes).get_piece_size()
+    hf_ids = source.get("ids", {}).get("src") or []
+    codes = source.get("languages") or {}
+    if any(hf_ids[tid] != size + 2 + k for k, tid in enumerate(codes.values())):
+        raise UserError(
+            "this checkpoint lacks the released tokenizer.json, and its language codes are "
+            "not where transformers would rebuild them; import the model folder again"
+        )
 
 
 def card_files(source: dict | None) -> dict[str, str]:

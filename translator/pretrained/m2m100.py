@@ -268,6 +268,13 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
         **origin,
         "config": config,
         "tokenizer_config": json.loads(json.dumps(tok, default=str)),
+        # as it came, for the Hugging Face export: its order of the codes and <mask> is the
+        # model's, which transformers' rebuild from the sentencepiece model need not be
+        **(
+            {"tokenizer_json": (folder / "tokenizer.json").read_text(encoding="utf-8")}
+            if (folder / "tokenizer.json").is_file()
+            else {}
+        ),  # fmt: skip
         "ids": {"src": ids, "tgt": None},
         # each language code's translator id: the source's first id and the target's forced
         # first id (engines/lang_codes.py)

@@ -1,0 +1,71 @@
+"""The Hugging Face export of an imported NLLB model keeps the released tokenizer.json: in
+NLLB-200's own, the language codes come before <mask>, where transformers' rebuild from
+the sentencepiece model puts them after it, so a rebuilt tokenizer would read every code
+as its neighbour's row."""
+
+import json
+
+import pytest
+from commandline import run_cli
+from pretrained import one_line_error
+from pretrained_m2m100 import LANGUAGES, nllb_folder
+
+from translator.models.checkpoint import Checkpoint
+
+transformers = pytest.importorskip("transformers")
+LINE = "Ein Hund läuft im Park."
+
+
+def codes_before_mask(folder):
+    """`folder`'s tokenizer.json with NLLB-200's order: the codes right after the pieces,
+    then <mask>."""
+    path = folder / "tokenizer.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    first = min(a["id"] for a in data["added_tokens"] if a["content"] in ("<mask>", *LANGUAGES))
+    order = [*LANGUAGES, "<mask>"]
+    for token in data["added_tokens"]:
+        if token["content"] in order:
+            token["id"] = first + order.index(token["content"])
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    return codes_before_mask(nllb_folder(tmp_path_factory.mktemp("nllb") / "hf", tgt_lang=None))
+
+
+def ids(folder) -> dict[str, int]:
+    tok = transformers.AutoTokenizer.from_pretrained(folder)
+    return {t: tok.convert_tokens_to_ids(t) for t in (*LANGUAGES, "<mask>")}
+
+
+def test_the_export_reads_each_code_as_the_released_tokenizer_does(released, tmp_path, capsys):
+    ckpt, out = tmp_path / "m.pt", tmp_path / "hf"
+    args = ["import", str(released), "--output", str(ckpt), "--tgt-lang", "fra_Latn"]
+    assert run_cli(capsys, *args)[0] == 0
+    code, _, err = run_cli(capsys, "export", "--checkpoint", str(ckpt), "--format",
+                           "huggingface", "--output", str(out))  # fmt: skip
+    assert code == 0, err
+    assert ids(out) == ids(released)
+    saved = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert (saved["src_lang"], saved["tgt_lang"]) == ("deu_Latn", "fra_Latn")
+    # imported again, the export translates as the checkpoint it came from, unasked
+    again = tmp_path / "again.pt"
+    assert run_cli(capsys, "import", str(out), "--output", str(again))[0] == 0
+    ours = run_cli(capsys, "translate", "--checkpoint", str(ckpt), LINE)
+    assert ours[0] == 0 and run_cli(capsys, "translate", "--checkpoint", str(again), LINE) == ours
+
+
+def test_without_the_released_tokenizer_json_the_export_is_refused_where_codes_would_move(
+    released, tmp_path, capsys
+):
+    ckpt = tmp_path / "m.pt"
+    assert run_cli(capsys, "import", str(released), "--output", str(ckpt))[0] == 0
+    saved = Checkpoint.load(ckpt)
+    del saved.source["tokenizer_json"]
+    saved.save(ckpt)
+    code, _, err = run_cli(capsys, "export", "--checkpoint", str(ckpt), "--format",
+                           "huggingface", "--output", str(tmp_path / "hf"))  # fmt: skip
+    one_line_error(code, err, "tokenizer.json", "import the model folder again")
+    assert not (tmp_path / "hf").exists()
