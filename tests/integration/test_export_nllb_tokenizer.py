@@ -1,14 +1,14 @@
-"""The Hugging Face export of an imported NLLB model keeps the released tokenizer.json: in
-NLLB-200's own, the language codes come before <mask>, where transformers' rebuild from
-the sentencepiece model puts them after it, so a rebuilt tokenizer would read every code
-as its neighbour's row."""
+"""The Hugging Face export of an imported NLLB or M2M100 model keeps the released files of
+the tokenizer's ids: NLLB-200's tokenizer.json numbers the language codes before <mask>,
+where transformers' rebuild from the sentencepiece model puts them after it (every code
+read as its neighbour's row), and M2M100Tokenizer cannot load without its vocab.json."""
 
 import json
 
 import pytest
 from commandline import run_cli
 from pretrained import one_line_error
-from pretrained_m2m100 import LANGUAGES, nllb_folder
+from pretrained_m2m100 import LANGUAGES, m2m100_folder, nllb_folder
 
 from translator.models.checkpoint import Checkpoint
 
@@ -57,15 +57,27 @@ def test_the_export_reads_each_code_as_the_released_tokenizer_does(released, tmp
     assert ours[0] == 0 and run_cli(capsys, "translate", "--checkpoint", str(again), LINE) == ours
 
 
-def test_without_the_released_tokenizer_json_the_export_is_refused_where_codes_would_move(
+def test_without_the_released_tokenizer_files_the_export_is_refused_where_codes_would_move(
     released, tmp_path, capsys
 ):
     ckpt = tmp_path / "m.pt"
     assert run_cli(capsys, "import", str(released), "--output", str(ckpt))[0] == 0
     saved = Checkpoint.load(ckpt)
-    del saved.source["tokenizer_json"]
+    del saved.source["tokenizer_files"]
     saved.save(ckpt)
     code, _, err = run_cli(capsys, "export", "--checkpoint", str(ckpt), "--format",
                            "huggingface", "--output", str(tmp_path / "hf"))  # fmt: skip
     one_line_error(code, err, "tokenizer.json", "import the model folder again")
     assert not (tmp_path / "hf").exists()
+
+
+def test_an_m2m100_export_loads_its_tokenizer_with_the_released_ids(tmp_path, capsys):
+    released = m2m100_folder(tmp_path / "m2m100")
+    ckpt, out = tmp_path / "m.pt", tmp_path / "hf"
+    assert run_cli(capsys, "import", str(released), "--output", str(ckpt))[0] == 0
+    code, _, err = run_cli(capsys, "export", "--checkpoint", str(ckpt), "--format",
+                           "huggingface", "--output", str(out))  # fmt: skip
+    assert code == 0, err
+    theirs, ours = (transformers.AutoTokenizer.from_pretrained(f) for f in (released, out))
+    assert ours.get_vocab() == theirs.get_vocab()
+    assert ours(LINE).input_ids == theirs(LINE).input_ids

@@ -160,8 +160,8 @@ def export_checkpoint(
             # how confidence is computed (translator calibrate), or None: uncalibrated
             "calibration": ckpt.calibration,
             # an imported model's origin, card and licence (translator info shows them)
-            # (the released tokenizer.json stays in the checkpoint: the folder has its own)
-            **({"source": _without(ckpt.source, "tokenizer_json")} if ckpt.source else {}),
+            # (the released tokenizer's files stay in the checkpoint: the folder has its own)
+            **({"source": _without(ckpt.source, "tokenizer_files")} if ckpt.source else {}),
             "files": {p.name: p.stat().st_size for p in sorted(tmp.iterdir()) if p.name != MARKER},
         }
         atomic_write_bytes(tmp / MANIFEST, json.dumps(manifest, indent=1).encode("utf-8"))

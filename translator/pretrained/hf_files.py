@@ -66,13 +66,17 @@ def write_tokenizer(tmp: Path, tokenizer, src_ids: list, tgt_ids: list, cfg, own
 
 
 def write_nllb_tokenizer(tmp: Path, tokenizer, source: dict, data) -> None:
-    """An imported M2M100/NLLB model's tokenizer as it came: its tokenizer.json where the
-    import kept it, the sentencepiece model, and tokenizer_config.json naming the
-    checkpoint's default languages (`data`)."""
+    """An imported M2M100/NLLB model's tokenizer as it came: the files of its ids that the
+    import kept (tokenizer.json, vocab.json), the sentencepiece model, and
+    tokenizer_config.json naming the checkpoint's default languages (`data`)."""
+    from translator.pretrained.m2m100 import TOKENIZER_FILES
+
     (tmp / "sentencepiece.bpe.model").write_bytes(tokenizer.src_bytes)
-    if isinstance(source.get("tokenizer_json"), str):
-        (tmp / "tokenizer.json").write_text(source["tokenizer_json"], encoding="utf-8")
-    else:
+    kept = source.get("tokenizer_files")
+    for name, text in (kept if isinstance(kept, dict) else {}).items():
+        if name in TOKENIZER_FILES and isinstance(text, str):
+            (tmp / name).write_text(text, encoding="utf-8")
+    if not kept:
         _check_rebuilt_ids(tokenizer, source)
     config = dict(source.get("tokenizer_config") or {})
     for key in ("is_local", "local_files_only", "name_or_path"):  # where it was read from
@@ -96,8 +100,9 @@ def _check_rebuilt_ids(tokenizer, source: dict) -> None:
     codes = source.get("languages") or {}
     if any(hf_ids[tid] != size + 2 + k for k, tid in enumerate(codes.values())):
         raise UserError(
-            "this checkpoint lacks the released tokenizer.json, and its language codes are "
-            "not where transformers would rebuild them; import the model folder again"
+            "this checkpoint lacks the released tokenizer's files (tokenizer.json, vocab.json), "
+            "and its language codes are not where transformers would rebuild them; import the "
+            "model folder again"
         )
 
 

@@ -57,6 +57,7 @@ SUPPORTED = (
     "tokenizer.json, or M2M100 with vocab.json; and sentencepiece.bpe.model)"
 )
 SPM_FILE = "sentencepiece.bpe.model"
+TOKENIZER_FILES = ("tokenizer.json", "vocab.json")  # NllbTokenizer's, M2M100Tokenizer's ids
 # Named specials of the tokenizer: every other special added token is a language code
 NAMED = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
 NO_TARGET = "mul"
@@ -268,13 +269,13 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
         **origin,
         "config": config,
         "tokenizer_config": json.loads(json.dumps(tok, default=str)),
-        # as it came, for the Hugging Face export: its order of the codes and <mask> is the
-        # model's, which transformers' rebuild from the sentencepiece model need not be
-        **(
-            {"tokenizer_json": (folder / "tokenizer.json").read_text(encoding="utf-8")}
-            if (folder / "tokenizer.json").is_file()
-            else {}
-        ),  # fmt: skip
+        # as they came, for the Hugging Face export: their ids are the model's, which
+        # transformers' rebuild from the sentencepiece model alone need not give
+        "tokenizer_files": {
+            name: (folder / name).read_text(encoding="utf-8")
+            for name in TOKENIZER_FILES
+            if (folder / name).is_file()
+        },
         "ids": {"src": ids, "tgt": None},
         # each language code's translator id: the source's first id and the target's forced
         # first id (engines/lang_codes.py)
