@@ -382,8 +382,9 @@ def test_markdown_html_and_docx_files_keep_their_structure(keyed, transformer):
 
     out = translated("a.md", f"# {SENTENCES[4]}\n\n- {SENTENCES[0]}\n".encode()).decode()
     assert out.startswith("# ") and "\n\n- " in out and SENTENCES[0] not in out, out
-    out = translated("a.html", f"<p><b>{SENTENCES[1]}</b></p>".encode()).decode()
-    assert out.startswith("<p><b>") and out.endswith("</b></p>") and SENTENCES[1] not in out
+    out = translated("a.html", f'<p lang="de"><b>{SENTENCES[1]}</b></p>'.encode()).decode()
+    assert out.startswith('<p lang="en"><b>') and out.endswith("</b></p>")
+    assert SENTENCES[1] not in out
     document = docx.Document()
     document.add_paragraph(SENTENCES[3])
     document.add_paragraph(SENTENCES[4], style="Heading 1")

@@ -140,12 +140,12 @@ def test_docx_needs_an_output(here, three_steps, tmp_path):
 
 
 def test_html_by_extension_and_markdown_to_standard_output(here, three_steps, tmp_path):
-    page = '<p>Ein <b class="x">Mann</b> fährt Rad.</p>\n<pre>bleibt &amp; so</pre>\n'
+    page = '<p lang="de">Ein <b class="x">Mann</b> fährt Rad.</p>\n<pre>bleibt &amp; so</pre>\n'
     source, output = tmp_path / "in.html", tmp_path / "out.html"
     source.write_text(page, encoding="utf-8")
     assert translate(here, three_steps, source, output).returncode == 0
     out = output.read_text(encoding="utf-8")
-    assert out.startswith("<p>") and '<b class="x">' in out
+    assert out.startswith('<p lang="en">') and '<b class="x">' in out  # the model's target
     assert out.endswith("</p>\n<pre>bleibt &amp; so</pre>\n")
     markdown = tmp_path / "in.md"
     markdown.write_text(MARKDOWN, encoding="utf-8")

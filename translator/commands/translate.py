@@ -199,7 +199,7 @@ def translate(
         from translator.commands.translate_document import translate_document_file
 
         translate_document_file(
-            translator, request, fmt, input_file, output_file, checkpoint, src_lang
+            translator, request, fmt, input_file, output_file, checkpoint, src_lang, tgt_lang
         )
         return
     _write(translator, request, text, input_file, output_file, guides, checkpoint)

@@ -27,6 +27,11 @@ def source_language(translator, src_lang: str | None) -> str | None:
     return src_lang or getattr(translator.cfg.data, "src_lang", None)
 
 
+def target_language(translator, tgt_lang: str | None) -> str | None:
+    """The language a document is translated into: --tgt-lang, else the model's."""
+    return tgt_lang or getattr(translator.cfg.data, "tgt_lang", None)
+
+
 def check_document_options(fmt: str, input_file, output_file, nbest: int, guides) -> None:
     """Refuse what a document translation cannot do, before a model is loaded."""
     if input_file is None:
@@ -40,7 +45,8 @@ def check_document_options(fmt: str, input_file, output_file, nbest: int, guides
 
 
 def translate_document_file(translator, request, fmt: str, input_file: Path,
-                            output_file: Path | None, checkpoint, src_lang) -> None:  # fmt: skip
+                            output_file: Path | None, checkpoint, src_lang,
+                            tgt_lang=None) -> None:  # fmt: skip
     """Translate the document `input_file` into `output_file` (resumably: documents.journal)
     or, without one, to standard output."""
     from translator.decode.resumable import model_stamps
@@ -51,8 +57,9 @@ def translate_document_file(translator, request, fmt: str, input_file: Path,
     input_file = readable_file(input_file)
     translate = engine_translate(translator, request)
     lang = source_language(translator, src_lang)
+    target = target_language(translator, tgt_lang)
     if output_file is None:
-        data = translate_bytes(input_file.read_bytes(), input_file, fmt, translate, lang)
+        data = translate_bytes(input_file.read_bytes(), input_file, fmt, translate, lang, target)
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
@@ -63,4 +70,4 @@ def translate_document_file(translator, request, fmt: str, input_file: Path,
         "prefix": list(request.source_or(translator.source_prefix)),
         "sampling": None if sampling is None else repr(sampling),
     }
-    translate_document(input_file, output_file, fmt, translate, lang, identity)
+    translate_document(input_file, output_file, fmt, translate, lang, identity, target)

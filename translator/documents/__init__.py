@@ -4,7 +4,9 @@
 Every format module takes a `translate(sentences) -> [(translation, alignment or None)]`
 callable (units.Translate) and the source language (for sentence splitting), and never
 imports an engine: `translate_text(text, translate, lang) -> str`, `translate_markdown`,
-`translate_html` (str -> str) and `translate_docx(data: bytes, ...) -> bytes`.
+`translate_html` (str -> str) and `translate_docx(data: bytes, ...) -> bytes`. HTML and
+docx also take how their language tags change (language.Retag): a translated document
+names the target's language.
 """
 
 from __future__ import annotations
@@ -43,20 +45,29 @@ def _text_of(data: bytes, path: Path, fmt: str) -> str:
         ) from None
 
 
-def translate_bytes(data: bytes, path: Path, fmt: str, translate, lang: str | None) -> bytes:
-    """The file `path` (its content `data`) of format `fmt` translated, as bytes to write;
-    a file that is not of that format is a UserError naming it."""
+def translate_bytes(data: bytes, path: Path, fmt: str, translate, lang: str | None,
+                    target: str | None = None) -> bytes:  # fmt: skip
+    """The file `path` (its content `data`) of format `fmt` translated from `lang` into
+    `target` (codes as the model spells them), as bytes to write; a file that is not of
+    that format is a UserError naming it."""
+    from translator.documents.language import retag_for
+
+    retag = retag_for(lang, target)
     if fmt == "docx":
         from translator.documents.docx import translate_docx
 
-        return translate_docx(data, translate, lang, name=str(path))
+        return translate_docx(data, translate, lang, name=str(path), retag=retag)
     text = _text_of(data, path, fmt)
     if fmt == "text":
         from translator.documents.text import translate_text as run
     elif fmt == "markdown":
         from translator.documents.markdown import translate_markdown as run
     else:
-        from translator.documents.html import translate_html as run
+        from functools import partial
+
+        from translator.documents.html import translate_html
+
+        run = partial(translate_html, retag=retag)
     try:
         out = run(text, translate, lang)
     except UserError as err:

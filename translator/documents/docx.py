@@ -11,7 +11,8 @@ where it is, and each stretch is translated on its own. Within a stretch, runs f
 otherwise than most of its text, and hyperlinks, are spans that inline.transfer carries to
 the words aligned to theirs; the translation is written as clones of the source runs (so
 bold, italics, fonts, colours come along) and of the hyperlink elements (their targets
-kept), in place of the stretch's runs.
+kept), in place of the stretch's runs. The languages the file names become the target's
+(docx_language.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import io
 import re
 import zipfile
 
+from translator.documents.docx_language import retag_docx
+from translator.documents.language import Retag
 from translator.documents.units import GLUED, Marked, Translate, translate_all
 from translator.errors import UserError
 
@@ -334,14 +337,14 @@ def _open(data: bytes, name: str):
 
 
 def translate_docx(data: bytes, translate: Translate, lang: str | None = "en",
-                   name: str = "the document") -> bytes:  # fmt: skip
+                   name: str = "the document", retag: Retag | None = None) -> bytes:  # fmt: skip
     """The docx `data` translated (module docstring), as the bytes of a docx; `name`: the
-    file's name in errors."""
+    file's name in errors; `retag`: how its languages change (docx_language.py)."""
     doc = _open(data, name)
-    found = []
+    found, parts = [], _parts(doc)
     blocks = _code_styles(doc, "PARAGRAPH", CODE_PARAGRAPHS)
     code = _code_styles(doc, "CHARACTER", CODE_RUNS)
-    for part in _parts(doc):
+    for part in parts:
         for p in list(part.iter(_NS + "p")):
             if _style(p, "p") not in blocks:
                 found += [x for s in stretches(p) if not (x := Stretch(s, lang, code)).only_code]
@@ -349,6 +352,7 @@ def translate_docx(data: bytes, translate: Translate, lang: str | None = "en",
     for stretch in found:
         if stretch.sources:  # a stretch of spaces alone is left as it is
             stretch.write([next(results) for _ in stretch.sources])
+    retag_docx(doc, parts, retag)
     out = io.BytesIO()
     doc.save(out)
     return out.getvalue()

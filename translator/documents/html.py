@@ -8,17 +8,19 @@ the translation's words by its alignment (inline.py). code, kbd, samp, svg, math
 elements marked translate="no" travel whole inside their sentence (the model sees their
 text, their place follows its alignment); pre, script, style, textarea and blocks marked
 translate="no" are copied and end a unit. The attributes readers see (alt, title,
-placeholder, aria-label) are translated in their tags (html_attributes.py).
+placeholder, aria-label) are translated in their tags, and the language attributes name
+the target's language (html_attributes.py).
 """
 
 from __future__ import annotations
 
 import html
 
-from translator.documents.html_attributes import translate_attributes
+from translator.documents.html_attributes import retag_languages, translate_attributes
 from translator.documents.html_sentences import Sentence, sentences
 from translator.documents.html_units import Builder, Mark, Unit, tokens
 from translator.documents.inline import events, transfer
+from translator.documents.language import Retag
 from translator.documents.units import punctuation, target_seps, translate_all
 
 
@@ -166,14 +168,15 @@ def _escaper(entities: dict[str, str]):
     return escape
 
 
-def translate_html(text: str, translate, lang: str | None) -> str:
+def translate_html(text: str, translate, lang: str | None, retag: Retag | None = None) -> str:
     """`text` (an HTML document or fragment) with its text translated by `translate`
     (sentences -> [(translation, alignment or None)]) and its markup kept; markup that
     does not nest is mended as a browser reads it, with a warning naming its line and
-    column, and copied as it is."""
+    column, and copied as it is. `retag`: how its language attributes change."""
     toks = tokens(text, strict=False)
     builder = build(toks, strict=False)
-    if translate_attributes(toks, builder.carriers, translate):
+    named = translate_attributes(toks, builder.carriers, translate)
+    if retag_languages(toks, builder.carriers, retag) or named:
         builder = build(toks, strict=False)  # the same units, with the start tags' new source
     plans = {id(p): sentences(p, lang) for p in builder.out if isinstance(p, Unit)}
     results = translate_all([s.text for plan, _ in plans.values() for s in plan], translate)

@@ -2,6 +2,11 @@
 hover, a field's placeholder, an accessible label), translated in place in their start
 tag's source. Everything else in the tag, the quoting included, stays as it was; a value
 whose translation is the same text keeps its bytes.
+
+The attributes that name a language (lang, xml:lang, a content-language meta tag) name
+the target's where they named the source's, and always on the root element, whose
+content is all translated (`retag_languages`); an element so retagged gets the target's writing
+direction where its dir says otherwise (or, for a right-to-left target, says nothing).
 """
 
 from __future__ import annotations
@@ -9,24 +14,33 @@ from __future__ import annotations
 import html
 import re
 
+from translator.documents.language import Retag
 from translator.documents.units import Translate, translate_all
 
 READ = frozenset({"alt", "title", "placeholder", "aria-label"})
+LANG, DIR = frozenset({"lang", "xml:lang"}), frozenset({"dir"})
+COPIED = frozenset("pre script style textarea template code kbd samp svg math".split())
 # name, "=", then a value in double or single quotes or none (HTML's unquoted form)
 ATTRIBUTE = re.compile(r"""(?<=\s)([^\s"'>/=]+)\s*=\s*("[^"]*"|'[^']*'|[^\s"'=<>`]+)""")
 
 
-def readable(raw: str) -> list[tuple[int, int, str]]:
-    """(start, end, text) of each READ attribute's value in a start tag's source `raw`: the
-    characters between its quotes, and their text with character references resolved."""
+def values(raw: str, names: frozenset[str]) -> list[tuple[str, int, int, str]]:
+    """(name, start, end, text) of each attribute of `names` in a start tag's source `raw`:
+    its lowercased name, the characters between its quotes, and their text with character
+    references resolved."""
     out = []
     for m in ATTRIBUTE.finditer(raw):
-        if m.group(1).lower() in READ:
+        if (name := m.group(1).lower()) in names:
             a, b = m.span(2)
             if raw[a] in "\"'":
                 a, b = a + 1, b - 1
-            out.append((a, b, html.unescape(raw[a:b])))
+            out.append((name, a, b, html.unescape(raw[a:b])))
     return out
+
+
+def readable(raw: str) -> list[tuple[int, int, str]]:
+    """(start, end, text) of each READ attribute's value in a start tag's source `raw`."""
+    return [(a, b, text) for _, a, b, text in values(raw, READ)]
 
 
 def _written(raw: str, a: int, b: int, text: str) -> str:
@@ -54,3 +68,39 @@ def translate_attributes(toks: list, carriers: list[int], translate: Translate) 
                 raw = _written(raw, a, b, text)
         toks[i].raw = raw
     return True
+
+
+def _retagged(tok, retag: Retag) -> str:
+    """The start tag `tok`'s source with its language attributes renamed (module
+    docstring)."""
+    attrs = {k: (v or "").lower() for k, v in tok.attrs}
+    names = LANG | ({"content"} if attrs.get("http-equiv") == "content-language" else set())
+    everything = tok.tag == "html" or "content" in names
+    found = [f for f in values(tok.raw, names) if everything or retag.names_source(f[3])]
+    if not found:
+        return tok.raw
+    edits = [(a, b, retag.target) for _, a, b, _ in found]  # (start, end, value written)
+    direction, now = retag.direction(), attrs.get("dir")
+    if found[0][0] != "content" and now in ("ltr", "rtl") and now != direction:
+        edits += [(a, b, direction) for _, a, b, _ in values(tok.raw, DIR)[:1]]
+    elif found[0][0] != "content" and "dir" not in attrs and direction == "rtl":
+        end = found[0][2] + (tok.raw[found[0][1] - 1] in "\"'")  # after its closing quote
+        edits.append((end, end, None))
+    raw = tok.raw
+    for a, b, value in sorted(edits, key=lambda e: -e[0]):  # from the end: earlier offsets hold
+        if value is None:
+            raw = raw[:a] + f' dir="{direction}"' + raw[a:]
+        else:
+            raw = _written(raw, a, b, value)
+    return raw
+
+
+def retag_languages(toks: list, carriers: list[int], retag: Retag | None) -> bool:
+    """Rename the language of the start tags `toks[i]` for i in `carriers` whose content is
+    translated (module docstring); whether any changed."""
+    changed = False
+    for i in carriers if retag is not None else ():
+        tok = toks[i]
+        if tok.tag not in COPIED and (new := _retagged(tok, retag)) != tok.raw:
+            tok.raw, changed = new, True
+    return changed

@@ -103,10 +103,10 @@ class Journal:
 
 
 def translate_document(input_file: Path, output_file: Path, fmt: str, translate, lang,
-                       identity: dict) -> None:  # fmt: skip
-    """Translate the document `input_file` of format `fmt` into `output_file` resumably
-    (module docstring); `identity`: what else the translations depend on (model, decoding
-    settings)."""
+                       identity: dict, target: str | None = None) -> None:  # fmt: skip
+    """Translate the document `input_file` of format `fmt` from `lang` into `target`, into
+    `output_file` resumably (module docstring); `identity`: what else the translations
+    depend on (model, decoding settings)."""
     output_file = writable_file(output_file)
     journal = journal_path(output_file)
     data = Path(input_file).read_bytes()
@@ -116,7 +116,7 @@ def translate_document(input_file: Path, output_file: Path, fmt: str, translate,
     with progress_bar(total=None, desc="translate", unit="sentence") as bar:
         job = Journal(journal, ident, translate, bar)
         try:
-            out = translate_bytes(data, Path(input_file), fmt, job, lang)
+            out = translate_bytes(data, Path(input_file), fmt, job, lang, target)
         finally:
             job.close()
     atomic_write_bytes(output_file, out)

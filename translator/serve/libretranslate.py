@@ -214,7 +214,7 @@ class LibreTranslate:
             from translator.documents import translate_bytes
 
             return await asyncio.to_thread(
-                translate_bytes, data, Path(name), fmt, translate, src.code
+                translate_bytes, data, Path(name), fmt, translate, src.code, tgt.model
             )
         except ImportError as err:
             raise LimitError(

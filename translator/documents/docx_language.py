@@ -1,0 +1,63 @@
+"""A translated Word file's languages: Word checks spelling and picks fonts by the w:lang
+of each run, its style and the document's defaults, so the w:lang values that named the
+source's language name the target's (with a region, as Word writes them: `de-DE`), and
+the document's defaults always do.
+
+w:lang holds three languages: w:val for most text, w:eastAsia for Chinese, Japanese and
+Korean characters, w:bidi for right-to-left scripts. w:val follows the source (or, in the
+defaults, always the target); w:eastAsia and w:bidi become the target only where it is
+written in such a script. The theme's font languages (settings, w:themeFontLang) and the
+file's own language (its core properties' dc:language) follow the same rules.
+"""
+
+from __future__ import annotations
+
+from translator.documents.language import Retag
+
+_NS = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_RELS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
+_CORE = "http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties"
+LANG, THEME = _NS + "lang", _NS + "themeFontLang"
+VAL, EAST_ASIA, BIDI = _NS + "val", _NS + "eastAsia", _NS + "bidi"
+
+
+def _part(owner, reltype: str):
+    """The part `owner` relates to by `reltype`, None where the file has none (python-docx
+    would make a default one, which a translation has no reason to add)."""
+    for rel in owner.rels.values():
+        if rel.reltype == reltype and not rel.is_external:
+            return rel.target_part
+    return None
+
+
+def _rename(el, retag: Retag, word: str, everything: bool) -> None:
+    """One w:lang (or w:themeFontLang) element renamed; `everything`: a default, which
+    names the target whatever it named."""
+    val = el.get(VAL)
+    if val is not None and (everything or retag.names_source(val)):
+        el.set(VAL, word)
+    if retag.east_asian() and el.get(EAST_ASIA) is not None:
+        el.set(EAST_ASIA, word)
+    if retag.direction() == "rtl" and el.get(BIDI) is not None:
+        el.set(BIDI, word)
+
+
+def retag_docx(doc, parts: list, retag: Retag | None) -> None:
+    """Rename the languages of the python-docx Document `doc`, whose translated XML
+    elements are `parts` (module docstring)."""
+    if retag is None:
+        return
+    word = retag.regional()
+    styles = _part(doc.part, _RELS + "styles")
+    defaults = styles.element.find(f"{_NS}docDefaults") if styles is not None else None
+    for el in defaults.iter(LANG) if defaults is not None else ():
+        _rename(el, retag, word, True)  # first: the defaults then name no source language
+    for root in parts + ([styles.element] if styles is not None else []):
+        for el in root.iter(LANG):
+            _rename(el, retag, word, False)
+    settings = _part(doc.part, _RELS + "settings")
+    if settings is not None:
+        for el in settings.element.iter(THEME):
+            _rename(el, retag, word, True)
+    if _part(doc.part.package, _CORE) is not None and doc.core_properties.language:
+        doc.core_properties.language = word

@@ -1,0 +1,87 @@
+"""The language a translated document declares: the tags in its markup that name the
+source's language (HTML's lang, Word's w:lang) name the target's instead.
+
+A model's codes come in several spellings (a config's `de`, OPUS-MT's `deu`, NLLB's
+`deu_Latn`); documents want BCP 47 tags, shortest form (`de`, `zh-Hant`), which langcodes
+gives. Two tags name the same language when their language subtags agree once a
+macrolanguage's members are read as it (`arb` is `ar`, `cmn` is `zh`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# scripts written right to left (Unicode's bidirectional class R or AL)
+RIGHT_TO_LEFT = frozenset("Arab Hebr Syrc Thaa Nkoo Adlm Rohg Samr Mand Mend Yezi".split())
+EAST_ASIAN = frozenset("Hani Hans Hant Hira Kana Jpan Hang Kore Bopo".split())
+NO_LANGUAGE = frozenset({"mul", "und", "zxx", "mis"})
+
+
+def bcp47(code: str | None) -> str | None:
+    """`code` as a BCP 47 tag (`deu_Latn` -> `de`, `zho_Hant` -> `zh-Hant`); None for none,
+    or a code that names no single language (`mul`) or that langcodes cannot read."""
+    import langcodes
+
+    if not code:
+        return None
+    try:
+        tag = langcodes.standardize_tag(code.replace("_", "-"), macro=True)
+        lang = langcodes.Language.get(tag)
+    except ValueError:  # langcodes' LanguageTagError is one
+        return None
+    if not lang.is_valid() or lang.language in NO_LANGUAGE or lang.language is None:
+        return None
+    return tag
+
+
+def _parsed(tag: str):
+    import langcodes
+
+    try:
+        return langcodes.Language.get(tag.replace("_", "-"), normalize=True).prefer_macrolanguage()
+    except ValueError:
+        return None
+
+
+def _script(tag: str) -> str | None:
+    lang = _parsed(tag)
+    return None if lang is None else lang.maximize().script
+
+
+@dataclass(frozen=True)
+class Retag:
+    """How a translated document's language tags change: `source` and `target` are BCP 47
+    tags (`source` None: unknown, so only the tags a whole document carries change)."""
+
+    source: str | None
+    target: str
+
+    def names_source(self, value: str) -> bool:
+        """Whether the tag `value` (as a document wrote it: `en-US`, `EN`) names the
+        source's language."""
+        if self.source is None:
+            return False
+        a, b = _parsed(value.strip()), _parsed(self.source)
+        return a is not None and b is not None and a.language == b.language
+
+    def direction(self) -> str:
+        """The target's writing direction, as HTML's dir names it."""
+        return "rtl" if _script(self.target) in RIGHT_TO_LEFT else "ltr"
+
+    def regional(self) -> str:
+        """The target as Word writes languages, with a region (`de-DE`, `zh-Hant-TW`)."""
+        lang = _parsed(self.target)
+        if lang is None or lang.territory:
+            return self.target
+        territory = lang.maximize().territory
+        return f"{self.target}-{territory}" if territory else self.target
+
+    def east_asian(self) -> bool:
+        return _script(self.target) in EAST_ASIAN
+
+
+def retag_for(source: str | None, target: str | None) -> Retag | None:
+    """The Retag for a translation from `source` into `target` (model codes, any
+    spelling); None where the target names no language, so that no tag changes."""
+    tgt = bcp47(target)
+    return None if tgt is None else Retag(bcp47(source), tgt)
