@@ -211,3 +211,30 @@ def test_an_empty_hyperlink_is_kept_and_does_not_cut_its_sentence():
     p = docx.Document(io.BytesIO(out)).paragraphs[0]
     assert calls == ["Ein Hund läuft."] and p.text == "EIN HUND LÄUFT."
     assert len(p._p.findall(qn("w:hyperlink"))) == 1
+
+
+def test_runs_differing_in_spelling_settings_alone_are_one_text():
+    d = docx.Document()
+    p = d.add_paragraph()
+    for text, props in [("Two dogs ", ["lang"]), ("play", ["noProof"]), (" in the  deep ", []),
+                        ("snow", ["noProof", "b"]), (".", [])]:  # fmt: skip
+        run = p.add_run(text)
+        for name in props:
+            el = OxmlElement(f"w:{name}")
+            if name == "lang":
+                el.set(qn("w:val"), "en-GB")
+            run._r.get_or_add_rPr().append(el)
+
+    def mirrored(sentences):  # new words: none copied from the source
+        return [(" ".join(w[::-1] for w in s.split()), [(i, i) for i in range(len(s.split()))])
+                for s in sentences]  # fmt: skip
+
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), mirrored, "en"))).paragraphs[0]
+    # no span for a run differing in spelling settings alone; the words written in the
+    # run holding most spaces (no settings), the bold word in its own
+    assert runs(out) == [("owT sgod yalp ni eht peed ", None, None), (".wons", True, None)]
+    assert out.runs[0]._r.rPr is None
+    copied = docx.Document(io.BytesIO(translate_docx(saved(d), upper, "en"))).paragraphs[0]
+    # copied words keep their runs' spelling settings
+    assert [r._r.rPr.xml.count("noProof") if r._r.rPr is not None else 0
+            for r in copied.runs] == [0, 1, 0, 1, 0]  # fmt: skip

@@ -31,6 +31,10 @@ _NS = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 R, HYPERLINK, RPR = _NS + "r", _NS + "hyperlink", _NS + "rPr"
 TEXT_PARTS = {_NS + n for n in ("rPr", "t", "tab", "br", "cr", "noBreakHyphen", "softHyphen",
                                 "lastRenderedPageBreak")}  # fmt: skip
+# a run's language and "do not check spelling": Word's proofing, which no reader sees, so
+# runs differing in these alone are not set apart as spans (runs written as Word's spell
+# checker left them)
+PROOFING = {_NS + "lang", _NS + "noProof"}
 # kept where they are and not a stretch's end: they hold no text
 QUIET = {_NS + n for n in ("pPr", "bookmarkStart", "bookmarkEnd", "proofErr", "permStart",
                            "permEnd", "commentRangeStart", "commentRangeEnd")}  # fmt: skip
@@ -66,11 +70,24 @@ def stretches(p) -> list[list]:
     return [s for s in out + [cur] if s]
 
 
-def _key(r) -> bytes:
+def _props(r) -> bytes:
+    """A run's properties, b"" for none."""
     from lxml import etree
 
     rpr = r.find(RPR)
-    return b"" if rpr is None else etree.tostring(rpr)
+    return b"" if rpr is None or not (len(rpr) or rpr.attrib) else etree.tostring(rpr)
+
+
+def _key(r) -> bytes:
+    """A run's formatting as a reader sees it: its properties bar the spelling settings
+    (PROOFING)."""
+    rpr = r.find(RPR)
+    if rpr is None or not any(child.tag in PROOFING for child in rpr):
+        return _props(r)
+    seen = copy.deepcopy(r)
+    for child in [c for c in seen.find(RPR) if c.tag in PROOFING]:
+        seen.find(RPR).remove(child)
+    return _props(seen)
 
 
 class Stretch(Marked):
@@ -88,14 +105,17 @@ class Stretch(Marked):
         # the usual formatting is the one holding most of the spaces between words, then
         # most of the text, code aside: the spaces around a formatted word belong to the
         # text around it
-        weight: dict[bytes, tuple[int, int]] = {}
+        weight: dict[tuple[bool, bytes], tuple[int, int]] = {}  # (spelling settings too?, key)
         for (r, link), text in zip(runs, texts, strict=True):
             if link is None and _style(r) not in code:
-                spaces, size = weight.get(_key(r), (0, 0))
-                weight[_key(r)] = (spaces + sum(c.isspace() for c in text), size + len(text))
+                for key in ((False, _key(r)), (True, _props(r))):
+                    spaces, size = weight.get(key, (0, 0))
+                    weight[key] = (spaces + sum(c.isspace() for c in text), size + len(text))
         first = next((r for r, link in runs if link is None), runs[0][0])
-        self.base = max(weight, key=weight.__getitem__) if weight else _key(first)
-        self.template = next((r for r, _ in runs if _key(r) == self.base), first)
+        self.base = max((key for full, key in weight if not full),
+                        key=lambda key: weight[False, key], default=_key(first))  # fmt: skip
+        alike = [r for r, _ in runs if _key(r) == self.base] or [first]
+        self.template = max(alike, key=lambda r: weight.get((True, _props(r)), (0, 0)))
         spans = []
         for item in items:
             if item.tag == HYPERLINK:
@@ -119,6 +139,11 @@ class Stretch(Marked):
                 self.owners[starts[k] : end] = [(runs[k][1], runs[k][0])] * (end - starts[k])
                 if _style(runs[k][0]) in code:
                     self.code[id(runs[k][0])] = plain[starts[k] : end]
+            else:  # copied words keep the spelling settings of their own runs
+                for m in range(k, j + 1):
+                    if _props(runs[m][0]) != _props(self.template):
+                        at, size = starts[m], len(texts[m])
+                        self.owners[at : at + size] = [(None, runs[m][0])] * size
             k = j + 1
         super().__init__(plain, spans, lang)
         # nothing to translate where every letter is code (a heading naming a command)
