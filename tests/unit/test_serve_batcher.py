@@ -160,6 +160,36 @@ def test_a_request_that_timed_out_while_another_decoded_is_dropped():
     assert echo.batches == [1]
 
 
+def test_a_big_request_given_up_on_stops_taking_the_decoder():
+    """A request of many batches times out while its first calls decode: its other
+    sentences are not decoded, and the next request is answered soon after."""
+    echo = SlowEcho(0.3)
+
+    async def load(batcher):
+        big = [f"line {k}" for k in range(40)]  # ten batches of 4: five calls of two
+        gone = await asyncio.gather(batcher.translate(big, req(1, 1), timeout=0.45),
+                                    return_exceptions=True)  # fmt: skip
+        return gone[0], await batcher.translate(["after"], req(1, 1))
+
+    gone, after = serve(echo, load, batch_size=4)
+    assert getattr(gone, "status", None) == 503
+    assert [h.text for h in after[0]] == ["AFTER"]
+    # the calls before it left and the one under way then (two at most), not all five
+    assert echo.batches[-1] == 1 and echo.batches[:-1] in ([8], [8, 8]), echo.batches
+
+
+def test_a_big_request_is_answered_whole_and_in_order():
+    echo = SlowEcho(0.0)
+    big = [f"line {'x' * (k % 7)} {k}" for k in range(30)]
+
+    async def load(batcher):
+        return await batcher.translate(big, req(1, 1))
+
+    out = serve(echo, load, batch_size=4)
+    assert [h[0].text for h in out] == [line.upper() for line in big]
+    assert echo.batches == [8, 8, 8, 6]
+
+
 class Broken(SlowEcho):
     """A bug outside any one request: every batch fails with a RuntimeError."""
 

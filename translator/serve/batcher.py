@@ -30,6 +30,9 @@ from translator.errors import UserError
 from translator.serve.limits import LimitError, Limits
 
 log = logging.getLogger(__name__)
+# batches a translate call of a request of many sentences holds at most (batcher decoding):
+# between two calls, sentences whose client left are dropped
+CHUNKS = 2
 
 
 @dataclass(eq=False)
@@ -184,19 +187,36 @@ class Batcher:
                         self._failed(job, alone)
 
     def _decode_group(self, group: list[Job]) -> None:
-        """One translate call for the jobs of `group`, each answered with its own slice."""
+        """The jobs of `group` decoded together, each answered with its own slice: in one
+        translate call, or where they hold more than CHUNKS batches, in calls of that many
+        batches of similar lengths, dropping between two the sentences of jobs whose
+        client has left, so that a big request given up on stops taking the decoder."""
         lines = [text for job in group for text in job.texts]
+        owners = [job for job in group for _ in job.texts]
         first = group[0].request
         guides = Guides.joined([(len(job.texts), job.request.guides) for job in group])
         dc = first.decode.replace(batch_size=self.limits.batch_size)
         request = first.replace(decode=dc, guides=guides)
-        results = self.translator.translate(lines, request)
+        chunk = CHUNKS * self.limits.batch_size
+        if len(lines) <= chunk:
+            results = self.translator.translate(lines, request)
+        else:
+            results = [None] * len(lines)
+            order = sorted(range(len(lines)), key=lambda r: len(lines[r]))
+            for at in range(0, len(order), chunk):
+                rows = [r for r in order[at : at + chunk] if not owners[r].abandoned]
+                if rows:
+                    part = request.replace(guides=guides and guides.of(rows))
+                    found = self.translator.translate([lines[r] for r in rows], part)
+                    for r, translations in zip(rows, found, strict=True):
+                        results[r] = translations
         self.batches += 1
         self.sentences += len(lines)
         self.batch_sentences += len(lines)
         start = 0
         for job in group:
-            self._finish(job, results[start : start + len(job.texts)], None)
+            answer = None if job.abandoned else results[start : start + len(job.texts)]
+            self._finish(job, answer, None)
             start += len(job.texts)
 
     def _failed(self, job: Job, err: Exception) -> None:

@@ -30,6 +30,7 @@ from translator.serve.libretranslate_io import (
     BODIES,
     PREFIX,
     UNZIPPED,
+    Calls,
     Door,
     FileStore,
     lt_error,
@@ -179,17 +180,17 @@ class LibreTranslate:
             alts.append([put_back(text, sp, [t]) for t in others[:alternatives]])
         return out, alts
 
-    def bridge(self, request: DecodeRequest, loop) -> Callable:
+    def bridge(self, request: DecodeRequest, calls: Calls) -> Callable:
         """The documents layer's `translate(sentences)`, called on a worker thread: the
-        sentences go through the batcher on the event loop, and back with alignments."""
+        sentences go through the batcher on the event loop (`calls`), and back with
+        alignments."""
 
         def translate(sentences: list[str]) -> list[tuple[str, list | None]]:
             sentences = list(sentences)
             self.check_sentences(sentences)
             if not sentences:
                 return []
-            job = self.batcher.translate(sentences, request)
-            results = asyncio.run_coroutine_threadsafe(job, loop).result()
+            results = calls.result(self.batcher.translate(sentences, request))
             bests = [hyps[0] for hyps in results]
             return [(best.text, _pairs(getattr(best, "alignment", None))) for best in bests]
 
@@ -209,7 +210,8 @@ class LibreTranslate:
         if fmt == "docx" and (size := unzipped_size(data)) > most:
             raise LimitError(400, f"{name}: {size} bytes once unzipped, over this server's "
                              f"limit of {most} ({UNZIPPED} times --max-body)")  # fmt: skip
-        translate = self.bridge(self.request(src, tgt, align=True), asyncio.get_running_loop())
+        calls = Calls(asyncio.get_running_loop())
+        translate = self.bridge(self.request(src, tgt, align=True), calls)
         try:  # (an install without a format's module, or its library, lacks that format)
             from translator.documents import translate_bytes
 
@@ -222,13 +224,23 @@ class LibreTranslate:
             ) from None
         except RecursionError:  # markup nested thousands deep: the client's to simplify
             raise LimitError(400, f"{name}: the {fmt} markup is nested too deeply") from None
+        finally:  # (cancelled: given up, so the worker thread stops at its next call)
+            calls.give_up()
 
     async def html(self, texts: list[str], src, tgt) -> list[str]:
-        # one after another: a request holds one place in the server's queue at a time
-        return [
-            (await self.document(t.encode("utf-8"), "q.html", "html", src, tgt)).decode("utf-8")
-            for t in texts
-        ]
+        """The texts of a format=html request, within the server's --timeout as a request of
+        plain texts is; one after another: a request holds one place in the queue at a time."""
+
+        async def each() -> list[str]:
+            return [(await self.document(t.encode("utf-8"), "q.html", "html", src, tgt)).decode()
+                    for t in texts]  # fmt: skip
+
+        try:
+            return await asyncio.wait_for(each(), self.limits.timeout)
+        except asyncio.TimeoutError:
+            raise LimitError(
+                503, f"no answer within {self.limits.timeout:g} s (the server is busy)"
+            ) from None
 
     # -- the routes ---------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ import json
 import re
 import secrets
 import tempfile
+import threading
 import unicodedata
 import urllib.parse
 import zipfile
@@ -269,3 +270,33 @@ BODIES = {
     ),
     "/detect": _body("application/json", ["q"], q=_Q, api_key=_TEXT),
 }  # fmt: skip
+
+
+class Calls:
+    """The batcher calls the documents layer makes for one request, from its worker thread:
+    given up together (`give_up`) when the request is (its time is up, its client left),
+    so the call in flight is dropped by the decoder and the thread stops at its next."""
+
+    def __init__(self, loop):
+        self.loop, self.gone, self.flying = loop, False, set()
+        self.lock = threading.Lock()
+
+    def result(self, coroutine):
+        """The coroutine's result, run on the event loop; a 503 once given up."""
+        with self.lock:
+            if self.gone:
+                coroutine.close()
+                raise LimitError(503, "the request was given up")
+            future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+            self.flying.add(future)
+        try:
+            return future.result()
+        finally:
+            with self.lock:
+                self.flying.discard(future)
+
+    def give_up(self) -> None:
+        with self.lock:
+            self.gone = True
+            for future in self.flying:
+                future.cancel()
