@@ -56,6 +56,19 @@ def test_a_capitalised_german_article_starts_a_sentence_where_no_stop_ends_one()
     assert split_sentences("He reads The Da Vinci Code", "en") == ["He reads The Da Vinci Code"]
 
 
+@pytest.mark.parametrize("text, lang, want", [
+    ("Er sagte: „Ich komme.“ Dann ging er.", "de", ["Er sagte: „Ich komme.“", "Dann ging er."]),
+    ("Er rief: »Halt!« Sie lief.", "de", ["Er rief: »Halt!«", "Sie lief."]),
+    ('Er sagte: "Gut." Dann ging er.', "de", ['Er sagte: "Gut."', "Dann ging er."]),
+    ("Er kam.[2][3] Dann ging er.", "de", ["Er kam.[2][3]", "Dann ging er."]),
+    ("It rains.[^1] Then it snows.", "en", ["It rains.[^1]", "Then it snows."]),
+    ("Il dit : « Je viens. » Puis il part.", "fr", ["Il dit : « Je viens. »", "Puis il part."]),
+    ("Er sagte „Hallo.“ und ging.", "de", ["Er sagte „Hallo.“ und ging."]),  # no capital
+])  # fmt: skip
+def test_a_sentence_ends_after_closing_quotes_and_footnote_marks(text, lang, want):
+    assert split_sentences(text, lang) == want
+
+
 def test_unknown_languages_use_english_rules():
     assert rules_language("de-DE") == "de" and rules_language("pt_BR") == "en"
     assert rules_language(None) == "en" and rules_language("xx") == "en"

@@ -37,6 +37,12 @@ ISO_639_3 = {"amh": "am", "ara": "ar", "arb": "ar", "bul": "bg", "dan": "da", "d
              "hin": "hi", "hye": "hy", "ita": "it", "jpn": "ja", "kaz": "kk", "mar": "mr",
              "mya": "my", "nld": "nl", "pol": "pl", "rus": "ru", "slk": "sk", "urd": "ur",
              "zho": "zh"}  # fmt: skip
+# a stop, then closing quotes or brackets (a space before French guillemets allowed) or
+# footnote marks ([2], [^1]), then a space and an upper-case letter (after an opening quote
+# perhaps): a boundary pysbd misses for German's „…“ and »…«, for any language after [2]
+_CLOSED_END = re.compile(
+    r"[.!?…](?:[\s\u202f]?[\"“”»«’‘›‹)\]]|\[\^?\w{1,10}\])+\s+(?=[\"„“”»«‹›‚‘(]?(\w))"
+)
 # words capitalised only at a sentence's start (module docstring), per pysbd language
 _STARTERS = {
     "de": "Ein Eine Der Die Das Zwei Drei Vier Fünf Sechs Mehrere Einige Viele",
@@ -112,6 +118,7 @@ def sentence_spans(text: str, lang: str | None = DEFAULT_LANG) -> list[tuple[int
         cuts = [m.start(1) for m in starts.finditer(text)]
     if _MAY_END.search(text):
         cuts += segments_to_cuts(text, _segmenter(rules).segment(text))
+    cuts += [m.end() for m in _CLOSED_END.finditer(text) if m.group(1).isupper()]
     return cuts_to_spans(text, cuts)
 
 
