@@ -52,7 +52,7 @@ def translate_bytes(data: bytes, path: Path, fmt: str, translate, lang: str | No
     that format is a UserError naming it."""
     from translator.documents.language import retag_for
 
-    retag = retag_for(lang, target)
+    retag = retag_for(target)
     if fmt == "docx":
         from translator.documents.docx import translate_docx
 

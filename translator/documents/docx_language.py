@@ -1,13 +1,13 @@
 """A translated Word file's languages: Word checks spelling and picks fonts by the w:lang
-of each run, its style and the document's defaults, so the w:lang values that named the
-source's language name the target's (with a region, as Word writes them: `de-DE`), and
-the document's defaults always do.
+of each run, its style and the document's defaults, so those of the translated parts,
+the styles and the defaults name the target (with a region, as Word writes languages:
+`de-DE`), whatever they named.
 
 w:lang holds three languages: w:val for most text, w:eastAsia for Chinese, Japanese and
-Korean characters, w:bidi for right-to-left scripts. w:val follows the source (or, in the
-defaults, always the target); w:eastAsia and w:bidi become the target only where it is
-written in such a script. The theme's font languages (settings, w:themeFontLang) and the
-file's own language (its core properties' dc:language) follow the same rules.
+Korean characters, w:bidi for right-to-left scripts. w:val becomes the target; w:eastAsia
+and w:bidi become it only where it is written in such a script. The theme's font languages
+(settings, w:themeFontLang) and the file's own language (its core properties'
+dc:language) follow the same rules.
 """
 
 from __future__ import annotations
@@ -30,11 +30,9 @@ def _part(owner, reltype: str):
     return None
 
 
-def _rename(el, retag: Retag, word: str, everything: bool) -> None:
-    """One w:lang (or w:themeFontLang) element renamed; `everything`: a default, which
-    names the target whatever it named."""
-    val = el.get(VAL)
-    if val is not None and (everything or retag.names_source(val)):
+def _rename(el, retag: Retag, word: str) -> None:
+    """One w:lang (or w:themeFontLang) element renamed."""
+    if el.get(VAL) is not None:
         el.set(VAL, word)
     if retag.east_asian() and el.get(EAST_ASIA) is not None:
         el.set(EAST_ASIA, word)
@@ -49,15 +47,12 @@ def retag_docx(doc, parts: list, retag: Retag | None) -> None:
         return
     word = retag.regional()
     styles = _part(doc.part, _RELS + "styles")
-    defaults = styles.element.find(f"{_NS}docDefaults") if styles is not None else None
-    for el in defaults.iter(LANG) if defaults is not None else ():
-        _rename(el, retag, word, True)  # first: the defaults then name no source language
     for root in parts + ([styles.element] if styles is not None else []):
         for el in root.iter(LANG):
-            _rename(el, retag, word, False)
+            _rename(el, retag, word)
     settings = _part(doc.part, _RELS + "settings")
     if settings is not None:
         for el in settings.element.iter(THEME):
-            _rename(el, retag, word, True)
+            _rename(el, retag, word)
     if _part(doc.part.package, _CORE) is not None and doc.core_properties.language:
         doc.core_properties.language = word

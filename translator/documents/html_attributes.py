@@ -3,10 +3,10 @@ hover, a field's placeholder, an accessible label), translated in place in their
 tag's source. Everything else in the tag, the quoting included, stays as it was; a value
 whose translation is the same text keeps its bytes.
 
-The attributes that name a language (lang, xml:lang, a content-language meta tag) name
-the target's where they named the source's, and always on the root element, whose
-content is all translated (`retag_languages`); an element so retagged gets the target's writing
-direction where its dir says otherwise (or, for a right-to-left target, says nothing).
+The attributes that name a language (lang, xml:lang, a content-language meta tag) on
+elements whose content is translated name the target's, whatever they named: every word
+there is now the model's (`retag_languages`); an element so retagged gets the target's
+writing direction where its dir says otherwise (or, for a right-to-left target, nothing).
 """
 
 from __future__ import annotations
@@ -75,8 +75,7 @@ def _retagged(tok, retag: Retag) -> str:
     docstring)."""
     attrs = {k: (v or "").lower() for k, v in tok.attrs}
     names = LANG | ({"content"} if attrs.get("http-equiv") == "content-language" else set())
-    everything = tok.tag == "html" or "content" in names
-    found = [f for f in values(tok.raw, names) if everything or retag.names_source(f[3])]
+    found = values(tok.raw, names)
     if not found:
         return tok.raw
     edits = [(a, b, retag.target) for _, a, b, _ in found]  # (start, end, value written)

@@ -1,10 +1,9 @@
-"""The language a translated document declares: the tags in its markup that name the
-source's language (HTML's lang, Word's w:lang) name the target's instead.
+"""The language a translated document declares: the tags in its markup over translated
+text (HTML's lang, Word's w:lang) name the target's, as every word there is the model's.
 
 A model's codes come in several spellings (a config's `de`, OPUS-MT's `deu`, NLLB's
-`deu_Latn`); documents want BCP 47 tags, shortest form (`de`, `zh-Hant`), which langcodes
-gives. Two tags name the same language when their language subtags agree once a
-macrolanguage's members are read as it (`arb` is `ar`, `cmn` is `zh`).
+`deu_Latn`); documents want BCP 47 tags, shortest form (`de`, `zh-Hant`, a macrolanguage's
+member read as it: `arb` is `ar`), which langcodes gives.
 """
 
 from __future__ import annotations
@@ -50,19 +49,9 @@ def _script(tag: str) -> str | None:
 
 @dataclass(frozen=True)
 class Retag:
-    """How a translated document's language tags change: `source` and `target` are BCP 47
-    tags (`source` None: unknown, so only the tags a whole document carries change)."""
+    """The target language as a translated document names it: `target`, a BCP 47 tag."""
 
-    source: str | None
     target: str
-
-    def names_source(self, value: str) -> bool:
-        """Whether the tag `value` (as a document wrote it: `en-US`, `EN`) names the
-        source's language."""
-        if self.source is None:
-            return False
-        a, b = _parsed(value.strip()), _parsed(self.source)
-        return a is not None and b is not None and a.language == b.language
 
     def direction(self) -> str:
         """The target's writing direction, as HTML's dir names it."""
@@ -80,8 +69,8 @@ class Retag:
         return _script(self.target) in EAST_ASIAN
 
 
-def retag_for(source: str | None, target: str | None) -> Retag | None:
-    """The Retag for a translation from `source` into `target` (model codes, any
-    spelling); None where the target names no language, so that no tag changes."""
+def retag_for(target: str | None) -> Retag | None:
+    """The Retag for a translation into `target` (a model's code, any spelling); None where
+    it names no language, so that no tag changes."""
     tgt = bcp47(target)
-    return None if tgt is None else Retag(bcp47(source), tgt)
+    return None if tgt is None else Retag(tgt)
