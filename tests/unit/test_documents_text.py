@@ -113,6 +113,7 @@ def test_identity_translation_keeps_lines_and_words(pieces):
 
 def test_format_of_extension_and_option():
     assert format_of("a.HTML", None) == "html" and format_of("a.htm", None) == "html"
+    assert format_of("a.xhtml", None) == "html"
     assert format_of("a.md", None) == "markdown" and format_of("a.docx", None) == "docx"
     assert format_of("a.txt", None) is None and format_of("a.de", None) is None
     assert format_of("a.txt", "text") == "text"

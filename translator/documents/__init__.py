@@ -16,8 +16,8 @@ from pathlib import Path
 from translator.errors import UserError
 
 FORMATS = ("text", "html", "markdown", "docx")
-EXTENSIONS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown",
-              ".docx": "docx"}  # fmt: skip
+EXTENSIONS = {".html": "html", ".htm": "html", ".xhtml": "html", ".md": "markdown",
+              ".markdown": "markdown", ".docx": "docx"}  # fmt: skip
 ZIP_MAGIC = b"PK\x03\x04"
 
 

@@ -358,7 +358,18 @@ def _open(data: bytes, name: str):
     try:
         return docx.Document(io.BytesIO(data))
     except Exception as err:  # python-docx raises several kinds for a zip that is no docx
-        raise UserError(f"{name}: not a docx file ({type(err).__name__}: {err})") from None
+        raise UserError(f"{name}: not a docx file ({_why(err)})") from None
+
+
+def _why(err: Exception) -> str:
+    """What python-docx's error says of the file, without its internals (object ids)."""
+    text = str(err)
+    if isinstance(err, KeyError) and "[Content_Types].xml" in text:
+        return "a zip without the [Content_Types].xml every Office file holds"
+    kind = re.search(r"content type is '([^']+)'", text)
+    if kind:
+        return f"an Office file of another kind: {kind.group(1)}"
+    return f"{type(err).__name__}: {re.sub(r' object at 0x[0-9a-f]+', '', text)}"
 
 
 def translate_docx(data: bytes, translate: Translate, lang: str | None = "en",

@@ -42,8 +42,8 @@ from translator.serve.limits import LimitError
 from translator.serve.requests import check_unicode
 
 log = logging.getLogger(__name__)
-FILE_FORMATS = {".txt": "text", ".html": "html", ".htm": "html", ".md": "markdown",
-                ".markdown": "markdown", ".docx": "docx"}  # fmt: skip
+FILE_FORMATS = {".txt": "text", ".html": "html", ".htm": "html", ".xhtml": "html",
+                ".md": "markdown", ".markdown": "markdown", ".docx": "docx"}  # fmt: skip
 
 
 def answered(handler: Callable) -> Callable:
