@@ -111,14 +111,20 @@ def test_not_a_docx_is_refused_with_its_name():
         translate_docx(other.getvalue(), upper, "en", name="in.docx")
     sheet = io.BytesIO()  # a zip of an Office file of another kind
     with zipfile.ZipFile(sheet, "w") as z:
-        z.writestr("[Content_Types].xml", """<?xml version="1.0"?><Types xmlns=\
+        z.writestr(
+            "[Content_Types].xml",
+            """<?xml version="1.0"?><Types xmlns=\
 "http://schemas.openxmlformats.org/package/2006/content-types"><Override \
 PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-\
-officedocument.spreadsheetml.sheet.main+xml"/></Types>""")
-        z.writestr("_rels/.rels", """<?xml version="1.0"?><Relationships xmlns=\
+officedocument.spreadsheetml.sheet.main+xml"/></Types>""",
+        )
+        z.writestr(
+            "_rels/.rels",
+            """<?xml version="1.0"?><Relationships xmlns=\
 "http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="r1" \
 Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" \
-Target="xl/workbook.xml"/></Relationships>""")
+Target="xl/workbook.xml"/></Relationships>""",
+        )
         z.writestr("xl/workbook.xml", "<workbook/>")
     with pytest.raises(UserError, match=r"another kind: application/vnd\S+sheet\.main\+xml\)$"):
         translate_docx(sheet.getvalue(), upper, "en", name="in.docx")
