@@ -344,3 +344,35 @@ def test_an_empty_element_at_the_end_of_another_stays_inside_it_once():
         assert translate_html(doc, same, "de") == doc
     out = translate_html("<p>Ein <a href=x>Hund<span class=i></span></a> hier.</p>", reverse, "de")
     assert out == "<p>hier. <a href=x>Hund<span class=i></span></a> Ein</p>"
+
+
+def test_reference_marks_are_copied_whole_and_never_reach_the_model():
+    seen = []
+
+    def model(sentences):
+        seen.extend(sentences)
+        return upper(sentences)
+
+    page = ('<p>Ein Mann fährt Rad.<sup><a href="#fn1">[1]</a></sup> Zwei Hunde'
+            '<sup>2</sup> spielen<a href="#n">*</a>.</p>')  # fmt: skip
+    assert translate_html(page, model, "de") == (
+        '<p>EIN MANN FÄHRT RAD.<sup><a href="#fn1">[1]</a></sup> ZWEI HUNDE'
+        '<sup>2</sup> SPIELEN<a href="#n">*</a>.</p>'
+    )
+    assert seen == ["Ein Mann fährt Rad.", "Zwei Hunde spielen."]
+
+
+@pytest.mark.parametrize("page", [
+    "<p><b>2024</b> war gut.</p>",  # a number outside sup: a word of the sentence
+    "<p>Das <i>[sic]</i> ist so.</p>",  # letters in brackets
+    "<p>Ein <b>Hund</b>.</p>",
+])  # fmt: skip
+def test_inline_text_that_is_no_reference_mark_is_translated(page):
+    seen = []
+
+    def model(sentences):
+        seen.extend(sentences)
+        return upper(sentences)
+
+    translate_html(page, model, "de")
+    assert seen == [re.sub("<[^>]+>", "", page)]

@@ -50,6 +50,18 @@ CLOSED_BY = {
     "colgroup": BLOCK,
 }
 OPTIONAL_END = frozenset(CLOSED_BY) | {"html", "head", "body", "tfoot", "caption"}
+MARKER = 8  # the longest text of a reference mark (_marker)
+_BRACKETED = re.compile(r"\[(?:\d+|[a-z])\]|\(\d+\)")
+
+
+def _marker(text: str, sup: bool) -> bool:
+    """Whether an inline element's text is a reference mark: signs alone (`*`, `†`),
+    a number or letter in brackets (`[1]`, `[a]`), or in a `sup`, a number."""
+    text = text.strip()
+    if not text or any(c.isalpha() for c in text) and not _BRACKETED.fullmatch(text):
+        return False
+    return not any(c.isalnum() for c in text) or _BRACKETED.fullmatch(text) is not None or (
+        sup and text.isdigit())
 
 
 @dataclass
@@ -139,6 +151,7 @@ class Mark:
     atom: bool = False
     # token numbers of its two edges, to keep their order (an edge no tag writes: between)
     order: tuple[float, float] = (0, 0)
+    raw_at: int = 0  # where its source begins in its unit's `raw`
 
 
 @dataclass
@@ -248,7 +261,8 @@ class Builder:
             self.verbatim = (len(self.stack), self.atom(tok.raw))
         else:
             unit = self.current()
-            unit.marks.append(Mark(unit.length, None, tok.raw, parent=self.parent(unit)))
+            unit.marks.append(Mark(unit.length, None, tok.raw, parent=self.parent(unit),
+                                   raw_at=len(unit.raw)))  # fmt: skip
             unit.marks[-1].order = (self.n, 0)
             unit.raw.append(tok.raw)
             self.stack.append(Open(tag, tok.at, unit, len(unit.marks) - 1))
@@ -307,6 +321,36 @@ class Builder:
         else:  # opened in an earlier unit
             unit.marks.append(Mark(None, unit.length, "", tok.raw, order=(0, self.n)))
         unit.raw.append(tok.raw)
+        if closed.unit is unit:
+            sup = closed.tag == "sup" or any(o.tag == "sup" for o in self.stack)
+            self.collapse(unit, closed.mark, sup)
+
+    def collapse(self, unit: Unit, k: int, sup: bool) -> None:
+        """The inline element of mark `k`, just closed, made an empty piece copied whole
+        where it is a reference mark (_marker; `sup`: it is or is inside a `sup`), or holds
+        nothing but such pieces: the model never sees it, and it stays glued to the word
+        it followed, as an image does, where no translated word could stand for it."""
+        mark, size = unit.marks[k], unit.length - unit.marks[k].open_at
+        inside = unit.marks[k + 1 :]
+        if any(m.open_at is None for m in unit.marks[k:]) or size > MARKER:
+            return
+        if size == 0 and not (inside and all(m.atom and m.open_at == m.close_at for m in inside)):
+            return
+        cut, held = 0, 0  # the last pieces of the unit's text, holding the element's
+        while held < size:
+            cut += 1
+            held += len(unit.text[-cut])
+        tail = "".join(unit.text[-cut:]) if cut else ""
+        if size and not _marker(tail[-size:], sup):
+            return
+        if cut:
+            del unit.text[-cut:]
+            if tail[:-size]:
+                unit.text.append(tail[:-size])
+        unit.length -= size
+        raw = "".join(unit.raw[mark.raw_at :])
+        unit.marks[k:] = [Mark(mark.open_at, mark.open_at, raw, parent=mark.parent, atom=True,
+                               order=(mark.order[0], mark.order[0]))]  # fmt: skip
 
     def feed_verbatim(self, tok: Token) -> None:
         depth, mark = self.verbatim
