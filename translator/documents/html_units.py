@@ -60,8 +60,11 @@ def _marker(text: str, sup: bool) -> bool:
     text = text.strip()
     if not text or any(c.isalpha() for c in text) and not _BRACKETED.fullmatch(text):
         return False
-    return not any(c.isalnum() for c in text) or _BRACKETED.fullmatch(text) is not None or (
-        sup and text.isdigit())
+    return (
+        not any(c.isalnum() for c in text)
+        or _BRACKETED.fullmatch(text) is not None
+        or (sup and text.isdigit())
+    )
 
 
 @dataclass
