@@ -165,3 +165,21 @@ def test_markup_nested_too_deep_is_left_as_it_is_and_the_rest_translated(caplog)
     out = translate_markdown(f"Ein Hund.\n\n{deep}\n\n*Eine* Katze.\n", reverse, "de")
     assert out == f"Hund. Ein\n\n{deep}\n\nKatze. *Eine*\n"
     assert "line 3: Markdown inline left untranslated (markup nested 1000 deep)" in caplog.text
+
+
+def test_extension_pieces_are_kept_and_never_reach_the_model():
+    seen = []
+
+    def model(sentences):
+        seen.extend(sentences)
+        return [(s.upper(), [(i, i) for i in range(len(s.split()))]) for s in sentences]
+
+    doc = ("## Ein Mann fährt {#fahrrad}\n\n- [ ] Ein Hund.\n- [x] Zwei Hunde.\n\n"
+           "Ein Kind schläft.[^1] Eine Frau liest.\n\n{% include note.html %}\n\n"
+           "[^1]: Ein Hund läuft.\n")  # fmt: skip
+    assert translate_markdown(doc, model, "de") == (
+        "## EIN MANN FÄHRT {#fahrrad}\n\n- [ ] EIN HUND.\n- [x] ZWEI HUNDE.\n\n"
+        "EIN KIND SCHLÄFT.[^1] EINE FRAU LIEST.\n\n{% include note.html %}\n\n"
+        "[^1]: EIN HUND LÄUFT.\n"
+    )
+    assert not [s for s in seen if re.search(r"[\[{]", s)], seen

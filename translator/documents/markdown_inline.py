@@ -24,6 +24,11 @@ _BREAK = re.compile(r"[ \t]*(\\?)\n[ \t]*")
 _OPEN_TAG = re.compile(r"<([A-Za-z][A-Za-z0-9-]*)\b[^>]*(?<!/)>$")
 _CLOSE_TAG = re.compile(r"</([A-Za-z][A-Za-z0-9-]*)\s*>$")
 PAIRS = ("em", "strong", "s")
+# pieces of Markdown's extensions that CommonMark reads as text, kept as they are and out of
+# the model's text: footnote references and labels (`[^1]`, `[^1]:`), heading attributes
+# (`{#id .class}` ending a line), template tags (`{% include x %}`, `{{ page.title }}`)
+_EXTENSION = re.compile(r"\[\^[^\]\s]+\]:?|\{%.*?%\}|\{\{.*?\}\}|\{[#.:][^{}\n]*\}[ \t]*$")
+_BOX = re.compile(r"\[[ xX]\](?=\s)")  # a task list item's box, where an inline begins
 _SYNTAX = set("*_`[]<\\&~!|")  # what starts markup anywhere in a line, unescaped
 
 
@@ -207,10 +212,7 @@ class _Reader:
         if skipping:
             return kind != "link_close"
         if kind == "text":
-            forms: list[str] = []
-            end = _match_text(src, self.at, tok.content, forms)
-            self.add(tok.content, forms)
-            self.at = end
+            self.text(tok.content)
         elif kind in ("softbreak", "hardbreak"):
             m = _BREAK.match(src, self.at)
             if m is None:
@@ -242,6 +244,30 @@ class _Reader:
         else:
             self.leaf(tok)
         return False
+
+    def text(self, content: str) -> None:
+        """A text token's content: its words added, its extension pieces (_EXTENSION, a
+        box at the inline's start) glued where they stand as pieces with no words."""
+        at = 0
+        found = list(_EXTENSION.finditer(content))
+        if self.size == 0 and (box := _BOX.match(content)):
+            found.insert(0, box)
+        for m in found:
+            if m.start() < at:
+                continue
+            if m.start() > at:
+                forms: list[str] = []
+                end = _match_text(self.src, self.at, content[at : m.start()], forms)
+                self.add(content[at : m.start()], forms)
+                self.at = end
+            start, self.at = self.at, _match_text(self.src, self.at, m.group())
+            self.lone(start, self.src[start : self.at], True)
+            at = m.end()
+        if at < len(content):
+            forms = []
+            end = _match_text(self.src, self.at, content[at:], forms)
+            self.add(content[at:], forms)
+            self.at = end
 
     def leaf(self, tok) -> None:
         src, start = self.src, self.at
