@@ -227,3 +227,22 @@ def test_units_without_a_letter_are_copied_and_never_sent_to_the_model():
 )
 def test_sentences_never_end_inside_a_word_and_end_at_full_width_stops(text, lang, want):
     assert split_sentences(text, lang) == want
+
+
+def test_a_unit_too_long_for_a_model_goes_in_pieces_cut_where_clauses_end():
+    from translator.documents.units import LONGEST, translate_all
+
+    sent = []
+
+    def model(sentences):
+        sent.extend(sentences)
+        return reverse(sentences)
+
+    words = [f"w{i}," if i % 50 == 49 else f"w{i}" for i in range(2 * LONGEST + 60)]
+    (text, alignment), = translate_all([" ".join(words)], model)  # fmt: skip
+    assert [s.split()[-1] for s in sent] == ["w99,", "w199,", words[-1]]
+    assert all(len(s.split()) <= LONGEST for s in sent)
+    out = text.split()
+    assert sorted(out) == sorted(words)  # nothing cut off
+    assert sorted(alignment) == sorted((i, j) for j, w in enumerate(out) for i in
+                                       [words.index(w)])  # fmt: skip

@@ -20,6 +20,47 @@ Alignment = list[tuple[int, int]] | None
 Translate = Callable[[list[str]], list[tuple[str, Alignment]]]
 
 BATCH = 256  # units per call of `translate`: few calls, and progress between them
+# the most words a unit is sent with whole; a longer one (text that runs on without a stop)
+# goes in pieces of at most that many, so that no model's length limit cuts it off
+LONGEST = 120
+_CLAUSE_END = re.compile(r"[,;:)\]»“”\"–—]$")
+
+
+def _pieces(words: list[str]) -> list[tuple[int, int]]:
+    """(start, end) word ranges of at most LONGEST words each, covering `words`, each
+    ending where a clause does (a word ending in `,` or `;`) in the second half of its
+    room where one can, else where the room ends."""
+    out, at = [], 0
+    while len(words) - at > LONGEST:
+        room = range(at + LONGEST, at + LONGEST // 2, -1)
+        end = next((e for e in room if _CLAUSE_END.search(words[e - 1])), at + LONGEST)
+        out.append((at, end))
+        at = end
+    return out + [(at, len(words))]
+
+
+def _translate_long(translate: Translate, units: list[str]) -> list[tuple[str, Alignment]]:
+    """`translate` over `units`, each longer than LONGEST words sent in pieces (_pieces):
+    its translation the pieces' joined, its alignment theirs moved to its word offsets."""
+    words = [u.split() for u in units]
+    parts = [_pieces(w) for w in words]
+    flat = [" ".join(w[a:b]) for w, ps in zip(words, parts, strict=True) for a, b in ps]
+    results = translate(flat)
+    if len(results) != len(flat):
+        raise ValueError(f"translate gave {len(results)} results for {len(flat)} units")
+    found = iter(results)
+    out = []
+    for ps in parts:
+        texts, alignment, shift = [], [], 0
+        for (a, _), (text, pairs) in zip(ps, (next(found) for _ in ps)):
+            texts.append(text)
+            if alignment is not None and pairs is not None:
+                alignment += [(i + a, j + shift) for i, j in pairs]
+            else:
+                alignment = None
+            shift += len(text.split())
+        out.append((" ".join(t for t in texts if t), alignment))
+    return out
 
 
 def words_and_seps(text: str) -> tuple[list[str], list[str]]:
@@ -47,9 +88,7 @@ def translate_all(units: list[str], translate: Translate) -> list[tuple[str, Ali
         expect(len(todo))
     for at in range(0, len(todo), BATCH):
         rows = todo[at : at + BATCH]
-        results = translate([flat[k] for k in rows])
-        if len(results) != len(rows):
-            raise ValueError(f"translate gave {len(results)} results for {len(rows)} units")
+        results = _translate_long(translate, [flat[k] for k in rows])
         for k, (text, alignment) in zip(rows, results, strict=True):
             out[k] = (text, None if alignment is None else [tuple(p) for p in alignment])
     return out
