@@ -48,3 +48,23 @@ def test_giving_up_cancels_the_call_in_flight_and_refuses_the_next():
     asyncio.run(main())
     assert seen == ["done", "CancelledError", 503]
     assert cancelled.is_set()
+
+
+def test_a_sentence_too_long_for_a_model_is_translated_in_pieces():
+    from types import SimpleNamespace
+
+    from translator.decode.translator import Translation
+    from translator.documents.units import LONGEST
+    from translator.serve.libretranslate import LibreTranslate
+
+    sent = []
+
+    async def translate(sentences, request):
+        sent.extend(sentences)
+        return [[Translation(s.upper(), 0.0), Translation(s, -1.0)] for s in sentences]
+
+    owner = SimpleNamespace(batcher=SimpleNamespace(translate=translate))
+    long = " ".join(f"w{i}," for i in range(LONGEST + 10))
+    out = asyncio.run(LibreTranslate.long_sentences(owner, ["Ein Hund.", long], None))
+    assert out == [["EIN HUND.", "Ein Hund."], [long.upper()]]  # one hypothesis, joined
+    assert [len(s.split()) for s in sent] == [2, LONGEST, 10]

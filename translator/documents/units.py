@@ -26,7 +26,7 @@ LONGEST = 120
 _CLAUSE_END = re.compile(r"[,;:)\]»“”\"–—]$")
 
 
-def _pieces(words: list[str]) -> list[tuple[int, int]]:
+def pieces(words: list[str]) -> list[tuple[int, int]]:
     """(start, end) word ranges of at most LONGEST words each, covering `words`, each
     ending where a clause does (a word ending in `,` or `;`) in the second half of its
     room where one can, else where the room ends."""
@@ -43,7 +43,7 @@ def _translate_long(translate: Translate, units: list[str]) -> list[tuple[str, A
     """`translate` over `units`, each longer than LONGEST words sent in pieces (_pieces):
     its translation the pieces' joined, its alignment theirs moved to its word offsets."""
     words = [u.split() for u in units]
-    parts = [_pieces(w) for w in words]
+    parts = [pieces(w) for w in words]
     flat = [" ".join(w[a:b]) for w, ps in zip(words, parts, strict=True) for a, b in ps]
     results = translate(flat)
     if len(results) != len(flat):

@@ -24,7 +24,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
 
 from translator.decode.request import DecodeRequest
-from translator.documents.units import has_letters
+from translator.documents.units import LONGEST, has_letters, pieces
 from translator.errors import UserError
 from translator.serve.libretranslate_io import (
     BODIES,
@@ -167,9 +167,8 @@ class LibreTranslate:
         asked = [has_letters(s) for s in sentences]  # the rest (numbers) stay as they are
         todo = [s for s, ask in zip(sentences, asked) if ask]
         request = self.request(src, tgt, alternatives + 1)
-        found = iter(await self.batcher.translate(todo, request) if todo else [])
-        results = [[h.text for h in next(found)] if ask else [s]
-                   for s, ask in zip(sentences, asked)]  # fmt: skip
+        found = iter(await self.long_sentences(todo, request))
+        results = [next(found) if ask else [s] for s, ask in zip(sentences, asked)]
         out, alts, k = [], [], 0
         for text, sp in zip(texts, spans):
             mine = results[k : k + len(sp)]
@@ -179,6 +178,22 @@ class LibreTranslate:
             others = list(dict.fromkeys(t for t in others if t != mine[0][0]))
             alts.append([put_back(text, sp, [t]) for t in others[:alternatives]])
         return out, alts
+
+    async def long_sentences(self, sentences: list[str], request) -> list[list[str]]:
+        """Each sentence's hypotheses' texts; one of more than LONGEST words (text that runs
+        on without a stop) translated in pieces (documents.units.pieces), joined, as one
+        hypothesis, where a model's length limit would cut it off."""
+        parts = [pieces(s.split()) if len(s.split()) > LONGEST else None for s in sentences]
+        flat = [piece for s, ps in zip(sentences, parts) for piece in
+                ([s] if ps is None else [" ".join(s.split()[a:b]) for a, b in ps])]  # fmt: skip
+        found = iter(await self.batcher.translate(flat, request) if flat else [])
+        out = []
+        for ps in parts:
+            if ps is None:
+                out.append([h.text for h in next(found)])
+            else:
+                out.append([" ".join(t for t in (next(found)[0].text for _ in ps) if t)])
+        return out
 
     def bridge(self, request: DecodeRequest, calls: Calls) -> Callable:
         """The documents layer's `translate(sentences)`, called on a worker thread: the
