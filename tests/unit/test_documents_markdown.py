@@ -183,3 +183,13 @@ def test_extension_pieces_are_kept_and_never_reach_the_model():
         "[^1]: EIN HUND LÄUFT.\n"
     )
     assert not [s for s in seen if re.search(r"[\[{]", s)], seen
+
+
+def test_pieces_with_no_words_side_by_side_are_glued_as_one():
+    def upper(sentences):
+        return [(s.upper(), [(i, i) for i in range(len(s.split()))]) for s in sentences]
+
+    doc = 'Ein `x` <span class="e"></span>[^1] Hund läuft.\n'
+    assert (
+        translate_markdown(doc, upper, "de") == 'EIN `x` <span class="e"></span>[^1] HUND LÄUFT.\n'
+    )

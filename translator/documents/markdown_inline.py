@@ -108,6 +108,7 @@ class _Reader:
         self.size, self.stack, self.spans, self.opened = 0, [], [], 0
         self.forms: list[str] = []  # each plain character as the source wrote it
         self.trim = 0
+        self.last_lone: tuple[int, int, int] | None = None  # the last span, if a lone piece
 
     def add(self, text: str, forms: list[str] | None = None) -> None:
         forms = list(text) if forms is None else forms
@@ -177,6 +178,11 @@ class _Reader:
         keeps its spacing would have it twice)."""
         src, end = self.src, src_at + len(raw)
         ahead, at = at is None, self.size if at is None else at
+        if self.last_lone is not None and self.last_lone[1:] == (src_at, at):
+            # right after another (`<span></span>[^1]`): one piece, glued as both together
+            self.spans.pop()
+            start, self.last_lone = self.last_lone[0], None
+            return self.lone(start, src[start:end], take_space, at if not ahead else None)
         spaced_before = src_at == 0 or src[src_at - 1].isspace()
         spaced_after = self._spaced(end)
         text = "".join(self.plain)[:at]
@@ -195,6 +201,7 @@ class _Reader:
                 at -= len(space)
             mark = Mark("after", (space or (" " if spaced_before else "")) + raw)
         self.spans.append((at, at, mark))
+        self.last_lone = (src_at, end, at)  # (where it starts and ends in src, its place)
 
     def atom(self, start: int, words: str) -> None:
         raw = self.src[start : self.at]
