@@ -257,3 +257,28 @@ def test_runs_differing_in_spelling_settings_alone_are_one_text():
     # copied words keep their runs' spelling settings
     assert [r._r.rPr.xml.count("noProof") if r._r.rPr is not None else 0
             for r in copied.runs] == [0, 1, 0, 1, 0]  # fmt: skip
+
+
+def _children(paragraph) -> list[str]:
+    """The paragraph's children: a run by its text, anything else by its tag."""
+    return [("".join(t.text for t in c.iter(qn("w:t"))) if c.tag == qn("w:r")
+             else c.tag.split("}")[1]) for c in paragraph._p if c.tag != qn("w:pPr")]  # fmt: skip
+
+
+def test_bookmarks_and_comment_ranges_keep_marking_their_words():
+    d = docx.Document()
+    p = d.add_paragraph("Ein Mann ")
+    for tag, text, bold in [("bookmarkStart", "fährt Rad", True), ("bookmarkEnd", " im Park.", None),
+                            ("commentRangeStart", " Zwei Hunde", None),
+                            ("commentRangeEnd", " spielen.", None)]:  # fmt: skip
+        el = OxmlElement(f"w:{tag}")
+        el.set(qn("w:id"), "0")
+        p._p.append(el)
+        p.add_run(text).bold = bold
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), upper, "de"))).paragraphs[0]
+    assert _children(out) == ["EIN MANN ", "bookmarkStart", "FÄHRT RAD", "bookmarkEnd",
+                              " IM PARK.", "commentRangeStart", " ZWEI HUNDE",
+                              "commentRangeEnd", " SPIELEN."]  # fmt: skip
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), reverse, "de"))).paragraphs[0]
+    kept = [c for c in _children(out) if c.endswith(("Start", "End"))]
+    assert kept == ["bookmarkStart", "bookmarkEnd", "commentRangeStart", "commentRangeEnd"]

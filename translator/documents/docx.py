@@ -20,15 +20,22 @@ from __future__ import annotations
 import copy
 import io
 import re
-import zipfile
 
 from translator.documents.docx_language import retag_docx
+from translator.documents.docx_parts import (  # (CODE_*, _parts: also the identity check's)
+    _NS,
+    CODE_PARAGRAPHS,
+    CODE_RUNS,
+    _code_styles,
+    _open,
+    _parts,
+    _style,
+)
 from translator.documents.language import Retag
 from translator.documents.units import GLUED, Marked, Translate, translate_all
-from translator.errors import UserError
 
-_NS = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 R, HYPERLINK, RPR = _NS + "r", _NS + "hyperlink", _NS + "rPr"
+MARK = object()  # a segment that is an element holding no text, moved to its place
 TEXT_PARTS = {_NS + n for n in ("rPr", "t", "tab", "br", "cr", "noBreakHyphen", "softHyphen",
                                 "lastRenderedPageBreak")}  # fmt: skip
 # a run's language and "do not check spelling": Word's proofing, which no reader sees, so
@@ -145,10 +152,30 @@ class Stretch(Marked):
                         at, size = starts[m], len(texts[m])
                         self.owners[at : at + size] = [(None, runs[m][0])] * size
             k = j + 1
+        spans += self._markers(runs, starts, plain)
         super().__init__(plain, spans, lang)
         # nothing to translate where every letter is code (a heading naming a command)
         self.only_code = all(id(self.owners[c][1]) in self.code
                              for c, ch in enumerate(plain) if ch.isalpha())  # fmt: skip
+
+    def _markers(self, runs, starts: list[int], plain: str) -> list:
+        """Empty spans ('mark', element) for the elements between the stretch's items that
+        hold no text (a bookmark's or a comment's start and end): placed by the alignment
+        of the words before them, they keep marking the translation of the words they did,
+        glued to the word before them where they were (else after the space)."""
+        first = {}
+        for (r, link), at in zip(runs, starts, strict=True):
+            first.setdefault(id(link if link is not None else r), at)
+        found, members = [], {id(item) for item in self.items}
+        for el in self.items[0].itersiblings() if len(self.items) > 1 else ():
+            if el is self.items[-1]:
+                break
+            if id(el) in members:
+                continue
+            ahead = next((x for x in el.itersiblings() if id(x) in members), None)
+            at = first.get(id(ahead), len(plain)) if ahead is not None else len(plain)
+            found.append((at, at, ("mark", (el, at > 0 and not plain[at - 1].isspace()))))
+        return found
 
     def segments(self, results) -> list[tuple[object, object, str]]:
         """(hyperlink or None, run to clone, text) in order, from the units' results."""
@@ -161,7 +188,7 @@ class Stretch(Marked):
             at = b
         out += self._copied(at, len(self.plain))
         merged = []
-        for seg in (s for s in out if s[2]):
+        for seg in (s for s in out if s[2] or s[0] is MARK):
             if merged and merged[-1][:2] == seg[:2]:
                 merged[-1] = (*seg[:2], merged[-1][2] + seg[2])
             else:
@@ -196,9 +223,11 @@ class Stretch(Marked):
         that were neighbours keep theirs; other spaces stay out of the markup."""
         pieces: list[tuple] = []  # (link, run, text); (None, text) for a space to place
         instead, alone = self._atoms(words, placed, glued, twins)
+        starts, spaced = [], []  # per target word, where its pieces begin, and its space
         for k, word in enumerate(words):
             here, before = twins[k], twins[k - 1] if k else None
             pieces += alone.get(k, [])
+            spaced.append(len(pieces))
             if k in instead and instead[k] is None:
                 continue  # a later word of copied code
             between = self.plain[before[1] : here[0]] if here and before else "x"
@@ -206,6 +235,7 @@ class Stretch(Marked):
                 pieces += self._copied(before[1], here[0])  # tabs, no-break spaces kept
             elif seps[k]:
                 pieces.append((None, seps[k]))
+            starts.append(len(pieces))
             if k in instead:
                 pieces += instead[k]
             elif here:
@@ -226,6 +256,12 @@ class Stretch(Marked):
                     owner = after[:2]
                 piece = (*owner, piece[1])
             out.append(piece)
+        places, last = [], 0  # in the source's order (a range's start before its end)
+        for s, _, (_, (item, glued)) in (p for p in placed if p[2][0] == "mark"):
+            last = max(last, (spaced if glued else starts)[s] if s < len(starts) else len(out))
+            places.append((last, item))
+        for at, item in reversed(places):  # from the end: the places before hold
+            out.insert(at, (MARK, item, ""))
         return out
 
     def _atoms(self, words, placed, glued, twins) -> tuple[dict, dict]:
@@ -288,6 +324,9 @@ class Stretch(Marked):
         parent = anchor.getparent()
         links: dict[int, object] = {}
         for link, run, text in self.segments(results):
+            if link is MARK:
+                anchor.addprevious(run)  # (moved: it stands between the source's items)
+                continue
             new = copy.deepcopy(run)
             new.text = text
             if link is None:
@@ -302,74 +341,6 @@ class Stretch(Marked):
                 anchor.addprevious(holder)
         for item in self.items:
             parent.remove(item)
-
-
-def _parts(doc):
-    """The XML elements to translate: the body, each distinct header and footer."""
-    seen, out = set(), [doc.element.body]
-    for section in doc.sections:
-        for hf in (section.header, section.footer, section.first_page_header,
-                   section.first_page_footer, section.even_page_header,
-                   section.even_page_footer):  # fmt: skip
-            if not hf.is_linked_to_previous and id(hf._element) not in seen:
-                seen.add(id(hf._element))
-                out.append(hf._element)
-    return out
-
-
-# styles for code (pandoc's, Word's and common custom names): paragraphs in one are not
-# translated, and runs in one are copied as they are where the translation changes them
-CODE_PARAGRAPHS = {"source code", "html preformatted", "macro", "code", "verbatim", "preformatted"}
-CODE_RUNS = {"verbatim char", "html code", "html keyboard", "html sample", "html typewriter",
-             "code char", "source code char", "macro text char", "code", "inline code"}  # fmt: skip
-
-
-def _code_styles(doc, kind: str, names: set[str]) -> frozenset[str]:
-    """The ids of the styles of `kind` ("PARAGRAPH", "CHARACTER") that are, or are based on,
-    a style named in `names` (in any case)."""
-    from docx.enum.style import WD_STYLE_TYPE
-
-    out = set()
-    for style in doc.styles:
-        if style.type != getattr(WD_STYLE_TYPE, kind):
-            continue
-        seen, at = set(), style
-        while at is not None and at.style_id not in seen:
-            seen.add(at.style_id)
-            if (at.name or "").lower() in names:
-                out.add(style.style_id)
-                break
-            at = at.base_style
-    return frozenset(out)
-
-
-def _style(el, kind: str = "r") -> str | None:
-    """The style id of a run (`kind` "r") or a paragraph ("p"), None for none."""
-    props = el.find(f"{_NS}{kind}Pr")
-    style = None if props is None else props.find(f"{_NS}{kind}Style")
-    return None if style is None else style.get(_NS + "val")
-
-
-def _open(data: bytes, name: str):
-    import docx
-
-    if not zipfile.is_zipfile(io.BytesIO(data)):
-        raise UserError(f"{name}: not a docx file (a docx is a zip archive)")
-    try:
-        return docx.Document(io.BytesIO(data))
-    except Exception as err:  # python-docx raises several kinds for a zip that is no docx
-        raise UserError(f"{name}: not a docx file ({_why(err)})") from None
-
-
-def _why(err: Exception) -> str:
-    """What python-docx's error says of the file, without its internals (object ids)."""
-    text = str(err)
-    if isinstance(err, KeyError) and "[Content_Types].xml" in text:
-        return "a zip without the [Content_Types].xml every Office file holds"
-    kind = re.search(r"content type is '([^']+)'", text)
-    if kind:
-        return f"an Office file of another kind: {kind.group(1)}"
-    return f"{type(err).__name__}: {re.sub(r' object at 0x[0-9a-f]+', '', text)}"
 
 
 def translate_docx(data: bytes, translate: Translate, lang: str | None = "en",
