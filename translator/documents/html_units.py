@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import logging
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
@@ -51,20 +52,19 @@ CLOSED_BY = {
 }
 OPTIONAL_END = frozenset(CLOSED_BY) | {"html", "head", "body", "tfoot", "caption"}
 MARKER = 8  # the longest text of a reference mark (_marker)
+SIGNS = frozenset("*†‡§¶#※⁂")  # reference signs among punctuation
 _BRACKETED = re.compile(r"\[(?:\d+|[a-z])\]|\(\d+\)")
 
 
 def _marker(text: str, sup: bool) -> bool:
-    """Whether an inline element's text is a reference mark: signs alone (`*`, `†`),
-    a number or letter in brackets (`[1]`, `[a]`), or in a `sup`, a number."""
+    """Whether an inline element's text is a reference mark: reference signs or symbols
+    alone (`*`, `†`, an emoji; not a stop or a comma, which belong to the sentence), a
+    number or letter in brackets (`[1]`, `[a]`), or in a `sup`, a number."""
     text = text.strip()
-    if not text or any(c.isalpha() for c in text) and not _BRACKETED.fullmatch(text):
-        return False
-    return (
-        not any(c.isalnum() for c in text)
-        or _BRACKETED.fullmatch(text) is not None
-        or (sup and text.isdigit())
-    )
+    if _BRACKETED.fullmatch(text) or (sup and text.isdigit()):
+        return True
+    return bool(text) and all(c in SIGNS or unicodedata.category(c) == "So" or c.isspace()
+                              for c in text)  # fmt: skip
 
 
 @dataclass
