@@ -33,15 +33,16 @@ def format_of(path: str | Path | None, asked: str | None) -> str | None:
 
 def _text_of(data: bytes, path: Path, fmt: str) -> str:
     """The UTF-8 text of a file --format `fmt` reads as text; a zip (a docx, say) or bytes
-    that are not UTF-8 are a UserError naming the file."""
+    that are not UTF-8 are a UserError naming the file, whose hint names the command's
+    option (the server answers without it)."""
     if data.startswith(ZIP_MAGIC):
-        raise UserError(f"{path}: a zip file (docx?), not {fmt} text; give --format docx")
+        raise UserError(f"{path}: a zip file (docx?), not {fmt} text", "give --format docx")
     try:
         return data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
     except UnicodeDecodeError as err:
         raise UserError(
-            f"{path}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start}); "
-            f"--format {fmt} reads UTF-8"
+            f"{path}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})",
+            f"--format {fmt} reads UTF-8",  # (a hint: the command's, not the server's)
         ) from None
 
 
