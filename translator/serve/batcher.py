@@ -99,9 +99,7 @@ class Batcher:
             return await asyncio.wait_for(asyncio.shield(job.future), wait)
         except asyncio.TimeoutError:
             job.abandoned = True
-            raise LimitError(
-                503, f"no answer within {self.limits.timeout:g} s (the server is busy)"
-            ) from None
+            raise self.limits.busy() from None
         except asyncio.CancelledError:
             job.abandoned = True
             raise

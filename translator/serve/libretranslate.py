@@ -253,9 +253,7 @@ class LibreTranslate:
         try:
             return await asyncio.wait_for(each(), self.limits.timeout)
         except asyncio.TimeoutError:
-            raise LimitError(
-                503, f"no answer within {self.limits.timeout:g} s (the server is busy)"
-            ) from None
+            raise self.limits.busy() from None
 
     # -- the routes ---------------------------------------------------------------------------
 

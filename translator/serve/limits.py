@@ -22,6 +22,10 @@ class Limits:
     batch_gap_ms: float = 3.0  # ... and it stops waiting once none has come for this long
     batching: str = "batch"  # "continuous": sentences join a running search between steps
 
+    def busy(self) -> LimitError:
+        """The 503 of a request whose answer did not come within `timeout`."""
+        return LimitError(503, f"no answer within {self.timeout:g} s (the server is busy)")
+
 
 class LimitError(Exception):
     """A request over a limit; `status` is the HTTP status it is answered with."""

@@ -125,9 +125,7 @@ class OffLoop:
             wait = self.limits.timeout if timeout is None else timeout
             return await asyncio.wait_for(asyncio.wrap_future(future), wait)
         except asyncio.TimeoutError:
-            raise LimitError(
-                503, f"no answer within {self.limits.timeout:g} s (the server is busy)"
-            ) from None
+            raise self.limits.busy() from None
         finally:
             gone.set()
             future.cancel()  # not started yet: never runs
