@@ -34,9 +34,9 @@ def _rename(el, retag: Retag, word: str) -> None:
     """One w:lang (or w:themeFontLang) element renamed."""
     if el.get(VAL) is not None:
         el.set(VAL, word)
-    if retag.east_asian() and el.get(EAST_ASIA) is not None:
+    if retag.east_asian and el.get(EAST_ASIA) is not None:
         el.set(EAST_ASIA, word)
-    if retag.direction() == "rtl" and el.get(BIDI) is not None:
+    if retag.direction == "rtl" and el.get(BIDI) is not None:
         el.set(BIDI, word)
 
 
@@ -45,7 +45,7 @@ def retag_docx(doc, parts: list, retag: Retag | None) -> None:
     elements are `parts` (module docstring)."""
     if retag is None:
         return
-    word = retag.regional()
+    word = retag.regional
     styles = _part(doc.part, _RELS + "styles")
     for root in parts + ([styles.element] if styles is not None else []):
         for el in root.iter(LANG):

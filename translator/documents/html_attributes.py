@@ -14,12 +14,13 @@ from __future__ import annotations
 import html
 import re
 
+from translator.documents.html_units import VERBATIM_BLOCK, VERBATIM_INLINE
 from translator.documents.language import Retag
 from translator.documents.units import Translate, translate_all
 
 READ = frozenset({"alt", "title", "placeholder", "aria-label"})
 LANG, DIR = frozenset({"lang", "xml:lang"}), frozenset({"dir"})
-COPIED = frozenset("pre script style textarea template code kbd samp svg math".split())
+COPIED = VERBATIM_BLOCK | VERBATIM_INLINE  # elements whose content is copied
 # name, "=", then a value in double or single quotes or none (HTML's unquoted form)
 ATTRIBUTE = re.compile(r"""(?<=\s)([^\s"'>/=]+)\s*=\s*("[^"]*"|'[^']*'|[^\s"'=<>`]+)""")
 
@@ -79,7 +80,7 @@ def _retagged(tok, retag: Retag) -> str:
     if not found:
         return tok.raw
     edits = [(a, b, retag.target) for _, a, b, _ in found]  # (start, end, value written)
-    direction, now = retag.direction(), attrs.get("dir")
+    direction, now = retag.direction, attrs.get("dir")
     if found[0][0] != "content" and now in ("ltr", "rtl") and now != direction:
         edits += [(a, b, direction) for _, a, b, _ in values(tok.raw, DIR)[:1]]
     elif found[0][0] != "content" and "dir" not in attrs and direction == "rtl":

@@ -49,28 +49,31 @@ def _script(tag: str) -> str | None:
 
 @dataclass(frozen=True)
 class Retag:
-    """The target language as a translated document names it: `target`, a BCP 47 tag."""
+    """The target language as a translated document names it, read once (retag_for):
+    `target`, a BCP 47 tag; `regional`, as Word writes languages, with a region (`de-DE`,
+    `zh-Hant-TW`); its writing `direction`, as HTML's dir names it; and whether it is
+    written in a Chinese, Japanese or Korean script (`east_asian`)."""
 
     target: str
+    regional: str
+    direction: str
+    east_asian: bool
 
-    def direction(self) -> str:
-        """The target's writing direction, as HTML's dir names it."""
-        return "rtl" if _script(self.target) in RIGHT_TO_LEFT else "ltr"
 
-    def regional(self) -> str:
-        """The target as Word writes languages, with a region (`de-DE`, `zh-Hant-TW`)."""
-        lang = _parsed(self.target)
-        if lang is None or lang.territory:
-            return self.target
-        territory = lang.maximize().territory
-        return f"{self.target}-{territory}" if territory else self.target
-
-    def east_asian(self) -> bool:
-        return _script(self.target) in EAST_ASIAN
+def _regional(tag: str) -> str:
+    lang = _parsed(tag)
+    if lang is None or lang.territory:
+        return tag
+    territory = lang.maximize().territory
+    return f"{tag}-{territory}" if territory else tag
 
 
 def retag_for(target: str | None) -> Retag | None:
     """The Retag for a translation into `target` (a model's code, any spelling); None where
     it names no language, so that no tag changes."""
     tgt = bcp47(target)
-    return None if tgt is None else Retag(tgt)
+    if tgt is None:
+        return None
+    script = _script(tgt)
+    return Retag(tgt, _regional(tgt), "rtl" if script in RIGHT_TO_LEFT else "ltr",
+                 script in EAST_ASIAN)  # fmt: skip
