@@ -232,16 +232,18 @@ def test_sentences_never_end_inside_a_word_and_end_at_full_width_stops(text, lan
 def test_a_unit_too_long_for_a_model_goes_in_pieces_cut_where_clauses_end():
     from translator.documents.units import LONGEST, translate_all
 
-    sent = []
+    sent, expected = [], []
 
     def model(sentences):
         sent.extend(sentences)
         return reverse(sentences)
 
+    model.expect = expected.append  # a progress bar's total: the texts sent
     words = [f"w{i}," if i % 50 == 49 else f"w{i}" for i in range(2 * LONGEST + 60)]
     (text, alignment), = translate_all([" ".join(words)], model)  # fmt: skip
     assert [s.split()[-1] for s in sent] == ["w99,", "w199,", words[-1]]
     assert all(len(s.split()) <= LONGEST for s in sent)
+    assert expected == [len(sent)]
     out = text.split()
     assert sorted(out) == sorted(words)  # nothing cut off
     assert sorted(alignment) == sorted((i, j) for j, w in enumerate(out) for i in

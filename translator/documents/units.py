@@ -39,12 +39,21 @@ def pieces(words: list[str]) -> list[tuple[int, int]]:
     return out + [(at, len(words))]
 
 
+def in_pieces(units: list[str]) -> tuple[list[str], list[list[tuple[int, int]]]]:
+    """(the texts to send: each unit as it is, or one longer than LONGEST words as its
+    `pieces`; per unit, those pieces' word ranges)."""
+    flat, parts = [], []
+    for unit in units:
+        words = unit.split()
+        parts.append(pieces(words))
+        flat += [unit] if len(parts[-1]) == 1 else [" ".join(words[a:b]) for a, b in parts[-1]]
+    return flat, parts
+
+
 def _translate_long(translate: Translate, units: list[str]) -> list[tuple[str, Alignment]]:
-    """`translate` over `units`, each longer than LONGEST words sent in pieces (_pieces):
+    """`translate` over `units`, each longer than LONGEST words sent in pieces (in_pieces):
     its translation the pieces' joined, its alignment theirs moved to its word offsets."""
-    words = [u.split() for u in units]
-    parts = [pieces(w) for w in words]
-    flat = [" ".join(w[a:b]) for w, ps in zip(words, parts, strict=True) for a, b in ps]
+    flat, parts = in_pieces(units)
     results = translate(flat)
     if len(results) != len(flat):
         raise ValueError(f"translate gave {len(results)} results for {len(flat)} units")
@@ -85,7 +94,7 @@ def translate_all(units: list[str], translate: Translate) -> list[tuple[str, Ali
         for k, u in enumerate(flat)
     ]
     if callable(expect := getattr(translate, "expect", None)):  # a progress bar's total
-        expect(len(todo))
+        expect(len(in_pieces([flat[k] for k in todo])[0]))  # (the texts sent)
     for at in range(0, len(todo), BATCH):
         rows = todo[at : at + BATCH]
         results = _translate_long(translate, [flat[k] for k in rows])

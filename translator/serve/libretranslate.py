@@ -24,7 +24,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
 
 from translator.decode.request import DecodeRequest
-from translator.documents.units import LONGEST, has_letters, pieces
+from translator.documents.units import has_letters, in_pieces
 from translator.errors import UserError
 from translator.serve.libretranslate_io import (
     BODIES,
@@ -181,15 +181,13 @@ class LibreTranslate:
 
     async def long_sentences(self, sentences: list[str], request) -> list[list[str]]:
         """Each sentence's hypotheses' texts; one of more than LONGEST words (text that runs
-        on without a stop) translated in pieces (documents.units.pieces), joined, as one
+        on without a stop) translated in pieces (documents.units.in_pieces), joined, as one
         hypothesis, where a model's length limit would cut it off."""
-        parts = [pieces(s.split()) if len(s.split()) > LONGEST else None for s in sentences]
-        flat = [piece for s, ps in zip(sentences, parts) for piece in
-                ([s] if ps is None else [" ".join(s.split()[a:b]) for a, b in ps])]  # fmt: skip
+        flat, parts = in_pieces(sentences)
         found = iter(await self.batcher.translate(flat, request) if flat else [])
         out = []
         for ps in parts:
-            if ps is None:
+            if len(ps) == 1:
                 out.append([h.text for h in next(found)])
             else:
                 out.append([" ".join(t for t in (next(found)[0].text for _ in ps) if t)])
