@@ -262,18 +262,18 @@ class _Reader:
         for m in found:
             if m.start() < at:
                 continue
-            if m.start() > at:
-                forms: list[str] = []
-                end = _match_text(self.src, self.at, content[at : m.start()], forms)
-                self.add(content[at : m.start()], forms)
-                self.at = end
+            self._words(content[at : m.start()])
             start, self.at = self.at, _match_text(self.src, self.at, m.group())
             self.lone(start, self.src[start : self.at], True)
             at = m.end()
-        if at < len(content):
-            forms = []
-            end = _match_text(self.src, self.at, content[at:], forms)
-            self.add(content[at:], forms)
+        self._words(content[at:])
+
+    def _words(self, text: str) -> None:
+        """Decoded text read along the source, each character as it was written there."""
+        if text:
+            forms: list[str] = []
+            end = _match_text(self.src, self.at, text, forms)
+            self.add(text, forms)
             self.at = end
 
     def leaf(self, tok) -> None:
