@@ -65,11 +65,22 @@ def test_import_sets_the_source_language_too(unnamed, tmp_path, capsys):
     assert engine.target_start == (codes["deu_Latn"],)
 
 
+def test_import_reads_a_language_in_any_spelling(unnamed, tmp_path, capsys):
+    """`fr` and `de-AT` name NLLB's fra_Latn and deu_Latn; the checkpoint keeps the model's
+    own codes."""
+    out = tmp_path / "m.pt"
+    args = ["import", str(unnamed), "--output", str(out), "--src-lang", "fr"]
+    code, _, err = run_cli(capsys, *args, "--tgt-lang", "de-AT")
+    assert code == 0, err
+    data = Checkpoint.load(out).config["data"]
+    assert (data["src_lang"], data["tgt_lang"]) == ("fra_Latn", "deu_Latn")
+
+
 @pytest.mark.parametrize(
     "options, needles",
     [
         (["--tgt-lang", "klingon"], ["--tgt-lang klingon", "not a language", *LANGUAGES]),
-        (["--src-lang", "deu"], ["--src-lang deu", "not a language"]),
+        (["--src-lang", "ces"], ["--src-lang ces", "not a language"]),
         (["--src-lang", "fra_Latn", "--tgt-lang", "fra_Latn"], ["--src-lang/--tgt-lang"]),
     ],
 )

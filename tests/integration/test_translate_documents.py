@@ -147,6 +147,9 @@ def test_html_by_extension_and_markdown_to_standard_output(here, three_steps, tm
     out = output.read_text(encoding="utf-8")
     assert out.startswith('<p lang="en">') and '<b class="x">' in out  # the model's target
     assert out.endswith("</p>\n<pre>bleibt &amp; so</pre>\n")
+    regional = here("translate", "--checkpoint", str(three_steps), "--input", str(source),
+                    "--tgt-lang", "en-GB")  # fmt: skip
+    assert regional.returncode == 0 and regional.stdout.startswith('<p lang="en-GB">')
     markdown = tmp_path / "in.md"
     markdown.write_text(MARKDOWN, encoding="utf-8")
     done = here("translate", "--checkpoint", str(three_steps), "--input", str(markdown))

@@ -8,10 +8,17 @@ from util import pair_ids as corpus
 from util import tiny_config, user_error
 
 from translator.config import config_from_dict
-from translator.config.languages import eval_direction, lang_tags, scored_direction
+from translator.config.languages import (
+    check_target,
+    eval_direction,
+    lang_tags,
+    model_language,
+    scored_direction,
+)
 from translator.data.corpora import MixedIds, WeightedDraw
 from translator.data.corpus import Source
 from translator.data.multilingual import language_sample
+from translator.engines.lang_codes import code_id
 
 
 def data_config(**data):
@@ -65,6 +72,27 @@ def test_eval_scores_the_direction_asked_for_or_the_only_one():
     assert (scored.src_lang, scored.tgt_lang, scored.directions) == ("en", "cs", None)
     plain = data_config().data
     assert eval_direction(plain, None, None) == (plain.src_lang, plain.tgt_lang)
+
+
+def test_a_language_may_be_named_in_any_spelling():
+    """A regional variant names its language, and a two-letter code the model's longer one;
+    a code shared by two of the model's (zh: Hans and Hant) goes to the first."""
+    assert model_language("en-GB", ["de", "en"]) == "en"
+    assert model_language("EN", ["de", "en"]) == "en"
+    nllb = ["deu_Latn", "fra_Latn", "zho_Hans", "zho_Hant"]
+    assert model_language("fr", nllb) == "fra_Latn"
+    assert model_language("de-AT", nllb) == "deu_Latn"
+    assert model_language("zh-TW", nllb) == "zho_Hant"
+    assert model_language("zh", nllb) == "zho_Hans"
+    assert model_language("cs", nllb) is None
+    assert model_language("fra", ["fr", "de"]) == "fr"
+    several = data_config(directions=["en-de", "en-fr"]).data
+    assert check_target(several, "fr-CA") == "<2fr>"
+    assert "its target languages: de, fr" in user_error(check_target, several, "cs")
+    assert check_target(data_config(directions=["de-en"]).data, "en-GB") is None
+    assert eval_direction(several, "en", "de-CH") == ("en", "de")
+    assert code_id({"deu_Latn": 7, "fra_Latn": 9}, "fr-BE", "--tgt-lang") == 9
+    assert "its languages: deu_Latn" in user_error(code_id, {"deu_Latn": 7}, "cs", "--src-lang")
 
 
 @pytest.mark.parametrize("temperature", [None, 1.0, 5.0])

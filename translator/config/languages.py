@@ -65,10 +65,22 @@ def check_target(data, tgt_lang: str | None, option: str = "--tgt-lang") -> str 
             raise UserError(f"this model translates into several languages; give {option} "
                             f"(one of {listed})")  # fmt: skip
         return None
-    if tgt_lang not in targets:
+    tgt = model_language(tgt_lang, targets)
+    if tgt is None:
         raise UserError(f"{option} {tgt_lang}: the model does not translate into it; its "
                         f"target languages: {listed}")  # fmt: skip
-    return lang_tag(tgt_lang) if len(targets) > 1 else None
+    return lang_tag(tgt) if len(targets) > 1 else None
+
+
+def model_language(lang: str, model_codes: list[str]) -> str | None:
+    """The one of `model_codes` that `lang` names in any spelling: itself, or `en` for
+    `en-GB`, `fra_Latn` for `fr` (config/language_names.py); None for none."""
+    if lang in model_codes:
+        return lang
+    from translator.config.language_names import Names, named_languages
+
+    found = Names(named_languages(list(model_codes))).find(lang)
+    return None if found is None else found.model
 
 
 def lang_prefix(tokenizer, data, tgt_lang: str | None, option: str = "--tgt-lang") -> list[int]:
@@ -92,7 +104,7 @@ def eval_direction(data, src_lang: str | None, tgt_lang: str | None) -> tuple[st
         return src_lang or src, tgt_lang or tgt
     check_target(data, tgt_lang)
     targets = target_languages(data)
-    tgt = tgt_lang or targets[0]
+    tgt = targets[0] if tgt_lang is None else model_language(tgt_lang, targets)
     if src_lang is None:
         sources = [s for s, t in directions(data) if t == tgt]
         if len(sources) != 1:

@@ -37,13 +37,22 @@ def language_codes(source: dict | None) -> Codes | None:
     return Codes(codes, at)
 
 
-def code_id(codes: dict[str, int], lang: str, option: str) -> int:
-    """The id of `lang`'s code; an unknown one is a one-line error listing the model's."""
-    if lang not in codes:
+def model_code(codes: dict[str, int], lang: str, option: str) -> str:
+    """The model's code for `lang`, given in any spelling (config.languages.model_language);
+    an unknown one is a one-line error listing the model's."""
+    from translator.config.languages import model_language
+
+    code = model_language(lang, list(codes))
+    if code is None:
         raise UserError(
             f"{option} {lang}: not a language of this model; its languages: {', '.join(codes)}"
         )
-    return codes[lang]
+    return code
+
+
+def code_id(codes: dict[str, int], lang: str, option: str) -> int:
+    """The id of `lang`'s code (model_code)."""
+    return codes[model_code(codes, lang, option)]
 
 
 def code_ids(

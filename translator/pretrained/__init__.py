@@ -70,9 +70,9 @@ def import_pretrained(
 
 def _with_languages(ckpt, src_lang: str | None, tgt_lang: str | None) -> dict:
     """The checkpoint's config with the default languages given; each must be one of the
-    model's codes (a one-line error lists them)."""
+    model's codes, in any spelling (a one-line error lists them)."""
     from translator.config import config_from_dict
-    from translator.engines.lang_codes import code_id, language_codes
+    from translator.engines.lang_codes import language_codes, model_code
 
     if src_lang is None and tgt_lang is None:
         return ckpt.config
@@ -91,8 +91,7 @@ def _with_languages(ckpt, src_lang: str | None, tgt_lang: str | None) -> dict:
         ("--tgt-lang", "tgt_lang", tgt_lang),
     ):
         if lang is not None:
-            code_id(codes, lang, option)
-            data[key] = lang
+            data[key] = model_code(codes, lang, option)
     return config_from_dict({**ckpt.config, "data": data}, "--src-lang/--tgt-lang").to_dict()
 
 
