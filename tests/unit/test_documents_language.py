@@ -114,3 +114,48 @@ def test_word_without_a_target_keeps_its_languages():
     assert found["word/document.xml"] == ['w:val="de-AT"', 'w:val="fr-FR"']
     assert found["word/styles.xml"][0] == 'w:val="en-US" w:eastAsia="en-US" w:bidi="ar-SA"'
     assert found["docProps/core.xml"] == ["de-DE"]
+
+
+def _directions(src, tgt, bidi: bool) -> list[str]:
+    """The w:bidi and w:rtl of a translated two-paragraph file: a translated paragraph
+    (right to left where `bidi`), then one of code alone."""
+    d = docx.Document()
+    p = d.add_paragraph("Ein Hund läuft. ")
+    p.add_run("Fett").bold = True
+    d.add_paragraph("42")
+    if bidi:
+        p._p.get_or_add_pPr().append(OxmlElement("w:bidi"))
+        for run in p.runs:
+            run._r.get_or_add_rPr().append(OxmlElement("w:rtl"))
+    buffer = io.BytesIO()
+    d.save(buffer)
+    out = translate_bytes(buffer.getvalue(), Path("d.docx"), "docx", upper, src, tgt)
+    text = zipfile.ZipFile(io.BytesIO(out)).read("word/document.xml").decode()
+    return re.findall(r"<w:(?:bidi|rtl)[^>]*/>|<w:p\b", text)
+
+
+def test_word_paragraphs_turn_to_the_target_direction():
+    """Into Hebrew a translated paragraph reads right to left; back into English it reads
+    left to right again, against a style that would say otherwise; same direction, or an
+    unknown source, changes nothing."""
+    assert _directions("de", "he", False) == ["<w:p", "<w:bidi/>", "<w:rtl/>", "<w:rtl/>", "<w:p"]
+    off = ['<w:bidi w:val="0"/>', '<w:rtl w:val="0"/>', '<w:rtl w:val="0"/>']
+    assert _directions("he", "en", True) == ["<w:p", *off, "<w:p"]
+    assert _directions("de", "en", False) == ["<w:p", "<w:p"]
+    assert _directions("ar", "he", True) == ["<w:p", "<w:bidi/>", "<w:rtl/>", "<w:rtl/>", "<w:p"]
+    assert _directions(None, "en", True) == ["<w:p", "<w:bidi/>", "<w:rtl/>", "<w:rtl/>", "<w:p"]
+    word = docx.Document(io.BytesIO(_turned_file()))
+    assert word.paragraphs[0].paragraph_format.alignment == 1  # the file still reads
+
+
+def _turned_file() -> bytes:
+    d = docx.Document()
+    p = d.add_paragraph("Ein Hund läuft.")
+    p.paragraph_format.alignment = 1  # w:jc, which must follow w:bidi
+    p.paragraph_format.space_after = 0  # w:spacing, also after it
+    buffer = io.BytesIO()
+    d.save(buffer)
+    out = translate_bytes(buffer.getvalue(), Path("d.docx"), "docx", upper, "de", "he")
+    text = zipfile.ZipFile(io.BytesIO(out)).read("word/document.xml").decode()
+    assert re.search(r"<w:pPr><w:bidi/><w:spacing[^>]*/><w:jc ", text), text
+    return out

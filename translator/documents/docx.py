@@ -21,7 +21,7 @@ import copy
 import io
 import re
 
-from translator.documents.docx_language import retag_docx
+from translator.documents.docx_language import retag_docx, turn_paragraphs
 from translator.documents.docx_parts import (  # (CODE_*, _parts: also the identity check's)
     _NS,
     CODE_PARAGRAPHS,
@@ -356,10 +356,12 @@ def translate_docx(data: bytes, translate: Translate, lang: str | None = "en",
             if _style(p, "p") not in blocks:
                 found += [x for s in stretches(p) if not (x := Stretch(s, lang, code)).only_code]
     results = iter(translate_all([u for s in found for u in s.sources], translate))
+    turned = list({id(p): p for s in found if s.sources for p in [s.items[0].getparent()]}.values())
     for stretch in found:
         if stretch.sources:  # a stretch of spaces alone is left as it is
             stretch.write([next(results) for _ in stretch.sources])
     retag_docx(doc, parts, retag)
+    turn_paragraphs(turned, retag, lang)
     out = io.BytesIO()
     doc.save(out)
     return out.getvalue()

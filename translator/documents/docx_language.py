@@ -8,17 +8,30 @@ Korean characters, w:bidi for right-to-left scripts. w:val becomes the target; w
 and w:bidi become it only where it is written in such a script. The theme's font languages
 (settings, w:themeFontLang) and the file's own language (its core properties'
 dc:language) follow the same rules.
+
+Direction: where the source and the target are written in opposite directions (German
+into Hebrew, Arabic into English), each translated paragraph takes the target's: w:bidi in
+its properties (the paragraph's direction) and w:rtl in its runs' (the runs' reading
+order), as Word writes them when one types in that language.
 """
 
 from __future__ import annotations
 
-from translator.documents.language import Retag
+from translator.documents.language import Retag, retag_for
 
 _NS = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _RELS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
 _CORE = "http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties"
 LANG, THEME = _NS + "lang", _NS + "themeFontLang"
 VAL, EAST_ASIA, BIDI = _NS + "val", _NS + "eastAsia", _NS + "bidi"
+PPR, RPR, RUN, RTL = _NS + "pPr", _NS + "rPr", _NS + "r", _NS + "rtl"
+# what may follow w:bidi in a paragraph's properties and w:rtl in a run's (the schema's
+# order, which Word checks)
+_AFTER_BIDI = tuple("w:" + n for n in (
+    "adjustRightInd snapToGrid spacing ind contextualSpacing mirrorIndents suppressOverlap jc "
+    "textDirection textAlignment textboxTightWrap outlineLvl divId cnfStyle rPr sectPr "
+    "pPrChange").split())  # fmt: skip
+_AFTER_RTL = tuple("w:" + n for n in "cs em lang eastAsianLayout specVanish oMath".split())
 
 
 def _part(owner, reltype: str):
@@ -56,3 +69,34 @@ def retag_docx(doc, parts: list, retag: Retag | None) -> None:
             _rename(el, retag, word)
     if _part(doc.part.package, _CORE) is not None and doc.core_properties.language:
         doc.core_properties.language = word
+
+
+def _direct(props, tag: str, after: tuple[str, ...], on: bool) -> None:
+    """Set the on/off property `tag` (w:bidi, w:rtl) of `props` (a pPr or rPr): present and
+    on, or off (absent, or w:val="0" to override a style that turns it on)."""
+    from docx.oxml import OxmlElement
+
+    el = props.find(_NS + tag.split(":")[1])
+    if on:
+        if el is None:
+            props.insert_element_before(OxmlElement(tag), *after)
+        elif el.get(VAL) is not None:
+            del el.attrib[VAL]
+    elif el is not None:
+        el.set(VAL, "0")
+
+
+def turn_paragraphs(paragraphs: list, retag: Retag | None, source_lang: str | None) -> None:
+    """Translated `paragraphs` (w:p elements) read in the target's direction where the
+    source language's (None where unknown) was the other (module docstring)."""
+    if retag is None or (source := retag_for(source_lang)) is None:
+        return
+    if retag.direction == source.direction:
+        return
+    rtl = retag.direction == "rtl"
+    for p in paragraphs:
+        _direct(p.get_or_add_pPr(), "w:bidi", _AFTER_BIDI, rtl)
+        for run in p.iter(RUN):
+            props = run.find(RPR)
+            if rtl or (props is not None and props.find(RTL) is not None):
+                _direct(run.get_or_add_rPr(), "w:rtl", _AFTER_RTL, rtl)
