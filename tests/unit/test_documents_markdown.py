@@ -193,3 +193,18 @@ def test_pieces_with_no_words_side_by_side_are_glued_as_one():
     assert (
         translate_markdown(doc, upper, "de") == 'EIN `x` <span class="e"></span>[^1] HUND LÄUFT.\n'
     )
+
+
+def test_math_admonitions_and_definition_lists():
+    """$ math stays as written (a block, and inline math following its words), prices are
+    prose; an admonition's body and quoted title, and a definition, are translated, the
+    kind and the markers kept."""
+    doc = ("!!! note \"Ein Titel\"\n    Der Hund läuft.\n\n!!! warning\n    Achtung hier.\n\n"
+           "$$\na = b + c\n$$\n\nSei $x^2$ groß.\n\nEs kostet $5 und $10.\n\n"
+           "Apfel\n:   Eine Frucht.\n")  # fmt: skip
+    assert translate_markdown(doc, reverse, "de") == (
+        "!!! note \"Titel Ein\"\n    läuft. Hund Der\n\n!!! warning\n    hier. Achtung\n\n"
+        "$$\na = b + c\n$$\n\ngroß. $x^2$ Sei\n\n$10. und $5 kostet Es\n\n"
+        "Apfel\n:   Frucht. Eine\n"
+    )  # fmt: skip
+    assert translate_markdown(doc, identity, "de") == doc

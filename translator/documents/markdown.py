@@ -1,10 +1,11 @@
 """Markdown: `translate_markdown(text, translate, lang)`.
 
-The document is parsed by markdown-it-py (CommonMark with tables and strikethrough); the
-text of headings, paragraphs, list items, block quotes and table cells is translated and
-written back into the source lines it came from, so everything else (block markers,
-indentation, code blocks, HTML blocks, link reference definitions, front matter, blank
-lines) stays byte for byte. Inside that text the inline markup keeps its source form and
+The document is parsed by markdown-it-py (CommonMark with tables and strikethrough, and
+mdit-py-plugins' $ math, admonitions and definition lists); the text of headings,
+paragraphs, list items, block quotes, table cells, admonitions and definitions is
+translated and written back into the source lines it came from, so everything else (block
+markers, indentation, code blocks, math blocks, HTML blocks, link reference definitions,
+front matter, blank lines) stays byte for byte. Inside that text the inline markup keeps its source form and
 follows the words it wrapped (markdown_inline.py, inline.transfer). Each inline is split
 into sentences; sentences that one piece of markup spans are translated together.
 """
@@ -25,8 +26,15 @@ _FRONT_MATTER = re.compile(r"(?:---|\+\+\+)[ \t]*\r?\n")
 
 def _parser():
     from markdown_it import MarkdownIt
+    from mdit_py_plugins.admon import admon_plugin
+    from mdit_py_plugins.deflist import deflist_plugin
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    # $ opens math only before a non-space and closes it only after one, not before a
+    # digit, as pandoc reads it: prices ("$5 and $10") stay prose
+    md.use(dollarmath_plugin, allow_space=False, allow_digits=False)
+    return md.use(admon_plugin).use(deflist_plugin)
 
 
 def front_matter_lines(lines: list[str]) -> int:
@@ -98,11 +106,14 @@ def _inlines(text: str, lang) -> tuple[list[str], list[_Inline]]:
     skip = front_matter_lines(lines)
     parsed = "\n" * skip + "".join(lines[skip:])  # the same line numbers, no front matter
     found, cursors = [], {}
-    cell = False
+    cell = title = False
     for tok in _parser().parse(parsed):
         cell = tok.type in ("th_open", "td_open") or (cell and tok.type == "inline")
+        title = tok.type == "admonition_title_open" or (title and tok.type == "inline")
         if tok.type != "inline" or tok.map is None or not tok.content.strip():
             continue
+        if title and f'"{tok.content}"' not in lines[tok.map[0]]:
+            continue  # an admonition's title made from its kind (!!! note: "Note")
         places = _locate(lines, tok, cursors, cell)
         read = read_inline(tok.content, tok.children or []) if places else None
         if read is None or (depth := _depth(read[1])) > MAX_NESTING:

@@ -285,6 +285,9 @@ class _Reader:
                 raise _Unreadable("unclosed code span")
             self.at = end + len(tok.markup)
             self.atom(start, tok.content)
+        elif tok.type in ("math_inline", "math_inline_double"):  # $x$, $$x$$: kept as code is
+            self.at = _expect(src, start, tok.markup + tok.content + tok.markup)
+            self.atom(start, tok.content)
         elif tok.type == "image":
             self.at = _balanced(src, _expect(src, start, "!"), "[", "]") - 1
             self.at = _destination(src, self.at)
