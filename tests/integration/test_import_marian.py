@@ -246,6 +246,15 @@ def test_an_output_translator_did_not_write_is_refused(imported, tmp_path, capsy
     code, _, err = run_cli(capsys, "import", str(imported[0]), "--output", str(out))
     one_line_error(code, err, "refusing to replace")
     assert out.read_text() == "mine"
+    from translator.models.checkpoint import load_checkpoint, save_checkpoint
+
+    tuned = load_checkpoint(imported[1])  # a model fine-tuned from an import keeps its record
+    tuned["train_state"] = {**(tuned.get("train_state") or {}), "progress": {"step": 20}}
+    save_checkpoint(out, tuned)
+    before = out.read_bytes()
+    code, _, err = run_cli(capsys, "import", str(imported[0]), "--output", str(out))
+    one_line_error(code, err, "trained for 20 steps", "refusing to replace")
+    assert out.read_bytes() == before
 
 
 def test_the_vocabulary_table_travels_in_the_tokenizer_state(imported):
