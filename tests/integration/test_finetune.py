@@ -81,3 +81,18 @@ def test_init_from_and_resume_do_not_go_together(parent, tmp_path, here):
     result = here("train", "--config", str(path), "--init-from", str(parent), "--resume")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0 and "--init-from" in result.stderr
+
+
+def test_the_checkpoints_decoding_settings_are_kept_but_for_those_set(parent, tmp_path):
+    """A release's beam and length normalisation travel to the fine-tuned model; a decode
+    key the new config sets wins."""
+    from translator.models.checkpoint import load_checkpoint, save_checkpoint
+
+    raw = load_checkpoint(parent)
+    raw["config"]["decode"].update(allow_unk=True, len_norm="power", len_penalty=0.6)
+    save_checkpoint(tmp_path / "release.pt", raw)
+    cfg = configured(CHILD, tmp_path / "child", "decode.len_penalty=0.8")
+    trainer = Trainer(cfg, init_from=tmp_path / "release.pt")
+    decode = trainer.cfg.decode
+    assert (decode.allow_unk, decode.len_norm, decode.len_penalty) == (True, "power", 0.8)
+    assert decode.beam == 2  # (the child's config sets it)

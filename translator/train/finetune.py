@@ -5,8 +5,10 @@ checkpoint's sentencepiece model and an imported model's piece tables (an embedd
 means nothing under another vocabulary), so the config's `tokenizer` keys are not used and
 its data is tokenized with the saved model. A config whose `model` section names nothing
 (or only the FREE keys) takes the checkpoint's model section, so that fine-tuning an
-imported model needs a config of data and training settings alone. Everything else comes
-from the new config: the data, the schedule, the limits. The optimizer, the learning-rate
+imported model needs a config of data and training settings alone. So do the decoding
+settings (a release's beam and length normalisation): the checkpoint's, but for the keys
+the config sets. Everything else comes from the new config: the data, the schedule, the
+limits. The optimizer, the learning-rate
 schedule, the step count and the best dev BLEU start afresh.
 """
 
@@ -49,6 +51,20 @@ def adopt_model(cfg: Config, saved) -> Config:
     return cfg.replace(model=model.replace(**named))
 
 
+def adopt_decoding(cfg: Config, saved: Config) -> Config:
+    """`cfg` with the saved config's decoding settings, but for those cfg sets (those that
+    differ from the defaults)."""
+    from translator.config.schema import DecodeConfig
+
+    default = DecodeConfig().to_dict()
+    named = {k: v for k, v in cfg.decode.to_dict().items() if default.get(k) != v}
+    decode = saved.decode.replace(**named)
+    changes = config_changes({"decode": cfg.decode.to_dict()}, {"decode": decode.to_dict()})
+    if changes:
+        log.info(f"--init-from: decoding as the checkpoint does: {describe_changes(changes)}")
+    return cfg.replace(decode=decode)
+
+
 def initial_checkpoint(path: str | Path, cfg: Config) -> tuple[Checkpoint, Tokenizer, Config]:
     """The checkpoint to start from, its tokenizer and `cfg` with the checkpoint's model
     where cfg names none; a one-line UserError when it is not a model checkpoint or its
@@ -66,6 +82,7 @@ def initial_checkpoint(path: str | Path, cfg: Config) -> tuple[Checkpoint, Token
             "fine-tune it with transformers, or start from a model of one language pair",
         )
     cfg = adopt_model(cfg, saved.to_dict())
+    cfg = adopt_decoding(cfg, saved)
     changes = config_changes({"model": saved.model.to_dict()}, {"model": cfg.model.to_dict()})
     if "model.type" in changes:  # the other keys differ because the family does
         changes = {"model.type": changes["model.type"]}
