@@ -102,6 +102,12 @@ def test_the_card_and_licence_travel_into_the_export(round_trip):
         assert (exported / name).read_text() == (folder / name).read_text()
 
 
+def test_an_export_given_as_a_checkpoint_says_to_import_it(round_trip, capsys):
+    _, exported, _ = round_trip
+    code, _, err = run_cli(capsys, "translate", "--checkpoint", str(exported), "Ein Hund.")
+    one_line_error(code, err, "a Hugging Face model folder", f"translator import {exported}")
+
+
 def test_an_imported_nllb_model_exports_back_exactly(tmp_path):
     from pretrained_m2m100 import nllb_folder
 

@@ -13,12 +13,21 @@ from translator.data.vocab import tokenizer_from_state
 from translator.engines.export import FORMAT_VERSION, MANIFEST, MANIFEST_FORMAT, QUANTIZATIONS
 from translator.errors import UserError
 
+# the weights file of a Hugging Face folder (one `export --format huggingface` writes too)
+HF_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+              "pytorch_model.bin.index.json")  # fmt: skip
 HINT = "write it again with `translator export --checkpoint C --format ctranslate2 --output DIR`"
 
 
 def read_manifest(folder: Path) -> dict:
     """The manifest of an exported folder, after checking that the folder is whole."""
     path = folder / MANIFEST
+    if not path.is_file() and any((folder / name).is_file() for name in HF_WEIGHTS):
+        raise UserError(
+            f"{folder}: a Hugging Face model folder (no {MANIFEST}), which is read once "
+            "imported",
+            f"translator import {folder} --output MODEL.pt, then --checkpoint MODEL.pt",
+        )
     if not path.is_file():
         raise UserError(
             f"{folder}: not an exported model ({MANIFEST} is missing)",
