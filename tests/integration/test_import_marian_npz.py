@@ -265,6 +265,24 @@ def test_a_zip_that_is_not_a_marian_release_is_a_one_line_error(tmp_path, capsys
         assert not out.exists()
 
 
+def test_a_zip_missing_a_file_is_named_as_the_zip(imported, tmp_path, capsys):
+    """The error names the .zip, not the temporary folder it was read from, and info
+    names the .zip an import came from."""
+    folder, _, _ = imported
+    partial = tmp_path / "partial"
+    shutil.copytree(folder, partial)
+    (partial / "decoder.yml").unlink()
+    archive = shutil.make_archive(str(tmp_path / "partial"), "zip", partial)
+    code, _, err = run_cli(capsys, "import", archive, "--output", str(tmp_path / "m.pt"))
+    one_line_error(code, err, f"{archive}: decoder.yml is missing")
+    assert tempfile.gettempdir() not in err.replace(str(tmp_path), "")
+    whole = release_zip(folder, tmp_path / "whole.zip")
+    code, _, err = run_cli(capsys, "import", str(whole), "--output", str(tmp_path / "w.pt"))
+    assert code == 0, err
+    code, said, _ = run_cli(capsys, "info", str(tmp_path / "w.pt"))
+    assert f"origin: imported from {whole.resolve()}" in said
+
+
 def test_vocabulary_files_read_as_ctranslate2_reads_them(tmp_path):
     from ctranslate2.converters.marian import load_vocab
 

@@ -159,7 +159,7 @@ def licence(files: dict) -> str | None:
 
 def _source(source: dict, whole_card: bool) -> list[str]:
     files = source.get("files") if isinstance(source.get("files"), dict) else {}
-    where = source.get("hub") or source.get("folder") or "?"
+    where = source.get("hub") or source.get("folder") or source.get("file") or "?"
     lines = [f"origin: imported from {where} ({source.get('format', '?')})"]
     lines.append(
         f"licence: {licence(files) or 'not stated (the model folder has no card or licence file)'}"

@@ -51,9 +51,14 @@ def import_pretrained(
 
     check_output(output)
     folder, origin = resolve(source)
-    kind = importer(folder)
-    ckpt = kind.import_folder(folder, origin)
-    ckpt.config = _with_decoding(ckpt.config, released_decoding(folder))
+    try:
+        kind = importer(folder)
+        ckpt = kind.import_folder(folder, origin)
+        ckpt.config = _with_decoding(ckpt.config, released_decoding(folder))
+    except UserError as err:  # a .zip's temporary folder named as the .zip
+        if "file" not in origin:
+            raise
+        raise UserError(err.message.replace(str(folder), source), err.hint) from None
     ckpt.config = _with_languages(ckpt, src_lang, tgt_lang)
     ckpt.save(output)
     model, data = ckpt.config["model"], ckpt.config["data"]
