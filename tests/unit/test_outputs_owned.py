@@ -78,6 +78,26 @@ def test_a_file_of_the_users_under_a_name_translator_writes_is_not_replaced(tmp_
     assert (target / "a.bin").read_text() == "the user's"
 
 
+def test_a_file_edited_since_translator_wrote_it_is_not_replaced(tmp_path):
+    """A model card the user edited in an export is theirs: writing the export again is
+    refused, the edit kept; an untouched one is replaced."""
+    target = tmp_path / "out"
+    for text in ("card 1", "card 2"):
+        tmp = temporary_folder(target)
+        (tmp / "README.md").write_text(text)
+        (tmp / "w.bin").write_text("weights")
+        replace_folder(tmp, target)
+        assert (target / "README.md").read_text() == text
+    with open(target / "README.md", "a") as card:
+        card.write("\nthe user's words")
+    tmp = temporary_folder(target)
+    (tmp / "README.md").write_text("card 3")
+    message = user_error(replace_folder, tmp, target)
+    assert "README.md was changed since translator wrote it" in message
+    assert (target / "README.md").read_text() == "card 2\nthe user's words"
+    assert (target / "w.bin").read_text() == "weights"
+
+
 def test_an_output_that_is_an_input_or_another_output_is_refused(tmp_path):
     src = tmp_path / "in.de"
     src.write_text("x\n")

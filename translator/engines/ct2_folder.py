@@ -24,8 +24,7 @@ def read_manifest(folder: Path) -> dict:
     path = folder / MANIFEST
     if not path.is_file() and any((folder / name).is_file() for name in HF_WEIGHTS):
         raise UserError(
-            f"{folder}: a Hugging Face model folder (no {MANIFEST}), which is read once "
-            "imported",
+            f"{folder}: a Hugging Face model folder (no {MANIFEST}), which is read once imported",
             f"translator import {folder} --output MODEL.pt, then --checkpoint MODEL.pt",
         )
     if not path.is_file():

@@ -36,13 +36,37 @@ def owned(folder: Path) -> set[str] | None:
     return {name for name in listed if isinstance(name, str)}
 
 
-def mark(folder: Path, names: Iterable[str], command: str = "", scratch: bool = False) -> None:
+def mark(
+    folder: Path, names: Iterable[str], command: str = "", scratch: bool = False,
+    stamps: bool = False,
+) -> None:  # fmt: skip
     """Write the marker of `folder`, listing `names`; `scratch`: all of it is translator's
-    work in progress, to remove whole."""
+    work in progress, to remove whole; `stamps`: with each file's size and modification
+    time, so that a file edited since is known to be the user's (edited)."""
     record = {"written_by": f"translator {command}".strip(), "files": sorted(set(names))}
     if scratch:
         record["scratch"] = True
+    if stamps:
+        record["stamps"] = {n: _stamp(Path(folder) / n) for n in record["files"]
+                            if (Path(folder) / n).is_file()}  # fmt: skip
     atomic_write_bytes(Path(folder) / MARKER, json.dumps(record, indent=1).encode())
+
+
+def _stamp(path: Path) -> list[int]:
+    info = path.stat()
+    return [info.st_size, info.st_mtime_ns]
+
+
+def edited(folder: Path) -> list[str]:
+    """The files of `folder` whose size or modification time differ from those its marker
+    recorded when translator wrote them: the user's edits, such as a model card."""
+    try:
+        stamps = json.loads((Path(folder) / MARKER).read_text(encoding="utf-8"))["stamps"]
+        assert isinstance(stamps, dict)
+    except (OSError, ValueError, KeyError, TypeError, AssertionError):
+        return []
+    return sorted(name for name, stamp in stamps.items()
+                  if (Path(folder) / name).is_file() and _stamp(Path(folder) / name) != stamp)  # fmt: skip
 
 
 def _writer(folder: Path) -> str:
@@ -180,13 +204,19 @@ def replace_folder(tmp: Path, target: Path, command: str = "") -> None:
     file stays. Where `target` holds only translator's files the two folders are swapped by
     renames, so a reader finds the old contents or the new, never a mixture."""
     new = _entries(tmp)
-    mark(tmp, new, command)
+    mark(tmp, new, command, stamps=True)
     if not target.exists():
         os.replace(tmp, target)
         return
     mine = owned(target)
     if mine is None:
         raise UserError(f"{target} holds files translator did not write; refusing to replace it")
+    changed = edited(target)
+    if changed:
+        raise UserError(
+            f"{target / changed[0]} was changed since translator wrote it; refusing to replace it",
+            "move it away or give another folder",
+        )
     theirs = [name for name in _entries(target) if name not in mine]
     clash = sorted(set(theirs) & set(new))
     if clash:
@@ -205,7 +235,7 @@ def replace_folder(tmp: Path, target: Path, command: str = "") -> None:
     for name in new:
         _remove(target / name)
         os.replace(tmp / name, target / name)
-    mark(target, new, command)
+    mark(target, new, command, stamps=True)
     shutil.rmtree(tmp, ignore_errors=True)  # its marker alone is left
 
 
