@@ -293,6 +293,15 @@ def test_serve_takes_each_requests_language(imported):
         for lang in imported.targets:
             answers[lang] = client.post("/translate", json={"texts": texts, "tgt_lang": lang})
         unknown = client.post("/translate", json={"texts": texts, "tgt_lang": "klingon"})
+        other = next(lang for lang in imported.targets if lang != imported.src)
+        body = {"texts": texts, "tgt_lang": imported.src, "src_lang": other}
+        named = client.post("/translate", json=body)
+        bad_source = client.post("/translate", json={**body, "src_lang": "klingon"})
+    assert named.status_code == 200, named.text
+    reverse = load_engine(path, "cpu", src_lang=other, tgt_lang=imported.src)
+    want = [h[0].text for h in reverse.translate(texts, DecodeRequest(dc))]
+    assert named.json()["translations"] == want
+    assert bad_source.status_code == 400 and "src_lang klingon" in bad_source.text
     for lang, answer in answers.items():
         assert answer.status_code == 200, answer.text
         one = load_engine(path, "cpu", src_lang=imported.src, tgt_lang=lang)

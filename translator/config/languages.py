@@ -72,6 +72,17 @@ def check_target(data, tgt_lang: str | None, option: str = "--tgt-lang") -> str 
     return lang_tag(tgt) if len(targets) > 1 else None
 
 
+def check_source(data, src_lang: str, option: str = "--src-lang") -> str:
+    """The model's own code for the source language `src_lang`; one it does not read is a
+    one-line error listing those it does."""
+    sources = source_languages(data)
+    src = model_language(src_lang, sources)
+    if src is None:
+        raise UserError(f"{option} {src_lang}: the model does not read it; its source "
+                        f"languages: {', '.join(sources)}")  # fmt: skip
+    return src
+
+
 def model_language(lang: str, model_codes: list[str]) -> str | None:
     """The one of `model_codes` that `lang` names in any spelling: itself, or `en` for
     `en-GB`, `fra_Latn` for `fr` (config/language_names.py); None for none."""

@@ -37,12 +37,10 @@ def _prefix_of(
     cfg, tokenizer, tag, tgt_lang, any_language, src_lang=None, option: str = "--tgt-lang"
 ) -> list[int]:
     """The source ids put before every line of a request that names none."""
-    from translator.config.languages import source_languages, target_languages
+    from translator.config.languages import check_source, target_languages
 
-    if src_lang is not None and src_lang not in source_languages(cfg.data):
-        listed = ", ".join(source_languages(cfg.data))
-        raise UserError(f"--src-lang {src_lang}: the model does not read it; its source "
-                        f"languages: {listed}")  # fmt: skip
+    if src_lang is not None:  # (serve's name for it, or the CLI's)
+        check_source(cfg.data, src_lang, "src_lang" if option == "tgt_lang" else "--src-lang")
     if any_language and tgt_lang is None and len(target_languages(cfg.data)) > 1:
         return tokenizer.tag_prefix(tag, cfg.data.tags)
     return source_prefix(tokenizer, cfg.data, tgt_lang, tag, option)
@@ -80,7 +78,8 @@ def starts(
     tags = tokenizer.tag_prefix(tag, cfg.data.tags)
     if any_language and tgt_lang is None and cfg.data.tgt_lang not in codes:
         return tags, ()  # (no language of its own: serve's requests name theirs)
-    src, tgt = code_ids(codes, cfg.data, src_lang, tgt_lang, ("--src-lang", option))
+    src_option = "src_lang" if option == "tgt_lang" else "--src-lang"  # (serve's, the CLI's)
+    src, tgt = code_ids(codes, cfg.data, src_lang, tgt_lang, (src_option, option))
     return src + tags, tuple(tgt)
 
 

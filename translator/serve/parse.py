@@ -14,6 +14,7 @@ from translator.decode.line_guides import Terms
 from translator.decode.request import DecodeRequest
 from translator.decode.rules import nbest_problem
 from translator.engines.load import starts
+from translator.errors import UserError
 from translator.serve.limits import LimitError, Limits
 from translator.serve.requests import (
     AttentionRequest,
@@ -36,16 +37,19 @@ class Door:
     tag: str | None = None
     tgt_lang: str | None = None
 
-    def starts_of(self, lang: str | None) -> dict:
-        """The DecodeRequest fields of a request for `lang` (the server's default when None):
-        `source`, the ids put before each source (its language tag, then the corpus tag, as
-        load_engine orders them), and for a model of language codes (engines/lang_codes.py)
-        the source language's code there and `target_start`, `lang`'s code, which every
-        output begins with unseen. A missing or unknown language is a UserError (400)
-        listing the model's."""
-        engine = self.engine
-        prefix, start = starts(engine.cfg, engine.tokenizer, engine.language_codes, self.tag,
-                               lang or self.tgt_lang, option="tgt_lang")  # fmt: skip
+    def starts_of(self, lang: str | None, src_lang: str | None = None) -> dict:
+        """The DecodeRequest fields of a request for `lang` (the server's default when None)
+        from `src_lang` (the model's default when None): `source`, the ids put before each
+        source (its language tag, then the corpus tag, as load_engine orders them), and for
+        a model of language codes (engines/lang_codes.py) the source language's code there
+        and `target_start`, `lang`'s code, which every output begins with unseen. A missing
+        or unknown language is a UserError (400) listing the model's."""
+        engine, codes = self.engine, self.engine.language_codes
+        if src_lang is not None and codes is not None and codes.at == "source":
+            raise UserError("src_lang: this model's sources carry no language code; name the "
+                            "target alone (tgt_lang)")  # fmt: skip
+        prefix, start = starts(engine.cfg, engine.tokenizer, codes, self.tag,
+                               lang or self.tgt_lang, src_lang=src_lang, option="tgt_lang")  # fmt: skip
         return {"source": tuple(prefix), "target_start": start}
 
     def beam_of(self, beam: int | None, nbest: int) -> int:
@@ -121,7 +125,7 @@ def parse_translate(
         raise LimitError(422, 'give either "text" (a string) or "texts" (a list of strings)')
     texts = [req.text] if req.text is not None else req.texts
     door.check_texts(texts)
-    starts = door.starts_of(req.tgt_lang)
+    starts = door.starts_of(req.tgt_lang, req.src_lang)
     beam = door.beam_of(req.beam, req.nbest)
     prefixes = prefixes_of(door, req, texts)
     if cancelled():
@@ -149,7 +153,7 @@ def parse_score(door: Door, req: ScoreRequest, cancelled: Callable[[], bool]) ->
         )
     door.check_texts(req.sources)
     door.check_texts(req.targets)
-    return DecodeRequest(door.decode, **door.starts_of(req.tgt_lang))
+    return DecodeRequest(door.decode, **door.starts_of(req.tgt_lang, req.src_lang))
 
 
 def parse_attention(
@@ -170,7 +174,7 @@ def parse_attention(
         raise LimitError(422, f"layer {req.layer}: the model has {layers} (0..{layers - 1}, or -1)")
     if not req.text.strip():
         raise LimitError(422, "text: an empty sentence has no attention to show")
-    starts = door.starts_of(req.tgt_lang)
+    starts = door.starts_of(req.tgt_lang, req.src_lang)
     beam = door.beam_of(req.beam, 1)
     request = DecodeRequest(door.decode.replace(beam=beam), **starts)
     if req.prefix:

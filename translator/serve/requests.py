@@ -35,6 +35,11 @@ class TranslateRequest(BaseModel):
     tgt_lang: StrictStr | None = Field(
         None, description="Target language (a model of several; default: the server's)"
     )
+    src_lang: StrictStr | None = Field(
+        None,
+        description="Source language (a model of language codes, such as NLLB's; "
+        "default: the model's)",
+    )
     alignments: StrictBool = Field(
         False,
         description="Also answer `alignments`: per translation, its [source word, translated "
@@ -60,6 +65,11 @@ class AttentionRequest(BaseModel):
     tgt_lang: StrictStr | None = Field(
         None, description="Target language (a model of several; default: the server's)"
     )
+    src_lang: StrictStr | None = Field(
+        None,
+        description="Source language (a model of language codes, such as NLLB's; "
+        "default: the model's)",
+    )
 
 
 class ScoreRequest(BaseModel):
@@ -68,6 +78,11 @@ class ScoreRequest(BaseModel):
     targets: list[StrictStr] = Field(description="Their translations, one per source")
     tgt_lang: StrictStr | None = Field(
         None, description="Target language (a model of several; default: the server's)"
+    )
+    src_lang: StrictStr | None = Field(
+        None,
+        description="Source language (a model of language codes, such as NLLB's; "
+        "default: the model's)",
     )
 
 
