@@ -119,6 +119,10 @@ def test_an_imported_nllb_model_exports_back_exactly(tmp_path):
     assert "M2M100ForConditionalGeneration" in said and "the original model's ids" in said
     for name in ("README.md", "LICENSE"):
         assert (tmp_path / "exported" / name).read_text() == (folder / name).read_text()
+    config, before = (json.loads((f / "config.json").read_text()) for f in
+                      (tmp_path / "exported", folder))  # fmt: skip
+    for key in ("bos_token_id", "encoder_layerdrop", "decoder_layerdrop", "activation_dropout"):
+        assert config[key] == before[key], key  # what fine-tuning with transformers reads
     auto = transformers.AutoModelForSeq2SeqLM
     original, back = (
         auto.from_pretrained(folder).eval(),

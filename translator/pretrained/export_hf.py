@@ -239,8 +239,10 @@ def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | No
         forced = {} if code is None else {"forced_bos_token_id": tgt_ids[code]}
     with building(output) as tmp:
         config = model_config(cls, cfg, src_ids, tgt_ids, model, ids)
-        if found is not None:
-            config = {**ckpt.source.get("config", {}), **config}
+        if found is not None:  # the original's, with what translator holds in its place
+            original = ckpt.source.get("config", {})
+            config = {**original, **config,
+                      **{k: original[k] for k in ORIGINAL_ONLY if k in original}}  # fmt: skip
         write_json(tmp / "config.json", config)
         write_json(tmp / "generation_config.json", generation(cfg, {**ids, **forced}, banned))
         safetensors.save_file(tensors, str(tmp / "model.safetensors"), {"format": "pt"})
@@ -263,6 +265,12 @@ def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | No
             else ""
         )
     )
+
+
+# config.json keys an imported model's export takes from its original: training settings
+# translator does not hold (layer drop, activation dropout) and M2M100's <s>, which no
+# search uses (translator's start is its </s>, the decoder's start)
+ORIGINAL_ONLY = ("bos_token_id", "encoder_layerdrop", "decoder_layerdrop", "activation_dropout")
 
 
 def model_config(cls: str, cfg, src_ids: list, tgt_ids: list, model, ids: dict) -> dict:
