@@ -438,7 +438,14 @@ def test_a_folder_translator_did_not_write_is_refused(imported, tmp_path, capsys
     # its own export is replaced by the next, and no scratch folder is left beside it
     code, said, err = export(capsys, imported, tmp_path / "ours")
     assert code == 0 and "MarianMTModel" in said, err
-    (tmp_path / "ours" / "vocab.json").write_text("{}")
+    code, _, err = export(capsys, imported, tmp_path / "ours")
+    assert code == 0, err
+    # a file changed since is the user's (an edited card): kept, and the export refused
+    (tmp_path / "ours" / "README.md").write_text("my card")
+    code, _, err = export(capsys, imported, tmp_path / "ours")
+    one_line_error(code, err, "README.md was changed since translator wrote it")
+    assert (tmp_path / "ours" / "README.md").read_text() == "my card"
+    (tmp_path / "ours" / "README.md").unlink()
     code, _, err = export(capsys, imported, tmp_path / "ours")
     assert code == 0, err
     assert json.loads((tmp_path / "ours" / "vocab.json").read_text())

@@ -215,6 +215,11 @@ def add_vocab_entry(folder):
         ),
         ("vocab-size", add_vocab_entry, ("rows but the vocabulary", "entries")),
         (
+            "config-vocab-size",
+            edit_json("config.json", vocab_size=7, decoder_vocab_size=7),
+            ("rows but config.json's vocab_size is 7",),
+        ),
+        (
             "activation",
             edit_json("config.json", activation_function="gelu_new"),
             ("activation_function 'gelu_new'",),
