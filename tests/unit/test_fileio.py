@@ -49,3 +49,36 @@ def test_replace_folder_puts_the_new_folder_in_place_and_leaves_nothing_else(tmp
         replace_folder(tmp, target)
         assert (target / "f.txt").read_text() == version
         assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+def _read_fifo(path, got):
+    import threading
+
+    def read():
+        with open(path, "rb") as f:
+            got.append(f.read())
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    return reader
+
+
+def test_a_link_stays_a_link_and_a_fifo_is_written_through(tmp_path):
+    """A symbolic link's file is replaced, the link kept; a FIFO (as /dev/stdout or a
+    device) is written in place, not replaced by a regular file."""
+    real = tmp_path / "real.txt"
+    real.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    atomic_write_bytes(link, b"new")
+    assert link.is_symlink() and real.read_bytes() == b"new"
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = _read_fifo(fifo, got)
+    with atomic_open(fifo, "w", encoding="utf-8") as f:
+        f.write("durch\n")
+    reader.join(timeout=10)
+    assert got == [b"durch\n"]
+    assert not fifo.is_file() and fifo.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.txt", "pipe", "real.txt"]

@@ -143,3 +143,27 @@ def test_nbest_lines_are_numbered_by_input_line_across_chunks_and_runs(job):
     run(Upper(), src, out, nbest=2)
     lines = [line.split("\t") for line in out.read_text().splitlines()]
     assert [(int(i), text) for i, _, text in lines] == [(i, f"LINE {i}") for i in range(10)]
+
+
+def test_a_link_is_kept_and_a_fifo_written_through(job, tmp_path):
+    """--output a symbolic link: the file it points to is written, with its .partial beside
+    that file; a FIFO (/dev/stdout) gets the lines, and stays a FIFO."""
+    import os
+    import threading
+
+    src, _ = job
+    real = tmp_path / "real.txt"
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    run(Upper(), src, link)
+    assert link.is_symlink() and real.read_text().splitlines()[0] == "LINE 0"
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    run(Upper(), src, fifo)
+    reader.join(timeout=10)
+    assert got[0].decode().splitlines() == [f"LINE {i}" for i in range(10)]
+    assert not fifo.is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "link.txt", "pipe", "real.txt"]

@@ -23,7 +23,13 @@ from pathlib import Path
 
 from translator.data.readers import chunked, iter_lines
 from translator.decode.translate_io import write_translations
-from translator.fileio import atomic_write_bytes, writable_file
+from translator.fileio import (
+    atomic_open,
+    atomic_write_bytes,
+    real_target,
+    stream_target,
+    writable_file,
+)
 from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
@@ -65,7 +71,10 @@ def translate_file(
     """Translate `input_file` into `output_file` (module docstring) as the DecodeRequest
     `request` asks. `model`: what identifies the model (file stamps of the checkpoints);
     `guides`: each line's prefix and required phrases (line_guides.LineGuides), or None."""
-    output_file = writable_file(output_file)
+    if stream_target(output_file):  # a device or FIFO: written through, nothing to resume
+        _through_once(translator, input_file, output_file, request, guides)
+        return
+    output_file = writable_file(real_target(output_file))
     partial = output_file.with_name(output_file.name + ".partial")
     record = output_file.with_name(output_file.name + ".partial.json")
     sampling = request.sampling
@@ -95,6 +104,14 @@ def translate_file(
         raise
     os.replace(partial, output_file)
     record.unlink(missing_ok=True)
+
+
+def _through_once(translator, input_file, output_file, request, guides) -> None:
+    total = sum(1 for _ in iter_lines(input_file))
+    bar = progress_bar(total=total, desc="translate", unit="line")
+    with bar, atomic_open(output_file, "w", encoding="utf-8") as out:
+        chunks = chunked(iter_lines(input_file), CHUNK)
+        write_translations(translator, chunks, out, request, bar, guides)
 
 
 def _append(translator, input_file, partial, record, identity, request, guides, lines, size,

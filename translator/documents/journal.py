@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 
 from translator.documents import translate_bytes
-from translator.fileio import atomic_write_bytes, writable_file
+from translator.fileio import atomic_write_bytes, real_target, stream_target, writable_file
 from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
@@ -30,9 +30,9 @@ def journal_path(output: Path) -> Path:
     return output.with_name(output.name + ".journal")
 
 
-def _saved(journal: Path, identity: dict) -> list[list]:
+def _saved(journal: Path | None, identity: dict) -> list[list]:
     """[source, translation, alignment] rows an earlier run of the same job journalled."""
-    if not journal.is_file():
+    if journal is None or not journal.is_file():
         return []
     lines = journal.read_bytes().split(b"\n")
     try:
@@ -55,7 +55,7 @@ class Journal:
     """A `translate` callable (units.Translate) that serves journalled sentences and
     journals the ones it sends to `translate`."""
 
-    def __init__(self, path: Path, identity: dict, translate, bar):
+    def __init__(self, path: Path | None, identity: dict, translate, bar):
         self.rows, self.translate, self.bar = _saved(path, identity), translate, bar
         self.used = 0  # rows served or written so far, in call order
         self.path, self.identity, self.file = path, identity, None
@@ -63,6 +63,8 @@ class Journal:
             log.info("resuming: %d sentences were translated before", len(self.rows))
 
     def _write(self, rows) -> None:
+        if self.path is None:  # (no journal: written to a device)
+            return
         if self.file is None:  # opened on the first batch: a refused input leaves none
             self.file = open(self.path, "wb")  # rewritten whole: drops a cut line
             rows = [self.identity, *self.rows[: self.used], *rows]
@@ -107,8 +109,9 @@ def translate_document(input_file: Path, output_file: Path, fmt: str, translate,
     """Translate the document `input_file` of format `fmt` from `lang` into `target`, into
     `output_file` resumably (module docstring); `identity`: what else the translations
     depend on (model, decoding settings)."""
-    output_file = writable_file(output_file)
-    journal = journal_path(output_file)
+    streamed = stream_target(output_file)  # a device or FIFO: nothing to journal beside it
+    output_file = output_file if streamed else writable_file(real_target(output_file))
+    journal = None if streamed else journal_path(output_file)
     data = Path(input_file).read_bytes()
     st = Path(input_file).stat()
     stamp = [str(Path(input_file).resolve()), st.st_size, st.st_mtime_ns]
@@ -120,4 +123,5 @@ def translate_document(input_file: Path, output_file: Path, fmt: str, translate,
         finally:
             job.close()
     atomic_write_bytes(output_file, out)
-    journal.unlink(missing_ok=True)
+    if journal is not None:
+        journal.unlink(missing_ok=True)

@@ -4,6 +4,10 @@ A file is written to a temporary file in the target's folder (same filesystem,
 so the rename is atomic), fsynced and renamed over the target, so a crash at any
 moment leaves either the old file or the new one, never half of one. The new
 file gets the usual mode (0666 less the umask), not mkstemp's private 0600.
+
+A symbolic link stays a link: the file it points to is the one written. A path that
+names no regular file (a device such as /dev/null or /dev/stdout, a FIFO) is written
+through in place, since a rename would replace it by a file.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import contextlib
 import errno
 import hashlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,12 +64,45 @@ def writable_file(path: str | Path) -> Path:
     return path
 
 
+def stream_target(path: str | Path) -> bool:
+    """Whether `path` (its link followed) names something other than a regular file or a
+    folder: a device or a FIFO, written through in place (module docstring)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def real_target(path: str | Path) -> Path:
+    """The file a symbolic link `path` points to (the link itself stays); `path` else."""
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+@contextlib.contextmanager
+def _through(path: Path, mode: str, encoding: str | None) -> Iterator[IO]:
+    """`path` (a device, a FIFO) opened and written in place; an OSError names it."""
+    try:
+        with open(path, mode, encoding=encoding) as f:
+            yield f
+    except OSError as err:
+        if err.filename is None:
+            err.filename = str(path)
+        raise
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None) -> Iterator[IO]:
     """A file object to write `path` through; the target changes only when the block ends
     without an exception (an exception, Ctrl-C included, removes the temporary file). An
-    OSError of the writing names `path`, not the temporary file."""
-    path = writable_file(path)
+    OSError of the writing names `path`, not the temporary file. A device or FIFO is
+    written in place, a link's file replaced (module docstring)."""
+    if stream_target(path):
+        with _through(Path(path), mode, encoding) as f:
+            yield f
+        return
+    path = writable_file(real_target(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as err:
