@@ -189,6 +189,11 @@ def test_a_run_dir_of_the_users_is_refused_and_an_earlier_run_is_taken_as_a_run(
     message = user_error(RunDir(mine).create)
     assert "run_dir" in message and str(mine) in message and "config.yaml" in message
     assert sorted(p.name for p in mine.iterdir()) == ["config.yaml"]
+    log = tmp_path / "log"  # a log of the user's own, under the name a run's has
+    log.mkdir()
+    (log / "train.log").write_text("my notes\n")
+    assert "train.log" in user_error(RunDir(log).create)
+    assert (log / "train.log").read_text() == "my notes\n"
     earlier = tmp_path / "earlier"  # a run written without the marker: --resume goes on
     earlier.mkdir()
     for name in ("last.pt", "best.pt", "config.yaml", "notes.txt"):

@@ -31,11 +31,12 @@ RUN_NAMES = (
 
 def earlier_run(folder: Path) -> set[str] | None:
     """A run folder written without the output marker (it holds a run's checkpoint, or
-    nothing but a run's own names with its log, a run stopped before its first checkpoint):
-    the names in it that a run writes; None for any other folder."""
+    nothing but a run's own names with its log and config, a run stopped before its first
+    checkpoint): the names in it that a run writes; None for any other folder (a lone
+    train.log may be anyone's)."""
     names = {p.name for p in folder.iterdir()}
     own = {n for n in names if n in RUN_NAMES or STEP_NAME.fullmatch(n)}
-    if names & {"last.pt", "best.pt"} or (own == names and "train.log" in names):
+    if names & {"last.pt", "best.pt"} or (own == names and {"train.log", "config.yaml"} <= names):
         return own
     return None
 
