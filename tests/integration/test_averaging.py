@@ -141,6 +141,15 @@ def test_average_command_picks_the_newest_step_checkpoints(run_dir, tmp_path):
     assert all(torch.equal(written[k], expected[k]) for k in expected)
     assert "holds 3 step checkpoints" in user_error(average_command, folder, 5, [], None)
     assert "--output" in user_error(average_command, None, None, [folder / "best.pt"], None)
+    average_command(folder, 2, [], None)  # an earlier average is replaced
+    # a run's checkpoint or a file of the user's is not
+    last = (folder / "last.pt").read_bytes()
+    message = user_error(average_command, folder, 2, [], folder / "last.pt")
+    assert "trained for" in message and "refusing to replace it" in message
+    assert (folder / "last.pt").read_bytes() == last
+    (folder / "notes.txt").write_text("mine")
+    assert "refusing" in user_error(average_command, folder, 2, [], folder / "notes.txt")
+    assert (folder / "notes.txt").read_text() == "mine"
 
 
 def test_the_average_command_line(run_dir, tmp_path, here):

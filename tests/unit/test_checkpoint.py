@@ -422,3 +422,31 @@ def test_members_key_tells_weights_apart_in_any_order():
     assert weights_fingerprint({**a, "w": a["w"].reshape(3, 2)}) != weights_fingerprint(a)
     assert weights_fingerprint(b) != weights_fingerprint({**b, "w": b["w"].float()})
     assert members_key([a, b]) == members_key([b, a]) != members_key([a, a])
+
+
+def test_a_full_disk_inside_torch_save_is_one_line_and_keeps_the_old_file(tmp_path, monkeypatch):
+    """torch's zip writer raises a RuntimeError while the disk's OSError is handled: the
+    error still says the disk is full, and the old checkpoint stays."""
+    from translator.models import checkpoint as module
+
+    path = tmp_path / "last.pt"
+    module.save_checkpoint(path, {"model": {}})
+    before = path.read_bytes()
+
+    def full(obj, f):
+        try:
+            raise OSError(28, "No space left on device")
+        except OSError:
+            raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos")
+
+    monkeypatch.setattr(module.torch, "save", full)
+    message = user_error(module.save_checkpoint, path, {"model": {}})
+    assert message.startswith(f"cannot write checkpoint {path}: No space left on device")
+    assert path.read_bytes() == before and sorted(tmp_path.iterdir()) == [path]
+
+    def bug(obj, f):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(module.torch, "save", bug)
+    with pytest.raises(RuntimeError, match="bug"):  # a RuntimeError of another cause is a bug
+        module.save_checkpoint(path, {"model": {}})

@@ -40,11 +40,43 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
     try:
         with atomic_open(path, "wb") as f:
             torch.save({"format": FORMAT, "version": __version__, **payload}, f)
-    except OSError as err:
+    except (OSError, RuntimeError) as err:
+        # torch's zip writer turns a full disk into a RuntimeError raised while the OSError
+        # is handled: the OSError is the reason
+        cause = err if isinstance(err, OSError) else err.__context__
+        if not isinstance(cause, OSError):
+            raise
         raise UserError(
-            f"cannot write checkpoint {path}: {err.strerror or err}",
+            f"cannot write checkpoint {path}: {cause.strerror or cause}",
             "check free disk space and that the run directory is writable",
         ) from None
+
+
+def check_replaceable(path: str | Path, option: str, command: str, ours=None) -> None:
+    """Refuse in one line to replace an existing output file `path` unless it is a
+    checkpoint `command` wrote (`ours(payload)`, where given, says so) and nothing trained
+    since: a trained one (it holds training progress: a run's last.pt, a model fine-tuned
+    from an import, which keeps the import's record) and any other file are refused."""
+    path = Path(path)
+    if not path.exists():
+        return
+    try:
+        ckpt = load_checkpoint(path)
+    except UserError:
+        ckpt = None
+    if ckpt is None or (ours is not None and not ours(ckpt)):
+        raise UserError(
+            f"{option} {path} exists and is not a checkpoint translator {command} wrote; "
+            "refusing to replace it",
+            "give a new file name",
+        )
+    progress = (ckpt.get("train_state") or {}).get("progress")
+    if isinstance(progress, dict) and progress.get("step"):
+        raise UserError(
+            f"{option} {path} is a model trained for {progress['step']} steps; refusing "
+            "to replace it",
+            "give a new file name",
+        )
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:

@@ -104,28 +104,9 @@ def check_output(output: Path) -> None:
     """An existing --output is replaced only where it is a checkpoint `translator import`
     wrote and nothing trained since; any other file, a model fine-tuned from an import
     among them (it keeps the import's record), is refused."""
-    output = Path(output)
-    if not output.exists():
-        return
-    from translator.models.checkpoint import load_checkpoint
+    from translator.models.checkpoint import check_replaceable
 
-    try:
-        ckpt = load_checkpoint(output)
-    except UserError:
-        ckpt = {}
-    progress = (ckpt.get("train_state") or {}).get("progress")
-    if isinstance(progress, dict) and progress.get("step"):
-        raise UserError(
-            f"--output {output} is a model trained for {progress['step']} steps; refusing "
-            "to replace it",
-            "give a new file name",
-        )
-    if not isinstance(ckpt.get("source"), dict):
-        raise UserError(
-            f"--output {output} exists and is not a checkpoint translator import wrote; "
-            "refusing to replace it",
-            "give a new file name",
-        )
+    check_replaceable(output, "--output", "import", lambda c: isinstance(c.get("source"), dict))
 
 
 def _with_decoding(config: dict, decode: dict) -> dict:

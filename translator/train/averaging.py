@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from translator.errors import UserError
-from translator.models.checkpoint import Checkpoint
+from translator.models.checkpoint import Checkpoint, check_replaceable
 from translator.progress import progress_bar
 from translator.train.run_dir import RunDir
 
@@ -106,6 +106,7 @@ def average_command(
     from translator.fileio.outputs import distinct_outputs
 
     distinct_outputs({"--output": output}, {f"--checkpoint {p}": p for p in checkpoints})
+    check_replaceable(output, "--output", "average")  # an earlier average, or nothing
     averaged = average_checkpoints(checkpoints)
     averaged.save(output)
     return f"averaged {len(checkpoints)} checkpoint(s) into {output}: " + ", ".join(
