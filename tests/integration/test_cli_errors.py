@@ -127,6 +127,15 @@ def test_empty_after_cleaning(tmp_path, here):
     )
 
 
+def test_an_empty_dev_split_is_refused_before_training(tmp_path, here):
+    folder = corpus_dir(tmp_path)
+    write(folder / "val.de", "")
+    write(folder / "val.en", "")
+    result = train_on(here, tmp_path, folder)
+    assert_user_error(result, "the dev split is empty", "data.dev")
+    assert not (tmp_path / "run" / "last.pt").exists()
+
+
 def test_language_not_in_data(tmp_path, here):
     folder = corpus_dir(tmp_path)
     result = train_on(here, tmp_path, folder, "--set", "data.src_lang=fr")

@@ -13,6 +13,7 @@ from translator.data.prepare import prepare, wait_for_prepared
 from translator.data.stream import BatchStream
 from translator.data.subwords import SampledIds
 from translator.data.tokenizer import Tokenizer
+from translator.errors import UserError
 from translator.train.distributed import Group
 from translator.train.validation import DevSet
 
@@ -52,6 +53,11 @@ class TrainingData:
             DevSet(name, pairs, prefix, self.encode(pairs, prefix))
             for name, pairs, prefix in dev_sets(cfg, data, prepared)
         ]
+        for dev in self.devs:  # validation scores them: an empty one is caught before training
+            if not dev.pairs:
+                where = f" of {dev.name}" if dev.name else ""
+                raise UserError(f"the dev split{where} is empty: validation needs at least "
+                                "one pair (data.dev)")  # fmt: skip
         self.stream: BatchStream | None = None  # started at the first step, from the state
 
     def encode(self, pairs, prefix=()) -> TokenBatches:
