@@ -100,9 +100,15 @@ def main() -> None:
     click_errors = _click_exceptions()
     try:
         try:
-            app(standalone_mode=False)
+            code = app(standalone_mode=False)
+            sys.stdout.flush()  # (here, where a full disk under it is named)
         except OSError as err:  # a full disk or a folder not ours is the user's to fix
-            raise refusal(err) or err from None
+            raise refusal(err, "standard output") or err from None
+        # typer turns Ctrl-C into an exit code of 130 and, outside standalone mode, returns it
+        if code == 130:
+            raise KeyboardInterrupt
+        if isinstance(code, int) and not isinstance(code, bool) and code:
+            sys.exit(code)
     except UserError as err:
         msg = err.message + (f" (hint: {err.hint})" if err.hint else "")
         print(f"error: {msg}", file=sys.stderr)

@@ -300,6 +300,31 @@ def test_serve_checkpoints_that_are_not_models(files):
     assert_user_error(result, "text.de")
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+def test_a_full_standard_output_is_one_line(files):
+    args = [sys.executable, "-m", "translator", "translate", "--checkpoint", files["CKPT"]]
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([*args, "Ein Hund."], stdout=full, stderr=subprocess.PIPE,
+                                text=True, timeout=600)  # fmt: skip
+    assert_user_error(result, "standard output: No space left on device")
+
+
+def test_ctrl_c_is_exit_130_and_leaves_no_output(files, tmp_path, here, monkeypatch):
+    """typer turns Ctrl-C into an exit code it returns: the command still ends 130, saying
+    so, and a script's `&&` stops there."""
+    from translator.decode import resumable
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(resumable, "_append", interrupted)
+    out = tmp_path / "out.en"
+    result = here("translate", "--checkpoint", files["CKPT"], "--input", files["TEXT"],
+                  "--output", str(out))  # fmt: skip
+    assert result.returncode == 130 and "interrupted" in result.stderr
+    assert not out.exists()
+
+
 def test_a_full_disk_names_the_file_and_keeps_the_old_one(files, tmp_path):
     out = write(tmp_path / "out.en", "old translations\n")
     (tmp_path / "sitecustomize.py").write_text(  # this process's disk is full

@@ -33,11 +33,13 @@ _REFUSED = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, 
 _HINT = "check free disk space and that the folder is writable"
 
 
-def refusal(err: BaseException) -> UserError | None:
+def refusal(err: BaseException, unnamed: str | None = None) -> UserError | None:
     """The one-line error for an OSError by which the file system refused a named file (a
-    full disk, a read-only folder, no permission); None for any other exception."""
-    if isinstance(err, OSError) and err.errno in _REFUSED and err.filename is not None:
-        return UserError(f"{err.filename}: {err.strerror}", _HINT)
+    full disk, a read-only folder, no permission), or one without a name where `unnamed`
+    says what was written (standard output); None for any other exception."""
+    name = err.filename if isinstance(err, OSError) and err.filename is not None else unnamed
+    if isinstance(err, OSError) and err.errno in _REFUSED and name is not None:
+        return UserError(f"{name}: {err.strerror}", _HINT)
     return None
 
 
