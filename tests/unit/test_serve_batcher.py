@@ -190,6 +190,27 @@ def test_a_big_request_is_answered_whole_and_in_order():
     assert echo.batches == [8, 8, 8, 6]
 
 
+def test_long_sentences_at_a_wide_beam_go_in_smaller_calls():
+    """A call holds CHUNKS batches, or less where its sentences are long and its beam wide
+    (CHUNK_WORK): a request of such sentences given up on stops after a short call."""
+    from translator.serve.batcher import CHUNK_WORK, _chunks
+
+    lines = ["x" * 10] * 6 + ["y" * CHUNK_WORK] * 4
+    assert _chunks(list(range(10)), lines, 1, 8) == [list(range(8)), [8, 9]]
+    assert _chunks(list(range(10)), lines, 4, 8) == [list(range(7)), [7, 8], [9]]
+    echo = SlowEcho(0.3)
+
+    async def load(batcher):
+        long = ["z" * CHUNK_WORK * 2] * 8  # at beam 5 each its own call (budget 8 lines)
+        gone = await asyncio.gather(batcher.translate(long, req(5, 1), timeout=0.45),
+                                    return_exceptions=True)  # fmt: skip
+        return gone[0], await batcher.translate(["after"], req(1, 1))
+
+    gone, after = serve(echo, load, batch_size=4)
+    assert getattr(gone, "status", None) == 503 and [h.text for h in after[0]] == ["AFTER"]
+    assert echo.batches[-1] == 1 and echo.batches[:-1] in ([1], [1, 1]), echo.batches
+
+
 class Broken(SlowEcho):
     """A bug outside any one request: every batch fails with a RuntimeError."""
 

@@ -33,6 +33,24 @@ log = logging.getLogger(__name__)
 # batches a translate call of a request of many sentences holds at most (batcher decoding):
 # between two calls, sentences whose client left are dropped
 CHUNKS = 2
+# and the work it holds at most, in source characters times beam width: CHUNKS batches of
+# 150-character sentences at beam 5, so that a call of long sentences at a wide beam (a
+# batch of them can take a minute) holds fewer of them
+CHUNK_WORK = 150 * 5
+
+
+def _chunks(order: list[int], lines: list[str], beam: int, most: int) -> list[list[int]]:
+    """The rows `order` (sorted by length) cut into translate calls of at most `most`
+    sentences and most * CHUNK_WORK characters times `beam`."""
+    budget, out, work = most * CHUNK_WORK, [[]], 0
+    for r in order:
+        cost = max(len(lines[r]), 1) * beam
+        if out[-1] and (len(out[-1]) >= most or work + cost > budget):
+            out.append([])
+            work = 0
+        out[-1].append(r)
+        work += cost
+    return out
 
 
 @dataclass(eq=False)
@@ -186,8 +204,8 @@ class Batcher:
 
     def _decode_group(self, group: list[Job]) -> None:
         """The jobs of `group` decoded together, each answered with its own slice: in one
-        translate call, or where they hold more than CHUNKS batches, in calls of that many
-        batches of similar lengths, dropping between two the sentences of jobs whose
+        translate call, or where they hold more than CHUNKS batches or CHUNK_WORK, in calls
+        of that much of similar lengths, dropping between two the sentences of jobs whose
         client has left, so that a big request given up on stops taking the decoder."""
         lines = [text for job in group for text in job.texts]
         owners = [job for job in group for _ in job.texts]
@@ -195,14 +213,14 @@ class Batcher:
         guides = Guides.joined([(len(job.texts), job.request.guides) for job in group])
         dc = first.decode.replace(batch_size=self.limits.batch_size)
         request = first.replace(decode=dc, guides=guides)
-        chunk = CHUNKS * self.limits.batch_size
-        if len(lines) <= chunk:
+        order = sorted(range(len(lines)), key=lambda r: len(lines[r]))
+        chunks = _chunks(order, lines, dc.beam, CHUNKS * self.limits.batch_size)
+        if len(chunks) == 1:
             results = self.translator.translate(lines, request)
         else:
             results = [None] * len(lines)
-            order = sorted(range(len(lines)), key=lambda r: len(lines[r]))
-            for at in range(0, len(order), chunk):
-                rows = [r for r in order[at : at + chunk] if not owners[r].abandoned]
+            for chunk in chunks:
+                rows = [r for r in chunk if not owners[r].abandoned]
                 if rows:
                     part = request.replace(guides=guides and guides.of(rows))
                     found = self.translator.translate([lines[r] for r in rows], part)
