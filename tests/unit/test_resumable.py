@@ -167,3 +167,19 @@ def test_a_link_is_kept_and_a_fifo_written_through(job, tmp_path):
     assert got[0].decode().splitlines() == [f"LINE {i}" for i in range(10)]
     assert not fifo.is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "link.txt", "pipe", "real.txt"]
+
+
+def test_files_of_the_partial_names_that_are_the_users_are_not_replaced(job, tmp_path):
+    """G.partial without translator's record beside it is the user's: refused, kept; a run
+    stopped before its first chunk left its record, so it is translator's."""
+    src, out = job
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text("my draft")
+    with pytest.raises(UserError, match="out.txt.partial exists and is not a stopped"):
+        run(Upper(), src, out)
+    assert partial.read_text() == "my draft" and not out.exists()
+    partial.unlink()
+    with pytest.raises(KeyboardInterrupt):
+        run(Upper(stop_after=0), src, out)  # stopped before any chunk was done
+    run(Upper(), src, out)
+    assert out.read_text().splitlines()[0] == "LINE 0"

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from translator.data.readers import chunked, iter_lines
 from translator.decode.translate_io import write_translations
+from translator.errors import UserError
 from translator.fileio import (
     atomic_open,
     atomic_write_bytes,
@@ -48,6 +49,25 @@ def model_stamps(paths) -> list:
     """What identifies the models a job translates with: checkpoint files' stamps, exported
     folders' paths."""
     return [file_stamp(p) if Path(p).is_file() else str(Path(p).resolve()) for p in paths]
+
+
+def _refuse_foreign(partial: Path, record: Path) -> None:
+    """G.partial and G.partial.json are replaced only where the record is one translator
+    wrote (a stopped run's): files of those names without it are the user's."""
+    if not (partial.exists() or record.exists()):
+        return
+    try:
+        saved = json.loads(record.read_text(encoding="utf-8"))
+        ours = isinstance(saved, dict) and "identity" in saved
+    except (OSError, ValueError):
+        ours = False
+    if not ours:
+        found = partial if partial.exists() else record
+        raise UserError(
+            f"{found} exists and is not a stopped translation of translator's; refusing to "
+            "replace it",
+            "move it away or give another --output",
+        )
 
 
 def _done(record: Path, partial: Path, identity: dict) -> tuple[int, int]:
@@ -90,11 +110,16 @@ def translate_file(
         "confidence": request.confidence,
         "min_confidence": request.min_confidence,
     }
+    _refuse_foreign(partial, record)
     lines, size = _done(record, partial, identity)
     if lines:
         log.info("resuming %s: %d lines were translated before", output_file, lines)
     total = sum(1 for _ in iter_lines(input_file))
     bar = progress_bar(total=total, initial=lines, desc="translate", unit="line")
+    if not lines:  # recorded before G.partial is made: a run stopped at once left both
+        atomic_write_bytes(
+            record, json.dumps({"identity": identity, "lines": 0, "bytes": 0}).encode()
+        )
     try:
         job = (translator, input_file, partial, record, identity, request, guides)
         _append(*job, lines, size, bar)
