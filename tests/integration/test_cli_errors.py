@@ -59,6 +59,10 @@ def test_command_line_mistakes_show_usage_and_one_error_line(args, needle, here)
         ("train: 5\n", ["'train' must be a mapping"]),
         ("- a\n- b\n", ["top level"]),
         ("seed: 1\n", ["missing required key 'run_dir'"]),
+        (
+            "run_dir: a\ntrain:\n  lr: 1\n  lr: 2\n",
+            ["line 4", "key 'lr' is given twice (first on line 3)"],
+        ),
     ],
 )
 def test_config_mistakes(tmp_path, text, needles, here):

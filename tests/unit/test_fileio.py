@@ -82,3 +82,11 @@ def test_a_link_stays_a_link_and_a_fifo_is_written_through(tmp_path):
     assert got == [b"durch\n"]
     assert not fifo.is_file() and fifo.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.txt", "pipe", "real.txt"]
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path, umask_022):
+    path = tmp_path / "model.pt"
+    atomic_write_bytes(path, b"one")
+    path.chmod(0o440)
+    atomic_write_bytes(path, b"two")
+    assert path.read_bytes() == b"two" and path.stat().st_mode & 0o777 == 0o440

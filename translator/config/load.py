@@ -31,7 +31,20 @@ log = logging.getLogger(__name__)
 
 
 class _Loader(yaml.SafeLoader):
-    """YAML 1.1 as PyYAML reads it, but 1e-3 and 1.0e3 are numbers, as in YAML 1.2."""
+    """YAML 1.1 as PyYAML reads it, but 1e-3 and 1.0e3 are numbers, as in YAML 1.2, and a
+    key given twice in one mapping is an error (PyYAML keeps the last silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict = {}
+        for key_node, _ in node.value if isinstance(node, yaml.MappingNode) else ():
+            key = key_node.value
+            if key in seen and key_node.tag == "tag:yaml.org,2002:str":
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key '{key}' is given twice (first on line {seen[key] + 1})",
+                    key_node.start_mark,
+                )  # fmt: skip
+            seen.setdefault(key, key_node.start_mark.line)
+        return super().construct_mapping(node, deep)
 
 
 _Loader.add_implicit_resolver(

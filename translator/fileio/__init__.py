@@ -2,8 +2,9 @@
 
 A file is written to a temporary file in the target's folder (same filesystem,
 so the rename is atomic), fsynced and renamed over the target, so a crash at any
-moment leaves either the old file or the new one, never half of one. The new
-file gets the usual mode (0666 less the umask), not mkstemp's private 0600.
+moment leaves either the old file or the new one, never half of one. A new file gets
+the usual mode (0666 less the umask), not mkstemp's private 0600; a file replaced keeps
+its own.
 
 A symbolic link stays a link: the file it points to is the one written. A path that
 names no regular file (a device such as /dev/null or /dev/stdout, a FIFO) is written
@@ -111,7 +112,8 @@ def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None)
         hint = _HINT if err.errno in _REFUSED else None
         raise UserError(f"cannot write {path}: {err.strerror or err}", hint) from None
     try:
-        os.chmod(tmp, 0o666 & ~_UMASK)
+        # a file replaced keeps its mode (a read-only checkpoint `calibrate` rewrites)
+        os.chmod(tmp, stat.S_IMODE(path.stat().st_mode) if path.is_file() else 0o666 & ~_UMASK)
         with os.fdopen(fd, mode, encoding=encoding) as f:
             yield f
             f.flush()
