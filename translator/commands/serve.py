@@ -188,8 +188,9 @@ def _run_server(
         app, host=host, port=port, loop="asyncio", log_level="info", access_log=False
     )
     server = uvicorn.Server(config)
+    sock = _bound(host, port)
     logging.getLogger("translator").info(
-        "serving %s on http://%s:%d/ (Ctrl-C ends)", path, host, port
+        "serving %s on http://%s:%d/ (Ctrl-C ends)", path, host, sock.getsockname()[1]
     )
     # What is loaded now lives as long as the server: a full garbage collection (which
     # holds the GIL, so the event loop waits) then scans only what requests create
@@ -198,12 +199,36 @@ def _run_server(
     # The event loop gives up the GIL at every socket call and, while a worker parses a
     # large request, waits one switch interval to get it back (docs/benchmarks.md)
     sys.setswitchinterval(0.001)
-    _decode_here_serve_there(server, batcher)
+    _decode_here_serve_there(server, batcher, sock)
     if not server.started:  # uvicorn has logged why
         raise UserError(f"could not serve on {host}:{port} (see the messages above)")
 
 
-def _decode_here_serve_there(server, batcher) -> None:
+def _bound(host: str, port: int):
+    """The listening socket, bound here so that a port in use is one line (uvicorn logs
+    its start-up around the error)."""
+    import socket
+
+    from translator.errors import UserError
+
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except OSError as err:
+        raise UserError(f"--host {host}: {err.strerror or err}") from None
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as err:
+        sock.close()
+        raise UserError(
+            f"cannot serve on {host}:{port}: {err.strerror}",
+            "give another --port, or stop what listens there",
+        ) from None
+    return sock
+
+
+def _decode_here_serve_there(server, batcher, sock=None) -> None:
     """Run the decoding loop on this, the main, thread and uvicorn on a thread of its own,
     until SIGINT or SIGTERM has stopped the server (after it answered the requests in
     flight) or it failed to start.
@@ -216,7 +241,7 @@ def _decode_here_serve_there(server, batcher) -> None:
 
     def http() -> None:
         try:
-            server.run()
+            server.run(sockets=None if sock is None else [sock])
         except SystemExit:  # uvicorn's way to fail at start-up, e.g. the port is taken
             pass
         finally:
