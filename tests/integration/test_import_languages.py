@@ -53,27 +53,19 @@ def test_without_a_target_import_says_so_and_translate_asks_for_one(unnamed, tmp
     assert translate(capsys, named)[1] == translate(capsys, out, "--tgt-lang", "fra_Latn")[1]
 
 
-def test_import_sets_the_source_language_too(unnamed, tmp_path, capsys):
+@pytest.mark.parametrize("src, tgt", [("fra_Latn", "deu_Latn"), ("fr", "de-AT")])
+def test_import_sets_the_source_language_too(unnamed, tmp_path, capsys, src, tgt):
+    """The languages are given as the model's codes or in other spellings (`fr`, `de-AT`
+    name fra_Latn and deu_Latn); the checkpoint keeps the model's own codes."""
     out = tmp_path / "m.pt"
-    args = ["import", str(unnamed), "--output", str(out), "--src-lang", "fra_Latn"]
-    code, _, err = run_cli(capsys, *args, "--tgt-lang", "deu_Latn")
+    args = ["import", str(unnamed), "--output", str(out), "--src-lang", src]
+    code, _, err = run_cli(capsys, *args, "--tgt-lang", tgt)
     assert code == 0, err
     data = Checkpoint.load(out).config["data"]
     assert (data["src_lang"], data["tgt_lang"]) == ("fra_Latn", "deu_Latn")
     engine, codes = load_engine(out, "cpu"), Checkpoint.load(out).source["languages"]
     assert engine.source_prefix[0] == codes["fra_Latn"]
     assert engine.target_start == (codes["deu_Latn"],)
-
-
-def test_import_reads_a_language_in_any_spelling(unnamed, tmp_path, capsys):
-    """`fr` and `de-AT` name NLLB's fra_Latn and deu_Latn; the checkpoint keeps the model's
-    own codes."""
-    out = tmp_path / "m.pt"
-    args = ["import", str(unnamed), "--output", str(out), "--src-lang", "fr"]
-    code, _, err = run_cli(capsys, *args, "--tgt-lang", "de-AT")
-    assert code == 0, err
-    data = Checkpoint.load(out).config["data"]
-    assert (data["src_lang"], data["tgt_lang"]) == ("fra_Latn", "deu_Latn")
 
 
 @pytest.mark.parametrize(
