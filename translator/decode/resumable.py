@@ -116,11 +116,10 @@ def translate_file(
         log.info("resuming %s: %d lines were translated before", output_file, lines)
     total = sum(1 for _ in iter_lines(input_file))
     bar = progress_bar(total=total, initial=lines, desc="translate", unit="line")
-    if not lines:  # recorded before G.partial is made: a run stopped at once left both
-        atomic_write_bytes(
-            record, json.dumps({"identity": identity, "lines": 0, "bytes": 0}).encode()
-        )
     try:
+        if not lines:  # recorded before G.partial is made: a run stopped at once left both
+            state = {"identity": identity, "lines": 0, "bytes": 0}
+            atomic_write_bytes(record, json.dumps(state).encode())
         job = (translator, input_file, partial, record, identity, request, guides)
         _append(*job, lines, size, bar)
     except OSError as err:  # a full disk: named by the output asked for (G.partial is kept)
