@@ -80,22 +80,25 @@ def test_a_file_of_the_users_under_a_name_translator_writes_is_not_replaced(tmp_
 
 def test_a_file_edited_since_translator_wrote_it_is_not_replaced(tmp_path):
     """A model card the user edited in an export is theirs: writing the export again is
-    refused, the edit kept; an untouched one is replaced."""
+    refused, the edit kept; an untouched one is replaced. Translator's own cache (prepared
+    data, keep_edits off) is rebuilt whatever happened to it."""
     target = tmp_path / "out"
     for text in ("card 1", "card 2"):
         tmp = temporary_folder(target)
         (tmp / "README.md").write_text(text)
         (tmp / "w.bin").write_text("weights")
-        replace_folder(tmp, target)
+        replace_folder(tmp, target, keep_edits=True)
         assert (target / "README.md").read_text() == text
     with open(target / "README.md", "a") as card:
         card.write("\nthe user's words")
     tmp = temporary_folder(target)
     (tmp / "README.md").write_text("card 3")
-    message = user_error(replace_folder, tmp, target)
+    message = user_error(replace_folder, tmp, target, keep_edits=True)
     assert "README.md was changed since translator wrote it" in message
     assert (target / "README.md").read_text() == "card 2\nthe user's words"
     assert (target / "w.bin").read_text() == "weights"
+    replace_folder(tmp, target)  # a cache: rebuilt
+    assert (target / "README.md").read_text() == "card 3"
 
 
 def test_an_output_that_is_an_input_or_another_output_is_refused(tmp_path):

@@ -241,7 +241,7 @@ def _decode_here_serve_there(server, batcher, sock=None) -> None:
 
     def http() -> None:
         try:
-            server.run(sockets=None if sock is None else [sock])
+            server.run() if sock is None else server.run(sockets=[sock])
         except SystemExit:  # uvicorn's way to fail at start-up, e.g. the port is taken
             pass
         finally:

@@ -172,7 +172,7 @@ def building(target: Path, what: str = "export") -> Iterator[Path]:
     tmp = temporary_folder(target)
     try:
         yield tmp
-        replace_folder(tmp, target, what)
+        replace_folder(tmp, target, what, keep_edits=True)
     except OSError as err:
         shutil.rmtree(tmp, ignore_errors=True)
         raise UserError(
@@ -198,20 +198,23 @@ def remove_own_tree(folder: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def replace_folder(tmp: Path, target: Path, command: str = "") -> None:
+def replace_folder(tmp: Path, target: Path, command: str = "", keep_edits: bool = False) -> None:
     """Put the contents of the finished folder `tmp` into `target` (a claimed output folder
     or none): the names translator wrote there before are replaced or removed, every other
     file stays. Where `target` holds only translator's files the two folders are swapped by
-    renames, so a reader finds the old contents or the new, never a mixture."""
+    renames, so a reader finds the old contents or the new, never a mixture. `keep_edits`
+    (a folder people edit, an export): a file changed since translator wrote it is the
+    user's, and replacing the folder is refused (prepared data, translator's own cache,
+    is rebuilt whatever happened to it)."""
     new = _entries(tmp)
-    mark(tmp, new, command, stamps=True)
+    mark(tmp, new, command, stamps=keep_edits)
     if not target.exists():
         os.replace(tmp, target)
         return
     mine = owned(target)
     if mine is None:
         raise UserError(f"{target} holds files translator did not write; refusing to replace it")
-    changed = edited(target)
+    changed = edited(target) if keep_edits else []
     if changed:
         raise UserError(
             f"{target / changed[0]} was changed since translator wrote it; refusing to replace it",
@@ -235,7 +238,7 @@ def replace_folder(tmp: Path, target: Path, command: str = "") -> None:
     for name in new:
         _remove(target / name)
         os.replace(tmp / name, target / name)
-    mark(target, new, command, stamps=True)
+    mark(target, new, command, stamps=keep_edits)
     shutil.rmtree(tmp, ignore_errors=True)  # its marker alone is left
 
 
