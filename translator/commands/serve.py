@@ -188,9 +188,9 @@ def _run_server(
         app, host=host, port=port, loop="asyncio", log_level="info", access_log=False
     )
     server = uvicorn.Server(config)
-    sock = _bound(host, port)
+    _check_port(host, port)
     logging.getLogger("translator").info(
-        "serving %s on http://%s:%d/ (Ctrl-C ends)", path, host, sock.getsockname()[1]
+        "serving %s on http://%s:%d/ (Ctrl-C ends)", path, host, port
     )
     # What is loaded now lives as long as the server: a full garbage collection (which
     # holds the GIL, so the event loop waits) then scans only what requests create
@@ -199,36 +199,34 @@ def _run_server(
     # The event loop gives up the GIL at every socket call and, while a worker parses a
     # large request, waits one switch interval to get it back (docs/benchmarks.md)
     sys.setswitchinterval(0.001)
-    _decode_here_serve_there(server, batcher, sock)
+    _decode_here_serve_there(server, batcher)
     if not server.started:  # uvicorn has logged why
         raise UserError(f"could not serve on {host}:{port} (see the messages above)")
 
 
-def _bound(host: str, port: int):
-    """The listening socket, bound here so that a port in use is one line (uvicorn logs
-    its start-up around the error)."""
+def _check_port(host: str, port: int) -> None:
+    """A port in use, found before uvicorn starts, is one line (uvicorn logs its start-up
+    around the error); uvicorn then binds the port itself."""
     import socket
 
     from translator.errors import UserError
 
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        sock = socket.socket(family, socket.SOCK_STREAM)
     except OSError as err:
         raise UserError(f"--host {host}: {err.strerror or err}") from None
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as err:
-        sock.close()
-        raise UserError(
-            f"cannot serve on {host}:{port}: {err.strerror}",
-            "give another --port, or stop what listens there",
-        ) from None
-    return sock
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as err:
+            raise UserError(
+                f"cannot serve on {host}:{port}: {err.strerror}",
+                "give another --port, or stop what listens there",
+            ) from None
 
 
-def _decode_here_serve_there(server, batcher, sock=None) -> None:
+def _decode_here_serve_there(server, batcher) -> None:
     """Run the decoding loop on this, the main, thread and uvicorn on a thread of its own,
     until SIGINT or SIGTERM has stopped the server (after it answered the requests in
     flight) or it failed to start.
@@ -241,7 +239,7 @@ def _decode_here_serve_there(server, batcher, sock=None) -> None:
 
     def http() -> None:
         try:
-            server.run() if sock is None else server.run(sockets=[sock])
+            server.run()
         except SystemExit:  # uvicorn's way to fail at start-up, e.g. the port is taken
             pass
         finally:
