@@ -60,6 +60,10 @@ def test_tgt_lang_gives_transformers_outputs_for_the_token(imported):
     unk = json.loads((folder / "vocab.json").read_text())["<unk>"]
     marian = transformers.MarianTokenizer.from_pretrained(folder)
     outputs = {}
+    from translator.errors import UserError
+
+    with pytest.raises(UserError, match="--src-lang: this model's sources carry no language"):
+        load_engine(path, device="cpu", src_lang="deu", tgt_lang=LANGS[0])
     for lang in LANGS:
         engine = load_engine(path, device="cpu", tgt_lang=lang)
         assert engine.source_prefix == (ckpt.source["languages"][lang],)

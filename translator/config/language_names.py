@@ -89,8 +89,8 @@ class Names:
 
     def find(self, code: str) -> Language | None:
         """The language `code` names: the two-letter code (LibreTranslate's older `zt` and
-        `pb` too), the three-letter one or the model's, any case; a regional variant (`pt-BR`) falls back to its
-        language, a Chinese one (`zh-TW`) to its script's."""
+        `pb` too), the three-letter one or the model's, any case; a regional variant
+        (`pt-BR`) falls back to its language, a Chinese one (`zh-TW`) to its script's."""
         key = code.strip().lower().replace("_", "-")
         key = ALIASES.get(key, key) if key not in self._named else key
         tags = key.split("-")  # zh-hant-tw, then zh-hant, then zh

@@ -33,14 +33,20 @@ def load_engine(
     return _open(paths, device, quantize, ensemble, tag, tgt_lang, any_language, src_lang)
 
 
+def _source_option(option: str) -> str:
+    """How an error names the source language beside `option`, the target's: serve's field
+    (tgt_lang, src_lang) or the command line's option."""
+    return "src_lang" if option == "tgt_lang" else "--src-lang"
+
+
 def _prefix_of(
     cfg, tokenizer, tag, tgt_lang, any_language, src_lang=None, option: str = "--tgt-lang"
 ) -> list[int]:
     """The source ids put before every line of a request that names none."""
     from translator.config.languages import check_source, target_languages
 
-    if src_lang is not None:  # (serve's name for it, or the CLI's)
-        check_source(cfg.data, src_lang, "src_lang" if option == "tgt_lang" else "--src-lang")
+    if src_lang is not None:
+        check_source(cfg.data, src_lang, _source_option(option))
     if any_language and tgt_lang is None and len(target_languages(cfg.data)) > 1:
         return tokenizer.tag_prefix(tag, cfg.data.tags)
     return source_prefix(tokenizer, cfg.data, tgt_lang, tag, option)
@@ -75,11 +81,14 @@ def starts(
         return prefix, ()
     from translator.engines.lang_codes import code_ids
 
+    if src_lang is not None and codes.at == "source":
+        raise UserError(f"{_source_option(option)}: this model's sources carry no language "
+                        f"code; give {option} alone")  # fmt: skip
     tags = tokenizer.tag_prefix(tag, cfg.data.tags)
     if any_language and tgt_lang is None and cfg.data.tgt_lang not in codes:
         return tags, ()  # (no language of its own: serve's requests name theirs)
-    src_option = "src_lang" if option == "tgt_lang" else "--src-lang"  # (serve's, the CLI's)
-    src, tgt = code_ids(codes, cfg.data, src_lang, tgt_lang, (src_option, option))
+    options = (_source_option(option), option)
+    src, tgt = code_ids(codes, cfg.data, src_lang, tgt_lang, options)
     return src + tags, tuple(tgt)
 
 

@@ -228,12 +228,13 @@ def table_weights(w: Weights, config: dict, src_ids: list, tgt_ids: list) -> dic
             raise UserError(
                 f"{w.where}: {name} have {table.size(0)} rows but the vocabulary {entries} entries"
             )
-    key = "decoder_vocab_size" if "decoder_vocab_size" in config else "vocab_size"
-    for name, table, size in (("the source embeddings", src, config.get("vocab_size")),
-                              ("the target embeddings", tgt, config.get(key))):  # fmt: skip
+    target_key = "decoder_vocab_size" if "decoder_vocab_size" in config else "vocab_size"
+    for name, table, key in (("the source embeddings", src, "vocab_size"),
+                             ("the target embeddings", tgt, target_key)):  # fmt: skip
+        size = config.get(key)
         if isinstance(size, int) and table.size(0) != size:  # (transformers refuses it too)
             raise UserError(f"{w.where}: {name} have {table.size(0)} rows but config.json's "
-                            f"{'vocab_size' if table is src else key} is {size}")  # fmt: skip
+                            f"{key} is {size}")  # fmt: skip
     index = torch.tensor(tgt_ids)
     bias = bias[index]
     # Where <s> repeats Marian's start row (its pad row, also ours at <pad>), that entry must

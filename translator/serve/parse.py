@@ -14,7 +14,6 @@ from translator.decode.line_guides import Terms
 from translator.decode.request import DecodeRequest
 from translator.decode.rules import nbest_problem
 from translator.engines.load import starts
-from translator.errors import UserError
 from translator.serve.limits import LimitError, Limits
 from translator.serve.requests import (
     AttentionRequest,
@@ -44,11 +43,8 @@ class Door:
         a model of language codes (engines/lang_codes.py) the source language's code there
         and `target_start`, `lang`'s code, which every output begins with unseen. A missing
         or unknown language is a UserError (400) listing the model's."""
-        engine, codes = self.engine, self.engine.language_codes
-        if src_lang is not None and codes is not None and codes.at == "source":
-            raise UserError("src_lang: this model's sources carry no language code; name the "
-                            "target alone (tgt_lang)")  # fmt: skip
-        prefix, start = starts(engine.cfg, engine.tokenizer, codes, self.tag,
+        engine = self.engine
+        prefix, start = starts(engine.cfg, engine.tokenizer, engine.language_codes, self.tag,
                                lang or self.tgt_lang, src_lang=src_lang, option="tgt_lang")  # fmt: skip
         return {"source": tuple(prefix), "target_start": start}
 

@@ -33,8 +33,13 @@ def named_model_keys(cfg: Config) -> dict:
     """The keys of cfg's model section that differ from its family's defaults."""
     from translator.models.family import model_config
 
-    default = model_config(cfg.model.type).to_dict()
-    return {k: v for k, v in cfg.model.to_dict().items() if default.get(k) != v}
+    return _differing(cfg.model, model_config(cfg.model.type))
+
+
+def _differing(section, default) -> dict:
+    """The keys of a config section whose values differ from those of `default`."""
+    base = default.to_dict()
+    return {k: v for k, v in section.to_dict().items() if base.get(k) != v}
 
 
 def adopt_model(cfg: Config, saved) -> Config:
@@ -56,9 +61,7 @@ def adopt_decoding(cfg: Config, saved: Config) -> Config:
     differ from the defaults)."""
     from translator.config.schema import DecodeConfig
 
-    default = DecodeConfig().to_dict()
-    named = {k: v for k, v in cfg.decode.to_dict().items() if default.get(k) != v}
-    decode = saved.decode.replace(**named)
+    decode = saved.decode.replace(**_differing(cfg.decode, DecodeConfig()))
     changes = config_changes({"decode": cfg.decode.to_dict()}, {"decode": decode.to_dict()})
     if changes:
         log.info(f"--init-from: decoding as the checkpoint does: {describe_changes(changes)}")
