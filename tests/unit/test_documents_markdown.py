@@ -208,3 +208,24 @@ def test_math_admonitions_and_definition_lists():
         "Apfel\n:   Frucht. Eine\n"
     )  # fmt: skip
     assert translate_markdown(doc, identity, "de") == doc
+
+
+def test_myst_directives_and_pandoc_divs():
+    """A MyST directive that holds prose has its body (and its title, where the argument
+    is one) translated and its name and options kept; a code directive is kept whole; a
+    pandoc div's body is prose."""
+    doc = (":::{note}\n:class: tip\nDer Hund läuft.\n:::\n\n"
+           "```{admonition} Ein Titel\n---\nclass: tip\n---\nDie Katze schläft.\n```\n\n"
+           "::::{tab-set}\n:::{tab-item} Erste Seite\nEin Text.\n:::\n::::\n\n"
+           "```{code-block} python\nx = \"so bleibt\"\n```\n\n"
+           "- Punkt\n\n  :::{tip} Kein Titel\n  Ein Tipp.\n  :::\n\n"
+           "::: {.warning}\nEin Div.\n:::\n")  # fmt: skip
+    assert translate_markdown(doc, reverse, "de") == (
+        ":::{note}\n:class: tip\nläuft. Hund Der\n:::\n\n"
+        "```{admonition} Titel Ein\n---\nclass: tip\n---\nschläft. Katze Die\n```\n\n"
+        "::::{tab-set}\n:::{tab-item} Seite Erste\nText. Ein\n:::\n::::\n\n"
+        "```{code-block} python\nx = \"so bleibt\"\n```\n\n"
+        "- Punkt\n\n  :::{tip} Kein Titel\n  Tipp. Ein\n  :::\n\n"
+        "::: {.warning}\nDiv. Ein\n:::\n"
+    )  # fmt: skip
+    assert translate_markdown(doc, identity, "de") == doc

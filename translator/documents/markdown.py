@@ -1,9 +1,9 @@
 """Markdown: `translate_markdown(text, translate, lang)`.
 
 The document is parsed by markdown-it-py (CommonMark with tables and strikethrough, and
-mdit-py-plugins' $ math, admonitions and definition lists); the text of headings,
-paragraphs, list items, block quotes, table cells, admonitions and definitions is
-translated and written back into the source lines it came from, so everything else (block
+mdit-py-plugins' $ math, admonitions, definition lists and MyST's ::: fences); the text of
+headings, paragraphs, list items, block quotes, table cells, admonitions and definitions,
+and of MyST directives that hold prose (_PROSE; their titles where _TITLED), is translated and written back into the source lines it came from, so everything else (block
 markers, indentation, code blocks, math blocks, HTML blocks, link reference definitions,
 front matter, blank lines) stays byte for byte. Inside that text the inline markup keeps its source form and
 follows the words it wrapped (markdown_inline.py, inline.transfer). Each inline is split
@@ -27,6 +27,7 @@ _FRONT_MATTER = re.compile(r"(?:---|\+\+\+)[ \t]*\r?\n")
 def _parser():
     from markdown_it import MarkdownIt
     from mdit_py_plugins.admon import admon_plugin
+    from mdit_py_plugins.colon_fence import colon_fence_plugin
     from mdit_py_plugins.deflist import deflist_plugin
     from mdit_py_plugins.dollarmath import dollarmath_plugin
 
@@ -34,7 +35,52 @@ def _parser():
     # $ opens math only before a non-space and closes it only after one, not before a
     # digit, as pandoc reads it: prices ("$5 and $10") stay prose
     md.use(dollarmath_plugin, allow_space=False, allow_digits=False)
-    return md.use(admon_plugin).use(deflist_plugin)
+    return md.use(admon_plugin).use(deflist_plugin).use(colon_fence_plugin)
+
+
+# MyST directives (```{name} or :::{name}) whose body is Markdown prose; any other (code,
+# math, raw, toctree, unknown ones) is kept as written
+_PROSE = {
+    "admonition", "attention", "caution", "danger", "error", "hint", "important", "note",
+    "seealso", "tip", "warning", "dropdown", "margin", "sidebar", "topic", "epigraph",
+    "pull-quote", "highlights", "tab-set", "tab-item", "card", "grid", "grid-item",
+    "grid-item-card", "div", "figure", "table", "versionadded", "versionchanged",
+    "deprecated",
+}  # fmt: skip
+# and those whose argument (the rest of the opening line) is a title
+_TITLED = {"admonition", "dropdown", "tab-item", "topic", "sidebar", "card", "grid-item-card",
+           "table", "rubric"}  # fmt: skip
+_DIRECTIVE = re.compile(r"\{([A-Za-z][\w.:-]*)\}[ \t]*(.*)")
+_OPTION = re.compile(r"[ \t]*:[\w.-]+:")
+
+
+def _directive_text(tok) -> str:
+    """The parts of a fence `tok` to read as Markdown, as a document of the same line
+    numbers: a MyST directive's title and its body less its options, a pandoc div's body
+    (::: and no {name}); "" for any other."""
+    found = _DIRECTIVE.fullmatch(tok.info.strip())
+    if tok.map is None or (found is None and tok.type == "fence"):
+        return ""
+    name, title = found.groups() if found else ("div", "")
+    first = tok.map[0]
+    text = "\n" * first + (title if name in _TITLED else "") + "\n"
+    if name not in _PROSE:
+        return text
+    body = tok.content.splitlines(keepends=True)
+    skip = 0
+    if body and body[0].strip() == "---":  # options as a YAML block
+        skip = next((k + 1 for k in range(1, len(body)) if body[k].strip() == "---"), 0)
+    while skip < len(body) and _OPTION.match(body[skip]):  # options as :key: lines
+        skip += 1
+    return text + "\n" * skip + "".join(body[skip:])
+
+
+def _tokens(md, text: str):
+    """The tokens of `text`, a MyST directive's followed by those of its title and body."""
+    for tok in md.parse(text):
+        yield tok
+        if tok.type in ("fence", "colon_fence") and (inner := _directive_text(tok)):
+            yield from _tokens(md, inner)
 
 
 def front_matter_lines(lines: list[str]) -> int:
@@ -107,7 +153,7 @@ def _inlines(text: str, lang) -> tuple[list[str], list[_Inline]]:
     parsed = "\n" * skip + "".join(lines[skip:])  # the same line numbers, no front matter
     found, cursors = [], {}
     cell = title = False
-    for tok in _parser().parse(parsed):
+    for tok in _tokens(_parser(), parsed):
         cell = tok.type in ("th_open", "td_open") or (cell and tok.type == "inline")
         title = tok.type == "admonition_title_open" or (title and tok.type == "inline")
         if tok.type != "inline" or tok.map is None or not tok.content.strip():
