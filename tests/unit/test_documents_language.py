@@ -138,12 +138,13 @@ def test_word_paragraphs_turn_to_the_target_direction():
     """Into Hebrew a translated paragraph reads right to left; back into English it reads
     left to right again, against a style that would say otherwise; same direction, or an
     unknown source, changes nothing."""
-    assert _directions("de", "he", False) == ["<w:p", "<w:bidi/>", "<w:rtl/>", "<w:rtl/>", "<w:p"]
+    turned = ["<w:p", "<w:bidi/>", "<w:rtl/>", "<w:rtl/>", "<w:p"]
+    assert _directions("de", "he", False) == [*turned, "<w:bidi/>"]  # (the section's last)
     off = ['<w:bidi w:val="0"/>', '<w:rtl w:val="0"/>', '<w:rtl w:val="0"/>']
     assert _directions("he", "en", True) == ["<w:p", *off, "<w:p"]
     assert _directions("de", "en", False) == ["<w:p", "<w:p"]
-    assert _directions("ar", "he", True) == ["<w:p", "<w:bidi/>", "<w:rtl/>", "<w:rtl/>", "<w:p"]
-    assert _directions(None, "en", True) == ["<w:p", "<w:bidi/>", "<w:rtl/>", "<w:rtl/>", "<w:p"]
+    assert _directions("ar", "he", True) == turned
+    assert _directions(None, "en", True) == turned
     word = docx.Document(io.BytesIO(_turned_file()))
     assert word.paragraphs[0].paragraph_format.alignment == 1  # the file still reads
 
@@ -159,3 +160,32 @@ def _turned_file() -> bytes:
     text = zipfile.ZipFile(io.BytesIO(out)).read("word/document.xml").decode()
     assert re.search(r"<w:pPr><w:bidi/><w:spacing[^>]*/><w:jc ", text), text
     return out
+
+
+def _layout(src, tgt, turned: bool) -> str:
+    """document.xml of a translated file with a table (read from the right where `turned`)
+    and a section of its own direction; a header that names a start/end bookmark."""
+    d = docx.Document()
+    d.add_paragraph("Ein Hund läuft.")
+    d.add_table(rows=1, cols=2).cell(0, 0).text = "Eine Katze."
+    d.sections[0].header.paragraphs[0].text = "Kopf."
+    section = d.sections[0]._sectPr
+    if turned:
+        d.tables[0]._tbl.tblPr.append(OxmlElement("w:bidiVisual"))
+        section.append(OxmlElement("w:bidi"))
+    section.append(OxmlElement("w:docGrid"))  # which must follow w:bidi
+    buffer = io.BytesIO()
+    d.save(buffer)
+    out = translate_bytes(buffer.getvalue(), Path("d.docx"), "docx", upper, src, tgt)
+    docx.Document(io.BytesIO(out))  # the file still reads
+    return zipfile.ZipFile(io.BytesIO(out)).read("word/document.xml").decode()
+
+
+def test_word_tables_and_sections_turn_with_their_paragraphs():
+    hebrew = _layout("de", "he", False)
+    assert re.search(r"<w:tblPr>(<w:tblStyle[^>]*/>)?<w:bidiVisual/><w:tblW ", hebrew), hebrew
+    assert re.search(r"<w:bidi/><w:docGrid", hebrew), hebrew
+    english = _layout("he", "en", True)
+    assert '<w:bidiVisual w:val="0"/>' in english
+    assert '<w:bidi w:val="0"/><w:docGrid' in english
+    assert "bidiVisual" not in _layout("de", "en", False)

@@ -12,7 +12,9 @@ dc:language) follow the same rules.
 Direction: where the source and the target are written in opposite directions (German
 into Hebrew, Arabic into English), each translated paragraph takes the target's: w:bidi in
 its properties (the paragraph's direction) and w:rtl in its runs' (the runs' reading
-order), as Word writes them when one types in that language.
+order), as Word writes them when one types in that language; so does each table holding
+one (w:bidiVisual: its columns run from the right) and each section of the document
+(w:bidi in its w:sectPr: its columns, gutter and page numbers do).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ _CORE = "http://schemas.openxmlformats.org/package/2006/relationships/metadata/c
 LANG, THEME = _NS + "lang", _NS + "themeFontLang"
 VAL, EAST_ASIA, BIDI = _NS + "val", _NS + "eastAsia", _NS + "bidi"
 PPR, RPR, RUN, RTL = _NS + "pPr", _NS + "rPr", _NS + "r", _NS + "rtl"
+TBL, TBL_PR, SECT_PR = _NS + "tbl", _NS + "tblPr", _NS + "sectPr"
 # what may follow w:bidi in a paragraph's properties and w:rtl in a run's (the schema's
 # order, which Word checks)
 _AFTER_BIDI = tuple("w:" + n for n in (
@@ -32,6 +35,10 @@ _AFTER_BIDI = tuple("w:" + n for n in (
     "textDirection textAlignment textboxTightWrap outlineLvl divId cnfStyle rPr sectPr "
     "pPrChange").split())  # fmt: skip
 _AFTER_RTL = tuple("w:" + n for n in "cs em lang eastAsianLayout specVanish oMath".split())
+_AFTER_VISUAL = tuple("w:" + n for n in (
+    "tblStyleRowBandSize tblStyleColBandSize tblW jc tblCellSpacing tblInd tblBorders shd "
+    "tblLayout tblCellMar tblLook tblCaption tblDescription tblPrChange").split())  # fmt: skip
+_AFTER_SECTION = tuple("w:" + n for n in "rtlGutter docGrid printerSettings sectPrChange".split())
 
 
 def _part(owner, reltype: str):
@@ -94,9 +101,19 @@ def turn_paragraphs(paragraphs: list, retag: Retag | None, source_lang: str | No
     if retag.direction == source.direction:
         return
     rtl = retag.direction == "rtl"
+    tables, roots = set(), set()
     for p in paragraphs:
         _direct(p.get_or_add_pPr(), "w:bidi", _AFTER_BIDI, rtl)
+        tables.update(p.iterancestors(TBL))
+        roots.add(p.getroottree().getroot())
         for run in p.iter(RUN):
             props = run.find(RPR)
             if rtl or (props is not None and props.find(RTL) is not None):
                 _direct(run.get_or_add_rPr(), "w:rtl", _AFTER_RTL, rtl)
+    for table in tables:
+        props = table.find(TBL_PR)
+        if props is not None:  # (the schema requires one: python-docx always reads it)
+            _direct(props, "w:bidiVisual", _AFTER_VISUAL, rtl)
+    for root in roots:
+        for section in root.iter(SECT_PR):
+            _direct(section, "w:bidi", _AFTER_SECTION, rtl)
