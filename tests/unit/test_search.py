@@ -181,3 +181,29 @@ def test_a_search_asked_for_attention_keeps_each_hypothesis_weights(family, beam
                 _, state, weights = model.step_attention(torch.tensor([token]), state, -1)
                 want.append(weights[0])
             assert torch.allclose(hyp.attention, torch.stack(want), atol=1e-5)
+
+
+def test_a_search_abandoned_stops_at_its_next_step():
+    """Inside abandon_when, every search asks the check once a step and stops with
+    Abandoned once it is true; outside, nothing is asked."""
+    from translator.decode.loop import Abandoned, abandon_when
+
+    model, src = model_and_src()
+    favour_eos(model, -100.0)  # no output ends before its limit of 26 steps
+    dc = DecodeConfig(beam=3, max_len_a=2.0, max_len_b=10)
+    asked = []
+
+    def after_three_steps():
+        asked.append(1)
+        return len(asked) > 3
+
+    for search in (greedy_search, beam_search):
+        asked.clear()
+        with abandon_when(after_three_steps), pytest.raises(Abandoned):
+            search(model, src, dc)
+        assert len(asked) == 4
+    with abandon_when(lambda: False):
+        assert len(beam_search(model, src, dc)) == src.size(0)
+    asked.clear()
+    greedy_search(model, src, dc)
+    assert asked == []

@@ -231,3 +231,44 @@ def test_a_bug_fails_its_requests_and_the_decoding_loop_goes_on():
     assert isinstance(bad, RuntimeError)
     assert [h.text for h in after[0]] == ["AFTER"]
     assert pending == 0
+
+
+class Stepping(SlowEcho):
+    """Decodes in 100 steps of `seconds` each, asking between steps whether to go on, as
+    the search loop does; keeps the steps each call took."""
+
+    def translate(self, lines, request, progress=False):
+        from translator.decode.loop import abandoned, stop_if
+
+        check, steps = abandoned(), 0
+        try:
+            for _ in range(100):
+                stop_if(check)
+                steps += 1
+                time.sleep(self.seconds)
+        finally:
+            self.batches.append(steps)
+        return [[Translation(line.upper(), 0.0)] for line in lines]
+
+
+def test_a_call_whose_clients_all_left_stops_mid_search():
+    """A call stops at its next step once all its clients have left (one timed out, the
+    other disconnected); a call with one client still waiting decodes to the end."""
+    echo = Stepping(0.02)
+
+    async def load(batcher):
+        async def leaves():
+            task = asyncio.ensure_future(batcher.translate(["b"], req(1, 1)))
+            await asyncio.sleep(0.1)
+            task.cancel()  # as a client's disconnect cancels its handler
+
+        gone = await asyncio.gather(batcher.translate(["a"], req(1, 1), timeout=0.2),
+                                    leaves(), return_exceptions=True)  # fmt: skip
+        both = await asyncio.gather(batcher.translate(["c"], req(1, 1), timeout=0.2),
+                                    batcher.translate(["d"], req(1, 1)), return_exceptions=True)  # fmt: skip
+        return gone[0], both
+
+    gone, both = serve(echo, load, batch_size=4, batch_wait_ms=50)
+    assert getattr(gone, "status", None) == 503
+    assert getattr(both[0], "status", None) == 503 and [h.text for h in both[1][0]] == ["D"]
+    assert len(echo.batches) == 2 and echo.batches[0] < 100 and echo.batches[1] == 100

@@ -7,7 +7,8 @@ log-probabilities with every rule applied, in this order: the prefix's token is 
 the masks, the specials are masked, the held token is forced back, and rows at their limit
 can only end (<eos>). `search` runs the loop over a fixed batch: each step it asks the
 `Strategy` which rows survive and with which tokens, reorders the decoder state to them and
-drops the sentences that ended, until none is left. The strategies (strategies.py:
+drops the sentences that ended, until none is left, or until the caller's `abandon_when`
+check says nobody waits for the result any more (`Abandoned` is raised at the next step). The strategies (strategies.py:
 `Greedy`, `Sampled`, `Beam`; constrained.py: `ConstrainedBeam`) only choose; `BeamStream`
 (beam.py) steps the same setup and rules with `Beam`'s choice over sentences that join and
 leave between steps.
@@ -15,6 +16,9 @@ leave between steps.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -31,6 +35,35 @@ from translator.decode.rules import (
 )
 from translator.models.base import Seq2Seq, State
 from translator.specials import BOS
+
+# whether the caller's decoding is no longer wanted (serve: every client of the call left)
+_ABANDONED: ContextVar[Callable[[], bool] | None] = ContextVar("abandoned", default=None)
+
+
+class Abandoned(Exception):
+    """A decoding stopped because its `abandon_when` check turned true."""
+
+
+@contextmanager
+def abandon_when(check: Callable[[], bool]) -> Iterator[None]:
+    """Decoding on this thread inside the block stops with `Abandoned` at the first step
+    (or batch) where `check()` is true."""
+    token = _ABANDONED.set(check)
+    try:
+        yield
+    finally:
+        _ABANDONED.reset(token)
+
+
+def abandoned() -> Callable[[], bool] | None:
+    """This thread's `abandon_when` check (None outside one), for work on other threads."""
+    return _ABANDONED.get()
+
+
+def stop_if(check: Callable[[], bool] | None) -> None:
+    if check is not None and check():
+        raise Abandoned
+
 
 # A step's prefixes to hold: (prefixes, the sentence of each row, each row's step).
 Pinned = tuple[TargetPrefixes, torch.Tensor, torch.Tensor]
@@ -125,7 +158,9 @@ def search(
     strategy.start(n, dc, dev)
     state, live = start.state, torch.arange(n, device=dev)
     prev = torch.full((n * width,), BOS, dtype=torch.long, device=dev)
+    check = abandoned()
     for t in range(int(start.limit.max()) + 1):  # + 1: the <eos> after a full-length output
+        stop_if(check)
         rows = live if width == 1 else live.repeat_interleave(width)
         last = start.limit[rows] <= t
         pinned = (start.pins, rows, torch.full_like(rows, t)) if start.pinning else None

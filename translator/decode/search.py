@@ -20,7 +20,7 @@ import torch
 from translator.config import DecodeConfig
 from translator.decode.beam import BeamStream
 from translator.decode.constrained import constrained_beam_search
-from translator.decode.loop import search
+from translator.decode.loop import abandoned, search, stop_if
 from translator.decode.rules import Hypothesis
 from translator.decode.strategies import Greedy, Sampled
 from translator.models.base import Seq2Seq
@@ -81,7 +81,9 @@ def beam_search(
     stream = BeamStream(model, dc or DecodeConfig(), attention_layer=attention_layer)
     stream.add(src, list(range(src.size(0))), prefixes)
     out: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
+    check = abandoned()
     while len(stream):
+        stop_if(check)
         for i, hyps in stream.step():
             out[i] = hyps[:nbest]
     return out

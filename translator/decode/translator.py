@@ -19,6 +19,7 @@ from translator.decode.alignment import Alignment, forced_attention, word_alignm
 from translator.decode.beam import BeamStream
 from translator.decode.calibrate import confidence_request, with_confidence
 from translator.decode.confidence import Calibration
+from translator.decode.loop import abandoned, stop_if
 from translator.decode.request import Capabilities, DecodeRequest, EngineBase, fed_prefixes
 from translator.decode.rules import Hypothesis, cut, unforced
 from translator.decode.score import Score, score_in_batches, teacher_forced
@@ -93,7 +94,10 @@ def in_batches(
         total=len(batches), desc="translate", unit="batch", enabled=progress, leave=False
     )
 
+    check = abandoned()  # (worker threads do not see this thread's)
+
     def run(batch: list[int]) -> list[list[Translation]]:
+        stop_if(check)
         rows = [todo[j] for j in batch]
         texts = {"sources": [lines[i] for i in rows]} if request.alignments else {}
         return list(run_batch([ids[j] for j in batch], request.rows(rows), **texts))

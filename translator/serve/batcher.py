@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from translator.decode.guide import Guides
+from translator.decode.loop import Abandoned, abandon_when
 from translator.decode.request import DecodeRequest
 from translator.errors import UserError
 from translator.serve.limits import LimitError, Limits
@@ -216,15 +217,16 @@ class Batcher:
         order = sorted(range(len(lines)), key=lambda r: len(lines[r]))
         chunks = _chunks(order, lines, dc.beam, CHUNKS * self.limits.batch_size)
         if len(chunks) == 1:
-            results = self.translator.translate(lines, request)
+            results = self._translate(lines, request, group) or [None] * len(lines)
         else:
             results = [None] * len(lines)
             for chunk in chunks:
                 rows = [r for r in chunk if not owners[r].abandoned]
                 if rows:
                     part = request.replace(guides=guides and guides.of(rows))
-                    found = self.translator.translate([lines[r] for r in rows], part)
-                    for r, translations in zip(rows, found, strict=True):
+                    callers = {owners[r] for r in rows}
+                    found = self._translate([lines[r] for r in rows], part, callers)
+                    for r, translations in zip(rows, found or [None] * len(rows), strict=True):
                         results[r] = translations
         self.batches += 1
         self.sentences += len(lines)
@@ -234,6 +236,15 @@ class Batcher:
             answer = None if job.abandoned else results[start : start + len(job.texts)]
             self._finish(job, answer, None)
             start += len(job.texts)
+
+    def _translate(self, lines: list[str], request: DecodeRequest, callers) -> list | None:
+        """The translator's answer to `lines`, or None where every job of `callers` was
+        given up on while they decoded (the search stops at its next step)."""
+        try:
+            with abandon_when(lambda: all(job.abandoned for job in callers)):
+                return self.translator.translate(lines, request)
+        except Abandoned:
+            return None
 
     def _failed(self, job: Job, err: Exception) -> None:
         """Answer `job` with `err`: a UserError is the client's (400); anything else is a bug,
