@@ -93,7 +93,6 @@ def in_batches(
     bar = progress_bar(
         total=len(batches), desc="translate", unit="batch", enabled=progress, leave=False
     )
-
     check = abandoned()  # (worker threads do not see this thread's)
 
     def run(batch: list[int]) -> list[list[Translation]]:
@@ -179,8 +178,7 @@ class Translator(EngineBase):
         self, lines: list[str], request: DecodeRequest | None = None, progress: bool = False
     ) -> list[list[Translation]]:
         """Translate lines in length-sorted batches; results come back in input order, each
-        the request's n-best. A blank line yields an empty translation without running the
-        model."""
+        the request's n-best. A blank line yields an empty translation without the model."""
         request = request or self.request()
         self.check_alignments(request)
         asked = confidence_request(request) if request.confidence else request
