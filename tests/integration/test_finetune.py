@@ -96,3 +96,25 @@ def test_the_checkpoints_decoding_settings_are_kept_but_for_those_set(parent, tm
     decode = trainer.cfg.decode
     assert (decode.allow_unk, decode.len_norm, decode.len_penalty) == (True, "power", 0.8)
     assert decode.beam == 2  # (the child's config sets it)
+
+
+def test_a_model_key_set_to_its_default_is_the_configs_word(parent, tmp_path):
+    """A key the config sets counts whatever its value: d_model written as 256, the default,
+    still differs from the checkpoint's 32 (and a failed start leaves the folder free for the
+    next). A config that sets only the checkpoint's own values takes the checkpoint's model;
+    a decode key set to its default value wins over the checkpoint's."""
+    run = tmp_path / "child"
+    for _ in range(2):
+        message = user_error(Trainer, configured(CHILD, run, "model.d_model=256"), init_from=parent)
+        assert "model.d_model (32 -> 256)" in message
+    bare = {k: v for k, v in CHILD.items() if k != "model"}
+    cfg = configured(bare, run, "model.type=transformer", "model.d_model=32")
+    from translator.models.checkpoint import load_checkpoint, save_checkpoint
+
+    raw = load_checkpoint(parent)
+    raw["config"]["decode"].update(len_penalty=0.6)
+    save_checkpoint(tmp_path / "release.pt", raw)
+    trainer = Trainer(cfg.replace(decode=cfg.decode.replace(len_penalty=1.0)),
+                      init_from=tmp_path / "release.pt")  # fmt: skip
+    assert trainer.cfg.model.ff_dim == 64 and trainer.cfg.decode.len_penalty == 1.0
+    trainer.run_dir.release()

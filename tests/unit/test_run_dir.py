@@ -46,3 +46,24 @@ def test_claiming_refuses_an_earlier_run_and_overwrite_removes_only_its_files(tm
     assert sorted(p.name for p in run.path.iterdir()) == [".translator-output.json", "config.yaml"]
     with pytest.raises(UserError, match="no .*last.pt to resume from"):
         run.resumable()
+
+
+def test_a_folder_a_run_holds_is_refused_to_another_run_until_released(tmp_path):
+    """Two runs into one folder would mix, or with --overwrite delete, each other's files:
+    the second is refused while the first holds it, in this process or another."""
+    import subprocess
+    import sys
+
+    first = RunDir(tmp_path / "run")
+    first.create()
+    with pytest.raises(UserError, match="run_dir '.*run' is in use by another training run"):
+        RunDir(tmp_path / "run").create()
+    other = "from translator.train.run_dir import RunDir; import sys; RunDir(sys.argv[1]).create()"
+    held = subprocess.run([sys.executable, "-c", other, str(first.path)], capture_output=True)
+    assert held.returncode != 0 and b"in use by another training run" in held.stderr
+    first.release()
+    second = RunDir(tmp_path / "run")
+    second.create()  # free again
+    del second  # and freed with the run that held it
+    RunDir(tmp_path / "run").create(hold=False)  # (another rank of the same run)
+    RunDir(tmp_path / "run").create()

@@ -30,10 +30,17 @@ def train(
     RUN, the config's run_dir, gets best.pt, last.pt, summary.json, train.log and
     validations.jsonl."""
     from translator.config import load_config
-    from translator.train.trainer import train as run_training
+    from translator.train.trainer import Trainer
 
     cfg = load_config(config, set_ or [])
-    summary = run_training(cfg, resume=resume, init_from=init_from, overwrite=overwrite)
+    trainer = Trainer(cfg, resume=resume, init_from=init_from, overwrite=overwrite)
+    finished = False
+    try:
+        trainer.run()
+        finished = True
+    finally:
+        trainer.close(finished)
+    summary = trainer.summary
     best = (
         f"best dev BLEU {summary['best_dev_bleu']:.2f} at step {summary['best_step']}"
         if summary["best_step"]

@@ -241,6 +241,6 @@ class Config(Section):
     data: DataConfig = Field(default_factory=DataConfig)
     tokenizer: TokenizerConfig = Field(default_factory=TokenizerConfig)
     # The typed section of the family model.type (translator/models/family.py).
-    model: ModelConfig = Field(default_factory=lambda: families.model_config())
+    model: ModelConfig = Field(default_factory=lambda: families.config_class(families.DEFAULT)())
     train: TrainConfig = Field(default_factory=TrainConfig)
     decode: DecodeConfig = Field(default_factory=DecodeConfig)

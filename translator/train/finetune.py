@@ -3,8 +3,9 @@
 The new run keeps what the weights cannot do without: the model's shape and the
 checkpoint's sentencepiece model and an imported model's piece tables (an embedding row
 means nothing under another vocabulary), so the config's `tokenizer` keys are not used and
-its data is tokenized with the saved model. A config whose `model` section names nothing
-(or only the FREE keys) takes the checkpoint's model section, so that fine-tuning an
+its data is tokenized with the saved model. A config whose `model` section sets nothing
+but the FREE keys and keys of the checkpoint's own values takes the checkpoint's model
+section, so that fine-tuning an
 imported model needs a config of data and training settings alone. So do the decoding
 settings (a release's beam and length normalisation): the checkpoint's, but for the keys
 the config sets. Everything else comes from the new config: the data, the schedule, the
@@ -29,39 +30,31 @@ log = logging.getLogger(__name__)
 FREE = ("model.dropout", "model.attention_dropout", "model.max_positions")
 
 
-def named_model_keys(cfg: Config) -> dict:
-    """The keys of cfg's model section that differ from its family's defaults."""
-    from translator.models.family import model_config
-
-    return _differing(cfg.model, model_config(cfg.model.type))
-
-
-def _differing(section, default) -> dict:
-    """The keys of a config section whose values differ from those of `default`."""
-    base = default.to_dict()
-    return {k: v for k, v in section.to_dict().items() if base.get(k) != v}
+def set_keys(section) -> dict:
+    """The keys a config section was given (in its file or by --set), whatever their value:
+    a key written with its default value is still the config's word."""
+    return {k: getattr(section, k) for k in section.model_fields_set}
 
 
 def adopt_model(cfg: Config, saved) -> Config:
     """`cfg` with the model section of the saved config `saved` (a checkpoint's, already
-    valid; anything else leaves cfg as it is) where cfg's own names nothing but FREE keys;
-    those it names are kept."""
-    named = named_model_keys(cfg)
-    if not isinstance(saved, dict) or any(f"model.{k}" not in FREE for k in named):
+    valid; anything else leaves cfg as it is) where cfg's own sets nothing but FREE keys
+    and keys of the checkpoint's values; the FREE keys it sets are kept."""
+    if not isinstance(saved, dict):
         return cfg
     try:
         model = config_from_dict({"model": saved.get("model")}).model
     except UserError:  # a saved config that is not valid: its use says so, naming the file
         return cfg
-    return cfg.replace(model=model.replace(**named))
+    named = set_keys(cfg.model)
+    if any(f"model.{k}" not in FREE and getattr(model, k, None) != v for k, v in named.items()):
+        return cfg  # (initial_checkpoint and check_resumable name the keys that differ)
+    return cfg.replace(model=model.replace(**{k: named[k] for k in named if f"model.{k}" in FREE}))
 
 
 def adopt_decoding(cfg: Config, saved: Config) -> Config:
-    """`cfg` with the saved config's decoding settings, but for those cfg sets (those that
-    differ from the defaults)."""
-    from translator.config.schema import DecodeConfig
-
-    decode = saved.decode.replace(**_differing(cfg.decode, DecodeConfig()))
+    """`cfg` with the saved config's decoding settings, but for those cfg sets."""
+    decode = saved.decode.replace(**set_keys(cfg.decode))
     changes = config_changes({"decode": cfg.decode.to_dict()}, {"decode": decode.to_dict()})
     if changes:
         log.info(f"--init-from: decoding as the checkpoint does: {describe_changes(changes)}")

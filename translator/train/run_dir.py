@@ -14,8 +14,10 @@ RUN/
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import weakref
 from pathlib import Path
 
 from translator.errors import UserError
@@ -44,6 +46,7 @@ def earlier_run(folder: Path) -> set[str] | None:
 class RunDir:
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._lock: weakref.finalize | None = None
 
     def __str__(self) -> str:
         return str(self.path)
@@ -99,11 +102,36 @@ class RunDir:
             path.unlink(missing_ok=True)
 
     # -- claiming ------------------------------------------------------------------------------
-    def create(self) -> None:
+    def create(self, hold: bool = True) -> None:
         """Make the folder, or check that it is a run's (or empty): a folder of the user's
-        is refused, so that nothing a run writes replaces a file of theirs."""
+        is refused, so that nothing a run writes replaces a file of theirs. `hold`: lock it
+        for this run until `release` (a second run into it is refused: the two would mix
+        or delete each other's files)."""
         claim_folder(self.path, "run_dir", earlier_run, "train")
+        if hold:
+            self._hold()
         record(self.path, RUN_NAMES, "train")
+
+    def _hold(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # no file locks here: concurrent runs are the user's to avoid
+            return
+        fd = os.open(self.path, os.O_RDONLY)  # a lock on the folder itself: no file to leave
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise UserError(
+                f"run_dir '{self}' is in use by another training run",
+                "wait for it to stop, or give this run its own folder: --set run_dir=...",
+            ) from None
+        self._lock = weakref.finalize(self, os.close, fd)  # (released when the run is gone)
+
+    def release(self) -> None:
+        """Unlock the folder (`create(hold=True)`)."""
+        if self._lock is not None:
+            self._lock()
 
     def claim(self, overwrite: bool, init_from: str | Path | None, remove: bool) -> None:
         """A new run in a folder that holds an earlier run's checkpoints: refused, unless

@@ -62,25 +62,28 @@ class Trainer:
         if tc.tensorboard:
             check_installed()
         self.run_dir = RunDir(cfg.run_dir)
-        self.run_dir.create()
         set_threads(tc.threads)
         seed_everything(cfg.seed)
         self.group, rank_device = init_from_env(tc.device)
         self.device = rank_device or pick_device(tc.device)
         if not self.group.main:
             logging.getLogger("translator").setLevel(logging.WARNING)
-        if not resume:
-            self.run_dir.claim(overwrite, init_from, remove=self.group.main)
-        self.run_log = RunLog(self.run_dir.log, enabled=self.group.main)
-        self.report = TrainingReport(self.run_dir, tc, self.group.main)
         self.stop: Stop | None = None
         self.unsynced_tokens = 0  # this rank's target tokens since the last sync()
         # what run() sets going: the bar, the step last validated, the command's start-up time
         self.bar: TrainingBar | None = None
-        self.last_validated = -1
-        self.startup_seconds = 0.0
-        with self.run_log.attached():
-            self._setup(resume, init_from)
+        self.last_validated, self.startup_seconds = -1, 0.0
+        self.run_dir.create(hold=self.group.main)
+        try:
+            if not resume:
+                self.run_dir.claim(overwrite, init_from, remove=self.group.main)
+            self.run_log = RunLog(self.run_dir.log, enabled=self.group.main)
+            self.report = TrainingReport(self.run_dir, tc, self.group.main)
+            with self.run_log.attached():
+                self._setup(resume, init_from)
+        except BaseException:
+            self.run_dir.release()  # a run that cannot start holds no folder
+            raise
 
     def _setup(self, resume: bool, init_from: str | Path | None) -> None:
         saved = self._resume_checkpoint() if resume else None  # (may take its model section)
@@ -309,6 +312,7 @@ class Trainer:
                 self.bar.close()
                 self.report.close()
                 self.data.close()
+                self.run_dir.release()
                 for sig, handler in handlers.items():
                     signal.signal(sig, handler)
             self._write_summary()
@@ -377,24 +381,11 @@ class Trainer:
         return self.report.summary
 
     def close(self, finished: bool) -> None:
-        """Tear down in order: the DDP wrapper (it holds the process
-        group), then the group itself, after every rank has finished (`finished`: this rank
-        ended normally, so the others are on their way to the same barrier). A group left for
-        the interpreter's exit to destroy can abort the process after training succeeded."""
+        """Tear down in order: the DDP wrapper (it holds the process group), then the group
+        itself, after every rank has finished (`finished`: this rank ended normally, so the
+        others are on their way to the same barrier). A group left for the interpreter's exit
+        to destroy can abort the process after training succeeded."""
         self.data.close()
         self.net = self.updater.net = self.model
         gc.collect()
         close(self.group, barrier=finished)
-
-
-def train(
-    cfg: Config, resume: bool = False, init_from: str | Path | None = None, overwrite: bool = False
-) -> dict:
-    trainer = Trainer(cfg, resume=resume, init_from=init_from, overwrite=overwrite)
-    finished = False
-    try:
-        trainer.run()
-        finished = True
-    finally:
-        trainer.close(finished)
-    return trainer.summary
