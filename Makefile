@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
+# PyTorch's CPU wheels; on Linux, PyPI's torch is the CUDA build (with GBs of CUDA libraries).
+# pip takes 2.13.0+cpu from here over PyPI's 2.13.0; its dependencies come from PyPI with
+# the package's (--no-deps: one lookup on this index, not one per dependency).
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 DATA ?= ../shared/data/multi30k
 
 .PHONY: install demo test test-unit test-avx2 test-slow test-gpu fuzz lint format bench-train bench-decode bench-serve bench-data sweep clean
@@ -10,7 +14,7 @@ DATA ?= ../shared/data/multi30k
 $(BIN)/translator: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q "$(TORCH)"
+	$(BIN)/pip install -q --no-deps "$(TORCH)" --extra-index-url "$(TORCH_INDEX)"
 	$(BIN)/pip install -q -e ".[dev,plot,tensorboard,ctranslate2,serve,pretrained,align,documents]"
 	touch $@
 

@@ -140,6 +140,14 @@ def test_an_empty_dev_split_is_refused_before_training(tmp_path, here):
     assert not (tmp_path / "run" / "last.pt").exists()
 
 
+def test_a_mistyped_test_file_is_named_before_training(tmp_path, here):
+    folder = corpus_dir(tmp_path)
+    result = train_on(here, tmp_path, folder, "--set", f"data.test.src={folder}/tset.de",
+                      "--set", f"data.test.tgt={folder}/test.en")  # fmt: skip
+    assert_user_error(result, "data.test.src: file not found", "tset.de")
+    assert not (tmp_path / "run" / "last.pt").exists()
+
+
 def test_language_not_in_data(tmp_path, here):
     folder = corpus_dir(tmp_path)
     result = train_on(here, tmp_path, folder, "--set", "data.src_lang=fr")

@@ -262,6 +262,18 @@ def test_an_output_translator_did_not_write_is_refused(imported, tmp_path, capsy
     assert out.read_bytes() == before
 
 
+def test_import_makes_the_folder_of_its_output(imported, tmp_path, capsys):
+    """README's `--output models/opus-de-en.pt` works on a fresh checkout (no models/)."""
+    out = tmp_path / "models" / "opus.pt"
+    code, said, _ = run_cli(capsys, "import", str(imported[0]), "--output", str(out))
+    assert code == 0 and out.is_file() and f"into {out}" in said
+    blocked = tmp_path / "file"
+    blocked.write_text("mine")
+    code, _, err = run_cli(capsys, "import", str(imported[0]), "--output", str(blocked / "m.pt"))
+    one_line_error(code, err, f"cannot write {blocked / 'm.pt'}")
+    assert blocked.read_text() == "mine"
+
+
 def test_the_vocabulary_table_travels_in_the_tokenizer_state(imported):
     from translator.data.tokenizer import Tokenizer
     from translator.data.vocab import tokenizer_from_state

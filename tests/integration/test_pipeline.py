@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 
 import pytest
 import torch
@@ -85,6 +86,10 @@ def test_eval_src_ref_scores_a_file_pair(trained, tmp_path, here):
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["n"] == 2
+    args = ["eval", "--checkpoint", str(run / "best.pt"), "--src", str(tmp_path / "s.de")]
+    text = here(*args, "--ref", str(tmp_path / "r.en"), env_extra=env).stdout
+    for metric in ("BLEU", "chrF", "TER"):  # each score with its sacreBLEU signature
+        assert re.search(rf"^{metric} signature: nrefs:1\|", text, re.M), text
 
 
 @pytest.mark.parametrize("files", [False, True], ids=["split", "src-ref"])

@@ -8,8 +8,6 @@ from typing import Annotated
 
 import typer
 
-from translator.cli_options import output_option
-
 
 def import_model(
     source: Annotated[
@@ -20,7 +18,12 @@ def import_model(
             "Helsinki-NLP/opus-mt-de-en, or an OPUS-MT .npz folder or .zip",
         ),
     ],
-    output: Annotated[Path, output_option("--output", "The checkpoint to write")],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output", metavar="FILE", help="The checkpoint to write (its folder is made)"
+        ),
+    ],
     src_lang: Annotated[
         str | None,
         typer.Option("--src-lang", metavar="LANG", help="The default source language's code"),

@@ -136,7 +136,9 @@ def report_lines(result: dict, by_length: bool) -> list[str]:
     lines = [
         f"{result['data']}: {result['n']} sentences, beam {result['beam']}",
         f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  TER {result['ter']:.2f}",
-        f"signature: {result['signature']}",
+        f"BLEU signature: {result['signature']}",
+        f"chrF signature: {result['chrf_signature']}",
+        f"TER signature: {result['ter_signature']}",
     ]
     if "constraints" in result:
         c = result["constraints"]

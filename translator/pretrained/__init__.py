@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from translator.errors import UserError
+from translator.fileio import writable_file
 
 KINDS = ("marian", "marian_npz", "m2m100")
 
@@ -50,6 +51,11 @@ def import_pretrained(
     from translator.pretrained.files import released_decoding, resolve
 
     check_output(output)
+    try:  # a models/ folder of its own, as `export --output` makes one
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"cannot write {output}: {output.parent}: {err.strerror}") from None
+    writable_file(output)
     folder, origin = resolve(source)
     try:
         kind = importer(folder)
