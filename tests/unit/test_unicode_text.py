@@ -161,3 +161,16 @@ def test_scoring_a_lone_surrogate_names_its_side_and_line(translator):
     message = user_error(translator.score, ["Der Hund.", "Die Katze."], ["The dog.", "\udcff"])
     assert message.startswith("target line 2: not valid Unicode (lone surrogate U+DCFF)")
     assert "source line 1" in user_error(translator.tokenizer.encode_src, ["\ud800"])
+
+
+def test_a_line_that_shows_nothing_is_translated_as_a_blank_one(translator):
+    """A zero-width space, a word joiner, a BOM, NUL or another control character alone is
+    no sentence: an empty translation of confidence 0, as a blank line gets, never words the
+    model made up."""
+    from translator.decode.request import DecodeRequest
+
+    lines = ["\u200b", "\u2060 ", "\ufeff", "\x00", "\x01\t", "", "Der Hund."]
+    found = translator.translate(lines, DecodeRequest(translator.cfg.decode, confidence=True))
+    assert [f[0].text for f in found[:-1]] == [""] * 6
+    assert all(f[0].confidence == 0 for f in found[:-1])
+    assert found[-1][0].text and found[-1][0].confidence > 0

@@ -14,7 +14,7 @@ import torch
 from translator.config import Config
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer
-from translator.data.user_text import valid
+from translator.data.user_text import blank, valid
 from translator.decode.alignment import Alignment, forced_attention, word_alignment
 from translator.decode.beam import BeamStream
 from translator.decode.calibrate import confidence_request, with_confidence
@@ -50,10 +50,10 @@ class Translation:
 def source_ids(
     tokenizer, lines: list[str], limit: int, prefix=()
 ) -> tuple[list[int], list[list[int]]]:
-    """(indices of the lines that are not blank, their source subword ids, after `prefix`:
-    a corpus tag's id); a source longer than `limit` subwords is cut (with a warning). A
-    lone surrogate, which sentencepiece cannot take, is a UserError naming the line."""
-    todo = [i for i, line in enumerate(lines) if line.strip()]
+    """(indices of the lines that show something (user_text.blank), their source subword
+    ids, after `prefix`: a corpus tag's id); a source longer than `limit` subwords is cut
+    (with a warning). A lone surrogate is a UserError naming the line."""
+    todo = [i for i, line in enumerate(lines) if not blank(line)]
     for i in todo:
         valid(lines[i], f"line {i + 1}")
     ids = tokenizer.encode_src([lines[i] for i in todo]) if todo else []
