@@ -69,6 +69,10 @@ def test_terms_found_in_a_text_become_its_required_phrases(door):
         ({"text": "a", "constraints": [" "], "beam": 2}, 400),  # a blank phrase
         ({"text": "a", "constraints": ["x", "y"], "beam": 2}, 400),  # more than the beam holds
         ({"text": "a", "tgt_lang": "xx"}, 400),
+        # what an output must hold is bounded as a text is (max_chars 40)
+        ({"text": "a", "constraints": ["x" * 21, "y" * 20], "beam": 4}, 413),
+        ({"text": "a", "prefix": "p" * 30, "constraints": ["x" * 11], "beam": 2}, 413),
+        ({"text": "a", "constraints": ["x" * 20, "y" * 20], "beam": 4}, 200),
     ],
 )
 def test_a_bad_translate_body_is_the_clients_error(door, body, code):

@@ -127,6 +127,11 @@ def parse_translate(
     if cancelled():
         raise Cancelled
     musts = constraints_of(door, req, texts, cancelled)
+    for i in range(len(texts)):  # what an output must hold bounds its search as a text does
+        need = len(prefixes[i] if prefixes else "") + sum(map(len, musts[i] if musts else []))
+        if need > door.limits.max_chars:
+            raise LimitError(413, f"text {i}: its prefix and required phrases hold {need} "
+                                  f"characters; the limit is {door.limits.max_chars}")  # fmt: skip
     engine = door.engine
     if req.alignments and not engine.capabilities.alignments:
         raise LimitError(400, f"alignments: {engine.no_alignments}")
