@@ -98,3 +98,34 @@ def test_translate_puts_the_confidence_column_before_the_alignments(calibrated, 
                            "--confidence")  # fmt: skip
     assert code == 0, err
     assert [r.split("\t")[1] for r in dst.read_text().splitlines()] == [r[1] for r in rows]
+
+
+def test_confidence_under_another_search_than_calibrated_is_warned_of_once(
+    calibrated, caplog, capsys
+):
+    """A calibration is fitted under its beam: another beam, or sampling, feeds it other
+    features, which the log says once per engine and search; the calibrated beam says
+    nothing."""
+    from translator.decode.request import DecodeRequest
+    from translator.decode.sampling import Sampling
+
+    run_cli(capsys, "calibrate", "--checkpoint", str(calibrated))
+    engine = load_engine(calibrated, "cpu")
+    beam = engine.calibration.decode["beam"]
+    dc = engine.cfg.decode
+    asks = [
+        DecodeRequest(dc.replace(beam=beam), confidence=True),
+        DecodeRequest(dc.replace(beam=beam + 1), confidence=True),
+        DecodeRequest(dc.replace(beam=beam + 1), confidence=True),
+        DecodeRequest(dc, sampling=Sampling(seed=1), confidence=True),
+    ]
+    with caplog.at_level("WARNING", logger="translator.decode.calibrate"):
+        for ask in asks:
+            engine.translate(["Ein Hund läuft."], ask)
+    said = [r.getMessage() for r in caplog.records if "calibrated under" in r.getMessage()]
+    assert said == [
+        f"the confidence is calibrated under beam {beam}; under beam {beam + 1} it is less "
+        "reliable (translator calibrate --beam fits it again)",
+        f"the confidence is calibrated under beam {beam}; under sampling it is less reliable "
+        "(translator calibrate --beam fits it again)",
+    ]

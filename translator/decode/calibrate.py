@@ -4,6 +4,8 @@ translation's sentence and word confidences."""
 
 from __future__ import annotations
 
+import logging
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,6 +26,9 @@ from translator.decode.confidence import (
 )
 from translator.decode.request import DecodeRequest
 from translator.errors import UserError
+
+log = logging.getLogger(__name__)
+_WARNED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine -> searches warned of
 
 
 @dataclass(frozen=True)
@@ -81,10 +86,30 @@ def confidences(engine, lines, nbests, calibration: Calibration | None) -> list[
     return found
 
 
-def with_confidence(engine, lines, found, nbest: int) -> list[list]:
-    """The request's `nbest` translations of each line (of `found`, the whole beam's) with
+def other_search(calibration: Calibration | None, request: DecodeRequest) -> str | None:
+    """How `request` searches, where it is not how `calibration` was fitted (its beam, or
+    sampling): its features, the beam's agreement first, then mean something else."""
+    if calibration is None or not calibration.decode.get("beam"):
+        return None
+    if request.sampling is not None:
+        return "sampling"
+    beam = request.decode.beam
+    return None if beam == calibration.decode["beam"] else f"beam {beam}"
+
+
+def with_confidence(engine, lines, found, request: DecodeRequest) -> list[list]:
+    """The request's n-best translations of each line (of `found`, the whole beam's) with
     their `confidence` and `word_confidence`, each hypothesis judged against the others."""
     import dataclasses
+
+    nbest = request.nbest
+    search = other_search(engine.calibration, request)
+    if search and search not in _WARNED.setdefault(engine, set()):
+        _WARNED[engine].add(search)
+        log.warning(
+            f"the confidence is calibrated under beam {engine.calibration.decode['beam']}; "
+            f"under {search} it is less reliable (translator calibrate --beam fits it again)"
+        )
 
     # every kept hypothesis first in its own list, judged in one call (one encoding pass)
     rows = [(n, i) for n, hyps in enumerate(found) for i in range(min(nbest, len(hyps)))]

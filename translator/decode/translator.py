@@ -186,7 +186,7 @@ class Translator(EngineBase):
             self.tokenizer, lines, self.max_source, asked, self.source_of(request), progress,
             self._batch,
         )  # fmt: skip
-        return with_confidence(self, lines, found, request.nbest) if request.confidence else found
+        return with_confidence(self, lines, found, request) if request.confidence else found
 
     def score(
         self,

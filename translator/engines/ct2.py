@@ -186,7 +186,7 @@ class ExportedTranslator(EngineBase):
         if not request.confidence:
             return found
         self._keep_logprobs(lines, found, request)
-        return with_confidence(self, lines, found, request.nbest)
+        return with_confidence(self, lines, found, request)
 
     def _keep_logprobs(self, lines: list[str], found: list[list], request) -> None:
         """The request's n-best translations of each line with their tokens' log-probabilities

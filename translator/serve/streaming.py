@@ -126,7 +126,7 @@ class StreamBatcher(Batcher):
         request = job.request
         if request.confidence:
             try:
-                answers = with_confidence(self.translator, job.texts, answers, request.nbest)
+                answers = with_confidence(self.translator, job.texts, answers, request)
             except Exception as err:  # that request's answer only: the stream goes on
                 self._failed(job, err)
                 return
