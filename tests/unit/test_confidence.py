@@ -204,3 +204,25 @@ def test_word_detection_figures():
     got = detection([True, True, False, False], [True, False, True, False])
     assert got == {"precision": 0.5, "recall": 0.5, "f1": 0.5}
     assert detection([False, False], [True, False])["f1"] == 0.0
+
+
+def test_a_ranking_against_a_constant_is_reported_undefined_not_zero():
+    """All confidences equal (blank sources) or all chrF equal: no Spearman or Pearson to
+    measure, said so in the report and its lines, rather than a certain 0."""
+    from translator.decode.confidence_report import confidence_report, report_lines
+    from translator.decode.translator import Translation
+
+    blank = [Translation("", 0.0, (), None, (), 0.0, ()) for _ in range(4)]
+    report, _ = confidence_report(blank, ["A dog.", "A cat.", "Two men.", "Rain."], None)
+    assert report["undefined"] == "every confidence is the same"
+    assert report["spearman"] is None and report["pearson"] is None
+    assert report["spearman_ci"] is None
+    assert report_lines(report)[0] == (
+        "confidence on 4 sentences: Spearman and Pearson undefined (every confidence is the same)"
+    )
+    said = [Translation(t, -1.0, (5,), None, (-0.1 * (k + 1),), None, ())
+            for k, t in enumerate(["A dog.", "A cat.", "Two men.", "Rain."])]  # fmt: skip
+    report, _ = confidence_report(said, ["A dog.", "A cat.", "Two men.", "Rain."], None)
+    assert report["undefined"] == "every sentence chrF is the same"
+    varied, _ = confidence_report(said, ["A dog.", "The cat.", "Men.", "Snow fell."], None)
+    assert "undefined" not in varied and isinstance(varied["spearman"], float)

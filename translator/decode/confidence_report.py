@@ -79,6 +79,13 @@ def confidence_report(best: Sequence, references: Sequence[str], calibration: Ca
     else:
         report["spearman_ci"] = bootstrap_spearman(chrf, [shown])[0]
     report["bootstrap"] = {"resamples": RESAMPLES, "seed": SEED, "level": 0.95}
+    flat = [
+        name for name, xs in (("confidence", shown), ("sentence chrF", chrf)) if np.std(xs) == 0
+    ]
+    if flat:  # a rank correlation with a constant is undefined, not 0
+        report["undefined"] = f"every {flat[0]} is the same"
+        ranks = [k for k in report if k.startswith(("spearman", "pearson"))]
+        report.update(dict.fromkeys(ranks))
     report["words"] = word_report(best, references, calibration)
     return report, list(zip(shown, chrf))
 
@@ -114,8 +121,12 @@ def word_report(best: Sequence, references: Sequence[str], calibration) -> dict:
 def report_lines(report: dict) -> list[str]:
     """The plain-text lines of a confidence report."""
     n, w = report["sentences"], report["words"]
-    low, high = report["spearman_ci"]
-    if report["calibrated"]:
+    if "undefined" in report:
+        mae = f", MAE of the predicted chrF / 100 {report['mae']:.3f}" if "mae" in report else ""
+        lines = [f"confidence on {n:,} sentences: Spearman and Pearson undefined "
+                 f"({report['undefined']}){mae}"]  # fmt: skip
+    elif report["calibrated"]:
+        low, high = report["spearman_ci"]
         lines = [
             f"confidence (calibrated) on {n:,} sentences: Spearman {report['spearman']:.3f} "
             f"[{low:.3f}, {high:.3f}] against sentence chrF, Pearson {report['pearson']:.3f}, "
@@ -129,6 +140,7 @@ def report_lines(report: dict) -> list[str]:
             ),  # fmt: skip
         ]
     else:
+        low, high = report["spearman_ci"]
         lines = [
             f"confidence (uncalibrated: exp(mean log-probability); translator calibrate fits "
             f"one) on {n:,} sentences: Spearman {report['spearman']:.3f} [{low:.3f}, "
