@@ -163,21 +163,32 @@ DeviceOpt = Annotated[
 ]
 
 
-def finite_number(value: float | None) -> float | None:
-    """click's ranges let inf in and nan through (no comparison with nan is true)."""
-    if value is not None and not math.isfinite(value):
-        raise typer.BadParameter(f"expected a finite number, got {value}")
-    return value
+def finite(low: float | None = None, high: float | None = None):
+    """A parser of a finite number within [low, high] (None: no end). click's ranges let inf
+    in and send nan to a message about the range's end (no comparison with nan is true)."""
+
+    def parse(text: str) -> float:
+        try:
+            number = float(text)
+        except ValueError:
+            raise typer.BadParameter(f"{text!r} is not a number") from None
+        if not math.isfinite(number):
+            raise typer.BadParameter(f"expected a finite number, got {text}")
+        if (low is not None and number < low) or (high is not None and number > high):
+            raise typer.BadParameter(f"{text} is not in the range {low:g} to {high:g}")
+        return number
+
+    return parse
 
 
 def number_option(name: str, metavar: str, help: str, limits: tuple, **kwargs):
     """A `--NAME N` option for a number in `limits` (both ends included, translator/config/ranges.py),
     which its help shows; a float option refuses inf and nan."""
     low, high = limits
-    check = finite_number if isinstance(low, float) else None
-    return typer.Option(
-        name, min=low, max=high, metavar=metavar, help=help, callback=check, **kwargs
-    )
+    if isinstance(low, float):
+        shown = f"{help} [{low:g}<=x<={high:g}]"
+        return typer.Option(name, metavar=metavar, help=shown, parser=finite(low, high), **kwargs)
+    return typer.Option(name, min=low, max=high, metavar=metavar, help=help, **kwargs)
 
 
 # Decoding overrides: each replaces its key of the model's decode section (named in its help).

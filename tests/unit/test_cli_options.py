@@ -37,3 +37,20 @@ def test_decode_overrides_replace_only_what_is_given():
     # the K best need a beam of K at least
     assert decode_overrides(dc, beam=3, nbest=5).beam == 5
     assert decode_overrides(dc, beam=3, nbest=2).beam == 3
+
+
+def test_a_number_option_names_what_is_wrong_with_its_value(capsys):
+    """nan is no number in any range: the message says so, rather than naming a range end
+    that nan is not over."""
+    from commandline import run_cli
+
+    said = {}
+    for value in ("nan", "inf", "2", "abc"):
+        code, _, err = run_cli(capsys, "translate", "--checkpoint", "x.pt",
+                               "--min-confidence", value, "a")  # fmt: skip
+        assert code == 2 and "Traceback" not in err
+        said[value] = err.strip().splitlines()[-1]
+    assert said["nan"].endswith("'--min-confidence': expected a finite number, got nan")
+    assert said["inf"].endswith("expected a finite number, got inf")
+    assert said["2"].endswith("2 is not in the range 0 to 1")
+    assert said["abc"].endswith("'abc' is not a number")

@@ -90,3 +90,17 @@ def test_a_replaced_file_keeps_its_mode(tmp_path, umask_022):
     path.chmod(0o440)
     atomic_write_bytes(path, b"two")
     assert path.read_bytes() == b"two" and path.stat().st_mode & 0o777 == 0o440
+
+
+def test_an_input_that_is_a_pipe_is_named_as_one(tmp_path):
+    """Process substitution (<(...)) hands a pipe, which reads once: files are read more than
+    once, so it is refused as what it is, not as a file not found."""
+    from translator.errors import UserError
+    from translator.fileio import readable_file
+
+    fifo = tmp_path / "p"
+    os.mkfifo(fifo)
+    with pytest.raises(UserError, match="p is a pipe or a device, not a file; save it"):
+        readable_file(fifo)
+    with pytest.raises(UserError, match="file not found"):
+        readable_file(tmp_path / "none")

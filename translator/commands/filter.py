@@ -28,7 +28,7 @@ from translator.cli_options import (
     BatchSizeOpt,
     CkptOpt,
     DeviceOpt,
-    finite_number,
+    finite,
     input_option,
     output_option,
 )
@@ -67,7 +67,9 @@ ReverseOpt = Annotated[
 ]
 KeepOpt = Annotated[
     float | None,
-    typer.Option("--keep", min=0.0, max=1.0, metavar="SHARE", help="Keep this best share"),
+    typer.Option(
+        "--keep", metavar="SHARE", help="Keep this best share (0 to 1)", parser=finite(0.0, 1.0)
+    ),
 ]
 MinScoreOpt = Annotated[
     float | None,
@@ -75,7 +77,7 @@ MinScoreOpt = Annotated[
         "--min-score",
         metavar="S",
         help="Keep pairs scoring at least S (0 to 1)",
-        callback=finite_number,
+        parser=finite(),
     ),
 ]
 ScoresFileOpt = Annotated[

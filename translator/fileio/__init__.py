@@ -50,6 +50,8 @@ def readable_file(path: str | Path) -> Path:
     if path.is_dir():
         raise UserError(f"{path} is a folder; give the name of a file to read")
     if not path.is_file():
+        if stream_target(path):  # (such as <(...): a pipe reads once, and files are read twice)
+            raise UserError(f"{path} is a pipe or a device, not a file; save it to a file first")
         raise UserError(f"file not found: {path}")
     return path
 
