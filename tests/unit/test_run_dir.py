@@ -67,3 +67,17 @@ def test_a_folder_a_run_holds_is_refused_to_another_run_until_released(tmp_path)
     del second  # and freed with the run that held it
     RunDir(tmp_path / "run").create(hold=False)  # (another rank of the same run)
     RunDir(tmp_path / "run").create()
+
+
+def test_a_file_system_without_locks_does_not_stop_a_run(tmp_path, monkeypatch):
+    """Only a lock another run holds refuses the folder; a file system that keeps no locks
+    (ENOLCK, some network mounts) lets the run go on."""
+    import errno
+    import fcntl
+
+    def no_locks(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    RunDir(tmp_path / "run").create()
+    RunDir(tmp_path / "run").create()

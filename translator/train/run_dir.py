@@ -14,6 +14,7 @@ RUN/
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -120,8 +121,10 @@ class RunDir:
         fd = os.open(self.path, os.O_RDONLY)  # a lock on the folder itself: no file to leave
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except OSError as err:
             os.close(fd)
+            if err.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+                return  # a file system without locks: concurrent runs are the user's to avoid
             raise UserError(
                 f"run_dir '{self}' is in use by another training run",
                 "wait for it to stop, or give this run its own folder: --set run_dir=...",
