@@ -70,6 +70,7 @@ def test_resume_keeps_the_warmup_exact(tmp_path):
     for _ in range(6):
         halves.train_step()
     halves.save_last()
+    halves.run_dir.release()  # as that run's process ending would (it never ran to its end)
     resumed = Trainer(halves.cfg, resume=True)
     for step in range(6, 12):
         resumed.train_step()
