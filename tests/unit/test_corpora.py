@@ -124,3 +124,18 @@ def test_tags_are_listed_once_in_order():
     )
     assert cfg.data.tags == ["<bt>", "<ft>"]
     assert config_from_dict({}).data.tags == []
+
+
+def test_corpora_without_a_dev_split_are_refused_not_given_the_demos(tmp_path):
+    """The built-in demo fills in no dev or test split for corpora of one's own, as for
+    data.train, unless the config names it (data.dataset: demo); a folder fills them in."""
+    from translator.data.corpora import open_corpus
+
+    (tmp_path / "a.de").write_text("Ein Hund.\n")
+    (tmp_path / "a.en").write_text("A dog.\n")
+    corpus = {"train": {"src": str(tmp_path / "a.de"), "tgt": str(tmp_path / "a.en")}}
+    cfg = config_from_dict({"data": {"corpora": [corpus]}})
+    source = open_corpus(cfg.data.corpora[0], cfg.data, 1)
+    assert user_error(lambda: list(source.pairs("dev"))).startswith("data.dev is not set")
+    named = config_from_dict({"data": {"corpora": [corpus], "dataset": "demo", "demo_dev": 3}})
+    assert len(list(open_corpus(named.data.corpora[0], named.data, 1).pairs("dev"))) == 3

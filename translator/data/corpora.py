@@ -47,7 +47,13 @@ def corpus_data(corpus: CorpusConfig, data: DataConfig) -> DataConfig:
 def open_corpus(corpus: CorpusConfig, data: DataConfig, seed: int) -> Source:
     """The training split of one of data.corpora, with the dev and test of its direction."""
     data = corpus_data(corpus, data)
-    main = open_source(data, seed)
+    # dev and test: data.dev and data.test, or the folder or dataset data names; the demo,
+    # unless named, never fills them in (data.dev unset is an error, as with data.train)
+    named = data.dir is not None or "dataset" in data.model_fields_set
+    if not named or data.dataset == "none":
+        main = with_own_files(data, [n for n in ("dev", "test") if getattr(data, n)], None)
+    else:
+        main = open_source(data, seed)
     if corpus.train is not None:
         own = with_own_files(data.replace(train=corpus.train), ["train"], None)
     else:  # only its training split is looked for: a corpus folder needs no dev or test
