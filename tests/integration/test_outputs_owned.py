@@ -91,6 +91,26 @@ def test_distill_refuses_a_folder_of_the_users(ckpt, tmp_path, here):
     assert (mine / "train.en").read_text() == "my own translations\n"
 
 
+def test_distill_keeps_a_file_the_user_put_in_its_own_folder(ckpt, tmp_path, here):
+    """In a folder distill made, a file of the user's that a later distill (of two corpora)
+    would write is refused by name before any work, and kept."""
+    files = corpus(tmp_path / "corpus")
+    config = tmp_path / "c.yaml"
+    two = {"corpora": [{"train": files}, {"train": files}], "dev": files}
+    config.write_text(yaml.safe_dump(tiny_config(run_dir=str(tmp_path / "run"), data=two)))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".translator-output.json").write_text(
+        '{"written_by": "translator distill", "files": []}'
+    )
+    (out / "train1.en").write_text("my notes\n")
+    result = here("distill", "--checkpoint", str(ckpt), "--config", str(config), "--out", str(out),
+                  "--beam", "1", "--device", "cpu")  # fmt: skip
+    assert_user_error(result, f"{out / 'train1.en'} was not written by translator")
+    assert (out / "train1.en").read_text() == "my notes\n"
+    assert not (out / "train0.en").exists()  # refused before any work
+
+
 def test_filter_refuses_one_file_for_both_sides(ckpt, tmp_path, here):
     files = corpus(tmp_path / "c")
     out = tmp_path / "kept.txt"

@@ -55,7 +55,7 @@ def _check_out(out: Path, cfg) -> set[str]:
     the data can be opened (else nothing is made)."""
     from translator.data.corpora import training_sources
 
-    training_sources(cfg)
+    names = [name for name, _ in training_sources(cfg)]
     for path in _training_files(cfg):
         inside = path.resolve() if path.is_dir() else path.resolve().parent
         if inside == out.resolve():
@@ -64,7 +64,18 @@ def _check_out(out: Path, cfg) -> set[str]:
                 "would replace it",
                 "give --out a folder of its own",
             )
-    return claim_folder(out, "--out", _earlier_distill, "distill")
+    ours = claim_folder(out, "--out", _earlier_distill, "distill")
+    src, tgt = cfg.data.src_lang, cfg.data.tgt_lang
+    for name in names:  # what this run writes, replacing only its own
+        outputs = (f"{name}.{src}", f"{name}.ref.{tgt}", f"{name}.{tgt}", f"{name}.json",
+                   f"{name}.nbest.{tgt}")  # fmt: skip
+        for written in outputs + tuple(f"{o}.partial{e}" for o in outputs for e in ("", ".json")):
+            if (out / written).exists() and written not in ours:
+                raise UserError(
+                    f"{out / written} was not written by translator; refusing to replace it",
+                    "move it away or give another folder",
+                )
+    return ours
 
 
 def distill(
