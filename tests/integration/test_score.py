@@ -83,6 +83,12 @@ def test_filter_keeps_the_best_share_with_one_model_or_two(checkpoint, tmp_path,
     wrong = here("filter", "--checkpoint", str(checkpoint), *args, "--keep", "0.5",
                  "--reverse", str(checkpoint))  # fmt: skip
     assert_user_error(wrong, "--reverse", "en->de")
+    # and it is refused before any scoring: files that scoring would refuse are not read
+    short = tmp_path / "short.en"
+    short.write_text("one line\n", encoding="utf-8")
+    early = here("filter", "--checkpoint", str(checkpoint), "--src", args[1], "--tgt", str(short),
+                 *args[4:], "--keep", "0.5", "--reverse", str(checkpoint))  # fmt: skip
+    assert_user_error(early, "--reverse", "en->de")
     both = here("filter", "--checkpoint", str(checkpoint), *args, "--keep", "0.5",
                 "--min-score", "0.1")  # fmt: skip
     assert_user_error(both, "--keep")

@@ -122,13 +122,8 @@ def filter_pairs(
     if contrast and reverse is not None:
         raise UserError("--contrast scores with one model: give it or --reverse, not both")
     forward = load_engine(checkpoint, device)
-    means = [s.mean for chunk in stream_scores(forward, src, tgt, batch_size) for s in chunk]
-    if contrast:
-        alone = stream_scores(forward, src, tgt, batch_size, source=NEUTRAL)
-        means = [m - s.mean for m, s in zip(means, (s for chunk in alone for s in chunk))]
-    backward = [None] * len(means)
-    if reverse is not None:
-        backward_engine = load_engine(reverse, device)
+    backward_engine = None if reverse is None else load_engine(reverse, device)
+    if backward_engine is not None:  # (checked before any scoring)
         langs = forward.cfg.data.src_lang, forward.cfg.data.tgt_lang
         theirs = backward_engine.cfg.data.src_lang, backward_engine.cfg.data.tgt_lang
         if theirs != langs[::-1]:
@@ -136,6 +131,12 @@ def filter_pairs(
                 f"--reverse {reverse} translates {theirs[0]}->{theirs[1]}; dual conditional "
                 f"filtering needs {langs[1]}->{langs[0]}, the other way from --checkpoint"
             )
+    means = [s.mean for chunk in stream_scores(forward, src, tgt, batch_size) for s in chunk]
+    if contrast:
+        alone = stream_scores(forward, src, tgt, batch_size, source=NEUTRAL)
+        means = [m - s.mean for m, s in zip(means, (s for chunk in alone for s in chunk))]
+    backward = [None] * len(means)
+    if backward_engine is not None:
         chunks = stream_scores(backward_engine, tgt, src, batch_size)
         backward = [s.mean for chunk in chunks for s in chunk]
     scores = means if contrast else [pair_score(f, b) for f, b in zip(means, backward)]
