@@ -114,3 +114,17 @@ def test_many_sources_and_zero_shot_directions(folder, tmp_path, here):
     trainer.run()
     assert many.data.tags == [] and trainer.model.never_output == ()
     assert load_engine(str(tmp_path / "x_en" / "best.pt"), "cpu").source_prefix == ()
+
+
+def test_filter_takes_the_target_language_and_distill_names_its_limit(en_x, folder, tmp_path, here):
+    """filter scores with a model of several targets through --tgt-lang; distill, which
+    takes a teacher of one target, says so rather than naming an option it has not."""
+    best = str(en_x.run_dir.best)
+    outs = ["--out-src", str(tmp_path / "k.en"), "--out-tgt", str(tmp_path / "k.de")]
+    pairs = ["--src", str(folder / "dev.en"), "--tgt", str(folder / "dev.de")]
+    kept = here("filter", "--checkpoint", best, *pairs, *outs, "--keep", "0.5",
+                "--tgt-lang", "de")  # fmt: skip
+    assert kept.returncode == 0, kept.stderr
+    assert len((tmp_path / "k.de").read_text().splitlines()) == 5
+    refused = here("distill", "--checkpoint", best, "--out", str(tmp_path / "d"))
+    assert_user_error(refused, "distill takes a teacher of one target language", "de, fr, cs")

@@ -116,12 +116,18 @@ def distill(
     Writes DIR/train.SRC and DIR/train.TGT (with data.corpora, train0, train1, ...). A run
     that stops continues where it stopped when run again."""
     from translator.config import load_config
+    from translator.config.languages import target_languages
     from translator.decode.distill import distill_corpora
     from translator.decode.resumable import model_stamps
     from translator.engines.load import load_engine
     from translator.fileio.outputs import record
 
-    engine = load_engine(checkpoint, device, quantize, ensemble)
+    engine = load_engine(checkpoint, device, quantize, ensemble, any_language=True)
+    if len(targets := target_languages(engine.cfg.data)) > 1:
+        raise UserError(
+            f"distill takes a teacher of one target language; {checkpoint[0]} translates "
+            f"into several ({', '.join(targets)})"
+        )
     if config is not None:
         cfg = load_config(config, set_ or [])
     else:

@@ -28,6 +28,7 @@ from translator.cli_options import (
     BatchSizeOpt,
     CkptOpt,
     DeviceOpt,
+    TgtLangOpt,
     finite,
     input_option,
     output_option,
@@ -101,6 +102,7 @@ def filter_pairs(
     scores_file: ScoresFileOpt = None,
     contrast: ContrastOpt = False,
     batch_size: BatchSizeOpt = None,
+    tgt_lang: TgtLangOpt = None,
     device: DeviceOpt = "auto",
 ):
     """Keep the pairs a model finds likeliest; with --reverse, dual conditional filtering.
@@ -121,7 +123,10 @@ def filter_pairs(
     )
     if contrast and reverse is not None:
         raise UserError("--contrast scores with one model: give it or --reverse, not both")
-    forward = load_engine(checkpoint, device)
+    if tgt_lang is not None and reverse is not None:
+        raise UserError("--reverse takes two models of one direction each: give it or "
+                        "--tgt-lang (of a model of several target languages), not both")  # fmt: skip
+    forward = load_engine(checkpoint, device, tgt_lang=tgt_lang)
     backward_engine = None if reverse is None else load_engine(reverse, device)
     if backward_engine is not None:  # (checked before any scoring)
         langs = forward.cfg.data.src_lang, forward.cfg.data.tgt_lang
