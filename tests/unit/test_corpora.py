@@ -135,7 +135,22 @@ def test_corpora_without_a_dev_split_are_refused_not_given_the_demos(tmp_path):
     (tmp_path / "a.en").write_text("A dog.\n")
     corpus = {"train": {"src": str(tmp_path / "a.de"), "tgt": str(tmp_path / "a.en")}}
     cfg = config_from_dict({"data": {"corpora": [corpus]}})
-    source = open_corpus(cfg.data.corpora[0], cfg.data, 1)
+    source = open_corpus(cfg.data.corpora[0], cfg.data, 1, "data.corpora[0]")
     assert user_error(lambda: list(source.pairs("dev"))).startswith("data.dev is not set")
     named = config_from_dict({"data": {"corpora": [corpus], "dataset": "demo", "demo_dev": 3}})
-    assert len(list(open_corpus(named.data.corpora[0], named.data, 1).pairs("dev"))) == 3
+    assert (
+        len(list(open_corpus(named.data.corpora[0], named.data, 1, "data.corpora[0]").pairs("dev")))
+        == 3
+    )
+
+
+def test_a_missing_corpus_file_is_named_by_its_entry_before_any_work(tmp_path):
+    from translator.data.corpora import training_sources
+
+    for name in ("a.de", "a.en", "b.de"):
+        (tmp_path / name).write_text("x\n")
+    files = [{"src": str(tmp_path / f"{c}.de"), "tgt": str(tmp_path / f"{c}.en")} for c in "ab"]
+    cfg = config_from_dict({"data": {"corpora": [{"train": f} for f in files],
+                                     "dev": files[0]}})  # fmt: skip
+    message = user_error(training_sources, cfg)
+    assert message == f"data.corpora[1].train.tgt: file not found: {tmp_path / 'b.en'}"

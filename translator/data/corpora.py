@@ -28,6 +28,7 @@ from translator.data.batching import Batch, PairIds, TokenBatches
 from translator.data.corpus import Source, open_base, open_source, with_own_files
 from translator.data.multilingual import joint_tokenizer, wait_for_tokenizer
 from translator.data.prepare import Prepared, prepare, wait_for_prepared
+from translator.data.readers import split_files
 from translator.data.tokenizer import Tokenizer
 from translator.errors import UserError
 from translator.specials import PAD
@@ -44,8 +45,9 @@ def corpus_data(corpus: CorpusConfig, data: DataConfig) -> DataConfig:
     )  # fmt: skip
 
 
-def open_corpus(corpus: CorpusConfig, data: DataConfig, seed: int) -> Source:
-    """The training split of one of data.corpora, with the dev and test of its direction."""
+def open_corpus(corpus: CorpusConfig, data: DataConfig, seed: int, key: str) -> Source:
+    """The training split of one of data.corpora (`key`: data.corpora[N], as errors name
+    it), with the dev and test of its direction; its missing files are named now."""
     data = corpus_data(corpus, data)
     # dev and test: data.dev and data.test, or the folder or dataset data names; the demo,
     # unless named, never fills them in (data.dev unset is an error, as with data.train)
@@ -55,7 +57,10 @@ def open_corpus(corpus: CorpusConfig, data: DataConfig, seed: int) -> Source:
     else:
         main = open_source(data, seed)
     if corpus.train is not None:
-        own = with_own_files(data.replace(train=corpus.train), ["train"], None)
+        for name, path in split_files(corpus.train, f"{key}.train"):
+            if not path.is_file():
+                raise UserError(f"{name}: file not found: {path}")
+        own = with_own_files(data.replace(train=corpus.train), ["train"], None, key)
     else:  # only its training split is looked for: a corpus folder needs no dev or test
         skip = SplitFiles(src="", tgt="")
         sub = data.replace(
@@ -76,7 +81,8 @@ def training_sources(cfg: Config) -> list[tuple[str, Source]]:
     if not corpora:
         return [("train", open_source(cfg.data, cfg.seed))]
     return [
-        (f"train{i}", open_corpus(corpus, cfg.data, cfg.seed)) for i, corpus in enumerate(corpora)
+        (f"train{i}", open_corpus(corpus, cfg.data, cfg.seed, f"data.corpora[{i}]"))
+        for i, corpus in enumerate(corpora)
     ]
 
 
@@ -97,7 +103,7 @@ def prepare_corpora(cfg: Config, tokenizer: Tokenizer | None, wait: bool) -> lis
     corpora = cfg.data.training_corpora()
     sources = []
     for i, corpus in enumerate(corpora):
-        source = open_corpus(corpus, cfg.data, cfg.seed)
+        source = open_corpus(corpus, cfg.data, cfg.seed, f"data.corpora[{i}]")
         source.description = f"{corpus_name(cfg, i)} ({source.description})"
         own = corpus_data(corpus, cfg.data)
         sources.append((source, own.src_lang, own.tgt_lang))

@@ -318,14 +318,17 @@ def _unset(name: str, cfg: DataConfig) -> Callable[[], Iterator[Pair]]:
     return stream
 
 
-def with_own_files(cfg: DataConfig, own: list[str], base: Source | None) -> Source:
-    """`base` with the splits in `own` read from the files data.<split> names."""
+def with_own_files(
+    cfg: DataConfig, own: list[str], base: Source | None, key: str = "data"
+) -> Source:
+    """`base` with the splits in `own` read from the files data.<split> names (errors name
+    them `key`.<split>: a corpus of data.corpora's is data.corpora[N])."""
     streams = dict(base.streams) if base else {name: _unset(name, cfg) for name in FIELDS}
     for name in own:
         streams[name] = lambda n=name: iter_split_files(
-            getattr(cfg, n), f"data.{n}", cfg.src_lang, cfg.tgt_lang
+            getattr(cfg, n), f"{key}.{n}", cfg.src_lang, cfg.tgt_lang
         )
-    listed = {n: [str(p) for _, p in split_files(getattr(cfg, n), f"data.{n}")] for n in own}
+    listed = {n: [str(p) for _, p in split_files(getattr(cfg, n), f"{key}.{n}")] for n in own}
     labels = {n: " + ".join(paths) for n, paths in listed.items()}
     desc = "; ".join(f"{n}: {label}" for n, label in labels.items())
     if base:
