@@ -280,6 +280,22 @@ def test_malformed_jsonl_line(tmp_path):
     assert "valid.jsonl:2: not valid JSON" in message(exc)
 
 
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        ({"src": "Ein Hund."}, "valid.jsonl:2: a record with 'src' and no 'tgt'"),
+        ({"en": "A dog."}, "valid.jsonl:2: a record with 'en' and no 'de'"),
+        ({"translation": {"de": "Ein Hund."}}, "valid.jsonl:2: a record with 'de' and no 'en'"),
+    ],
+)
+def test_a_jsonl_record_that_lost_one_side_is_named_with_its_line(tmp_path, line, said):
+    folder = write_jsonl_layout(tmp_path / "d", "translation")
+    write(folder / "valid.jsonl", [json.dumps(record("flat", "a", "b")), json.dumps(line)])
+    with pytest.raises(UserError) as exc:
+        load_corpus(cfg(dir=str(folder)))
+    assert message(exc).endswith(said), message(exc)
+
+
 def test_tsv_wrong_column_count(tmp_path):
     folder = write_tsv_layout(tmp_path / "d", header=True)
     write(folder / "test.tsv", ["en\tde", "A\tB", "just one column"])

@@ -146,6 +146,10 @@ def record_pair(rec: Any, src_lang: str, tgt_lang: str, where: str) -> Pair:
         rec = rec["translation"]
     elif "src" in rec and "tgt" in rec and src_lang not in rec:
         return text(rec["src"], f"{where} 'src'"), text(rec["tgt"], f"{where} 'tgt'")
+    for a, b in (("src", "tgt"), (src_lang, tgt_lang)):  # a record of one side alone
+        if len(rec) == 1 and (a in rec) != (b in rec):
+            given, missing = (a, b) if a in rec else (b, a)
+            raise UserError(f"{where}: a record with '{given}' and no '{missing}'")
     check_langs(src_lang, tgt_lang, rec.keys(), where)
     return (
         text(rec[src_lang], f"{where} '{src_lang}'"),
