@@ -77,7 +77,7 @@ MinScoreOpt = Annotated[
     typer.Option(
         "--min-score",
         metavar="S",
-        help="Keep pairs scoring at least S (0 to 1)",
+        help="Keep pairs scoring at least S (0 to 1; with --contrast a log-ratio, 0: no gain)",
         parser=finite(),
     ),
 ]
