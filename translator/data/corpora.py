@@ -28,7 +28,7 @@ from translator.data.batching import Batch, PairIds, TokenBatches
 from translator.data.corpus import Source, open_base, open_source, with_own_files
 from translator.data.multilingual import joint_tokenizer, wait_for_tokenizer
 from translator.data.prepare import Prepared, prepare, wait_for_prepared
-from translator.data.readers import split_files
+from translator.data.readers import check_split_files
 from translator.data.tokenizer import Tokenizer
 from translator.errors import UserError
 from translator.specials import PAD
@@ -57,9 +57,7 @@ def open_corpus(corpus: CorpusConfig, data: DataConfig, seed: int, key: str) -> 
     else:
         main = open_source(data, seed)
     if corpus.train is not None:
-        for name, path in split_files(corpus.train, f"{key}.train"):
-            if not path.is_file():
-                raise UserError(f"{name}: file not found: {path}")
+        check_split_files(corpus.train, f"{key}.train")
         own = with_own_files(data.replace(train=corpus.train), ["train"], None, key)
     else:  # only its training split is looked for: a corpus folder needs no dev or test
         skip = SplitFiles(src="", tgt="")

@@ -108,13 +108,20 @@ def split_files(spec: Any, key: str) -> list[tuple[str, Path]]:
     return [(f"{key}.src", Path(spec.src)), (f"{key}.tgt", Path(spec.tgt))]
 
 
-def iter_split_files(spec: Any, key: str, src_lang: str, tgt_lang: str) -> Iterator[Pair]:
-    """Pairs of a split's own files: two aligned text files, or one .tsv or .jsonl file
-    (each optionally gzipped). Missing files are reported now, by their config key."""
+def check_split_files(spec: Any, key: str) -> list[tuple[str, Path]]:
+    """split_files(spec, key), each file checked to exist: a missing one is a one-line
+    error naming its config key."""
     files = split_files(spec, key)
     for name, path in files:
         if not path.is_file():
             raise UserError(f"{name}: file not found: {path}")
+    return files
+
+
+def iter_split_files(spec: Any, key: str, src_lang: str, tgt_lang: str) -> Iterator[Pair]:
+    """Pairs of a split's own files: two aligned text files, or one .tsv or .jsonl file
+    (each optionally gzipped). Missing files are reported now, by their config key."""
+    files = check_split_files(spec, key)
     if len(files) == 2:
         return iter_pair_files(files[0][1], files[1][1])
     path = files[0][1]

@@ -10,7 +10,7 @@ from translator.data.align import aligned_ids, guided
 from translator.data.batching import Batch, TokenBatches
 from translator.data.corpora import dev_sets, mixed_batches, prepare_corpora
 from translator.data.prepare import prepare, wait_for_prepared
-from translator.data.readers import split_files
+from translator.data.readers import check_split_files
 from translator.data.stream import BatchStream
 from translator.data.subwords import SampledIds
 from translator.data.tokenizer import Tokenizer
@@ -31,9 +31,8 @@ class TrainingData:
         alpha = cfg.tokenizer.sampling_alpha
         guide = guided(cfg)  # (a setting it cannot take is refused before any work)
         # the test split is read after training: a mistyped path is named before it
-        for key, path in split_files(cfg.data.test, "data.test") if cfg.data.test else ():
-            if not path.is_file():
-                raise UserError(f"{key}: file not found: {path}")
+        if cfg.data.test:
+            check_split_files(cfg.data.test, "data.test")
 
         def drawn(ids, tokenizer):  # every training batch cut with a segmentation drawn anew
             return ids if alpha is None else SampledIds(ids, tokenizer, alpha, cfg.seed, limit)
