@@ -54,6 +54,7 @@ def _check_out(out: Path, cfg) -> set[str]:
     """--out is a folder distill may write: none of the training data is read from it, and
     the data can be opened (else nothing is made)."""
     from translator.data.corpora import training_sources
+    from translator.decode.distill import written_files
 
     names = [name for name, _ in training_sources(cfg)]
     for path in _training_files(cfg):
@@ -65,14 +66,11 @@ def _check_out(out: Path, cfg) -> set[str]:
                 "give --out a folder of its own",
             )
     ours = claim_folder(out, "--out", _earlier_distill, "distill")
-    src, tgt = cfg.data.src_lang, cfg.data.tgt_lang
     for name in names:  # what this run writes, replacing only its own
-        outputs = (f"{name}.{src}", f"{name}.ref.{tgt}", f"{name}.{tgt}", f"{name}.json",
-                   f"{name}.nbest.{tgt}")  # fmt: skip
-        for written in outputs + tuple(f"{o}.partial{e}" for o in outputs for e in ("", ".json")):
-            if (out / written).exists() and written not in ours:
+        for path in written_files(out, name, cfg.data.src_lang, cfg.data.tgt_lang):
+            if path.exists() and path.name not in ours:
                 raise UserError(
-                    f"{out / written} was not written by translator; refusing to replace it",
+                    f"{path} was not written by translator; refusing to replace it",
                     "move it away or give another folder",
                 )
     return ours

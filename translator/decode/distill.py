@@ -25,7 +25,7 @@ from pathlib import Path
 
 from translator.data.corpora import training_sources
 from translator.decode.request import DecodeRequest
-from translator.decode.resumable import file_stamp, translate_file
+from translator.decode.resumable import file_stamp, stopped_files, translate_file
 from translator.errors import UserError
 from translator.fileio import atomic_open, atomic_write_bytes
 from translator.progress import progress_bar
@@ -129,6 +129,21 @@ def pick(nbest_file: Path, ref_file: Path, out_file: Path) -> None:
             out.write(best_by_bleu(hyps, ref.rstrip("\n")) + "\n")
 
 
+def corpus_files(folder: Path, name: str, src_lang: str, tgt_lang: str) -> list[Path]:
+    """A corpus's files in `folder` (module docstring): its sources, references, the
+    teacher's translations, its record and the teacher's K best (while they are picked)."""
+    names = (f"{name}.{src_lang}", f"{name}.ref.{tgt_lang}", f"{name}.{tgt_lang}",
+             f"{name}.json", f"{name}.nbest.{tgt_lang}")  # fmt: skip
+    return [folder / n for n in names]
+
+
+def written_files(folder: Path, name: str, src_lang: str, tgt_lang: str) -> list[Path]:
+    """Every file distilling corpus `name` may write in `folder`, stopped translations'
+    (resumable.stopped_files) included."""
+    files = corpus_files(folder, name, src_lang, tgt_lang)
+    return files + [f for path in files for f in stopped_files(path)]
+
+
 def distill_corpora(engine, cfg, folder: Path, dc, nbest: int, model: list) -> list[Distilled]:
     """Translate each training corpus of `cfg` with `engine` into `folder` (module
     docstring); `model`: what identifies the teacher (file stamps)."""
@@ -142,10 +157,7 @@ def distill_corpora(engine, cfg, folder: Path, dc, nbest: int, model: list) -> l
         )
     out = []
     for name, source in training_sources(cfg):
-        src = folder / f"{name}.{src_lang}"
-        ref = folder / f"{name}.ref.{tgt_lang}"
-        tgt = folder / f"{name}.{tgt_lang}"
-        record = folder / f"{name}.json"
+        src, ref, tgt, record, kbest = corpus_files(folder, name, src_lang, tgt_lang)
         saved = extract(source, src, ref, record)
         lines = saved["lines"]
         done = {"model": model, "decode": dc.to_dict(), "nbest": nbest, "source": file_stamp(src)}
@@ -156,7 +168,6 @@ def distill_corpora(engine, cfg, folder: Path, dc, nbest: int, model: list) -> l
             if nbest == 1:
                 translate_file(engine, src, tgt, DecodeRequest(dc, 1), model)
             else:
-                kbest = folder / f"{name}.nbest.{tgt_lang}"
                 if not (kbest.is_file() and saved.get("nbest_done") == done):
                     translate_file(engine, src, kbest, DecodeRequest(dc, nbest), model)
                     saved["nbest_done"] = done  # a run stopped while picking picks again

@@ -51,6 +51,12 @@ def model_stamps(paths) -> list:
     return [file_stamp(p) if Path(p).is_file() else str(Path(p).resolve()) for p in paths]
 
 
+def stopped_files(output_file: Path) -> tuple[Path, Path]:
+    """G.partial and G.partial.json, which a stopped translation into G leaves."""
+    return (output_file.with_name(output_file.name + ".partial"),
+            output_file.with_name(output_file.name + ".partial.json"))  # fmt: skip
+
+
 def _refuse_foreign(partial: Path, record: Path) -> None:
     """G.partial and G.partial.json are replaced only where the record is one translator
     wrote (a stopped run's): files of those names without it are the user's."""
@@ -95,8 +101,7 @@ def translate_file(
         _through_once(translator, input_file, output_file, request, guides)
         return
     output_file = writable_file(real_target(output_file))
-    partial = output_file.with_name(output_file.name + ".partial")
-    record = output_file.with_name(output_file.name + ".partial.json")
+    partial, record = stopped_files(output_file)
     sampling = request.sampling
     identity = {
         "input": file_stamp(input_file),
