@@ -8,8 +8,9 @@ the masks, the specials are masked, the held token is forced back, and rows at t
 can only end (<eos>). `search` runs the loop over a fixed batch: each step it asks the
 `Strategy` which rows survive and with which tokens, reorders the decoder state to them and
 drops the sentences that ended, until none is left, or until the caller's `abandon_when`
-check says nobody waits for the result any more (`Abandoned` is raised at the next step). The strategies (strategies.py:
-`Greedy`, `Sampled`, `Beam`; constrained.py: `ConstrainedBeam`) only choose; `BeamStream`
+check says nobody waits for the result any more (`Abandoned` is raised at the next step).
+The strategies (strategies.py: `Greedy`, `Sampled`, `Beam`; constrained.py:
+`ConstrainedBeam`) only choose; `BeamStream`
 (beam.py) steps the same setup and rules with `Beam`'s choice over sentences that join and
 leave between steps.
 """

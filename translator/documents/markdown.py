@@ -3,7 +3,8 @@
 The document is parsed by markdown-it-py (CommonMark with tables and strikethrough, and
 mdit-py-plugins' $ math, admonitions, definition lists and MyST's ::: fences); the text of
 headings, paragraphs, list items, block quotes, table cells, admonitions and definitions,
-and of MyST directives that hold prose (_PROSE; their titles where _TITLED), is translated and written back into the source lines it came from, so everything else (block
+and of MyST directives that hold prose (_PROSE; their titles where _TITLED), is
+translated and written back into the source lines it came from, so everything else (block
 markers, indentation, code blocks, math blocks, HTML blocks, link reference definitions,
 front matter, blank lines) stays byte for byte. Inside that text the inline markup keeps its source form and
 follows the words it wrapped (markdown_inline.py, inline.transfer). Each inline is split
