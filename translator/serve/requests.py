@@ -7,13 +7,26 @@ import asyncio
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from translator.data.user_text import valid
 from translator.errors import UserError
 from translator.serve.limits import LimitError, Limits
+
+# the languages a request may name, alike in every request
+TgtLang = Annotated[
+    StrictStr | None,
+    Field(description="Target language (a model of several; default: the server's)"),
+]
+SrcLang = Annotated[
+    StrictStr | None,
+    Field(
+        description="Source language (a model of language codes, such as NLLB's; "
+        "default: the model's)"
+    ),
+]
 
 
 class TranslateRequest(BaseModel):
@@ -32,14 +45,8 @@ class TranslateRequest(BaseModel):
     terms: dict[StrictStr, StrictStr] | None = Field(
         None, description="Source term -> target term: a term found in a text is required"
     )
-    tgt_lang: StrictStr | None = Field(
-        None, description="Target language (a model of several; default: the server's)"
-    )
-    src_lang: StrictStr | None = Field(
-        None,
-        description="Source language (a model of language codes, such as NLLB's; "
-        "default: the model's)",
-    )
+    tgt_lang: TgtLang = None
+    src_lang: SrcLang = None
     alignments: StrictBool = Field(
         False,
         description="Also answer `alignments`: per translation, its [source word, translated "
@@ -62,28 +69,16 @@ class AttentionRequest(BaseModel):
     beam: StrictInt | None = Field(None, ge=1, description="Beam size (default: the model's)")
     layer: StrictInt = Field(-1, description="Transformer decoder layer (-1: the last)")
     prefix: StrictStr | None = Field(None, description="The translation begins with this")
-    tgt_lang: StrictStr | None = Field(
-        None, description="Target language (a model of several; default: the server's)"
-    )
-    src_lang: StrictStr | None = Field(
-        None,
-        description="Source language (a model of language codes, such as NLLB's; "
-        "default: the model's)",
-    )
+    tgt_lang: TgtLang = None
+    src_lang: SrcLang = None
 
 
 class ScoreRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     sources: list[StrictStr] = Field(description="Source sentences")
     targets: list[StrictStr] = Field(description="Their translations, one per source")
-    tgt_lang: StrictStr | None = Field(
-        None, description="Target language (a model of several; default: the server's)"
-    )
-    src_lang: StrictStr | None = Field(
-        None,
-        description="Source language (a model of language codes, such as NLLB's; "
-        "default: the model's)",
-    )
+    tgt_lang: TgtLang = None
+    src_lang: SrcLang = None
 
 
 def check_unicode(value, where: str) -> None:
