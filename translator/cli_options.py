@@ -65,6 +65,25 @@ def _output_file(path: Path | None) -> Path | None:
     return None if path is None else writable_file(path)
 
 
+# The formats a picture is drawn in, by the file's suffix (matplotlib writes each).
+PICTURE_FORMATS = (".png", ".svg", ".pdf")
+
+
+def _picture_file(path: Path | None) -> Path | None:
+    path = _output_file(path)
+    if path is not None and path.suffix.lower() not in PICTURE_FORMATS:
+        raise typer.BadParameter(
+            f"{path} is not named as a picture; end it in {', '.join(PICTURE_FORMATS)}"
+        )
+    return path
+
+
+def picture_option(name: str, help: str):
+    """A `--NAME FILE` option for a picture the command draws, in the format its suffix
+    names (PICTURE_FORMATS)."""
+    return typer.Option(name, help=help, metavar="FILE", callback=_picture_file)
+
+
 def input_option(name: str, help: str):
     """A `--NAME FILE` option for a file the command reads."""
     return typer.Option(name, help=help, metavar="FILE", callback=_input_file)

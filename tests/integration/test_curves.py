@@ -22,3 +22,15 @@ def test_curves_of_a_run_folder_and_a_summary_file(tmp_path, here):
     run = tmp_path / "run_a"
     assert summary_file(run) == run / "summary.json"
     assert read_summary(run, summary_file(run))[0] == "run_a"
+
+
+def test_curves_draw_in_the_format_the_suffix_names(tmp_path, here):
+    (tmp_path / "s.summary.json").write_text(json.dumps(summary()))
+    runs = [str(tmp_path / "s.summary.json"), "--plot"]
+    assert here("curves", *runs, str(tmp_path / "c.svg")).returncode == 0
+    assert b"<svg" in (tmp_path / "c.svg").read_bytes()[:500]
+    assert here("curves", *runs, str(tmp_path / "c.PDF")).returncode == 0
+    assert (tmp_path / "c.PDF").read_bytes()[:5] == b"%PDF-"
+    result = here("curves", *runs, str(tmp_path / "c.txt"))
+    assert result.returncode == 2 and "c.txt is not named as a picture" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "c.txt").exists()

@@ -28,6 +28,7 @@ from translator.cli_options import (
     decode_overrides,
     input_option,
     output_option,
+    picture_option,
 )
 from translator.errors import UserError
 
@@ -39,7 +40,9 @@ RefOpt = Annotated[Path | None, input_option("--ref", "... against this referenc
 OutputOpt = Annotated[Path | None, output_option("--output", "Write the translations to this file")]
 AsJsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object")]
 ByLengthOpt = Annotated[bool, typer.Option("--by-length", help="BLEU per source-length bucket")]
-PlotOpt = Annotated[Path | None, output_option("--plot", "Draw BLEU by source length to this PNG")]
+PlotOpt = Annotated[
+    Path | None, picture_option("--plot", "Draw BLEU by source length to this picture")
+]
 ConfidenceOpt = Annotated[
     bool,
     typer.Option(
@@ -50,7 +53,7 @@ ConfidenceOpt = Annotated[
 ]
 PlotConfidenceOpt = Annotated[
     Path | None,
-    output_option("--plot-confidence", "Draw confidence against sentence chrF to this PNG"),
+    picture_option("--plot-confidence", "Draw confidence against sentence chrF to this picture"),
 ]
 SetOpt = Annotated[
     list[str] | None,

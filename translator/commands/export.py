@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from translator.cli_options import SetOpt, output_option
+from translator.cli_options import SetOpt, picture_option
 
 
 def export(
@@ -66,7 +66,7 @@ def curves(
         list[Path],
         typer.Argument(metavar="RUN", help="Run folders or their summary.json files"),
     ],
-    plot: Annotated[Path, output_option("--plot", "The PNG to draw")],
+    plot: Annotated[Path, picture_option("--plot", "The picture to draw (.png, .svg, .pdf)")],
 ):
     """Draw runs' curves: dev BLEU by wall-clock minutes, training loss by steps."""
     from translator.plots.curves import draw_curves

@@ -29,6 +29,7 @@ from translator.cli_options import (
     input_option,
     number_option,
     output_option,
+    picture_option,
 )
 from translator.config.ranges import BEAM, SEED, TEMPERATURE
 from translator.errors import UserError
@@ -66,7 +67,7 @@ InteractiveOpt = Annotated[
 ]
 PlotAttentionOpt = Annotated[
     Path | None,
-    output_option("--plot-attention", "Draw the attention of the one TEXT to this PNG"),
+    picture_option("--plot-attention", "Draw the attention of the one TEXT to this picture"),
 ]
 LayerOpt = Annotated[
     int,

@@ -23,10 +23,12 @@ def _pyplot():
 
 
 def _save(fig, path: str) -> None:
+    """Write `fig` in the format its file's suffix names (.svg, .pdf; .png else)."""
     from translator.fileio import atomic_write_bytes
 
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=120)
+    suffix = Path(path).suffix.lower().lstrip(".")
+    fig.savefig(buffer, format=suffix if suffix in ("svg", "pdf") else "png", dpi=120)
     _pyplot().close(fig)
     atomic_write_bytes(path, buffer.getvalue())
 
