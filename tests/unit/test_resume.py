@@ -28,3 +28,22 @@ def test_test_files_may_change_on_resume_but_training_data_may_not():
     assert resumable("data.test") and resumable("data.test.src") and resumable("data.test_split")
     assert not resumable("data.train.src") and not resumable("data.dev.tgt")
     assert not resumable("data.testing")
+
+
+def test_a_change_inside_a_list_of_sections_names_its_entry_and_key():
+    corpus = {"train": {"src": "a.de", "tgt": "a.en"}, "weight": 1.0}
+    saved = {"data": {"corpora": [corpus, {**corpus, "weight": 1.0}], "langs": ["de", "en"]}}
+    given = {"data": {"corpora": [corpus, {**corpus, "weight": 3.0}], "langs": ["de", "fr"]}}
+    changes = config_changes(saved, given)
+    # one entry's weight, not both whole lists; a list of plain values stays one key
+    assert changes == {
+        "data.corpora[1].weight": (1.0, 3.0),
+        "data.langs": (["de", "en"], ["de", "fr"]),
+    }
+    shorter = config_changes(saved, {"data": {"corpora": [corpus], "langs": ["de", "en"]}})
+    assert set(shorter) == {
+        "data.corpora[1].train.src",
+        "data.corpora[1].train.tgt",
+        "data.corpora[1].weight",
+    }
+    assert not any(resumable(k) for k in changes)

@@ -9,11 +9,18 @@ SHOWN = 8  # differing keys named in one message
 
 
 def flatten(tree: dict, prefix: str = "") -> dict:
-    """{"a": {"b": 1}} -> {"a.b": 1}, whatever sections a config has."""
+    """{"a": {"b": 1}, "c": [{"d": 2}]} -> {"a.b": 1, "c[0].d": 2}, whatever sections a
+    config has: a list of sections (data.corpora) is opened too, so a change names its entry
+    and key rather than the whole list."""
     flat = {}
     for key, value in tree.items():
         if isinstance(value, dict) and value:
             flat.update(flatten(value, f"{prefix}{key}."))
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            for i, item in enumerate(value):
+                flat.update(
+                    flatten(item, f"{prefix}{key}[{i}].") if item else {f"{prefix}{key}[{i}]": {}}
+                )
         else:
             flat[f"{prefix}{key}"] = value
     return flat
