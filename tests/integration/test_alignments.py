@@ -10,7 +10,7 @@ from checkpoints import needs_ct2
 from util import tiny_config
 
 from translator.config import config_from_dict
-from translator.decode import resumable
+from translator.decode import resumable, translate_io
 from translator.decode.alignment import read_pharaoh
 from translator.engines.load import load_engine
 from translator.train.trainer import Trainer
@@ -141,7 +141,7 @@ def test_a_file_resumes_with_its_column_and_not_from_a_run_without_it(
     assert result.returncode == 0, result.stderr
     engine = load_engine(ckpt, "cpu")
     stamps = resumable.model_stamps([ckpt])
-    monkeypatch.setattr(resumable, "CHUNK", 3)
+    monkeypatch.setattr(translate_io, "FILE_CHUNK", 3)
     out = tmp_path / "out.txt"
     plain = engine.request()
     with pytest.raises(KeyboardInterrupt):  # a run without the column stops half-way

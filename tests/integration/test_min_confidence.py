@@ -103,10 +103,10 @@ class Sure:
 
 def test_a_stopped_file_resumes_only_under_the_same_threshold(tmp_path, monkeypatch):
     from translator.config import DecodeConfig
-    from translator.decode import resumable
+    from translator.decode import resumable, translate_io
     from translator.decode.request import DecodeRequest
 
-    monkeypatch.setattr(resumable, "CHUNK", 3)
+    monkeypatch.setattr(translate_io, "FILE_CHUNK", 3)
     src, out = tmp_path / "in.txt", tmp_path / "out.txt"
     lines = [f"line {'x' * i}" for i in range(10)]
     src.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from translator.config import config_from_dict
-from translator.decode import distill, resumable
+from translator.decode import distill, translate_io
 from translator.decode.request import DecodeRequest
 from translator.decode.translator import Translation
 from translator.errors import UserError
@@ -33,7 +33,7 @@ class Teacher:
 
 @pytest.fixture
 def corpus(tmp_path, monkeypatch):
-    monkeypatch.setattr(resumable, "CHUNK", 4)
+    monkeypatch.setattr(translate_io, "FILE_CHUNK", 4)
     src, tgt = tmp_path / "c.de", tmp_path / "c.en"
     src.write_text("".join(f"Satz {i}\n" for i in range(10)), encoding="utf-8")
     tgt.write_text("".join(f"satz {i}\n" for i in range(10)), encoding="utf-8")

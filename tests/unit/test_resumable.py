@@ -4,7 +4,7 @@ continues where it stopped, no line lost or doubled, and G appears only when who
 import pytest
 
 from translator.config import DecodeConfig
-from translator.decode import resumable
+from translator.decode import resumable, translate_io
 from translator.decode.line_guides import LineGuides
 from translator.decode.request import DecodeRequest
 from translator.decode.sampling import Sampling
@@ -48,7 +48,7 @@ class Upper:
 
 @pytest.fixture
 def job(tmp_path, monkeypatch):
-    monkeypatch.setattr(resumable, "CHUNK", 3)
+    monkeypatch.setattr(translate_io, "FILE_CHUNK", 3)
     src = tmp_path / "in.txt"
     src.write_text("".join(f"line {i}\n" for i in range(10)), encoding="utf-8")
     return src, tmp_path / "out.txt"
@@ -100,6 +100,12 @@ def test_sampling_draws_each_chunk_from_its_own_seed(job):
     resumed = Upper()
     run(resumed, src, out.with_name("b.txt"), sampling=Sampling(None, 0.9, 1.0, seed=7))
     assert straight.seeds == [7, 8, 9, 10] == stopped.seeds + resumed.seeds
+    # standard output and a guided request draw the chunks from the same seeds
+    printed = Upper()
+    guides = LineGuides(prefix="p: ")
+    request = DecodeRequest(DecodeConfig(), 1, Sampling(None, 0.9, 1.0, seed=7))
+    translate_io.print_file(printed, src, request, guides)
+    assert printed.seeds == [7, 8, 9, 10]
 
 
 def test_a_resumed_run_keeps_each_line_with_its_own_prefix_and_phrases(job, tmp_path):

@@ -9,8 +9,9 @@ next input line. When all is done G.partial becomes G by rename, so G is never h
 written. The record also holds what the translations depend on (the input file's size and
 time, the model, the decoding settings); a run that differs in any of them starts over.
 
-With --sampling, each chunk draws from its own seed (--seed plus the chunk's number), so a
-resumed run writes what an uninterrupted one would.
+With --sampling, each chunk draws from its own seed (--seed plus the chunk's number:
+translate_io.chunk_request), so a resumed run writes what an uninterrupted one would, and
+what the same file gives on standard output.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import os
 from pathlib import Path
 
 from translator.data.readers import chunked, iter_lines
+from translator.decode import translate_io
 from translator.decode.translate_io import write_translations
 from translator.errors import UserError
 from translator.fileio import (
@@ -34,8 +36,6 @@ from translator.fileio import (
 from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
-
-CHUNK = 4096  # input lines translated, written and recorded at a time
 
 
 def file_stamp(path: str | Path) -> list:
@@ -139,27 +139,23 @@ def _through_once(translator, input_file, output_file, request, guides) -> None:
     total = sum(1 for _ in iter_lines(input_file))
     bar = progress_bar(total=total, desc="translate", unit="line")
     with bar, atomic_open(output_file, "w", encoding="utf-8") as out:
-        chunks = chunked(iter_lines(input_file), CHUNK)
-        write_translations(translator, chunks, out, request, bar, guides)
+        chunks = chunked(iter_lines(input_file), translate_io.FILE_CHUNK)
+        write_translations(translator, chunks, out, request, bar, guides, per_chunk=True)
 
 
 def _append(translator, input_file, partial, record, identity, request, guides, lines, size,
             bar):  # fmt: skip
     """Translate the input after its first `lines` lines onto `partial` (cut to `size`
     bytes first), recording each chunk in `record`."""
-    sampling = request.sampling
-    seed = None if sampling is None else sampling.seed
     with bar, open(partial, "r+b" if lines else "wb") as raw:
         raw.truncate(size)
         raw.seek(size)
         stream = iter_lines(input_file)
         for _ in range(lines):
             next(stream)
-        for chunk in chunked(stream, CHUNK):
-            if seed is not None:  # each chunk its own stream, whatever chunk a run starts at
-                request = request.replace(sampling=sampling.reseeded(seed + lines // CHUNK))
+        for chunk in chunked(stream, translate_io.FILE_CHUNK):
             text = io.StringIO()
-            write_translations(translator, [chunk], text, request, None, guides, lines)
+            write_translations(translator, [chunk], text, request, None, guides, lines, True)
             raw.write(text.getvalue().encode("utf-8"))
             raw.flush()
             os.fsync(raw.fileno())

@@ -40,23 +40,35 @@ def chunks(stream, size: int):
     return chunked((line.rstrip("\n").rstrip("\r") for line in stream), size)
 
 
+FILE_CHUNK = 4096  # lines of an --input file translated (and, into --output, recorded) at a time
+
+
+def chunk_request(request, start: int):
+    """`request` for the FILE_CHUNK lines of a file from line `start`: with seeded sampling,
+    each chunk draws from its own stream (--seed plus the chunk's number), so a file gives
+    the same translations to standard output, to --output, and when a stopped run resumes."""
+    sampling = request.sampling
+    if sampling is None or sampling.seed is None:
+        return request
+    return request.replace(sampling=sampling.reseeded(sampling.seed + start // FILE_CHUNK))
+
+
 def write_translations(
-    translator, chunks, out, request, bar=None, guides=None, start: int = 0
+    translator, chunks, out, request, bar=None, guides=None, start: int = 0, per_chunk=False
 ) -> None:
     """Translate chunk by chunk as the DecodeRequest `request` asks; one line per input line
     (n-best: K lines, index TAB score TAB text, the index counted from `start`), flushed
     after each chunk so output starts before the input ends; where the request asks for
-    alignments, each translation is followed by a TAB and its alignment ("i-j ..."). `chunks` begin at input line
-    `start`; `guides`: a line_guides.LineGuides of the whole input, or None."""
+    alignments, each translation is followed by a TAB and its alignment ("i-j ...").
+    `chunks` begin at input line `start`; `guides`: a line_guides.LineGuides of the whole
+    input, or None. `per_chunk`: the chunks are a file's FILE_CHUNK lines (chunk_request)."""
     index, nbest = start, request.nbest
     take = guides.reader(start) if guides else None
     for lines in chunks:
-        guided = request
+        guided = chunk_request(request, index) if per_chunk else request
         if take is not None:
             pre, phrases = take(lines)
-            guided = request.guided(
-                translator.tokenizer, lines, translator.max_target, pre, phrases
-            )
+            guided = guided.guided(translator.tokenizer, lines, translator.max_target, pre, phrases)
         for hyps in translator.translate(lines, guided):
             if nbest == 1:
                 out.write(columns(hyps[0], request) + "\n")
@@ -90,8 +102,8 @@ def print_file(translator, input_file: Path, request, guides=None) -> None:
 
     total = sum(1 for _ in iter_lines(input_file))  # a cheap pass, for the bar's total
     with progress_bar(total=total, desc="translate", unit="line") as bar:
-        lines = chunked(iter_lines(input_file), 4096)
-        write_translations(translator, lines, sys.stdout, request, bar, guides)
+        lines = chunked(iter_lines(input_file), FILE_CHUNK)
+        write_translations(translator, lines, sys.stdout, request, bar, guides, per_chunk=True)
 
 
 def interactive_loop(translator, request) -> None:
