@@ -108,12 +108,14 @@ def test_an_export_given_as_a_checkpoint_says_to_import_it(round_trip, capsys):
     one_line_error(code, err, "a Hugging Face model folder", f"translator import {exported}")
 
 
-def test_an_imported_nllb_model_exports_back_exactly(tmp_path):
+@pytest.mark.parametrize("tie", [True, False], ids=["tied", "untied"])
+def test_an_imported_nllb_model_exports_back_exactly(tmp_path, tie):
     from pretrained_m2m100 import nllb_folder
 
     from translator.pretrained.export_hf import export_huggingface
 
-    folder = nllb_folder(tmp_path / "hf")
+    # untied: the encoder's, decoder's and output tables are three
+    folder = nllb_folder(tmp_path / "hf", tie=tie)
     import_pretrained(str(folder), tmp_path / "imported.pt")
     said = export_huggingface(tmp_path / "imported.pt", tmp_path / "exported", None)
     assert "M2M100ForConditionalGeneration" in said and "the original model's ids" in said
@@ -123,6 +125,7 @@ def test_an_imported_nllb_model_exports_back_exactly(tmp_path):
                       (tmp_path / "exported", folder))  # fmt: skip
     for key in ("bos_token_id", "encoder_layerdrop", "decoder_layerdrop", "activation_dropout"):
         assert config[key] == before[key], key  # what fine-tuning with transformers reads
+    assert config["tie_word_embeddings"] is tie
     auto = transformers.AutoModelForSeq2SeqLM
     original, back = (
         auto.from_pretrained(folder).eval(),

@@ -4,7 +4,7 @@ with its own classes, so `pipeline("translation", model=FOLDER)` translates with
     translator config                        Hugging Face class
     pre_norm false, positions halves         MarianMTModel (post-norm, no final norm)
     pre_norm true, final_norm true,          M2M100ForConditionalGeneration
-      positions m2m100, one embedding table,
+      positions m2m100, one vocabulary,
       no logits bias (or a zero one)
 
 Any other model is refused in one line naming the keys that differ. The weights are the
@@ -135,7 +135,8 @@ def table_tensors(model, sd: dict, src_ids: list, tgt_ids: list, cls: str) -> di
         "model.decoder.embed_tokens.weight": tgt,
         "lm_head.weight": reorder(sd["generator.weight"], tgt_ids),
     }
-    if model.src_embed is model.tgt_embed:
+    if model.src_embed is model.tgt_embed or cls == M2M100:
+        # (an untied M2M100 reads its stacks' own tables; `shared` is only what it would tie)
         out["model.shared.weight"] = tgt
     bias = reorder(sd.get("generator.bias", torch.zeros(len(tgt_ids))), tgt_ids)
     if cls == MARIAN:
@@ -204,16 +205,13 @@ def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | No
         cfg = cfg.model_copy(update={"model": m})
     try:
         cls = hf_class(m)
-        if cls == M2M100 and model.src_embed is not model.tgt_embed:
-            raise UserError(
-                f"{M2M100} has one embedding table for both sides, and this model has two "
-                "(model.share_embeddings false, or a vocabulary per side)"
-            )
         found = original_ids(ckpt, sd, cls)
         src_ids, tgt_ids = found or (
             own_ids(tokenizer.src_vocab_size, cls),
             own_ids(tokenizer.tgt_vocab_size, cls),
         )
+        if cls == M2M100 and src_ids != tgt_ids:
+            raise UserError(f"{M2M100} has one vocabulary for both sides, and this model has two")
         tensors = {
             **table_tensors(model, sd, src_ids, tgt_ids, cls),
             **layer_tensors(sd, m.enc_layers, m.dec_layers, m.d_model),
@@ -291,7 +289,9 @@ def model_config(cls: str, cfg, src_ids: list, tgt_ids: list, model, ids: dict) 
         "activation_function": m.activation,
         "max_position_embeddings": m.max_positions,
         "scale_embedding": m.embed_scale,
-        "tie_word_embeddings": model.generator.weight is model.tgt_embed.weight,
+        # an M2M100 that ties does so for the encoder's table too
+        "tie_word_embeddings": model.generator.weight is model.tgt_embed.weight
+        and (cls == MARIAN or shared),
         "dropout": m.dropout,
         "attention_dropout": m.attention_dropout,
         "activation_dropout": 0.0,
