@@ -206,11 +206,17 @@ def test_word_detection_figures():
     assert detection([False, False], [True, False])["f1"] == 0.0
 
 
-def test_a_ranking_against_a_constant_is_reported_undefined_not_zero():
+def test_a_ranking_against_a_constant_is_reported_undefined_not_zero(monkeypatch):
     """All confidences equal (blank sources) or all chrF equal: no Spearman or Pearson to
-    measure, said so in the report and its lines, rather than a certain 0."""
+    measure, said so in the report and its lines, rather than a certain 0; and no bootstrap
+    of them is drawn."""
+    from translator.decode import confidence_report as module
     from translator.decode.confidence_report import confidence_report, report_lines
     from translator.decode.translator import Translation
+
+    drawn = []
+    bootstrap = module.bootstrap_spearman
+    monkeypatch.setattr(module, "bootstrap_spearman", lambda *a: drawn.append(1) or bootstrap(*a))
 
     blank = [Translation("", 0.0, (), None, (), 0.0, ()) for _ in range(4)]
     report, _ = confidence_report(blank, ["A dog.", "A cat.", "Two men.", "Rain."], None)
@@ -224,5 +230,7 @@ def test_a_ranking_against_a_constant_is_reported_undefined_not_zero():
             for k, t in enumerate(["A dog.", "A cat.", "Two men.", "Rain."])]  # fmt: skip
     report, _ = confidence_report(said, ["A dog.", "A cat.", "Two men.", "Rain."], None)
     assert report["undefined"] == "every sentence chrF is the same"
+    assert not drawn and "bootstrap" not in report
     varied, _ = confidence_report(said, ["A dog.", "The cat.", "Men.", "Snow fell."], None)
     assert "undefined" not in varied and isinstance(varied["spearman"], float)
+    assert drawn and varied["bootstrap"]["resamples"] == 1000

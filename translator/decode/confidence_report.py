@@ -58,6 +58,28 @@ def raw_confidence(translation) -> float:
     return math.exp(sum(lps) / len(lps)) if translation.text and lps else 0.0
 
 
+RANKS = ("spearman", "pearson", "spearman_ci")
+RAW_RANKS = ("spearman_mean_logprob", "pearson_mean_logprob", "spearman_mean_logprob_ci",
+             "spearman_gain", "spearman_gain_ci")  # fmt: skip
+
+
+def rankings(shown: list[float], raw: list[float] | None, chrf: list[float]) -> dict:
+    """Spearman and Pearson of the confidences `shown` against `chrf`, with the bootstrap's
+    interval; where `raw` is given (a calibration's report), the same of the raw mean
+    log-probability and the calibration's gain over it."""
+    out = {"spearman": round(spearman(shown, chrf), 4), "pearson": round(pearson(shown, chrf), 4)}
+    if raw is None:
+        out["spearman_ci"] = bootstrap_spearman(chrf, [shown])[0]
+        return out
+    out["spearman_mean_logprob"] = round(spearman(raw, chrf), 4)
+    out["pearson_mean_logprob"] = round(pearson(raw, chrf), 4)
+    intervals = bootstrap_spearman(chrf, [shown, raw])
+    out["spearman_ci"], out["spearman_mean_logprob_ci"] = intervals[:2]
+    out["spearman_gain"] = round(out["spearman"] - out["spearman_mean_logprob"], 4)
+    out["spearman_gain_ci"] = intervals[2]
+    return out
+
+
 def confidence_report(best: Sequence, references: Sequence[str], calibration: Calibration | None):
     """(the report of `best`, each sentence's best Translation with its confidence, against
     `references`; the points a picture draws: (confidence, sentence chrF / 100) each)."""
@@ -66,26 +88,17 @@ def confidence_report(best: Sequence, references: Sequence[str], calibration: Ca
     calibrated = calibration is not None
     shown = [t.confidence for t in best] if calibrated else raw
     report: dict = {"calibrated": calibrated, "sentences": len(best)}
-    report["spearman"] = round(spearman(shown, chrf), 4)
-    report["pearson"] = round(pearson(shown, chrf), 4)
     if calibrated:
         report["mae"] = round(float(np.mean(np.abs(np.subtract(shown, chrf)))), 4)
-        report["spearman_mean_logprob"] = round(spearman(raw, chrf), 4)
-        report["pearson_mean_logprob"] = round(pearson(raw, chrf), 4)
-        intervals = bootstrap_spearman(chrf, [shown, raw])
-        report["spearman_ci"], report["spearman_mean_logprob_ci"] = intervals[:2]
-        report["spearman_gain"] = round(report["spearman"] - report["spearman_mean_logprob"], 4)
-        report["spearman_gain_ci"] = intervals[2]
-    else:
-        report["spearman_ci"] = bootstrap_spearman(chrf, [shown])[0]
-    report["bootstrap"] = {"resamples": RESAMPLES, "seed": SEED, "level": 0.95}
     flat = [
         name for name, xs in (("confidence", shown), ("sentence chrF", chrf)) if np.std(xs) == 0
     ]
-    if flat:  # a rank correlation with a constant is undefined, not 0
+    if flat:  # a rank correlation with a constant is undefined, not 0: none is computed
         report["undefined"] = f"every {flat[0]} is the same"
-        ranks = [k for k in report if k.startswith(("spearman", "pearson"))]
-        report.update(dict.fromkeys(ranks))
+        report.update(dict.fromkeys(RANKS + (RAW_RANKS if calibrated else ())))
+    else:
+        report.update(rankings(shown, raw if calibrated else None, chrf))
+        report["bootstrap"] = {"resamples": RESAMPLES, "seed": SEED, "level": 0.95}
     report["words"] = word_report(best, references, calibration)
     return report, list(zip(shown, chrf))
 
