@@ -157,10 +157,10 @@ def concurrently(n: int, work) -> list:
 
 
 @contextmanager
-def app_client(engine, path, dc, batching: str = "batch"):
+def app_client(engine, path, dc, batching: str = "batch", **limits):
     """A TestClient of the app that serves `engine` (checkpoint `path`, decoding `dc`,
-    `batching` as serve's --batching), its decoding loop running in a thread until the block
-    ends."""
+    `batching` as serve's --batching, other `limits` as serve's options), its decoding loop
+    running in a thread until the block ends."""
     from fastapi.testclient import TestClient
 
     from translator.serve.app import create_app
@@ -168,7 +168,7 @@ def app_client(engine, path, dc, batching: str = "batch"):
     from translator.serve.parse import Door
     from translator.serve.streaming import make_batcher
 
-    limits = Limits(batch_size=dc.batch_size, batching=batching)
+    limits = Limits(batch_size=dc.batch_size, batching=batching, **limits)
     batcher = make_batcher(engine, limits)
     app = create_app(engine, str(path), limits, batcher, Door(engine, limits, dc)).app
     decoder = threading.Thread(target=batcher.run)

@@ -315,6 +315,23 @@ def test_markup_nested_too_deeply_for_the_documents_layer_is_a_400(transformer, 
         assert res.status_code == 400 and "a.md: the markdown" in res.json()["error"], res.text
 
 
+def test_a_text_split_past_the_timeout_is_a_503_in_time(transformer, monkeypatch):
+    """--timeout holds a request's texts whole, their sentence splitting included."""
+    import time
+
+    from translator.serve import libretranslate
+
+    split = libretranslate.line_spans
+    monkeypatch.setattr(libretranslate, "line_spans", lambda *a: time.sleep(3) or split(*a))
+    path, engine = transformer
+    with app_client(engine, path, engine.cfg.decode, timeout=1.0) as client:
+        start = time.monotonic()
+        ask = {"q": SENTENCES[0], "source": "de", "target": "en"}
+        res = client.post("/libretranslate/translate", json=ask)
+        assert res.status_code == 503 and "busy" in res.json()["error"], res.text
+        assert time.monotonic() - start < 2.5
+
+
 def test_translated_files_are_removed_when_the_server_stops(transformer, tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # where the server's temporary folder goes
     srv = Server(transformer[0], tmp_path / "server.log")

@@ -117,7 +117,10 @@ def sentence_spans(text: str, lang: str | None = DEFAULT_LANG) -> list[tuple[int
     if (starts := _START_AFTER.get(rules)) is not None:
         cuts = [m.start(1) for m in starts.finditer(text)]
     if _MAY_END.search(text):
-        cuts += segments_to_cuts(text, _segmenter(rules).segment(text))
+        # the sentences as pysbd finds them, placed by segments_to_cuts: pysbd's own
+        # placement (segment()) searches the text from its start for each one, which takes
+        # minutes for a paragraph of thousands of sentences
+        cuts += segments_to_cuts(text, _segmenter(rules).processor(text).process())
     cuts += [m.end() for m in _CLOSED_END.finditer(text) if m.group(1).isupper()]
     return cuts_to_spans(text, cuts)
 

@@ -7,6 +7,8 @@ traceback goes to the server's log only) for a bug.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -208,7 +210,10 @@ def _handlers(app: FastAPI) -> None:
 
 class BodyLimit:
     """ASGI middleware: a request body over `limit` bytes is answered 413 before the app
-    reads it, whether the client declared its length or streams it in chunks."""
+    reads it, whether the client declared its length or streams it in chunks; and a request
+    whose client leaves is dropped: before its body is whole, unanswered, and after it, by
+    cancelling its handler, so the batcher gives its sentences up (the servers cancel
+    nothing themselves)."""
 
     def __init__(self, app, limit: int):
         self.app, self.limit = app, limit
@@ -224,21 +229,12 @@ class BodyLimit:
         while more:
             message = await receive()
             if message["type"] != "http.request":
-                return await self.app(scope, receive, send)  # a disconnect: let the app see it
+                return None  # the client left before its request was whole
             body += message.get("body", b"")
             more = message.get("more_body", False)
             if len(body) > self.limit:
                 return await self._reject(scope, send)
-        replayed = False
-
-        async def replay():
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        return await self.app(scope, replay, send)
+        return await _until_gone(self.app, scope, body, receive, send)
 
     async def _reject(self, scope, send) -> None:
         body = json.dumps(
@@ -248,3 +244,40 @@ class BodyLimit:
         headers += cors(scope["path"])  # a browser shows LibreTranslate's clients this answer
         await send({"type": "http.response.start", "status": 413, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+async def _until_gone(app, scope, body: bytes, receive, send) -> None:
+    """Run `app` on a request whose `body` has been read, and cancel it where the client
+    leaves before the answer is sent. After the body, the server's receive() returns only
+    when the connection is gone or the answer has been sent; the app, if it asks again (a
+    streamed answer listens for the disconnect), gets that same message."""
+    heard: asyncio.Future = asyncio.get_running_loop().create_future()
+    replayed, answered = False, False
+
+    async def replay():
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await asyncio.shield(heard)
+
+    async def sending(message) -> None:
+        nonlocal answered
+        await send(message)
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            answered = True
+
+    async def listen() -> None:
+        heard.set_result(await receive())
+
+    handling = asyncio.ensure_future(app(scope, replay, sending))
+    listener = asyncio.ensure_future(listen())
+    try:
+        await asyncio.wait({handling, listener}, return_when=asyncio.FIRST_COMPLETED)
+    finally:  # (this task cancelled too: the server is stopping)
+        listener.cancel()
+    if handling.done() or answered:
+        return await handling
+    handling.cancel()  # the client is gone: nobody waits for the answer
+    with contextlib.suppress(asyncio.CancelledError):
+        await handling

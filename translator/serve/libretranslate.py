@@ -16,7 +16,7 @@ import logging
 import mimetypes
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -241,15 +241,16 @@ class LibreTranslate:
             calls.give_up()
 
     async def html(self, texts: list[str], src, tgt) -> list[str]:
-        """The texts of a format=html request, within the server's --timeout as a request of
-        plain texts is; one after another: a request holds one place in the queue at a time."""
+        """The texts of a format=html request, one after another: a request holds one place
+        in the queue at a time."""
+        return [(await self.document(t.encode("utf-8"), "q.html", "html", src, tgt)).decode()
+                for t in texts]  # fmt: skip
 
-        async def each() -> list[str]:
-            return [(await self.document(t.encode("utf-8"), "q.html", "html", src, tgt)).decode()
-                    for t in texts]  # fmt: skip
-
+    async def in_time(self, answer: Awaitable):
+        """`answer` awaited within the server's --timeout, all of it (splitting, every
+        call to the batcher), else the 503 of a busy server."""
         try:
-            return await asyncio.wait_for(each(), self.limits.timeout)
+            return await asyncio.wait_for(answer, self.limits.timeout)
         except asyncio.TimeoutError:
             raise self.limits.busy() from None
 
@@ -277,9 +278,9 @@ class LibreTranslate:
         src, auto = self.langs.source(source)
         tgt = self.langs.target(src, target)
         if fmt == "text":
-            out, alts = await self.plain(texts, src, tgt, alternatives)
+            out, alts = await self.in_time(self.plain(texts, src, tgt, alternatives))
         else:
-            out, alts = await self.html(texts, src, tgt), [[] for _ in texts]
+            out, alts = await self.in_time(self.html(texts, src, tgt)), [[] for _ in texts]
         answer: dict = {"translatedText": out if batch else out[0]}
         if auto:  # the model's one source language (Languages.source): nothing is detected
             found = {"confidence": 100.0, "language": src.code}
