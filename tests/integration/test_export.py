@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 from checkpoints import DEMO, agreement, needs_ct2, untrained
-from util import ROOT, assert_user_error, cli, user_error
+from util import ROOT, assert_user_error, cli, guided_translate, user_error
 
 from translator.config import config_from_dict
 from translator.data.corpus import load_split
@@ -91,6 +91,23 @@ def test_a_vocabulary_shortlist_limits_what_the_export_may_output(demo, monkeypa
     for src, hyps in zip(sources, short):
         allowed = always.union(*(allows.get(p, set()) for p in tok.src.encode(src, out_type=str)))
         assert {tok.tgt.id_to_piece(t) for t in hyps[0].tokens} <= allowed
+
+
+@needs_ct2
+def test_a_target_prefix_is_scored_as_the_pytorch_engine_scores_it(demo):
+    """A score counts the prefix's subwords too, in the export as in the checkpoint (the
+    reference renormalised as CTranslate2 is: the one difference left)."""
+    root, ckpt, _, sources, _ = demo
+    _, folder = export_checkpoint(ckpt, "ctranslate2", "float32", root / "prefix")
+    reference = load_engine(str(ckpt), "cpu")
+    renormalized_like_ctranslate2(reference.model)
+    lines, prefixes = sources[:20], ["The man", "A"] * 10
+    dc = reference.cfg.decode.replace(beam=1)
+    ours = guided_translate(reference, lines, prefixes, decode=dc)
+    theirs = guided_translate(ExportedTranslator(folder), lines, prefixes, decode=dc)
+    assert [x[0].tokens for x in ours] == [y[0].tokens for y in theirs]
+    gap = max(abs(x[0].score - y[0].score) for x, y in zip(ours, theirs))
+    assert gap < 0.02, gap
 
 
 @needs_ct2

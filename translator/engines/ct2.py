@@ -282,16 +282,31 @@ class ExportedTranslator(EngineBase):
             return_attention=attention,
             use_vmap=self.use_vmap,
         )
+        given = self._prefix_logprobs(sources, prefix)
         found = []
-        for out in outputs:
+        for n, out in enumerate(outputs):
             hyps = []
             weights = out.attention if attention else [None] * len(out.hypotheses)
             for pieces, score, att in zip(out.hypotheses, out.scores, weights):
-                logprob = score * max(len(pieces), 1) ** alpha  # CTranslate2's penalty undone
+                # CTranslate2's penalty undone; its score leaves a target prefix out, ours not
+                logprob = score * max(len(pieces), 1) ** alpha + given[n]
                 ended = bool(pieces) and pieces[-1] == self._eos
                 hyps.append([pieces[:-1] if ended else pieces, logprob, ended, att])
             found.append(hyps)
         return found
+
+    def _prefix_logprobs(self, sources: list[list[str]], prefix) -> list[float]:
+        """Each sentence's log-probability of its target prefix (pieces; None: none), which
+        the PyTorch engine's scores hold and CTranslate2's search scores leave out."""
+        out = [0.0] * len(sources)
+        rows = [n for n, p in enumerate(prefix or ()) if p]
+        if rows:
+            scored = self.engine.score_batch(
+                [sources[n] for n in rows], [prefix[n] for n in rows], max_input_length=0
+            )
+            for n, result in zip(rows, scored):
+                out[n] = sum(result.log_probs[: len(prefix[n])])
+        return out
 
     def _batch(self, ids: list[list[int]], request: DecodeRequest, sources=None):
         """As decode.translator.Translator._batch: with `sources` (the texts of `ids`, where
