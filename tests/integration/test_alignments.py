@@ -2,6 +2,7 @@
 after each translation, for every family with attention, n-best lines and resumable
 files), `score --alignments`, the server's "alignments", and the CTranslate2 export."""
 
+import json
 import threading
 from contextlib import contextmanager
 
@@ -249,3 +250,30 @@ def test_an_export_reads_the_alignment_layer_below_the_last_and_its_head(tmp_pat
         theirs = torch.tensor(found)
         assert torch.allclose(theirs, torch.as_tensor(ours[: len(found)]), atol=1e-4)
         assert not torch.allclose(theirs, torch.as_tensor(other[: len(found)]), atol=1e-4)
+    manifest = json.loads((tmp_path / "ct2" / "manifest.json").read_text())
+    assert manifest["alignment"] == {"layer": 1, "heads": 4 if head is None else 1}
+
+
+@needs_ct2
+def test_an_export_whose_manifest_names_no_alignment_layer_says_so_once(
+    transformer, tmp_path, caplog
+):
+    """Such an export aligns from CTranslate2's default attention, not the checkpoint's."""
+    from translator.engines.export import export_checkpoint
+
+    path, _ = transformer
+    _, folder = export_checkpoint(path, "ctranslate2", "float32", tmp_path / "ct2")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    exported = load_engine(folder, "cpu")
+    with caplog.at_level("WARNING"):
+        exported.translate(LINES[:2], exported.request(alignments=True))
+    assert "export the checkpoint again" not in caplog.text
+    del manifest["alignment"]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    unrecorded = load_engine(folder, "cpu")
+    with caplog.at_level("WARNING"):
+        unrecorded.translate(LINES[:1], unrecorded.request())
+        assert "export the checkpoint again" not in caplog.text
+        for _ in range(2):
+            unrecorded.translate(LINES[:2], unrecorded.request(alignments=True))
+    assert caplog.text.count("does not say which attention it aligns words with") == 1

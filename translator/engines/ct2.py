@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import weakref
 from pathlib import Path
 
 import torch
@@ -54,6 +55,7 @@ from translator.errors import UserError, optional_import
 from translator.specials import BOS, EOS, PAD
 
 log = logging.getLogger(__name__)
+_UNRECORDED: weakref.WeakSet = weakref.WeakSet()  # engines whose warning (translate) was given
 
 
 def _device(ct2, name: str) -> str:
@@ -122,6 +124,7 @@ class ExportedTranslator(EngineBase):
             prefix, start = ((), ()) if codes is None else code_ids(codes, self.cfg.data)
         self.source_prefix, self.target_start = tuple(prefix), tuple(start)
         self.language_codes = codes
+        self._alignment_recorded = "alignment" in manifest
         never = self.tokenizer.never_output(self.cfg.data.tags)
         self._banned = [[tgt.id_to_piece(i)] for i in (PAD, BOS, *never)]
         self._eos = tgt.id_to_piece(EOS)
@@ -178,6 +181,14 @@ class ExportedTranslator(EngineBase):
         if request.sampling is not None:
             raise UserError(f"--sampling: {self.folder} is an exported model, which only searches")
         self.check_alignments(request)
+        if request.alignments and not self._alignment_recorded and self not in _UNRECORDED:
+            _UNRECORDED.add(self)  # (said once)
+            log.warning(
+                "%s: its manifest does not say which attention it aligns words with, so its "
+                "alignments (and the places of tags in documents) may differ from its "
+                "checkpoint's; export the checkpoint again",
+                self.folder,
+            )
         asked = confidence_request(request) if request.confidence else request
         found = in_batches(
             self.tokenizer, lines, self.max_source, asked, self.source_of(request), progress,

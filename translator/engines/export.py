@@ -130,6 +130,7 @@ def export_checkpoint(
         if not tokenizer.joint:
             (tmp / TARGET_SPM).write_bytes(tokenizer.tgt_bytes)
         shortlist = _vocab_map(cfg, tokenizer, tmp) if vocab_map else None
+        from translator.models.transformer_ct2 import alignment_record
         from translator.pretrained.hf_files import card_files
 
         for name, text in card_files(ckpt.source).items():  # an imported model's licence
@@ -159,6 +160,8 @@ def export_checkpoint(
             "vocab_map": shortlist,
             # how confidence is computed (translator calibrate), or None: uncalibrated
             "calibration": ckpt.calibration,
+            # the attention alignments come from (an export without it: CTranslate2's default)
+            "alignment": alignment_record(model),
             # an imported model's origin, card and licence (translator info shows them)
             # (the released tokenizer's files stay in the checkpoint: the folder has its own)
             **({"source": _without(ckpt.source, "tokenizer_files")} if ckpt.source else {}),

@@ -50,6 +50,13 @@ def _norm(spec, module: nn.LayerNorm) -> None:
     spec.gamma, spec.beta = _array(module.weight), _array(module.bias)
 
 
+def alignment_record(model) -> dict:
+    """The decoder layer and the number of its heads (from the first) whose attention the
+    export returns for alignments (module docstring)."""
+    return {"layer": model.alignment_layer,
+            "heads": model.heads if model.alignment_head is None else 1}  # fmt: skip
+
+
 def transformer_spec(model):
     """A filled `ctranslate2.specs.TransformerSpec` (vocabularies are the caller's)."""
     from ctranslate2.specs import common_spec
@@ -62,8 +69,8 @@ def transformer_spec(model):
         pre_norm=model.pre_norm,
         no_final_norm=model.pre_norm and not model.final_norm,
         activation=getattr(common_spec.Activation, activation),
-        alignment_layer=model.alignment_layer,
-        alignment_heads=model.heads if model.alignment_head is None else 1,
+        alignment_layer=alignment_record(model)["layer"],
+        alignment_heads=alignment_record(model)["heads"],
     )
     norms = [m for m in model.modules() if isinstance(m, nn.LayerNorm)]
     spec.config.layer_norm_epsilon = float(norms[0].eps) if norms else 1e-5
