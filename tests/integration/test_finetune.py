@@ -96,6 +96,15 @@ def test_the_checkpoints_decoding_settings_are_kept_but_for_those_set(parent, tm
     decode = trainer.cfg.decode
     assert (decode.allow_unk, decode.len_norm, decode.len_penalty) == (True, "power", 0.8)
     assert decode.beam == 2  # (the child's config sets it)
+    # resumed with the same config, the run keeps them (last.pt too)
+    trainer.run()
+    resumed = Trainer(configured(CHILD, tmp_path / "child", "decode.len_penalty=0.8",
+                                 "train.max_steps=3"), resume=True)  # fmt: skip
+    decode = resumed.cfg.decode
+    assert (decode.allow_unk, decode.len_norm, decode.len_penalty) == (True, "power", 0.8)
+    resumed.run()
+    saved = Checkpoint.load(tmp_path / "child" / "last.pt").config["decode"]
+    assert (saved["allow_unk"], saved["len_norm"], saved["len_penalty"]) == (True, "power", 0.8)
 
 
 def test_a_model_key_set_to_its_default_is_the_configs_word(parent, tmp_path):

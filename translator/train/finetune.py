@@ -52,13 +52,26 @@ def adopt_model(cfg: Config, saved) -> Config:
     return cfg.replace(model=model.replace(**{k: named[k] for k in named if f"model.{k}" in FREE}))
 
 
-def adopt_decoding(cfg: Config, saved: Config) -> Config:
+def adopt_decoding(cfg: Config, saved: Config, option: str = "--init-from") -> Config:
     """`cfg` with the saved config's decoding settings, but for those cfg sets."""
     decode = saved.decode.replace(**set_keys(cfg.decode))
     changes = config_changes({"decode": cfg.decode.to_dict()}, {"decode": decode.to_dict()})
     if changes:
-        log.info(f"--init-from: decoding as the checkpoint does: {describe_changes(changes)}")
+        log.info(f"{option}: decoding as the checkpoint does: {describe_changes(changes)}")
     return cfg.replace(decode=decode)
+
+
+def resumed_config(cfg: Config, saved: dict) -> Config:
+    """`cfg` for resuming the run whose checkpoint holds config `saved`: its model where cfg
+    names none (adopt_model) and its decoding settings but for those cfg sets, so a
+    fine-tuned run keeps what --init-from took from the checkpoint it started from."""
+    cfg = adopt_model(cfg, saved)
+    if not isinstance(saved, dict):
+        return cfg
+    try:
+        return adopt_decoding(cfg, config_from_dict(saved), "--resume")
+    except UserError:  # (check_resumable names the file)
+        return cfg
 
 
 def initial_checkpoint(path: str | Path, cfg: Config) -> tuple[Checkpoint, Tokenizer, Config]:

@@ -31,7 +31,7 @@ from translator.train.compiling import training_net
 from translator.train.distributed import all_sum, all_sum_, any_rank, close, init_from_env
 from translator.train.ema import WeightEMA
 from translator.train.feed import TrainingData
-from translator.train.finetune import adopt_model, initial_checkpoint
+from translator.train.finetune import initial_checkpoint, resumed_config
 from translator.train.report import StepStats, TrainingReport
 from translator.train.resume import check_resumable, gather_rng, restore_rng, restore_training
 from translator.train.run_dir import RunDir
@@ -127,7 +127,7 @@ class Trainer:
     def _resume_checkpoint(self) -> Checkpoint:
         path = self.run_dir.resumable()
         saved = Checkpoint.load(path)
-        self.cfg = adopt_model(self.cfg, saved.config)  # a fine-tuning config names no model
+        self.cfg = resumed_config(self.cfg, saved.config)  # a fine-tuning config names no model
         check_resumable(saved, self.cfg, self.group.world, str(path))
         return saved
 
