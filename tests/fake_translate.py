@@ -19,3 +19,13 @@ def reverse(sentences):
         n = len(s.split())
         out.append((" ".join(reversed(s.split())), [(i, n - 1 - i) for i in range(n)]))
     return out
+
+
+def bracketed(sentences):
+    """Each word's letters and digits in brackets with a full stop after, "(Hund)." of
+    "Hund,", word i aligned to word i: every target word has punctuation of its own."""
+    out = []
+    for s in sentences:
+        words = ["(" + "".join(c for c in w if c.isalnum()) + ")." for w in s.split()]
+        out.append((" ".join(words), [(i, i) for i in range(len(words))]))
+    return out

@@ -278,7 +278,7 @@ READS = [
     ("translate --checkpoint FOLDER Hallo", ["folder", "not an exported model"]),
     ("eval --checkpoint TEXT", ["text.de"]),
     ("average --checkpoint CKPT --checkpoint FOLDER --output MISSING", ["missing"]),
-    ("export --checkpoint FOLDER --output MISSING", ["folder", "not found"]),
+    ("export --checkpoint FOLDER --output MISSING", ["folder", "not a checkpoint file"]),
     ("export --checkpoint CKPT --output TEXT", ["text.de", "is a file"]),
     ("train --config FOLDER", ["folder"]),
     ("curves FOLDER --plot MISSING", ["missing"]),

@@ -249,6 +249,12 @@ def test_recurrent_checkpoints_say_which_families_export(tmp_path, family, here)
     assert not (tmp_path / "out").exists()
     result = here("export", "--checkpoint", str(path), "--output", str(tmp_path / "out"))
     assert_user_error(result, "only transformer")
+    argos = tmp_path / "out.argosmodel"
+    result = here("export", "--checkpoint", str(path), "--format", "argos", "--output", str(argos))
+    assert_user_error(
+        result, f"model.type {family} cannot be exported to argos", "only transformer"
+    )
+    assert not argos.exists()
 
 
 @needs_ct2

@@ -4,7 +4,7 @@ alignment, copied elements untouched, blocks apart, bad HTML one UserError line.
 import re
 
 import pytest
-from fake_translate import reverse, same, upper
+from fake_translate import bracketed, reverse, same, upper
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -282,6 +282,22 @@ def test_a_translated_attribute_value_is_escaped_for_its_quotes():
 def test_punctuation_glued_to_a_tagged_word_stays_outside_the_tag(doc, reversed_):
     assert translate_html(doc, same, "de") == doc
     assert translate_html(doc, reverse, "de") == reversed_
+
+
+@pytest.mark.parametrize(
+    "doc, bracketed_",
+    [
+        ("<p>Ein <b>Hund</b></p>", "<p>(Ein). (<b>Hund</b>).</p>"),
+        ("<p><i><b>Hund</b></i> x</p>", "<p>(<i><b>Hund</b></i>). (x).</p>"),
+        ("<p>Ein <b>Hund.</b></p>", "<p>(Ein). (<b>Hund).</b></p>"),  # "." inside: stays
+        ("<p>x <b>„Hund</b></p>", "<p>(x). <b>(Hund</b>).</p>"),  # "„" inside, "d" at the end
+        ("<p><b>Hund</b></p>", "<p><b>(Hund).</b></p>"),  # around the sentence: all of it
+    ],
+)
+def test_a_translated_words_own_punctuation_stays_outside_a_tag_that_had_none(doc, bracketed_):
+    """A tag whose source starts or ends at a letter wraps its translated word's letters,
+    not the punctuation the translation put around them."""
+    assert translate_html(doc, bracketed, "de") == bracketed_
 
 
 PAGE_SNIPPETS = [

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from fake_translate import reverse
+from fake_translate import bracketed, reverse
 
 from translator.documents.markdown import front_matter_lines, translate_markdown
 from translator.documents.markdown_inline import read_inline
@@ -229,3 +229,8 @@ def test_myst_directives_and_pandoc_divs():
         "::: {.warning}\nDiv. Ein\n:::\n"
     )  # fmt: skip
     assert translate_markdown(doc, identity, "de") == doc
+
+
+def test_a_translated_words_own_punctuation_stays_outside_emphasis_that_had_none():
+    out = translate_markdown("Ein *Hund* und **„Katze“** und _Maus._\n", bracketed, "de")
+    assert out == "(Ein). (*Hund*). (und). **(Katze).** (und). (_Maus)._\n"

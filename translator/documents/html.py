@@ -21,7 +21,7 @@ from translator.documents.html_sentences import Sentence, sentences
 from translator.documents.html_units import Builder, Mark, Unit, tokens
 from translator.documents.inline import events, transfer
 from translator.documents.language import Retag
-from translator.documents.units import punctuation, target_seps, translate_all
+from translator.documents.units import GLUED, punctuation, target_seps, translate_all
 
 
 def _render(sentence: Sentence, unit: Unit, result, escape) -> str:
@@ -61,6 +61,11 @@ class _Writer:
         mark = self.unit.marks[self.sentence.spans[k][2]] if kind != "word" else None
         if kind == "close" and k in self.sentence.trails:  # "hier</a>.": closes before the "."
             self._keep(self.sentence.trails[k])
+            self.out.append(mark.close_raw)
+            return
+        if kind == "close" and k in self.sentence.bare_ends:  # "dog</b>." of "<b>hinter</b>"
+            if own := self._own_trail():
+                self._keep(own)
             self.out.append(mark.close_raw)
             return
         if kind == "close" and k in self.sentence.after:  # (an empty piece: nothing to close)
@@ -118,9 +123,20 @@ class _Writer:
             if word.endswith(rest) and len(word) > len(rest):
                 self.out[at], self.pending = sep + self.escape(word[: -len(rest)]), rest
 
+    def _own_trail(self) -> str:
+        """The punctuation the word just written ends in (none held back yet), where it has
+        letters or digits before it."""
+        if self.pending or self.last is None or self.last[0] != len(self.out) - 1:
+            return ""
+        _, core, trail = GLUED.match(self.last[2]).groups()
+        return trail if core else ""
+
     def _open(self, k: int, mark: Mark, ahead: int, sep: str) -> None:
         word = self.words[ahead] if ahead < len(self.words) else ""
         lead = self.sentence.leads.get(k, "")
+        if not lead and k in self.sentence.bare_starts:  # "(<b>dog" of "<b>Hund"
+            own, core, _ = GLUED.match(word).groups()
+            lead = own if core else ""
         if lead and word.lower().startswith(lead.lower()) and len(word) > len(lead):
             # "(<b>Hund": after "(" (in any case: "Copyright<a>" of "COPYRIGHTX")
             self.words[ahead] = word[len(lead) :]

@@ -34,6 +34,10 @@ class Sentence:
     # of "0.9.<em>x</em>") and after its last ("." of "hier</a>.")
     leads: dict[int, str] = field(default_factory=dict)
     trails: dict[int, str] = field(default_factory=dict)
+    # spans with no such text whose own begins / ends with a letter or digit: the
+    # translated word's punctuation there stays outside them ("dog</b>." of "<b>hinter</b>")
+    bare_starts: set[int] = field(default_factory=set)
+    bare_ends: set[int] = field(default_factory=set)
     # pieces written as in the source (_ranges): their text as the model reads it, the text
     # glued before and after them in their words, and their pieces of markup and text
     # ("(", "):", "<code>x</code>" of "(<code>x</code>):")
@@ -248,8 +252,12 @@ def _glue(sentence: Sentence, unit: Unit, text: str, groups, starts, ends, solid
         elif not mark.atom:  # (a translated word that no longer holds them: all inside)
             if lead := text[starts[s] : mark.open_at]:
                 sentence.leads[j] = lead
+            elif text[mark.open_at : mark.open_at + 1].isalnum():
+                sentence.bare_starts.add(j)
             if trail := text[mark.close_at : ends[e - 1]]:
                 sentence.trails[j] = trail
+            elif text[mark.close_at - 1 : mark.close_at].isalnum():
+                sentence.bare_ends.add(j)
             at = mark.close_at
             if 0 < at < len(text) and text[at - 1].isspace() and not text[at].isspace():
                 sentence.spaced.add(j)

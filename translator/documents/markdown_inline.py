@@ -19,6 +19,8 @@ import html
 import re
 from dataclasses import dataclass
 
+from translator.documents.markdown_escapes import Escapes
+
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});")
 _BREAK = re.compile(r"[ \t]*(\\?)\n[ \t]*")
 _OPEN_TAG = re.compile(r"<([A-Za-z][A-Za-z0-9-]*)\b[^>]*(?<!/)>$")
@@ -29,7 +31,6 @@ PAIRS = ("em", "strong", "s")
 # (`{#id .class}` ending a line), template tags (`{% include x %}`, `{{ page.title }}`)
 _EXTENSION = re.compile(r"\[\^[^\]\s]+\]:?|\{%.*?%\}|\{\{.*?\}\}|\{[#.:][^{}\n]*\}[ \t]*$")
 _BOX = re.compile(r"\[[ xX]\](?=\s)")  # a task list item's box, where an inline begins
-_SYNTAX = set("*_`[]<\\&~!|")  # what starts markup anywhere in a line, unescaped
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,8 @@ class Mark:
     prefix: str = ""  # the text glued before it in its word: '(' of '(**a**)'
     suffix: str = ""  # the text glued after it in its word: '),' of '(**a**),'
     text: str = ""  # an atom's words as the model read them
+    # a pair's start / end with no glued text, at a letter or digit: its translated word's
+    bare: tuple[bool, bool] = (False, False)  # punctuation there stays out ("*dog*.")
 
 
 class _Unreadable(Exception):
@@ -329,58 +332,6 @@ def read_inline(src: str, children) -> tuple[str, list, Escapes] | None:
     return plain, spans, Escapes.of(plain, forms, code)
 
 
-@dataclass(frozen=True)
-class Escapes:
-    """How the source wrote characters otherwise than as themselves (a backslash escape, an
-    entity): `written`, each plain character as written; `words`, for each word of the
-    source, its characters as written at each place it stands, in order;
-    `always`, the characters to escape in other words: those written so wherever the
-    source's text (code aside) has them, and those that make markup inside a line where
-    the source escaped them once. A target word the source has is written as the source
-    wrote it at its next place; other words escape the characters in `always`."""
-
-    written: list[str]
-    words: dict[str, list[list[str]]]
-    always: dict[str, str]
-
-    @classmethod
-    def of(cls, plain: str, forms: list[str], code: set[int]) -> Escapes:
-        words: dict[str, list[list[str]]] = {}
-        for m in re.finditer(r"\S+", plain):
-            # words with code in them apart: their code is written as its raw
-            key = m.group() if code.isdisjoint(range(m.start(), m.end())) else "\0" + m.group()
-            words.setdefault(key, []).append(forms[m.start() : m.end()])
-        seen: dict[str, set[str]] = {}
-        for at, (ch, form) in enumerate(zip(plain, forms, strict=True)):
-            if at not in code:
-                seen.setdefault(ch, set()).add(form)
-        always = {}
-        for ch, written in seen.items():
-            escaped = sorted(written - {ch})
-            if escaped and (ch in _SYNTAX or ch not in written):
-                always[ch] = escaped[0]
-        return cls(forms, words, always)
-
-    def writer(self):
-        """A function giving each character of a text as it is to be written, for the
-        texts of one rendering in their order (`code`: words with code in them)."""
-        used: dict[str, int] = {}
-
-        def chars(text: str, code: bool = False) -> list[str]:
-            out: list[str] = []
-            for m in re.finditer(r"\S+|\s+", text):
-                word = m.group()
-                key = "\0" + word if code else word
-                if places := self.words.get(key):
-                    k = used[key] = used.get(key, -1) + 1
-                    out += places[min(k, len(places) - 1)]
-                else:
-                    out += [self.always.get(ch, ch) for ch in word]
-            return out
-
-        return chars
-
-
 def _glued(plain: str, span, code: set[int]):
     """The span with the text its word holds before and after it (Mark.prefix, .suffix); a
     mark inside a word spans that word, so the word's alignment carries it. An atom's word
@@ -395,5 +346,7 @@ def _glued(plain: str, span, code: set[int]):
         head -= 1
     while tail < len(plain) and (not plain[tail].isspace() or tail in code):
         tail += 1
-    glued = dataclasses.replace(mark, prefix=plain[head:start], suffix=plain[end:tail])
+    prefix, suffix = plain[head:start], plain[end:tail]
+    bare = (not prefix and plain[start].isalnum(), not suffix and plain[end - 1].isalnum())
+    glued = dataclasses.replace(mark, prefix=prefix, suffix=suffix, bare=bare)
     return (head, tail, glued) if mark.kind == "inside" else (start, end, glued)

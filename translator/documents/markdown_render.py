@@ -5,7 +5,9 @@ characters escaped as the source escaped them."""
 
 from __future__ import annotations
 
-from translator.documents.markdown_inline import Escapes, Mark
+from translator.documents.markdown_escapes import Escapes
+from translator.documents.markdown_inline import Mark
+from translator.documents.units import GLUED
 
 Segments = list[tuple[int, int, str]]  # atoms' (start, end, raw) in a word's plain text
 
@@ -60,6 +62,10 @@ def _fits(folded: str, edge: Edge, opening: bool) -> int | None:
     glued = (mark.prefix if opening else mark.suffix).lower()
     if len(glued) >= hi - lo:
         return None
+    if mark.bare[0 if opening else 1]:  # the word's own punctuation stays outside
+        lead, core, trail = GLUED.match(folded[lo:hi]).groups()
+        if core:
+            return lo + len(lead) if opening else hi - len(trail)
     if opening:
         return lo + len(glued) if folded.startswith(glued, lo) else None
     return hi - len(glued) if folded[lo:hi].endswith(glued) else None

@@ -205,8 +205,9 @@ class Marked:
         self.units = _units(plain, spans, lang)
         self.sources = [plain[a:b] for a, b in self.units]
         self.spans: list[list] = [[] for _ in self.units]
-        # per unit, per span: whether it starts after and ends before punctuation glued to
-        # its first and last words ("(" and ")." of "(Hund).")
+        # per unit, per span: whether its translated first and last words' punctuation stays
+        # outside it: it starts after and ends before punctuation glued to its first and last
+        # words ("(" and ")." of "(Hund)."), or at their letters or digits ("Hund")
         self.glued: list[list[tuple[bool, bool]]] = [[] for _ in self.units]
         for start, end, mark in spans if self.units else ():  # no words: nothing to place
             k = _unit_of(self.units, start, end)
@@ -215,9 +216,13 @@ class Marked:
             s, e = _word_range(words_at, start, end)
             self.spans[k].append((s, e, mark))
             inside = e > s and start < end
+            if not inside:
+                self.glued[k].append((False, False))
+                continue
+            lead, trail = plain[words_at[s][0] : start], plain[end : words_at[e - 1][1]]
             self.glued[k].append((
-                inside and punctuation(plain[words_at[s][0] : start]),
-                inside and punctuation(plain[end : words_at[e - 1][1]]),
+                punctuation(lead) or not lead and plain[start].isalnum(),
+                punctuation(trail) or not trail and plain[end - 1].isalnum(),
             ))  # fmt: skip
         for unit in self.spans:
             self._uncross(unit)

@@ -262,12 +262,18 @@ def export_argos(
     from translator.data.tokenizer import input_only_tags
     from translator.engines.export import QUANTIZATIONS, export_checkpoint
     from translator.fileio import atomic_open
+    from translator.models.family import exporting
 
     checkpoint, output = Path(checkpoint), Path(output)
     if quantization not in QUANTIZATIONS:
         raise UserError(f"--quantization {quantization}: choose one of {', '.join(QUANTIZATIONS)}")
     _check_output(output)
     cfg, tokenizer, source = _load(checkpoint, overrides)
+    if cfg.model.type not in exporting("ctranslate2"):  # (an Argos package holds that export)
+        raise UserError(
+            f"{checkpoint}: model.type {cfg.model.type} cannot be exported to argos; only "
+            f"{', '.join(exporting('ctranslate2'))} checkpoints can"
+        )
     if (source or {}).get("languages"):
         raise UserError(
             f"{checkpoint}: a model of language codes (NLLB, M2M100) cannot be an Argos "

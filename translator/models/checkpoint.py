@@ -81,6 +81,11 @@ def check_replaceable(path: str | Path, option: str, command: str, ours=None) ->
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
     path = Path(path)
+    if path.is_dir():
+        what = "a folder, not a checkpoint file"
+        if (path / "manifest.json").is_file():  # (engines/export.py's folder)
+            what = "an exported model, not a checkpoint file; give the one it was exported from"
+        raise UserError(f"{path} is {what}", "training writes RUN_DIR/best.pt and RUN_DIR/last.pt")
     if not path.is_file():
         raise UserError(
             f"checkpoint not found: {path}", "training writes RUN_DIR/best.pt and RUN_DIR/last.pt"
