@@ -283,3 +283,17 @@ def test_bookmarks_and_comment_ranges_keep_marking_their_words():
     out = docx.Document(io.BytesIO(translate_docx(saved(d), reverse, "de"))).paragraphs[0]
     kept = [c for c in _children(out) if c.endswith(("Start", "End"))]
     assert kept == ["bookmarkStart", "bookmarkEnd", "commentRangeStart", "commentRangeEnd"]
+
+
+def test_a_range_in_one_sentence_marks_its_words_where_the_translation_moved_them():
+    d = docx.Document()
+    p = d.add_paragraph("Der ")
+    for tag, text in [("bookmarkStart", "alte Mann"), ("bookmarkEnd", " fährt ein Rad.")]:
+        el = OxmlElement(f"w:{tag}")
+        el.set(qn("w:id"), "3")
+        p._p.append(el)
+        p.add_run(text)
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), reverse, "de"))).paragraphs[0]
+    # "Rad. ein fährt Mann alte Der": the range still holds "alte Mann", reversed
+    assert _children(out) == ["Rad. ein fährt ", "bookmarkStart", "Mann alte", "bookmarkEnd",
+                              " Der"]  # fmt: skip

@@ -180,10 +180,11 @@ class Stretch(Marked):
     def segments(self, results) -> list[tuple[object, object, str]]:
         """(hyperlink or None, run to clone, text) in order, from the units' results."""
         out, at = [], 0
-        for (a, b), (_, alignment), (words, seps, placed, glued) in zip(
-                self.units, results, self.placed(results), strict=True):  # fmt: skip
+        for (a, b), spans, (_, alignment), (words, seps, placed, glued) in zip(
+                self.units, self.spans, results, self.placed(results), strict=True):  # fmt: skip
             out += self._copied(at, a)
             twins = self._twins(words, a, b, alignment)
+            placed = _paired(spans, placed, alignment, words)
             out += self._unit(words, seps, placed, glued, twins)
             at = b
         out += self._copied(at, len(self.plain))
@@ -365,3 +366,28 @@ def translate_docx(data: bytes, translate: Translate, lang: str | None = "en",
     out = io.BytesIO()
     doc.save(out)
     return out.getvalue()
+
+
+def _paired(spans: list, placed: list, alignment, words: list[str]) -> list:
+    """`placed` with each start and end of one range in the unit (a bookmark's, a comment's:
+    empty marks of one w:id) moved to either side of the target words aligned to the source
+    words between them (inline.core's choice), so the range marks their translation however
+    the words moved; a range whose words align to nothing keeps its places."""
+    from translator.documents.inline import core
+
+    out, opened = list(placed), {}
+    for i, (s, _, (kind, payload)) in enumerate(spans):
+        if kind != "mark":
+            continue
+        name = payload[0].tag.rsplit("}", 1)[-1]
+        key = (name.removesuffix("Start").removesuffix("End"), payload[0].get(_NS + "id"))
+        if name.endswith("Start"):
+            opened[key] = i
+        elif name.endswith("End") and key in opened:
+            j = opened.pop(key)
+            links = [[t for w, t in alignment or () if w == k and 0 <= t < len(words)]
+                     for k in range(spans[j][0], s)]  # fmt: skip
+            if picked := core(links, words):
+                out[j] = (picked[0], picked[0], out[j][2])
+                out[i] = (picked[-1] + 1, picked[-1] + 1, out[i][2])
+    return out
