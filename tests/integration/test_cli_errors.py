@@ -310,6 +310,52 @@ def test_serve_checkpoints_that_are_not_models(files):
     assert_user_error(result, "folder", "not an exported model")
     result = cli("serve", "--checkpoint", files["TEXT"], "--port", "0")
     assert_user_error(result, "text.de")
+    # a second model is refused, not served in place of the first
+    result = cli("serve", "--checkpoint", files["CKPT"], "--checkpoint", files["CKPT"])
+    assert_user_error(result, "2 --checkpoint options", "serve takes one model")
+
+
+def test_serve_on_port_0_names_the_port_it_took(files, tmp_path):
+    """--port 0: the system's free port, which the start-up line names and which answers."""
+    import re
+    import signal
+    import time
+    import urllib.request
+
+    pytest.importorskip("uvicorn", reason="the `serve` extra is not installed")
+    log = tmp_path / "serve.log"
+    args = [
+        sys.executable,
+        "-m",
+        "translator",
+        "serve",
+        "--checkpoint",
+        files["CKPT"],
+        "--port",
+        "0",
+    ]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=out)
+    try:
+        for _ in range(600):
+            found = re.search(r"serving .* on http://127\.0\.0\.1:(\d+)/", log.read_text())
+            if found or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert found and found.group(1) != "0", log.read_text()
+        health = f"http://127.0.0.1:{found.group(1)}/health"
+        for _ in range(600):
+            try:
+                with urllib.request.urlopen(health, timeout=5) as res:
+                    assert res.status == 200
+                    break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError(log.read_text())
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0, log.read_text()
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")

@@ -29,7 +29,7 @@ D = Limits()
 
 
 CheckpointOpt = Annotated[
-    Path,
+    list[Path],
     typer.Option("--checkpoint", metavar="PATH", help="A checkpoint file or an exported folder"),
 ]
 HostOpt = Annotated[str, typer.Option("--host", metavar="ADDRESS", help="Address to listen on")]
@@ -138,6 +138,9 @@ def serve(
 
     optional_import("fastapi", "serve", "translator serve and its page")
     optional_import("uvicorn", "serve", "translator serve and its page")
+    if len(checkpoint) != 1:  # (one model a server: ensembles are translate's and eval's)
+        raise UserError(f"{len(checkpoint)} --checkpoint options: serve takes one model")
+    checkpoint = checkpoint[0]
     if batching not in ("batch", "continuous"):
         raise UserError(f"--batching {batching!r}: choose batch or continuous")
     if api_key is not None and not api_key.strip():
@@ -182,13 +185,13 @@ def _run_server(
     batcher = make_batcher(translator, limits)
     door = Door(translator, limits, dc, tag=tag, tgt_lang=tgt_lang)
     app = create_app(translator, path, limits, batcher, door, api_key)
+    port = _check_port(host, port)
     # asyncio's own event loop even where uvloop is installed: continuous batching is
     # slower under uvloop's and whole batches gain nothing from it
     config = uvicorn.Config(
         app, host=host, port=port, loop="asyncio", log_level="info", access_log=False
     )
     server = uvicorn.Server(config)
-    _check_port(host, port)
     logging.getLogger("translator").info(
         "serving %s on http://%s:%d/ (Ctrl-C ends)", path, host, port
     )
@@ -204,9 +207,10 @@ def _run_server(
         raise UserError(f"could not serve on {host}:{port} (see the messages above)")
 
 
-def _check_port(host: str, port: int) -> None:
-    """A port in use, found before uvicorn starts, is one line (uvicorn logs its start-up
-    around the error); uvicorn then binds the port itself."""
+def _check_port(host: str, port: int) -> int:
+    """The port to serve on: `port`, or for 0 one the system has free. A port in use, found
+    before uvicorn starts, is one line (uvicorn logs its start-up around the error);
+    uvicorn then binds the port itself."""
     import socket
 
     from translator.errors import UserError
@@ -224,6 +228,7 @@ def _check_port(host: str, port: int) -> None:
                 f"cannot serve on {host}:{port}: {err.strerror}",
                 "give another --port, or stop what listens there",
             ) from None
+        return probe.getsockname()[1]
 
 
 def _decode_here_serve_there(server, batcher) -> None:
