@@ -5,7 +5,6 @@ translation's sentence and word confidences."""
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,11 +23,10 @@ from translator.decode.confidence import (
     word_labels,
     words,
 )
-from translator.decode.request import DecodeRequest
+from translator.decode.request import DecodeRequest, warn_once
 from translator.errors import UserError
 
 log = logging.getLogger(__name__)
-_WARNED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine -> searches warned of
 
 
 @dataclass(frozen=True)
@@ -103,13 +101,11 @@ def with_confidence(engine, lines, found, request: DecodeRequest) -> list[list]:
     import dataclasses
 
     nbest = request.nbest
-    search = other_search(engine.calibration, request)
-    if search and search not in _WARNED.setdefault(engine, set()):
-        _WARNED[engine].add(search)
-        log.warning(
-            f"the confidence is calibrated under beam {engine.calibration.decode['beam']}; "
-            f"under {search} it is less reliable (translator calibrate --beam fits it again)"
-        )
+    if search := other_search(engine.calibration, request):
+        beam = engine.calibration.decode["beam"]
+        warn_once(engine, ("calibrated search", search), log,
+                  f"the confidence is calibrated under beam {beam}; under {search} it is "
+                  "less reliable (translator calibrate --beam fits it again)")  # fmt: skip
 
     # every kept hypothesis first in its own list, judged in one call (one encoding pass)
     rows = [(n, i) for n, hyps in enumerate(found) for i in range(min(nbest, len(hyps)))]

@@ -19,6 +19,8 @@ capabilities say it can.
 from __future__ import annotations
 
 import dataclasses
+import logging
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,6 +100,18 @@ class Capabilities:
     sampling: bool  # a request's `sampling` draws tokens instead of searching
     alignments: bool = False  # a request's `alignments` gives each hypothesis its word alignment
     confidence: bool = False  # a request's `confidence`: token log-probabilities kept
+
+
+_SAID: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine -> keys warned of
+
+
+def warn_once(engine, key, logger: logging.Logger, message: str) -> None:
+    """`message` logged as a warning the first time `engine` meets `key`: what an engine has
+    said lives here (it is Frozen), and goes with it."""
+    said = _SAID.setdefault(engine, set())
+    if key not in said:
+        said.add(key)
+        logger.warning(message)
 
 
 class Frozen:

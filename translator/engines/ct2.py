@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import weakref
 from pathlib import Path
 
 import torch
@@ -44,7 +43,13 @@ from translator.config import Config, DecodeConfig, config_from_dict
 from translator.data.batching import pad_ids
 from translator.decode.alignment import word_alignment
 from translator.decode.calibrate import confidence_request, with_confidence
-from translator.decode.request import Capabilities, DecodeRequest, EngineBase, fed_prefixes
+from translator.decode.request import (
+    Capabilities,
+    DecodeRequest,
+    EngineBase,
+    fed_prefixes,
+    warn_once,
+)
 from translator.decode.rules import length_penalty, max_lengths
 from translator.decode.score import Score, score_in_batches
 from translator.decode.translator import Translation, in_batches, source_ids, started
@@ -55,7 +60,6 @@ from translator.errors import UserError, optional_import
 from translator.specials import BOS, EOS, PAD
 
 log = logging.getLogger(__name__)
-_UNRECORDED: weakref.WeakSet = weakref.WeakSet()  # engines whose warning (translate) was given
 
 
 def _device(ct2, name: str) -> str:
@@ -181,14 +185,11 @@ class ExportedTranslator(EngineBase):
         if request.sampling is not None:
             raise UserError(f"--sampling: {self.folder} is an exported model, which only searches")
         self.check_alignments(request)
-        if request.alignments and not self._alignment_recorded and self not in _UNRECORDED:
-            _UNRECORDED.add(self)  # (said once)
-            log.warning(
-                "%s: its manifest does not say which attention it aligns words with, so its "
-                "alignments (and the places of tags in documents) may differ from its "
-                "checkpoint's; export the checkpoint again",
-                self.folder,
-            )
+        if request.alignments and not self._alignment_recorded:
+            warn_once(self, "unrecorded alignment", log,
+                      f"{self.folder}: its manifest does not say which attention it aligns "
+                      "words with, so its alignments (and the places of tags in documents) "
+                      "may differ from its checkpoint's; export the checkpoint again")  # fmt: skip
         asked = confidence_request(request) if request.confidence else request
         found = in_batches(
             self.tokenizer, lines, self.max_source, asked, self.source_of(request), progress,

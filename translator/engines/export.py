@@ -96,6 +96,16 @@ def _fsync_tree(folder: Path) -> None:
             os.fsync(f.fileno())
 
 
+def check_family(checkpoint: Path, model_type: str, fmt: str, built_on: str | None = None):
+    """A one-line UserError unless `model_type` exports to `fmt`, whose exporter writes the
+    format `built_on` (Argos: a CTranslate2 export inside; None: fmt itself)."""
+    if model_type not in exporting(built_on or fmt):
+        raise UserError(
+            f"{checkpoint}: model.type {model_type} cannot be exported to {fmt}; "
+            f"only {', '.join(exporting(built_on or fmt))} checkpoints can"
+        )
+
+
 def export_checkpoint(
     checkpoint: Path,
     fmt: str,
@@ -117,11 +127,7 @@ def export_checkpoint(
     cfg, tokenizer, model = ckpt.build(str(checkpoint))
     if overrides:
         cfg = config_from_dict(cfg.to_dict(), f"{checkpoint} (saved config)", overrides)
-    if fmt not in model.export_formats:
-        raise UserError(
-            f"{checkpoint}: model.type {cfg.model.type} cannot be exported to {fmt}; "
-            f"only {', '.join(exporting(fmt))} checkpoints can"
-        )
+    check_family(checkpoint, cfg.model.type, fmt)
     ct2 = optional_import("ctranslate2", "ctranslate2", "exports to CTranslate2")
     with building(output) as tmp:
         _convert(ct2, model.eval(), tokenizer, fmt, quantization, tmp)

@@ -260,20 +260,15 @@ def export_argos(
     package's languages."""
     from translator.config.languages import directions, multilingual
     from translator.data.tokenizer import input_only_tags
-    from translator.engines.export import QUANTIZATIONS, export_checkpoint
+    from translator.engines.export import QUANTIZATIONS, check_family, export_checkpoint
     from translator.fileio import atomic_open
-    from translator.models.family import exporting
 
     checkpoint, output = Path(checkpoint), Path(output)
     if quantization not in QUANTIZATIONS:
         raise UserError(f"--quantization {quantization}: choose one of {', '.join(QUANTIZATIONS)}")
     _check_output(output)
     cfg, tokenizer, source = _load(checkpoint, overrides)
-    if cfg.model.type not in exporting("ctranslate2"):  # (an Argos package holds that export)
-        raise UserError(
-            f"{checkpoint}: model.type {cfg.model.type} cannot be exported to argos; only "
-            f"{', '.join(exporting('ctranslate2'))} checkpoints can"
-        )
+    check_family(checkpoint, cfg.model.type, "argos", built_on="ctranslate2")
     if (source or {}).get("languages"):
         raise UserError(
             f"{checkpoint}: a model of language codes (NLLB, M2M100) cannot be an Argos "

@@ -63,14 +63,15 @@ def transformer_spec(model):
     from ctranslate2.specs.transformer_spec import TransformerSpec
 
     activation = {"relu": "RELU", "gelu": "GELU", "swish": "SWISH"}[model.activation]
+    align = alignment_record(model)
     spec = TransformerSpec.from_config(
         (len(model.encoder), len(model.decoder)),
         model.heads,
         pre_norm=model.pre_norm,
         no_final_norm=model.pre_norm and not model.final_norm,
         activation=getattr(common_spec.Activation, activation),
-        alignment_layer=alignment_record(model)["layer"],
-        alignment_heads=alignment_record(model)["heads"],
+        alignment_layer=align["layer"],
+        alignment_heads=align["heads"],
     )
     norms = [m for m in model.modules() if isinstance(m, nn.LayerNorm)]
     spec.config.layer_norm_epsilon = float(norms[0].eps) if norms else 1e-5
