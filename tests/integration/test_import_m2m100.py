@@ -374,3 +374,23 @@ def test_a_tokenizer_without_src_lang_reads_sources_as_transformers(tmp_path, ca
     ]
     theirs = transformers.AutoTokenizer.from_pretrained(folder)(line)["input_ids"]
     assert ours.tolist() == theirs
+
+
+def test_the_library_takes_each_calls_languages(imported):
+    """translator.api: each call's tgt_lang and src_lang give the engine's outputs for
+    those codes, with the code forced and unshown; the model's own where a call names none."""
+    from util import user_error
+
+    from translator import api
+
+    model = api.load(imported.path, device="cpu", src_lang=imported.src)
+    texts = [s for s, _ in demo_pairs()["test"]][:4]
+    settings = {"beam": 2, "max_len_a": 0.0, "max_len_b": 8}
+    for lang in imported.targets:
+        one = load_engine(imported.path, "cpu", src_lang=imported.src, tgt_lang=lang)
+        dc = one.cfg.decode.replace(**settings)
+        want = [h[0].text for h in one.translate(texts, DecodeRequest(dc))]
+        assert model.translate(texts, tgt_lang=lang, **settings) == want
+    own = model.translate(texts, **settings)
+    assert own == model.translate(texts, tgt_lang=imported.targets[1], **settings)
+    assert "tgt_lang klingon" in user_error(model.translate, texts, tgt_lang="klingon")

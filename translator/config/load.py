@@ -182,6 +182,12 @@ def _build(cls: type, raw: Any, prefix: str, where: str) -> Any:
         raise UserError(min(found, key=lambda f: f[0])[1]) from None
 
 
+def section_with(section: Section, changes: dict, where: str) -> Any:
+    """A copy of `section` with `changes`, checked as a config file's keys are: an unknown
+    key or a bad value is a UserError naming `where` and the key."""
+    return _build(type(section), {**section.to_dict(), **changes}, "", where)
+
+
 def _build_model(raw: Any, prefix: str, where: str) -> ModelConfig:
     """The `model:` section, typed by its family. A key that only other families have is
     ignored (with a warning when it is set to something other than its default there), so

@@ -1,0 +1,152 @@
+"""translator.api, the library's interface: what a call gives equals what the engine gives
+for the same DecodeRequest, per-call settings stay with their call (threads included), and
+a mistake is a one-line UserError naming the setting."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from checkpoints import multilingual_checkpoint, untrained
+from util import user_error
+
+from translator import api
+from translator.engines.load import load_engine
+
+LINES = ["ein hund läuft", "zwei männer spielen", "eine frau singt"]
+
+
+@pytest.fixture(scope="module")
+def path(tmp_path_factory):
+    return untrained(tmp_path_factory.mktemp("api"))
+
+
+@pytest.fixture(scope="module")
+def model(path):
+    return api.load(path)
+
+
+@pytest.fixture(scope="module")
+def engine(path):
+    return load_engine(path)
+
+
+def best(engine, lines, **changes):
+    request = engine.request(decode=engine.cfg.decode.replace(**changes))
+    return [hyps[0].text for hyps in engine.translate(lines, request)]
+
+
+def test_a_text_gives_a_text_and_a_list_a_list(model, engine):
+    assert model.translate(LINES) == best(engine, LINES)
+    assert model.translate(LINES[0]) == best(engine, LINES[:1])[0]
+    assert model.translate([]) == []
+    assert model.translate(LINES, beam=1) == best(engine, LINES, beam=1)
+
+
+def test_settings_of_one_call_leave_the_model_and_other_calls_alone(model, engine):
+    own = model.engine.cfg.decode
+    wanted = {beam: best(engine, LINES, beam=beam, max_len_b=3) for beam in (1, 2, 4)}
+    with ThreadPoolExecutor(3) as pool:
+        got = list(pool.map(lambda b: model.translate(LINES, beam=b, max_len_b=3), [1, 2, 4] * 4))
+    assert got == [wanted[b] for b in (1, 2, 4)] * 4
+    assert model.engine.cfg.decode == own
+
+
+def test_hypotheses_keep_the_nbest_with_their_columns(model):
+    hyps = model.hypotheses(LINES[0], nbest=3, alignments=True, confidence=True)
+    assert len(hyps) == 3
+    assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
+    assert all(h.alignment is not None and 0 < h.confidence <= 1 for h in hyps)
+    assert [len(x) for x in model.hypotheses(LINES, nbest=2)] == [2, 2, 2]
+
+
+def test_guides_reach_the_search(model, engine):
+    request = engine.request()
+    guided = request.guided(engine.tokenizer, LINES, engine.max_target, ["a dog"] * 3)
+    assert model.translate(LINES, prefix="a dog") == [
+        h[0].text for h in engine.translate(LINES, guided)
+    ]
+    assert all(t.startswith("a dog") for t in model.translate(LINES, prefix="a dog"))
+    assert all("street" in t for t in model.translate(LINES, constraints=["street"]))
+    found = model.translate(LINES, terms={"hund": "street"})  # only the first has the term
+    assert "street" in found[0]
+    assert found[1:] == model.translate(LINES[1:])
+
+
+def test_seeded_sampling_repeats_per_call(model):
+    first = model.translate(LINES, sampling="topk:50", seed=7)
+    assert model.translate(LINES, sampling="topk:50", seed=7) == first
+    others = [model.translate(LINES, sampling="topk:50", seed=s) for s in range(8, 12)]
+    assert any(o != first for o in others)
+
+
+def test_score_is_the_engines(model, engine):
+    targets = model.translate(LINES)
+    assert model.score(LINES, targets) == engine.score(LINES, targets, engine.request())
+    assert model.score(LINES[0], targets[0]) == model.score(LINES[:1], targets[:1])[0]
+    assert "2 sources and 1 targets" in user_error(model.score, LINES[:2], targets[:1])
+
+
+def test_documents_keep_their_markup(model, tmp_path):
+    html = "<p>ein hund läuft. <b>zwei männer</b> spielen.</p>"
+    out = model.translate_document(html, format="html")
+    assert isinstance(out, str) and out.startswith("<p>") and "<b>" in out
+    page = tmp_path / "page.html"
+    page.write_text(html, encoding="utf-8")
+    assert model.translate_document(page) == out.encode("utf-8")
+    assert model.translate_document(html.encode(), format="html") == out.encode("utf-8")
+    text = model.translate_document("ein hund läuft.\n\neine frau singt.\n", format="text")
+    assert text.count("\n\n") == 1
+    assert "give format=" in user_error(model.translate_document, html)
+    assert "takes no nbest" in user_error(model.translate_document, page, nbest=2)
+    assert "no such file" in user_error(model.translate_document, tmp_path / "gone.html")
+
+
+@pytest.mark.parametrize(
+    "settings, needle",
+    [
+        ({"beam": 0}, "key 'beam' must be"),
+        ({"beem": 3}, "did you mean 'beam'"),
+        ({"sampling": "top:3"}, "topk:K"),
+        ({"beam": 4, "sampling": "topk:3"}, "exclude each other"),
+        ({"tgt_lang": "fr"}, "tgt_lang fr"),
+        ({"constraints": [["a"], ["b"]]}, "2 lists for 3 texts"),
+        ({"prefix": ["a"]}, "1 prefixes for 3 lines"),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_it(model, settings, needle):
+    assert needle in user_error(model.translate, LINES, **settings)
+
+
+def test_a_text_must_be_a_string(model):
+    assert "a string or a list of strings" in user_error(model.translate, [b"bytes"])
+
+
+def test_target_languages_per_call(tmp_path):
+    path = multilingual_checkpoint(tmp_path / "multi.pt", ["de-en", "de-fr"])
+    assert "tgt_lang" in user_error(api.load, path)
+    model = api.load(path, tgt_lang="en")
+    for lang in ("en", "fr"):
+        engine = load_engine(path, tgt_lang=lang)
+        assert model.translate(LINES, tgt_lang=lang) == best(engine, LINES)
+    assert model.translate(LINES) == model.translate(LINES, tgt_lang="en")
+
+
+def test_the_guides_example_runs(path, tmp_path, monkeypatch, capsys):
+    """docs/guide.md's "From Python" example, run as written on a model at its path."""
+    docx = pytest.importorskip("docx")
+    from util import ROOT
+
+    guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    section = guide.split("## From Python\n", 1)[1].split("\n## ", 1)[0]
+    block = section.split("\n\n", 1)[1].split("\n- ", 1)[0]  # between paragraph and list
+    code = "\n".join(line[4:] for line in block.splitlines())
+    assert "api.load(" in code
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs" / "demo").mkdir(parents=True)
+    (tmp_path / "runs" / "demo" / "best.pt").symlink_to(path)
+    page = docx.Document()
+    page.add_paragraph("Ein Hund läuft.")
+    page.save("report.docx")
+    exec(compile(code, "guide.md", "exec"), {})
+    assert len(capsys.readouterr().out.splitlines()) == 3  # the three hypotheses printed
