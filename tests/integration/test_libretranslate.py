@@ -316,13 +316,17 @@ def test_markup_nested_too_deeply_for_the_documents_layer_is_a_400(transformer, 
 
 
 def test_a_text_split_past_the_timeout_is_a_503_in_time(transformer, monkeypatch):
-    """--timeout holds a request's texts whole, their sentence splitting included."""
+    """--timeout holds a request's texts or file whole, their sentence splitting included."""
     import time
 
     from translator.serve import libretranslate
 
+    from translator.documents import units
+
     split = libretranslate.line_spans
     monkeypatch.setattr(libretranslate, "line_spans", lambda *a: time.sleep(3) or split(*a))
+    spans = units.sentence_spans  # Markdown's splitting, on a worker thread
+    monkeypatch.setattr(units, "sentence_spans", lambda *a: time.sleep(3) or spans(*a))
     path, engine = transformer
     with app_client(engine, path, engine.cfg.decode, timeout=1.0) as client:
         start = time.monotonic()
@@ -330,6 +334,12 @@ def test_a_text_split_past_the_timeout_is_a_503_in_time(transformer, monkeypatch
         res = client.post("/libretranslate/translate", json=ask)
         assert res.status_code == 503 and "busy" in res.json()["error"], res.text
         assert time.monotonic() - start < 2.5
+        for name in ("a.txt", "a.md"):  # a file is one request too
+            start = time.monotonic()
+            res = client.post("/libretranslate/translate_file", data=ask,
+                              files={"file": (name, SENTENCES[0].encode())})  # fmt: skip
+            assert res.status_code == 503 and "busy" in res.json()["error"], (name, res.text)
+            assert time.monotonic() - start < 2.5
 
 
 def test_translated_files_are_removed_when_the_server_stops(transformer, tmp_path, monkeypatch):

@@ -248,7 +248,7 @@ class LibreTranslate:
 
     async def in_time(self, answer: Awaitable):
         """`answer` awaited within the server's --timeout, all of it (splitting, every
-        call to the batcher), else the 503 of a busy server."""
+        call to the batcher, a file's documents layer), else the 503 of a busy server."""
         try:
             return await asyncio.wait_for(answer, self.limits.timeout)
         except asyncio.TimeoutError:
@@ -308,7 +308,7 @@ class LibreTranslate:
                              f"(give one of {listed})")  # fmt: skip
         src, _ = self.langs.source(source)
         tgt = self.langs.target(src, target)
-        out = await self.document(data, name, FILE_FORMATS[suffix], src, tgt)
+        out = await self.in_time(self.document(data, name, FILE_FORMATS[suffix], src, tgt))
         saved = self.files.save(name, out)
         # quoted: a space in a URL is refused by some clients (Python's urllib among them)
         url = f"{str(request.base_url).rstrip('/')}{PREFIX}/download_file/{quote(saved)}"
