@@ -34,6 +34,10 @@ def load(
     paths = list(model) if isinstance(model, (list, tuple)) else [model]
     if not paths:
         raise UserError("load(): give a checkpoint, an export folder or a list of checkpoints")
+    for path in paths:
+        if not Path(path).exists():
+            raise UserError(f"load(): {path}: no such checkpoint or export folder", "a released "
+                            "model is imported first: translator import SOURCE --output CKPT")  # fmt: skip
     engine = load_engine([Path(p) for p in paths], device, quantize, ensemble=len(paths) > 1,
                          tag=tag, any_language=True)  # fmt: skip
     return Model(engine, tag, src_lang, tgt_lang)
@@ -47,6 +51,10 @@ class Model:
         self.engine = engine
         self._tag, self._src_lang, self._tgt_lang = tag, src_lang, tgt_lang
         self._request(decode={})  # a model of several targets without tgt_lang fails here
+
+    def __repr__(self) -> str:
+        info = self.info
+        return f"Model({info['family']}, {info['engine']}, {'-'.join(info['languages'])})"
 
     @property
     def info(self) -> dict:

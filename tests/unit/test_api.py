@@ -40,6 +40,7 @@ def test_a_text_gives_a_text_and_a_list_a_list(model, engine):
     assert model.translate(LINES) == best(engine, LINES)
     assert model.translate(LINES[0]) == best(engine, LINES[:1])[0]
     assert model.translate([]) == []
+    assert repr(model) == "Model(transformer, pytorch, de-en)"
     assert model.translate(LINES, beam=1) == best(engine, LINES, beam=1)
 
 
@@ -120,6 +121,12 @@ def test_a_bad_setting_is_one_line_naming_it(model, settings, needle):
 
 def test_a_text_must_be_a_string(model):
     assert "a string or a list of strings" in user_error(model.translate, [b"bytes"])
+
+
+def test_a_missing_model_names_the_import(tmp_path):
+    message = user_error(api.load, "Helsinki-NLP/opus-mt-de-en")
+    assert "opus-mt-de-en: no such checkpoint" in message and "translator import" in message
+    assert "no such checkpoint" in user_error(api.load, [tmp_path / "a.pt", tmp_path / "b.pt"])
 
 
 def test_target_languages_per_call(tmp_path):
