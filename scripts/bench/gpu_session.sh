@@ -4,7 +4,7 @@
 # gpu tests, both sizes compiled, decoding.
 # Run from the repository root on a CUDA machine whose python3 has torch:
 #   bash scripts/bench/gpu_session.sh OUTDIR [WHEELS]
-# It expects bench_data/ as docs/benchmarks.md ("Training on one GPU") prepares it:
+# It expects bench_data/ as scripts/bench/gpu_prepare.sh makes it:
 # synthetic/ (scripts/bench/synthetic_corpus.py), cache/sentencepiece/ (its 32k model,
 # trained by `translator prepare --config configs/gpu_transformer_base.yaml` with
 # TRANSLATOR_CACHE=bench_data/cache), multi30k/ (val and test_2016_flickr) and m30k.pt
