@@ -104,3 +104,20 @@ def test_an_input_that_is_a_pipe_is_named_as_one(tmp_path):
         readable_file(fifo)
     with pytest.raises(UserError, match="file not found"):
         readable_file(tmp_path / "none")
+
+
+@pytest.mark.parametrize("name", ["/dev/fd/{}", "/proc/self/fd/{}"])
+def test_a_descriptor_is_written_through_keeping_its_file(tmp_path, name):
+    """An output named by an open descriptor (`--output /dev/stdout` under `>> log`) goes
+    after what its file holds, and what is written there later follows it: neither a
+    rename nor a reopening (which truncates) may replace the shell's file."""
+    log = tmp_path / "log.txt"
+    with open(log, "ab", buffering=0) as shell:
+        shell.write(b"header\n")
+        path = name.format(shell.fileno())
+        atomic_write_bytes(path, b"scores\n")
+        with atomic_open(path, "w", encoding="utf-8") as f:
+            f.write("more\n")
+        shell.write(b"footer\n")
+    assert log.read_bytes() == b"header\nscores\nmore\nfooter\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.txt"]

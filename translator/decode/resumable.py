@@ -30,8 +30,8 @@ from translator.fileio import (
     atomic_open,
     atomic_write_bytes,
     real_target,
-    stream_target,
     writable_file,
+    written_through,
 )
 from translator.progress import progress_bar
 
@@ -97,7 +97,7 @@ def translate_file(
     """Translate `input_file` into `output_file` (module docstring) as the DecodeRequest
     `request` asks. `model`: what identifies the model (file stamps of the checkpoints);
     `guides`: each line's prefix and required phrases (line_guides.LineGuides), or None."""
-    if stream_target(output_file):  # a device or FIFO: written through, nothing to resume
+    if written_through(output_file):  # a descriptor, device or FIFO: nothing to resume
         _through_once(translator, input_file, output_file, request, guides)
         return
     output_file = writable_file(real_target(output_file))

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 
 from translator.documents import translate_bytes
-from translator.fileio import atomic_write_bytes, real_target, stream_target, writable_file
+from translator.fileio import atomic_write_bytes, real_target, writable_file, written_through
 from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
@@ -109,7 +109,7 @@ def translate_document(input_file: Path, output_file: Path, fmt: str, translate,
     """Translate the document `input_file` of format `fmt` from `lang` into `target`, into
     `output_file` resumably (module docstring); `identity`: what else the translations
     depend on (model, decoding settings)."""
-    streamed = stream_target(output_file)  # a device or FIFO: nothing to journal beside it
+    streamed = written_through(output_file)  # a descriptor, device or FIFO: no journal
     output_file = output_file if streamed else writable_file(real_target(output_file))
     journal = None if streamed else journal_path(output_file)
     data = Path(input_file).read_bytes()

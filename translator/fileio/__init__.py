@@ -7,8 +7,10 @@ the usual mode (0666 less the umask), not mkstemp's private 0600; a file replace
 its own.
 
 A symbolic link stays a link: the file it points to is the one written. A path that
-names no regular file (a device such as /dev/null or /dev/stdout, a FIFO) is written
-through in place, since a rename would replace it by a file.
+names no regular file (a device such as /dev/null, a FIFO) is written through in place,
+since a rename would replace it by a file; one that names an open descriptor
+(/dev/stdout, /dev/fd/N) is written through that descriptor, so a shell's redirection
+to a file keeps what is there and what comes after.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import contextlib
 import errno
 import hashlib
 import os
+import re
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -69,6 +73,30 @@ def writable_file(path: str | Path) -> Path:
     return path
 
 
+def descriptor(path: str | Path) -> int | None:
+    """The open file descriptor `path` names (/dev/stdout, /dev/fd/N, /proc/self/fd/N), or
+    None. Written through a copy of it, a redirection's file keeps what it holds and its
+    place: opening the path anew would truncate that file, and a rename replace it."""
+    found = _DESCRIPTOR.fullmatch(os.path.abspath(path))
+    if found is None:
+        return None
+    std, fd, pid, pid_fd = found.groups()
+    if std is not None:
+        return ("in", "out", "err").index(std)
+    if fd is not None:
+        return int(fd)
+    return int(pid_fd) if pid in ("self", str(os.getpid())) else None
+
+
+_DESCRIPTOR = re.compile(r"/dev/std(in|out|err)|/dev/fd/(\d+)|/proc/(self|\d+)/fd/(\d+)")
+
+
+def written_through(path: str | Path) -> bool:
+    """Whether an output `path` is written in place, with nothing beside it to resume from:
+    an open descriptor, a device or a FIFO."""
+    return descriptor(path) is not None or stream_target(path)
+
+
 def stream_target(path: str | Path) -> bool:
     """Whether `path` (its link followed) names something other than a regular file or a
     folder: a device or a FIFO, written through in place (module docstring)."""
@@ -87,9 +115,14 @@ def real_target(path: str | Path) -> Path:
 
 @contextlib.contextmanager
 def _through(path: Path, mode: str, encoding: str | None) -> Iterator[IO]:
-    """`path` (a device, a FIFO) opened and written in place; an OSError names it."""
+    """`path` (a descriptor, a device, a FIFO) written in place; an OSError names it."""
+    fd = descriptor(path)
+    if fd is not None:
+        for stream in (sys.stdout, sys.stderr):  # what was printed before comes first
+            stream.flush()
     try:
-        with open(path, mode, encoding=encoding) as f:
+        with (open(path, mode, encoding=encoding) if fd is None else
+              os.fdopen(os.dup(fd), mode, encoding=encoding)) as f:  # fmt: skip
             yield f
     except OSError as err:
         if err.filename is None:
@@ -103,7 +136,7 @@ def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None)
     without an exception (an exception, Ctrl-C included, removes the temporary file). An
     OSError of the writing names `path`, not the temporary file. A device or FIFO is
     written in place, a link's file replaced (module docstring)."""
-    if stream_target(path):
+    if written_through(path):
         with _through(Path(path), mode, encoding) as f:
             yield f
         return
