@@ -248,3 +248,28 @@ def test_a_unit_too_long_for_a_model_goes_in_pieces_cut_where_clauses_end():
     assert sorted(out) == sorted(words)  # nothing cut off
     assert sorted(alignment) == sorted((i, j) for j, w in enumerate(out) for i in
                                        [words.index(w)])  # fmt: skip
+
+
+def test_a_long_run_without_spaces_goes_in_pieces_cut_where_clauses_end():
+    """Chinese text has no spaces to count words by: a paragraph of 3,600 characters goes
+    in pieces of at most LONGEST * CHARS_A_WORD characters cut after its commas, all of it
+    translated, each piece aligned to the one word the paragraph is."""
+    from translator.documents.units import CHARS_A_WORD, LONGEST, translate_all
+
+    sent = []
+
+    def model(sentences):
+        sent.extend(sentences)
+        return [(s, [(i, i) for i in range(len(s.split()))]) for s in sentences]
+
+    model.expect = lambda n: None
+    clause = "一只狗在公园里跑来跑去，"  # 12 characters
+    paragraph = clause * 300
+    (text, alignment), = translate_all([paragraph], model)  # fmt: skip
+    assert len(sent) > 1 and "".join("".join(s.split()) for s in sent) == paragraph
+    assert all(len(s.replace(" ", "")) <= LONGEST * CHARS_A_WORD for s in sent)
+    assert all(run.endswith("，") for s in sent for run in s.split())
+    assert {i for i, _ in alignment} == {0}
+    url = "https://example.com/" + "a" * 60  # a long ASCII word is never cut
+    (text, _), = translate_all([url], model)  # fmt: skip
+    assert text == url and sent[-1] == url

@@ -23,30 +23,72 @@ BATCH = 256  # units per call of `translate`: few calls, and progress between th
 # the most words a unit is sent with whole; a longer one (text that runs on without a stop)
 # goes in pieces of at most that many, so that no model's length limit cuts it off
 LONGEST = 120
-_CLAUSE_END = re.compile(r"[,;:)\]»“”\"–—]$")
+# A run of more characters than this without a space, mostly not ASCII (Chinese, Japanese or
+# Thai text), is cut into runs where clauses end, each counting a word per CHARS_A_WORD
+# characters.
+LONGEST_RUN = 40
+CHARS_A_WORD = 2
+_CLAUSE_END = re.compile(r"[,;:)\]»“”\"–—，、；：）。！？」』]$")
 
 
-def pieces(words: list[str]) -> list[tuple[int, int]]:
-    """(start, end) word ranges of at most LONGEST words each, covering `words`, each
-    ending where a clause does (a word ending in `,` or `;`) in the second half of its
-    room where one can, else where the room ends."""
+def _unspaced(word: str) -> bool:
+    """Whether `word` is text of a script written without spaces, longer than LONGEST_RUN
+    characters and mostly not ASCII (a long URL or identifier is never cut)."""
+    return len(word) > LONGEST_RUN and sum(c.isascii() for c in word) * 2 < len(word)
+
+
+def _runs(word: str) -> list[str]:
+    """`word` whole, or one `_unspaced` cut into runs of at most LONGEST_RUN characters,
+    each ending where a clause does in the second half of its room where one can."""
+    if not _unspaced(word):
+        return [word]
     out, at = [], 0
-    while len(words) - at > LONGEST:
-        room = range(at + LONGEST, at + LONGEST // 2, -1)
-        end = next((e for e in room if _CLAUSE_END.search(words[e - 1])), at + LONGEST)
+    while len(word) - at > LONGEST_RUN:
+        room = range(at + LONGEST_RUN, at + LONGEST_RUN // 2, -1)
+        end = next((e for e in room if _CLAUSE_END.search(word[e - 1])), at + LONGEST_RUN)
+        out.append(word[at:end])
+        at = end
+    return out + [word[at:]]
+
+
+def pieces(words: list[str], weights: list[int] | None = None) -> list[tuple[int, int]]:
+    """(start, end) word ranges covering `words`, each of at most LONGEST in `weights`
+    (each word's count, 1 where not given) and at least one word, each ending where a
+    clause does (a word ending in `,` or `;`) in the second half of its room where one can,
+    else where the room ends."""
+    weights = weights or [1] * len(words)
+    out, at, left = [], 0, sum(weights)
+    while left > LONGEST:
+        full, total = at, 0
+        while full < len(words) and total + weights[full] <= LONGEST:
+            total += weights[full]
+            full += 1
+        full = max(full, at + 1)
+        room = range(full, at + (full - at) // 2, -1)
+        end = next((e for e in room if _CLAUSE_END.search(words[e - 1])), full)
         out.append((at, end))
+        left -= sum(weights[at:end])
         at = end
     return out + [(at, len(words))]
 
 
-def in_pieces(units: list[str]) -> tuple[list[str], list[list[tuple[int, int]]]]:
+def in_pieces(units: list[str]) -> tuple[list[str], list[list[list[int]]]]:
     """(the texts to send: each unit as it is, or one longer than LONGEST words as its
-    `pieces`; per unit, those pieces' word ranges)."""
+    `pieces`, a long run without spaces cut into `_runs`; per unit, per piece, the unit's
+    word each word of the piece belongs to)."""
     flat, parts = [], []
     for unit in units:
         words = unit.split()
-        parts.append(pieces(words))
-        flat += [unit] if len(parts[-1]) == 1 else [" ".join(words[a:b]) for a, b in parts[-1]]
+        runs = [(n, run) for n, word in enumerate(words) for run in _runs(word)]
+        weights = [-(-len(run) // CHARS_A_WORD) if _unspaced(words[n]) else 1
+                   for n, run in runs]  # fmt: skip
+        ranges = pieces([run for _, run in runs], weights)
+        if len(ranges) == 1:
+            parts.append([list(range(len(words)))])
+            flat.append(unit)
+            continue
+        parts.append([[n for n, _ in runs[a:b]] for a, b in ranges])
+        flat += [" ".join(run for _, run in runs[a:b]) for a, b in ranges]
     return flat, parts
 
 
@@ -61,10 +103,10 @@ def _translate_long(translate: Translate, units: list[str]) -> list[tuple[str, A
     out = []
     for ps in parts:
         texts, alignment, shift = [], [], 0
-        for (a, _), (text, pairs) in zip(ps, (next(found) for _ in ps)):
+        for owners, (text, pairs) in zip(ps, (next(found) for _ in ps)):
             texts.append(text)
             if alignment is not None and pairs is not None:
-                alignment += [(i + a, j + shift) for i, j in pairs]
+                alignment += [(owners[i], j + shift) for i, j in pairs if i < len(owners)]
             else:
                 alignment = None
             shift += len(text.split())
