@@ -40,3 +40,20 @@ def test_a_hidden_list_that_is_no_list_of_target_ids_is_one_line(tmp_path_factor
     bad = {**state, "vocab": {**state["vocab"], "hidden": hidden}}
     with pytest.raises(UserError, match=r"^key 'tokenizer\.vocab\.hidden' must list target ids"):
         tokenizer_from_state(bad)
+
+
+def test_confidence_of_an_imported_model_reads_its_pieces_through_the_table(tmp_path_factory):
+    """Confidence's piece scores come from the sentencepiece model under the table's ids:
+    a text piece gets the model's own score, the specials and hidden codes none."""
+    from translator.decode.confidence import piece_scores
+
+    imported = import_kind("nllb", tmp_path_factory)
+    engine = load_engine(imported.path, "cpu", src_lang=imported.src, tgt_lang=imported.targets[0])
+    tgt = engine.tokenizer.tgt
+    words = tgt.encode("Guten Morgen")
+    sp = tgt.sp
+    code = next(iter(tgt.hidden))
+    scores = piece_scores(tgt, [2, *words, code, 3])
+    assert scores == [sp.GetScore(sp.piece_to_id(tgt.pieces[i])) for i in words]
+    (best,) = engine.translate(["Guten Morgen"], engine.request(confidence=True))[0]
+    assert 0.0 < best.confidence <= 1.0 and len(best.word_confidence) == len(best.text.split())

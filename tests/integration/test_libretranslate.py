@@ -319,9 +319,8 @@ def test_a_text_split_past_the_timeout_is_a_503_in_time(transformer, monkeypatch
     """--timeout holds a request's texts or file whole, their sentence splitting included."""
     import time
 
-    from translator.serve import libretranslate
-
     from translator.documents import units
+    from translator.serve import libretranslate
 
     split = libretranslate.line_spans
     monkeypatch.setattr(libretranslate, "line_spans", lambda *a: time.sleep(3) or split(*a))

@@ -5,7 +5,8 @@ A table lists the pieces by id. Ids 0-3 are translator's specials (specials.py),
 released model called them, so search, loss and batching need not know the table exists.
 `VocabProcessor` puts a table in front of a sentencepiece processor and offers the part of the
 processor's interface the rest of the code uses (encode, decode, id_to_piece, piece_to_id,
-get_piece_size), in table ids: pieces the table lacks are <unk>.
+get_piece_size, and confidence's IsControl, IsUnknown, GetScore), in table ids: pieces the
+table lacks are <unk>.
 
 In a checkpoint, the tokenizer's state carries the tables under "vocab":
     {"src": [piece, ...], "tgt": [piece, ...] or None (the source table, shared),
@@ -61,6 +62,21 @@ class VocabProcessor:
 
     def get_piece_size(self) -> int:
         return len(self.pieces)
+
+    # What confidence (decode/confidence.py) asks of a processor, in table ids: a piece's
+    # score is its sentencepiece model's, and one that model lacks is unknown.
+    def IsControl(self, i: int) -> bool:  # noqa: N802 (sentencepiece's names)
+        return i in (PAD, BOS, EOS) or i in self.hidden
+
+    def IsUnknown(self, i: int) -> bool:  # noqa: N802
+        return i == UNK or self.sp.IsUnknown(self._own(i))
+
+    def GetScore(self, i: int) -> float:  # noqa: N802
+        return self.sp.GetScore(self._own(i))
+
+    def _own(self, i: int) -> int:
+        """The sentencepiece model's id of table id `i`'s piece."""
+        return self.sp.piece_to_id(self.pieces[i])
 
 
 def table_processors(src, tgt, vocab: dict) -> tuple[VocabProcessor, VocabProcessor]:
