@@ -7,7 +7,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from checkpoints import multilingual_checkpoint, untrained
+from checkpoints import multilingual_checkpoint, needs_ct2, untrained
 from util import user_error
 
 from translator import api
@@ -108,15 +108,49 @@ def test_documents_keep_their_markup(model, tmp_path):
     [
         ({"beam": 0}, "key 'beam' must be"),
         ({"beem": 3}, "did you mean 'beam'"),
+        ({"decode": {}}, "unknown key 'decode'"),
+        ({"nbest": 0}, "nbest: give a whole number from 1 to 1000"),
+        ({"nbest": "3"}, "nbest: give a whole number"),
+        ({"nbest": True}, "nbest: give a whole number"),
+        ({"alignments": 1}, "alignments: give True or False"),
         ({"sampling": "top:3"}, "topk:K"),
+        ({"sampling": 5}, "sampling: give a string"),
+        ({"sampling": "topk:3", "seed": -1}, "seed: give a whole number from 0 to 4294967295"),
+        ({"sampling": "topk:3", "seed": 1.5}, "seed: give a whole number"),
+        ({"sampling": "topk:3", "temperature": "0.8"}, "temperature: give a number"),
+        ({"sampling": "topk:3", "temperature": float("inf")}, "temperature: give a number"),
         ({"beam": 4, "sampling": "topk:3"}, "exclude each other"),
         ({"tgt_lang": "fr"}, "tgt_lang fr"),
+        ({"tgt_lang": 5}, "tgt_lang: give a string"),
         ({"constraints": [["a"], ["b"]]}, "2 lists for 3 texts"),
+        ({"constraints": ["a", ["b"], None]}, "constraints: give a phrase, a list of phrases"),
+        ({"constraints": [5]}, "constraints: give a phrase"),
         ({"prefix": ["a"]}, "1 prefixes for 3 lines"),
+        ({"prefix": 5}, "prefix: give a text"),
+        ({"prefix": " "}, "prefix"),
+        ({"terms": [("hund", "dog")]}, "terms: give a glossary"),
+        ({"terms": {"hund": 5}}, "terms: give a glossary"),
     ],
 )
 def test_a_bad_setting_is_one_line_naming_it(model, settings, needle):
-    assert needle in user_error(model.translate, LINES, **settings)
+    assert needle in user_error(model.hypotheses, LINES, **settings)
+
+
+def test_a_phrase_is_one_constraint_for_every_text(model):
+    assert model.translate(LINES, constraints="street") == model.translate(
+        LINES, constraints=[["street"]] * 3
+    )
+    assert model.translate(LINES, constraints=[None, ["street"], []])[1] == model.translate(
+        LINES[1], constraints=["street"]
+    )
+
+
+def test_score_and_documents_refuse_what_they_cannot_use(model, path):
+    assert "score() takes no beam" in user_error(model.score, LINES, LINES, beam=2)
+    assert "takes no seed" in user_error(model.translate_document, "x", format="text", seed=1)
+    assert "load(): give a checkpoint" in user_error(api.load, None)
+    assert "device: give a string" in user_error(api.load, path, device=None)
+    assert "device is 'gpu'" in user_error(api.load, path, device="gpu")
 
 
 def test_a_text_must_be_a_string(model):
@@ -131,7 +165,10 @@ def test_a_missing_model_names_the_import(tmp_path):
 
 def test_target_languages_per_call(tmp_path):
     path = multilingual_checkpoint(tmp_path / "multi.pt", ["de-en", "de-fr"])
-    assert "tgt_lang" in user_error(api.load, path)
+    assert "tgt_lang" in user_error(api.load(path).translate, LINES)  # none here or there
+    assert api.load(path).translate(LINES, tgt_lang="fr") == api.load(
+        path, tgt_lang="fr"
+    ).translate(LINES)
     model = api.load(path, tgt_lang="en")
     for lang in ("en", "fr"):
         engine = load_engine(path, tgt_lang=lang)
@@ -157,3 +194,15 @@ def test_the_guides_example_runs(path, tmp_path, monkeypatch, capsys):
     page.save("report.docx")
     exec(compile(code, "guide.md", "exec"), {})
     assert len(capsys.readouterr().out.splitlines()) == 3  # the three hypotheses printed
+
+
+@needs_ct2
+def test_an_export_refuses_terms_whatever_the_text(path, tmp_path):
+    from translator.engines.export import export_checkpoint
+
+    _, folder = export_checkpoint(path, "ctranslate2", "float32", tmp_path / "ct2")
+    export = api.load(folder)
+    assert export.translate(LINES) == api.load(path).translate(LINES)
+    for text in ("ein hund", "nothing in the glossary"):
+        assert "terms: an exported" in user_error(export.translate, text, terms={"hund": "dog"})
+    assert "sampling: a ctranslate2 model" in user_error(export.translate, "x", sampling="topk:2")
