@@ -64,7 +64,8 @@ class Model:
     def __repr__(self) -> str:
         info, name = self.info, getattr(self.engine, "name", "")
         kind = name if name.startswith("ensemble") else info["family"]
-        return f"Model({kind}, {info['engine']}, {'-'.join(info['languages'])})"
+        source, target = self._languages()
+        return f"Model({kind}, {info['engine']}, {source}-{target})"
 
     @property
     def info(self) -> dict:
