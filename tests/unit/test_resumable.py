@@ -142,6 +142,21 @@ def test_a_guide_file_of_another_length_is_one_line(job, tmp_path):
         LineGuides(constraint_file=given).check(None)
 
 
+def test_an_empty_phrase_in_a_constraints_file_is_one_line_naming_it(job, tmp_path):
+    """A blank line is none; an empty phrase beside others is refused before any work, as
+    an empty --constraint is."""
+    src, _ = job
+    given = tmp_path / "phrases.txt"
+    lines = ["a\tb", " ", "", "c\t\td", *["e"] * 6]
+    given.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"phrases.txt:4: an empty phrase"):
+        LineGuides(constraint_file=given).check(src)
+    given.write_text("\n".join(["a\tb", " ", "", "c\td", *["e"] * 6]) + "\n", encoding="utf-8")
+    LineGuides(constraint_file=given).check(src)
+    _, phrases = LineGuides(constraint_file=given).reader()([str(i) for i in range(10)])
+    assert phrases[:4] == [["a", "b"], [], [], ["c", "d"]]
+
+
 def test_nbest_lines_are_numbered_by_input_line_across_chunks_and_runs(job):
     src, out = job
     with pytest.raises(KeyboardInterrupt):

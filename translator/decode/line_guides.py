@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import count as numbered, islice
 from pathlib import Path
 
 from translator.data.readers import iter_lines
@@ -114,6 +114,9 @@ class LineGuides:
             if input_file is None:
                 raise UserError(f"{option} FILE goes with --input F: one line per line of F")
             _lines_of(path, input_file, option, what)
+        if self.constraint_file is not None:  # (before any work, not at its line)
+            for n, line in enumerate(iter_lines(self.constraint_file), 1):
+                self._phrases_of(line, n)
 
     def check_count(self, n: int, what: str) -> None:
         """A UserError unless each file has a line for each of the `n` sentences of `what`."""
@@ -133,6 +136,17 @@ class LineGuides:
         stamps = {k: file_stamp(p) for k, p in files.items() if p is not None}
         return {"prefix": self.prefix, "constraint": list(self.constraints), **stamps}
 
+    def _phrases_of(self, line: str, number: int) -> list[str]:
+        """A --constraints line's phrases: none for a blank line; an empty phrase among
+        others is an error naming the line, as an empty --constraint is."""
+        if blank(line):
+            return []
+        phrases = line.split("\t")
+        if any(blank(p) for p in phrases):
+            raise UserError(f"{self.constraint_file}:{number}: an empty phrase (nothing visible "
+                            "between TABs); give phrases, or an empty line for none")  # fmt: skip
+        return phrases
+
     def reader(self, start: int = 0):
         """take(lines) -> (prefixes, constraints) of the next lines, from input line `start`
         (0-based) on; either is None where nothing was asked."""
@@ -142,6 +156,7 @@ class LineGuides:
         con = None
         if self.constraint_file is not None:
             con = islice(iter_lines(self.constraint_file), start, None)
+        numbers = numbered(start + 1)  # the constraint file's line numbers, for its errors
 
         def take(lines: list[str]):
             prefixes = None
@@ -152,7 +167,7 @@ class LineGuides:
             phrases = [list(self.constraints) for _ in lines]
             if con is not None:
                 for given in phrases:
-                    given += [p for p in next(con).split("\t") if not blank(p)]
+                    given += self._phrases_of(next(con), next(numbers))
             if self.terms is not None:
                 for given, line in zip(phrases, lines):
                     given += [t for t in self.terms.found(line) if t not in given]
