@@ -67,6 +67,8 @@ def test_terms_found_in_a_text_become_its_required_phrases(door):
         ({"text": "a", "prefix": "A", "prefixes": ["A"]}, 422),
         ({"text": "a", "texts": ["b"]}, 422),
         ({"text": "a", "constraints": [" "], "beam": 2}, 400),  # a blank phrase
+        ({"text": "a", "prefix": "\u200b "}, 400),  # a prefix for every text of nothing
+        ({"texts": ["a", "b"], "prefixes": ["", "A"]}, 200),  # (a text's own may be none)
         ({"text": "a", "constraints": ["x", "y"], "beam": 2}, 400),  # more than the beam holds
         ({"text": "a", "tgt_lang": "xx"}, 400),
         # what an output must hold is bounded as a text is (max_chars 40)

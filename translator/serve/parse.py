@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from translator.config import DecodeConfig
+from translator.data.user_text import phrase
 from translator.decode.line_guides import Terms
 from translator.decode.request import DecodeRequest
 from translator.decode.rules import nbest_problem
@@ -80,6 +81,8 @@ def prefixes_of(door: Door, req: TranslateRequest, texts: list[str]) -> list[str
         raise LimitError(
             422, f"{len(req.prefixes)} prefixes for {len(texts)} texts: give one per text"
         )
+    if req.prefix is not None:  # one for every text must say something, as --prefix must
+        phrase(req.prefix, "prefix")
     given = [req.prefix] * len(texts) if req.prefix is not None else req.prefixes
     if given is None or not any(given):
         return None
