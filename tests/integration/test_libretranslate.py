@@ -169,6 +169,10 @@ def test_bodies_no_parser_takes_are_400s_and_forms_of_either_kind_agree(keyed, t
     twice = multipart([("q", SENTENCES[1]), ("q", SENTENCES[2]), *ask])
     status, body, raw = request("POST", url, twice, kind)
     assert status == 200 and body == {"translatedText": best(transformer[1], SENTENCES[1:3])}
+    form = "application/x-www-form-urlencoded"  # a %-escape of Latin-1, as a JSON byte is
+    latin = f"q=Ein+Hund+l%E4uft.&source=de&target=en&api_key={KEY}".encode()
+    assert_error(request("POST", url, latin, form), 400, "the form is not UTF-8")
+    assert_error(request("POST", url + "?q=l%E4uft", latin, form), 400, "the query is not UTF-8")
     huge = multipart([("q", "x")] * MAX_PARTS + ask)  # over the limit, refused before parsing
     assert_error(request("POST", url, huge, kind), 400, f"more than {MAX_PARTS} parts")
     assert "Traceback" not in keyed.log()

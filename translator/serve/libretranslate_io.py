@@ -49,7 +49,7 @@ async def read_fields(request: Request) -> tuple[dict, dict]:
     """(fields, files) of a request: its query parameters, then its body's JSON object,
     form fields or multipart parts (files: name -> (file name, bytes)). A field given
     several times in a form, either kind, is a list (`q`)."""
-    fields: dict = _pairs(urllib.parse.parse_qsl(request.url.query, keep_blank_values=True))
+    fields: dict = _form(request.url.query, "the query")
     body = await request.body()
     kind = request.headers.get("content-type", "")
     try:  # a multipart form off the event loop: the standard library's MIME parser is slow
@@ -82,8 +82,18 @@ def _body_fields(content_type: str, body: bytes) -> tuple[dict, dict]:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             raise LimitError(400, "the form is not UTF-8") from None
-        fields.update(_pairs(urllib.parse.parse_qsl(text, keep_blank_values=True)))
+        fields.update(_form(text, "the form"))
     return fields, files
+
+
+def _form(text: str, what: str) -> dict:
+    """The fields of a URL-encoded form or query; a %-escape that is not UTF-8 is a 400,
+    as a body's byte is (parse_qsl would put U+FFFD in its place)."""
+    try:
+        pairs = urllib.parse.parse_qsl(text, keep_blank_values=True, errors="strict")
+    except UnicodeDecodeError:
+        raise LimitError(400, f"{what} is not UTF-8 (a %-escape)") from None
+    return _pairs(pairs)
 
 
 def unzipped_size(data: bytes) -> int:
