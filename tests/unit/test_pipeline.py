@@ -11,3 +11,6 @@ def test_by_length_buckets_cover_every_sentence():
     assert sum(r["n"] for r in rows) == len(sources)
     assert rows[0]["bucket"] == "1-5" and rows[0]["bleu"] == 100.0
     assert rows[-1]["bucket"].endswith("+") and rows[-1]["bleu"] < 1.0
+    empty = by_length(["", *sources], ["", *hyps], ["", *refs], width=5, min_count=5)
+    assert sum(r["n"] for r in empty) == len(sources) + 1  # an empty source counts too
+    assert empty[0]["bucket"] == "0-5" and empty[0]["n"] == rows[0]["n"] + 1

@@ -49,10 +49,11 @@ def by_length(
     rows = []
     for i, low in enumerate(edges):
         high = edges[i + 1] if i + 1 < len(edges) else None
-        idx = [j for j, n in enumerate(lengths) if n > low and (high is None or n <= high)]
+        first = low if i == 0 and 0 in lengths else low + 1  # (empty sources go first)
+        idx = [j for j, n in enumerate(lengths) if first <= n and (high is None or n <= high)]
         if not idx:
             continue
-        label = f"{low + 1}-{high}" if high is not None else f"{low + 1}+"
+        label = f"{first}-{high}" if high is not None else f"{first}+"
         rows.append(
             {
                 "bucket": label,
