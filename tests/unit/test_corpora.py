@@ -154,3 +154,6 @@ def test_a_missing_corpus_file_is_named_by_its_entry_before_any_work(tmp_path):
                                      "dev": files[0]}})  # fmt: skip
     message = user_error(training_sources, cfg)
     assert message == f"data.corpora[1].train.tgt: file not found: {tmp_path / 'b.en'}"
+    (tmp_path / "b.en").mkdir()
+    message = user_error(training_sources, cfg)
+    assert message == f"data.corpora[1].train.tgt: {tmp_path / 'b.en'} is a folder; give a file"

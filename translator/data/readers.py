@@ -23,9 +23,14 @@ BOM = b"\xef\xbb\xbf"
 LANG_CODE = re.compile(r"[a-z]{2,3}([-_][A-Za-z0-9]{2,8})?")
 
 
+def _missing(path: Path) -> str:
+    """Why `path` cannot be read as a file, in the words the commands use."""
+    return f"{path} is a folder; give a file" if path.is_dir() else f"file not found: {path}"
+
+
 def _open(path: Path):
     if not path.is_file():
-        raise UserError(f"file not found: {path}")
+        raise UserError(_missing(path))
     try:
         with open(path, "rb") as probe:
             zipped = probe.read(2) == GZIP_MAGIC
@@ -114,7 +119,7 @@ def check_split_files(spec: Any, key: str) -> list[tuple[str, Path]]:
     files = split_files(spec, key)
     for name, path in files:
         if not path.is_file():
-            raise UserError(f"{name}: file not found: {path}")
+            raise UserError(f"{name}: {_missing(path)}")
     return files
 
 
