@@ -112,3 +112,12 @@ def test_dual_conditional_score_punishes_disagreement_and_doubt():
     assert kept(scores, 0.4, None) == [False, True, False, True, False]
     assert kept(scores, 1.0, None) == [True] * 5 and kept(scores, 0.0, None) == [False] * 5
     assert kept(scores, None, 0.6) == [False, True, False, True, True]
+
+
+def test_a_pair_cut_to_the_models_limit_is_named_by_its_side(tmp_path, caplog):
+    engine = load_engine(untrained(tmp_path), "cpu")
+    long = " ".join(["hund"] * 2000)
+    with caplog.at_level("WARNING"):
+        engine.score(["kurz", long], [long, "short"])
+    said = [r.getMessage() for r in caplog.records if "cut to the model" in r.getMessage()]
+    assert [m.split(":")[0] for m in said] == ["source line 2", "target line 1"]

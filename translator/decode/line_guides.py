@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from itertools import count as numbered, islice
+from itertools import count as numbered
+from itertools import islice
 from pathlib import Path
 
 from translator.data.readers import iter_lines

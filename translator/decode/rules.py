@@ -145,14 +145,16 @@ def nbest_problem(nbest: int, beam: int) -> str | None:
     return None
 
 
-def cut(ids: list[list[int]], limit: int | None, lines: list[int]) -> list[list[int]]:
+def cut(
+    ids: list[list[int]], limit: int | None, lines: list[int], side: str = ""
+) -> list[list[int]]:
     """Each sequence of more than `limit` ids cut to its first limit - 1 and its last (the
-    end token), with a warning naming its line (1 + lines[j])."""
+    end token), with a warning naming its line (1 + lines[j]) and `side` ("source ",
+    "target ") where there are two."""
     for j, s in enumerate(ids):
         if limit is not None and len(s) > limit:
-            log.warning(
-                "line %d: %d subwords, cut to the model's limit of %d", lines[j] + 1, len(s), limit
-            )
+            log.warning("%sline %d: %d subwords, cut to the model's limit of %d",
+                        side, lines[j] + 1, len(s), limit)  # fmt: skip
             ids[j] = s[: limit - 1] + s[-1:]
     return ids
 
