@@ -98,3 +98,21 @@ def test_score_and_attention_bodies(door):
     layers = door.engine.attention_layers
     assert status(parse_attention, door, AttentionRequest(text="a", layer=layers), never) == 422
     assert status(parse_attention, door, AttentionRequest(text=" "), never) == 422
+
+
+def test_a_text_the_model_would_cut_is_a_413_naming_it(tmp_path):
+    """What a model cannot read whole is refused, not cut without the client knowing: a
+    text or a scored pair of more subwords than the model takes."""
+    from translator.engines.load import load_engine
+
+    engine = load_engine(untrained(tmp_path, max_positions=12), "cpu", any_language=True)
+    door = Door(engine, Limits(max_chars=2000), engine.cfg.decode)
+    fits, long = "ein hund", " ".join(["ein hund läuft"] * 8)
+    assert status(parse_translate, door, TranslateRequest(texts=[fits, fits]), never) == 200
+    with pytest.raises(LimitError, match=r"text 1 is \d+ subwords; the model takes at most 12"):
+        parse_translate(door, TranslateRequest(texts=[fits, long]), never)
+    with pytest.raises(LimitError, match="target 0 is .* at most 13") as err:
+        parse_score(door, ScoreRequest(sources=[fits], targets=[long]), never)
+    assert err.value.status == 413
+    with pytest.raises(LimitError, match="source 0 is"):
+        parse_score(door, ScoreRequest(sources=[long], targets=[fits]), never)

@@ -73,6 +73,19 @@ class Door:
                 )
 
 
+def check_subwords(engine, texts: list[str], prefix, what: str = "text", target=False) -> None:
+    """A 413 naming the first text the model would have to cut: what it was asked to
+    translate or score is never dropped without the client knowing. `prefix`: the ids put
+    before each source; `target`: the texts are targets, of the decoder's steps."""
+    tokenizer = engine.tokenizer
+    ids = tokenizer.encode_tgt(texts) if target else tokenizer.encode_src(texts)
+    limit = engine.max_target + 1 if target else engine.max_source  # (<bos> is not a step)
+    for i, one in enumerate(ids):
+        if len(prefix) + len(one) > limit:
+            raise LimitError(413, f"{what} {i} is {len(prefix) + len(one)} subwords; the model "
+                                  f"takes at most {limit}: split it into sentences")  # fmt: skip
+
+
 def prefixes_of(door: Door, req: TranslateRequest, texts: list[str]) -> list[str] | None:
     """Each text's target prefix text, or None where none has one."""
     if req.prefix is not None and req.prefixes is not None:
@@ -144,6 +157,7 @@ def parse_translate(
         door.decode.replace(beam=beam), req.nbest, alignments=req.alignments,
         confidence=req.confidence, **starts,
     )  # fmt: skip
+    check_subwords(engine, texts, engine.source_of(request))
     if prefixes is not None or musts is not None:  # a UserError (400) names the text
         request = request.guided(engine.tokenizer, texts, engine.max_target, prefixes, musts)
     return texts, request
@@ -157,7 +171,11 @@ def parse_score(door: Door, req: ScoreRequest, cancelled: Callable[[], bool]) ->
         )
     door.check_texts(req.sources)
     door.check_texts(req.targets)
-    return DecodeRequest(door.decode, **door.starts_of(req.tgt_lang, req.src_lang))
+    request = DecodeRequest(door.decode, **door.starts_of(req.tgt_lang, req.src_lang))
+    engine = door.engine
+    check_subwords(engine, req.sources, engine.source_of(request), "source")
+    check_subwords(engine, req.targets, engine.start_of(request), "target", target=True)
+    return request
 
 
 def parse_attention(
