@@ -216,6 +216,15 @@ def test_an_export_aligns_from_the_same_layer_as_its_checkpoint(transformer, tmp
     pairs = sum(len(a) for a, _ in same)
     agree = sum(len(set(a) & set(b)) for a, b in same)
     assert agree >= 0.9 * pairs, same
+    # a sentence's alignment does not depend on the batch its beam search ran in, among
+    # sentences of many lengths
+    from pretrained import demo_pairs
+
+    many = [s for s, _ in demo_pairs()["test"]]
+    many += [" ".join(many[i : i + 3]) for i in range(0, len(many), 3)]
+    request = exported.request(alignments=True)
+    batched = [h[0].alignment for h in exported.translate(many, request)]
+    assert batched == [exported.translate([t], request)[0][0].alignment for t in many]
     targets = [h[0].text for h in ours]
     request = engine.request(alignments=True)
     forced = [

@@ -369,6 +369,8 @@ def test_a_multilingual_model_takes_marians_language_codes(tmp_path, capsys):
         outputs.add(tuple(want))
     assert len(outputs) == 3  # the code changes the output
     assert ">>fr<<" in (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
+    config = json.loads((tmp_path / "hf" / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert (config["source_lang"], config["target_lang"]) == ("en", "mul")  # as OPUS-MT's
 
 
 @pytest.mark.parametrize(

@@ -233,7 +233,7 @@ class Translator(EngineBase):
         wide = max(nbest, dc.beam) if skip and not phrased and sampling is None else nbest
         with torch.inference_mode(), autocast(self.device, self.dtype):
             hyps = decode(self.model, src, dc, wide, sampling, layer, prefixes, request.phrases)
-        hyps = [unforced(sent, skip, dc)[:nbest] for sent in hyps] if wide > nbest else hyps
+        hyps = [unforced(sent, skip, dc)[:nbest] for sent in hyps]  # (skip 0: as they are)
         if sources is None:
             return [self.translations(sent, skip) for sent in hyps]
         pairs = [(line, None) for line in sources]

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import torch
 
-from translator.config import Config, DecodeConfig, config_from_dict
+from translator.config import Config, config_from_dict
 from translator.data.batching import pad_ids
 from translator.decode.alignment import word_alignment
 from translator.decode.calibrate import confidence_request, with_confidence
@@ -54,6 +54,7 @@ from translator.decode.rules import length_penalty, max_lengths
 from translator.decode.score import Score, score_in_batches
 from translator.decode.translator import Translation, in_batches, source_ids, started
 from translator.engines.ct2_folder import HINT, folder_calibration, folder_tokenizer, read_manifest
+from translator.engines.ct2_search import Searcher
 from translator.engines.export import MANIFEST
 from translator.engines.lang_codes import code_ids, language_codes
 from translator.errors import UserError, optional_import
@@ -130,8 +131,9 @@ class ExportedTranslator(EngineBase):
         self.language_codes = codes
         self._alignment_recorded = "alignment" in manifest
         never = self.tokenizer.never_output(self.cfg.data.tags)
-        self._banned = [[tgt.id_to_piece(i)] for i in (PAD, BOS, *never)]
+        banned = [[tgt.id_to_piece(i)] for i in (PAD, BOS, *never)]
         self._eos = tgt.id_to_piece(EOS)
+        self._searcher = Searcher(self.engine, banned, self._eos, self.use_vmap)
         self.max_source = self.max_target = self.cfg.model.max_positions
         self._frozen = True
 
@@ -271,55 +273,6 @@ class ExportedTranslator(EngineBase):
             out.append(word_alignment(weights, line, want[skip:], text, given))
         return out
 
-    def _search(
-        self, sources: list[list[str]], length: int, dc: DecodeConfig, prefix, attention=False
-    ) -> list:
-        """Per sentence: [pieces without <eos>, log-probability, ended, attention] of each
-        hypothesis; `prefix`: the target pieces each begins with, or None; `attention`: the
-        hypothesis's attention rows [pieces and <eos>][source pieces] kept (else None)."""
-        alpha = dc.len_penalty if dc.len_penalty != 0 else 1e-6
-        outputs = self.engine.translate_batch(
-            sources,
-            target_prefix=prefix,
-            beam_size=dc.beam,
-            num_hypotheses=dc.beam,
-            length_penalty=alpha,
-            disable_unk=not dc.allow_unk,
-            suppress_sequences=self._banned,
-            max_input_length=0,
-            max_decoding_length=length,
-            min_decoding_length=0,
-            return_scores=True,
-            return_end_token=True,
-            return_attention=attention,
-            use_vmap=self.use_vmap,
-        )
-        given = self._prefix_logprobs(sources, prefix)
-        found = []
-        for n, out in enumerate(outputs):
-            hyps = []
-            weights = out.attention if attention else [None] * len(out.hypotheses)
-            for pieces, score, att in zip(out.hypotheses, out.scores, weights):
-                # CTranslate2's penalty undone; its score leaves a target prefix out, ours not
-                logprob = score * max(len(pieces), 1) ** alpha + given[n]
-                ended = bool(pieces) and pieces[-1] == self._eos
-                hyps.append([pieces[:-1] if ended else pieces, logprob, ended, att])
-            found.append(hyps)
-        return found
-
-    def _prefix_logprobs(self, sources: list[list[str]], prefix) -> list[float]:
-        """Each sentence's log-probability of its target prefix (pieces; None: none), which
-        the PyTorch engine's scores hold and CTranslate2's search scores leave out."""
-        out = [0.0] * len(sources)
-        rows = [n for n, p in enumerate(prefix or ()) if p]
-        if rows:
-            scored = self.engine.score_batch(
-                [sources[n] for n in rows], [prefix[n] for n in rows], max_input_length=0
-            )
-            for n, result in zip(rows, scored):
-                out[n] = sum(result.log_probs[: len(prefix[n])])
-        return out
-
     def _batch(self, ids: list[list[int]], request: DecodeRequest, sources=None):
         """As decode.translator.Translator._batch: with `sources` (the texts of `ids`, where
         the request asks for alignments), each translation with its word alignment."""
@@ -335,7 +288,11 @@ class ExportedTranslator(EngineBase):
         prefix = None if prefixes is None else [[pieces(i) for i in p] for p in prefixes]
         if prefixes is not None:
             caps = [max(c, len(p)) for c, p in zip(caps, prefixes)]
-        found = self._search(sources, max(caps), dc, prefix, attend)
+        # CTranslate2's beam search can hand a sentence of a batch the attention of another,
+        # its greedy search does not: beams are read again by a greedy pass forced through
+        # them (ct2_search.Searcher)
+        attend, again_attend = attend and dc.beam == 1, attend and dc.beam > 1
+        found = self._searcher.search(sources, max(caps), dc, prefix, attend, skip)
         if dc.beam > 1:  # beams that reached a limit below the batch's: again with their own
             again: dict[int, list[int]] = {}
             for n, hyps in enumerate(found):
@@ -343,7 +300,9 @@ class ExportedTranslator(EngineBase):
                     again.setdefault(caps[n], []).append(n)
             for cap, rows in again.items():
                 part = None if prefix is None else [prefix[n] for n in rows]
-                again_found = self._search([sources[n] for n in rows], cap, dc, part, attend)
+                again_found = self._searcher.search(
+                    [sources[n] for n in rows], cap, dc, part, attend, skip
+                )
                 for n, hyps in zip(rows, again_found):
                     found[n] = hyps
         cut = []  # hypotheses at their limit: our search ends them with a forced <eos>
@@ -358,7 +317,7 @@ class ExportedTranslator(EngineBase):
                 [sources[n] for n, _ in cut], [h[0] for _, h in cut], max_input_length=0
             )
             for (_, hyp), result in zip(cut, scored):
-                hyp[1] = sum(result.log_probs)  # the <eos> included
+                hyp[1] = sum(result.log_probs[skip:])  # the <eos> included, a forced start not
         lists = []
         for hyps in found:
             best: dict[tuple, tuple] = {}  # shown tokens -> (score, attention)
@@ -369,6 +328,13 @@ class ExportedTranslator(EngineBase):
                 if score > best.get(tokens[skip:], (float("-inf"),))[0]:
                     best[tokens[skip:]] = (score, att)
             lists.append(sorted(best.items(), key=lambda kv: -kv[1][0])[:nbest])
+        if again_attend:
+            lists, attend = (
+                self._searcher.forced_attention(
+                    sources, lists, start, self.tokenizer.tgt.id_to_piece
+                ),
+                True,
+            )
         # one call for the batch's texts: sentencepiece's per-call cost is a tenth of the
         # decoding time of a small model
         outs = iter(self.tokenizer.decode_tgt([list(t) for ranked in lists for t, _ in ranked]))

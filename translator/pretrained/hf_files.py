@@ -38,7 +38,7 @@ def write_json(path: Path, data) -> None:
 
 def write_tokenizer(tmp: Path, tokenizer, src_ids: list, tgt_ids: list, cfg, own: bool) -> None:
     """MarianTokenizer's files; `own`: translator's ids, whose <s> is a token of its own."""
-    from translator.config.languages import lang_tags
+    from translator.config.languages import lang_tags, source_languages, target_languages
 
     tags = {t: f">>{t[2:-1]}<<" for t in lang_tags(cfg.data)}
     shared = tokenizer.joint if tokenizer.vocab is None else tokenizer.vocab["tgt"] is None
@@ -56,13 +56,19 @@ def write_tokenizer(tmp: Path, tokenizer, src_ids: list, tgt_ids: list, cfg, own
         tmp / "tokenizer_config.json",
         {
             "tokenizer_class": "MarianTokenizer",
-            "source_lang": cfg.data.src_lang,
-            "target_lang": cfg.data.tgt_lang,
+            "source_lang": _one_or_mul(source_languages(cfg.data)),
+            "target_lang": _one_or_mul(target_languages(cfg.data)),
             "separate_vocabs": not shared,
             "model_max_length": cfg.model.max_positions,
             **specials,
         },
     )
+
+
+def _one_or_mul(langs: list[str]) -> str:
+    """A side's language as Marian's tokenizer_config names it: several are "mul", as in
+    OPUS-MT's multilingual releases."""
+    return langs[0] if len(langs) == 1 else "mul"
 
 
 def write_nllb_tokenizer(tmp: Path, tokenizer, source: dict, data) -> None:
