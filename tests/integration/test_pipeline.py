@@ -122,6 +122,32 @@ def test_eval_set_overrides_the_decoding_settings(trained, tmp_path, files, here
     assert bad.returncode == 2 and "decode.bem" in bad.stderr, bad.stderr
 
 
+def test_a_program_that_waits_for_each_line_gets_it(trained):
+    """translate as a coprocess: a line written to its standard input, the pipe left open,
+    comes back translated without waiting for more lines or the end of input."""
+    import select
+    import subprocess
+    import sys
+
+    run, _, env = trained
+    args = [sys.executable, "-m", "translator", "translate", "--checkpoint", str(run / "best.pt")]
+    want = cli(*args[3:], "Ein Hund läuft.", "Die Katze schläft.", env_extra=env).stdout
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env={**os.environ, **env})  # fmt: skip
+    try:
+        got = []
+        for line in ("Ein Hund läuft.", "Die Katze schläft."):
+            proc.stdin.write(line.encode() + b"\n")
+            proc.stdin.flush()
+            assert select.select([proc.stdout], [], [], 120)[0], f"no answer to {line!r}"
+            got.append(proc.stdout.readline().decode())
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0 and proc.stdout.read() == b""
+    finally:
+        proc.kill()
+    assert "".join(got) == want
+
+
 def test_translate_arguments_and_stdin_keep_lines(trained, here):
     run, _, env = trained
     lines = ["Ein Hund läuft.", "", "Die Katze schläft.", "   ", "Ein Mann liest ein Buch."]

@@ -273,14 +273,14 @@ def _line_guides(prefix, prefix_file, constraint, constraint_file, terms, ignore
 
 def _write(translator, request, text, input_file, output_file, guides, checkpoint) -> None:
     """The translations of the TEXT arguments, standard input or --input, where asked."""
-    from translator.decode.translate_io import chunks, print_file, read_stdin, write_translations
+    from translator.decode.translate_io import print_file, stdin_chunks, write_translations
 
     if text:
         write_translations(translator, [text], sys.stdout, request, guides=guides)
         return
-    if input_file is None:  # stdin: a person typing gets each line back at once
-        chunk = 1 if sys.stdin.isatty() else request.decode.batch_size
-        lines = chunks(read_stdin(), chunk)
+    if input_file is None:  # stdin: each line back as soon as it can be
+        seeded = request.sampling is not None and request.sampling.seed is not None
+        lines = stdin_chunks(request.decode.batch_size, whole=seeded)
         write_translations(translator, lines, sys.stdout, request, guides=guides)
         return
     if output_file is None:

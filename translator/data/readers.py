@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
+import select
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,10 +43,11 @@ def _open(path: Path):
         raise UserError(f"{path}: cannot read file ({err.strerror})") from None
 
 
-def decode_lines(raw_lines, place, hint: str) -> Iterator[str]:
+def decode_lines(raw_lines, place, hint: str, start: int = 1) -> Iterator[str]:
     """UTF-8 lines from byte lines: a leading byte order mark and each line's "\\n" and one
-    "\\r" removed; bytes that are not UTF-8 are a one-line error at `place(line number)`."""
-    for number, raw in enumerate(raw_lines, 1):
+    "\\r" removed; bytes that are not UTF-8 are a one-line error at `place(line number)`,
+    the first line numbered `start`."""
+    for number, raw in enumerate(raw_lines, start):
         if number == 1 and raw.startswith(BOM):  # a byte order mark is not text
             raw = raw[3:]
         if raw.endswith(b"\n"):
@@ -217,6 +220,43 @@ def iter_jsonl(path: Path, src_lang: str, tgt_lang: str) -> Iterator[Pair]:
                 f"{path}:{number}: not valid JSON ({err.msg}); expected one object per line"
             ) from None
         yield record_pair(rec, src_lang, tgt_lang, f"{path}:{number}")
+
+
+def arriving(fd: int, size: int) -> Iterator[list[bytes]]:
+    """The byte lines read from `fd` (a pipe, a terminal, a file), in lists of up to `size`
+    that end where the lines already there run out: a line sent alone (by a person, or a
+    program that waits for each answer) is handed on at once, a stream that flows fills
+    whole lists. Only an empty list's wait blocks."""
+    ready: list[bytes] = []
+    rest, ended = b"", False
+
+    def take(data: bytes) -> None:
+        nonlocal rest
+        *lines, rest = (rest + data).split(b"\n")
+        ready.extend(line + b"\n" for line in lines)
+
+    while ready or not ended:
+        if not ready:
+            data = os.read(fd, 1 << 16)
+            ended = not data
+            take(data)
+            continue
+        while len(ready) < size and not ended and _waiting(fd):
+            data = os.read(fd, 1 << 16)
+            ended = not data
+            take(data)
+        yield ready[:size]
+        del ready[:size]
+    if rest:
+        yield [rest]
+
+
+def _waiting(fd: int) -> bool:
+    """Whether `fd` has something to read now (where select cannot tell: yes)."""
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
 
 
 def chunked(items, size: int):

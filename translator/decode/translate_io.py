@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from translator.data.readers import chunked, decode_lines
+from translator.data.readers import arriving, chunked, decode_lines
 from translator.decode.alignment import pharaoh
 from translator.errors import UserError
 
@@ -30,14 +30,20 @@ def utf8_arguments(texts: list[str]) -> list[str]:
     return [checked_text(t, f"TEXT argument {n}") for n, t in enumerate(texts, 1)]
 
 
-def read_stdin():
-    """Lines of standard input, read as UTF-8 whatever the locale, as --input reads a file."""
-    return decode_lines(sys.stdin.buffer, lambda n: f"standard input, line {n}", "give UTF-8 text")
-
-
-def chunks(stream, size: int):
-    """Lists of up to `size` lines (newline removed) from a text stream, lazily."""
-    return chunked((line.rstrip("\n").rstrip("\r") for line in stream), size)
+def stdin_chunks(size: int, whole: bool = False):
+    """Lists of up to `size` lines of standard input, read as UTF-8 whatever the locale (as
+    --input reads a file), each as soon as its lines are there: a person typing, or a
+    program that waits for each line's translation, gets it at once (readers.arriving).
+    `whole`: every list but the last holds `size` lines, as seeded sampling needs to draw
+    the same whatever the pace of the input."""
+    place = lambda n: f"standard input, line {n}"  # noqa: E731
+    if whole:
+        yield from chunked(decode_lines(sys.stdin.buffer, place, "give UTF-8 text"), size)
+        return
+    number = 1
+    for raw in arriving(sys.stdin.fileno(), size):
+        yield list(decode_lines(raw, place, "give UTF-8 text", number))
+        number += len(raw)
 
 
 FILE_CHUNK = 4096  # lines of an --input file translated (and, into --output, recorded) at a time
