@@ -56,6 +56,21 @@ def test_changes_that_continue_the_run_are_allowed_and_logged(saved_run, tmp_pat
     assert trainer.run().step == 4
 
 
+def test_resuming_a_finished_run_validates_no_step_twice(saved_run, tmp_path):
+    """--resume of a run at its last step: its validation of that step is not repeated in
+    validations.jsonl or the summary's history."""
+    import json
+
+    run_dir = copy_of(saved_run, tmp_path)
+    steps = lambda: [json.loads(x)["step"] for x in (run_dir / "validations.jsonl").open()]  # noqa: E731
+    before = steps()
+    assert before and before[-1] == 2
+    assert Trainer(configured(run_dir), resume=True).run().step == 2
+    assert steps() == before
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert [v["step"] for v in summary["validations"]] == before
+
+
 def test_a_checkpoint_without_training_state_cannot_resume(saved_run, tmp_path):
     run_dir = copy_of(saved_run, tmp_path)
     shutil.copy(run_dir / "best.pt", run_dir / "last.pt")

@@ -301,6 +301,8 @@ class Trainer:
         }
         self.model.train()
         s, main = self.state, self.group.main
+        if s.history and s.history[-1]["step"] == s.step:  # a resumed run's last step
+            self.last_validated = s.step  # is validated already: not twice in the record
         self.bar = TrainingBar(self.cfg.train, s.step, s.elapsed, main, self.run_log.note)
         self.report.board.open()
         self.startup_seconds = process_seconds()  # from the command's start to the first step
