@@ -326,7 +326,7 @@ def prepare(
             log.info("prepared data: %s (%d pairs)", folder, found.manifest["pairs"])
             return found
         if why != "absent":
-            log.info("prepared data in %s is %s: preparing it again", folder, why)
+            log.info("prepared data in %s: %s; preparing it again", folder, why)
         tmp = temporary_folder(folder)
         try:
             _build(cfg, source, tmp, identity, tokenizer, symbols)
@@ -344,7 +344,7 @@ def prepare(
             raise
         found, why = check_prepared(folder, key)
         if found is None:
-            raise UserError(f"prepared data in {folder} is {why} right after it was written")
+            raise UserError(f"prepared data in {folder}: {why}, right after it was written")
         log.info("prepared data: %s (%d pairs)", folder, found.manifest["pairs"])
         return found
 
