@@ -43,3 +43,21 @@ def test_without_matplotlib_curves_name_the_plot_extra(tmp_path, monkeypatch):
     path = tmp_path / "s.json"
     message = user_error(draw_curves, [(path, path)], tmp_path / "c.png")
     assert 'pip install "translator[plot]"' in message
+
+
+def test_a_run_without_a_summary_is_drawn_from_its_validations(tmp_path):
+    """A run still training, or killed, has validations.jsonl and no summary.json: its
+    curve comes from the record (a last line cut off by the kill left out)."""
+    pytest.importorskip("matplotlib")
+    run = tmp_path / "run"
+    run.mkdir()
+    lines = [json.dumps({"step": s, "dev_bleu": b, "minutes": m})
+             for s, b, m in [(10, 1.0, 0.5), (20, 2.5, 1.0)]]  # fmt: skip
+    (run / "validations.jsonl").write_text("\n".join(lines) + '\n{"step": 30, "dev_')
+    said = draw_curves([(run, run / "summary.json")], tmp_path / "c.png")
+    assert said == f"curves of 1 runs written to {tmp_path / 'c.png'}; no training losses in run"
+    assert (tmp_path / "c.png").stat().st_size > 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "no training summary" in user_error(draw_curves, [(empty, empty / "summary.json")],
+                                               tmp_path / "d.png")  # fmt: skip

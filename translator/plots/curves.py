@@ -1,4 +1,5 @@
-"""`translator curves`: training runs side by side, from their summary.json files.
+"""`translator curves`: training runs side by side, from their summary.json files (a run
+still training, or killed, from its validations.jsonl, without training losses).
 
 Dev BLEU is drawn against wall-clock minutes (what a time budget buys) and the training
 loss against steps. A validation entry that records its `minutes` (wall clock since the
@@ -18,12 +19,16 @@ from translator.errors import UserError
 def read_summary(path: Path, file: Path) -> tuple[str, dict]:
     """(a name for the legend, the summary) of `path`, a run folder or a summary.json file;
     `file`: the summary file it stands for (the run folder knows its name)."""
-    if not file.is_file():
+    record = path / "validations.jsonl"
+    if not file.is_file() and path.is_dir() and record.is_file():
+        file, summary = record, {"validations": _record(record)}  # a running or killed run
+    elif not file.is_file():
         raise UserError(f"{path}: no training summary (give a run folder or its summary.json)")
-    try:
-        summary = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise UserError(f"{file}: not a readable summary.json ({err})") from None
+    else:
+        try:
+            summary = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise UserError(f"{file}: not a readable summary.json ({err})") from None
     valid = isinstance(summary, dict) and isinstance(summary.get("validations"), list)
     if not valid or not summary["validations"]:
         raise UserError(f"{file}: no validations in this summary (key 'validations')")
@@ -37,6 +42,18 @@ def read_summary(path: Path, file: Path) -> tuple[str, dict]:
         raise UserError(f"{file}: no wall-clock time (keys 'steps' and 'train_minutes')")
     name = path.name if path.is_dir() else file.name.removesuffix(".json")
     return name.removesuffix(".summary"), {**summary, "bleu": rows}
+
+
+def _record(path: Path) -> list:
+    """The validations of a run's validations.jsonl, which a run that is still training (or
+    was killed) keeps without a summary; a last line cut off by a kill is left out."""
+    found = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            found.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return found
 
 
 def validation_minutes(summary: dict) -> list[float]:
