@@ -220,7 +220,7 @@ def test_an_export_aligns_from_the_same_layer_as_its_checkpoint(transformer, tmp
     # sentences of many lengths
     from pretrained import demo_pairs
 
-    many = [s for s, _ in demo_pairs()["test"]]
+    many = [s for s, _ in demo_pairs()["test"]][:30]
     many += [" ".join(many[i : i + 3]) for i in range(0, len(many), 3)]
     request = exported.request(alignments=True)
     batched = [h[0].alignment for h in exported.translate(many, request)]

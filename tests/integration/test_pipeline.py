@@ -122,7 +122,7 @@ def test_eval_set_overrides_the_decoding_settings(trained, tmp_path, files, here
     assert bad.returncode == 2 and "decode.bem" in bad.stderr, bad.stderr
 
 
-def test_a_program_that_waits_for_each_line_gets_it(trained):
+def test_a_program_that_waits_for_each_line_gets_it(trained, here):
     """translate as a coprocess: a line written to its standard input, the pipe left open,
     comes back translated without waiting for more lines or the end of input."""
     import select
@@ -131,7 +131,7 @@ def test_a_program_that_waits_for_each_line_gets_it(trained):
 
     run, _, env = trained
     args = [sys.executable, "-m", "translator", "translate", "--checkpoint", str(run / "best.pt")]
-    want = cli(*args[3:], "Ein Hund läuft.", "Die Katze schläft.", env_extra=env).stdout
+    want = here(*args[3:], "Ein Hund läuft.", "Die Katze schläft.", env_extra=env).stdout
     proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, env={**os.environ, **env})  # fmt: skip
     try:
