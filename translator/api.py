@@ -282,8 +282,8 @@ def _guided(engine, request, lines: list[str], guides: dict):
         glossary = Terms(list(terms.items()), _flag("terms_ignore_case",
                                                     guides.get("terms_ignore_case", False)))  # fmt: skip
         phrases = phrases or [[] for _ in lines]
-        phrases = [p + [t for t in glossary.found(line) if t not in p]
-                   for p, line in zip(phrases, lines)]  # fmt: skip
+        for given, line in zip(phrases, lines):
+            glossary.add_found(given, line)
     if phrases is not None and not any(phrases):
         phrases = None
     if phrases is not None and not engine.capabilities.constraints:

@@ -230,21 +230,19 @@ def arriving(fd: int, size: int) -> Iterator[list[bytes]]:
     ready: list[bytes] = []
     rest, ended = b"", False
 
-    def take(data: bytes) -> None:
-        nonlocal rest
+    def read() -> None:  # (blocks until something comes, or the end)
+        nonlocal rest, ended
+        data = os.read(fd, 1 << 16)
+        ended = not data
         *lines, rest = (rest + data).split(b"\n")
         ready.extend(line + b"\n" for line in lines)
 
     while ready or not ended:
         if not ready:
-            data = os.read(fd, 1 << 16)
-            ended = not data
-            take(data)
+            read()
             continue
         while len(ready) < size and not ended and _waiting(fd):
-            data = os.read(fd, 1 << 16)
-            ended = not data
-            take(data)
+            read()
         yield ready[:size]
         del ready[:size]
     if rest:

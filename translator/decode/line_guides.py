@@ -77,6 +77,10 @@ class Terms:
         """The target terms of the source terms in `line`, each once, in order."""
         return list(dict.fromkeys(t for _, _, t in self.spans(line)))
 
+    def add_found(self, phrases: list[str], line: str) -> None:
+        """The target terms found in `line` put after `phrases`, those it lacks."""
+        phrases += [t for t in self.found(line) if t not in phrases]
+
 
 def _lines_of(path: Path, input_file: Path, option: str, what: str) -> None:
     count, wanted = (sum(1 for _ in iter_lines(p)) for p in (path, input_file))
@@ -171,7 +175,7 @@ class LineGuides:
                     given += self._phrases_of(next(con), next(numbers))
             if self.terms is not None:
                 for given, line in zip(phrases, lines):
-                    given += [t for t in self.terms.found(line) if t not in given]
+                    self.terms.add_found(given, line)
             return prefixes, phrases if any(phrases) else None
 
         return take

@@ -37,18 +37,19 @@ def _unspaced(word: str) -> bool:
     return len(word) > LONGEST_RUN and sum(c.isascii() for c in word) * 2 < len(word)
 
 
-def _runs(word: str) -> list[str]:
-    """`word` whole, or one `_unspaced` cut into runs of at most LONGEST_RUN characters,
-    each ending where a clause does in the second half of its room where one can."""
+def _runs(word: str) -> list[tuple[str, int]]:
+    """(run, its count of words) of `word`: itself, one word; or where `_unspaced`, runs of
+    at most LONGEST_RUN characters, each ending where a clause does in the second half of
+    its room where one can, a word per CHARS_A_WORD characters."""
     if not _unspaced(word):
-        return [word]
+        return [(word, 1)]
     out, at = [], 0
     while len(word) - at > LONGEST_RUN:
         room = range(at + LONGEST_RUN, at + LONGEST_RUN // 2, -1)
         end = next((e for e in room if _CLAUSE_END.search(word[e - 1])), at + LONGEST_RUN)
         out.append(word[at:end])
         at = end
-    return out + [word[at:]]
+    return [(run, -(-len(run) // CHARS_A_WORD)) for run in [*out, word[at:]]]
 
 
 def pieces(words: list[str], weights: list[int] | None = None) -> list[tuple[int, int]]:
@@ -79,16 +80,14 @@ def in_pieces(units: list[str]) -> tuple[list[str], list[list[list[int]]]]:
     flat, parts = [], []
     for unit in units:
         words = unit.split()
-        runs = [(n, run) for n, word in enumerate(words) for run in _runs(word)]
-        weights = [-(-len(run) // CHARS_A_WORD) if _unspaced(words[n]) else 1
-                   for n, run in runs]  # fmt: skip
-        ranges = pieces([run for _, run in runs], weights)
+        runs = [(n, run, weight) for n, word in enumerate(words) for run, weight in _runs(word)]
+        ranges = pieces([run for _, run, _ in runs], [weight for _, _, weight in runs])
         if len(ranges) == 1:
             parts.append([list(range(len(words)))])
             flat.append(unit)
             continue
-        parts.append([[n for n, _ in runs[a:b]] for a, b in ranges])
-        flat += [" ".join(run for _, run in runs[a:b]) for a, b in ranges]
+        parts.append([[n for n, _, _ in runs[a:b]] for a, b in ranges])
+        flat += [" ".join(run for _, run, _ in runs[a:b]) for a, b in ranges]
     return flat, parts
 
 

@@ -291,8 +291,8 @@ class ExportedTranslator(EngineBase):
         # CTranslate2's beam search can hand a sentence of a batch the attention of another,
         # its greedy search does not: beams are read again by a greedy pass forced through
         # them (ct2_search.Searcher)
-        attend, again_attend = attend and dc.beam == 1, attend and dc.beam > 1
-        found = self._searcher.search(sources, max(caps), dc, prefix, attend, skip)
+        kept = attend and dc.beam == 1  # the search's own attention kept
+        found = self._searcher.search(sources, max(caps), dc, prefix, kept, skip)
         if dc.beam > 1:  # beams that reached a limit below the batch's: again with their own
             again: dict[int, list[int]] = {}
             for n, hyps in enumerate(found):
@@ -301,7 +301,7 @@ class ExportedTranslator(EngineBase):
             for cap, rows in again.items():
                 part = None if prefix is None else [prefix[n] for n in rows]
                 again_found = self._searcher.search(
-                    [sources[n] for n in rows], cap, dc, part, attend, skip
+                    [sources[n] for n in rows], cap, dc, part, kept, skip
                 )
                 for n, hyps in zip(rows, again_found):
                     found[n] = hyps
@@ -328,13 +328,8 @@ class ExportedTranslator(EngineBase):
                 if score > best.get(tokens[skip:], (float("-inf"),))[0]:
                     best[tokens[skip:]] = (score, att)
             lists.append(sorted(best.items(), key=lambda kv: -kv[1][0])[:nbest])
-        if again_attend:
-            lists, attend = (
-                self._searcher.forced_attention(
-                    sources, lists, start, self.tokenizer.tgt.id_to_piece
-                ),
-                True,
-            )
+        if attend and not kept:
+            lists = self._searcher.forced_attention(sources, lists, start, pieces)
         # one call for the batch's texts: sentencepiece's per-call cost is a tenth of the
         # decoding time of a small model
         outs = iter(self.tokenizer.decode_tgt([list(t) for ranked in lists for t, _ in ranked]))

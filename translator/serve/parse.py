@@ -119,7 +119,7 @@ def constraints_of(
         for given, text in zip(musts, texts):
             if cancelled():
                 raise Cancelled
-            given += [t for t in glossary.found(text) if t not in given]
+            glossary.add_found(given, text)
     if not any(musts):
         return None
     if not door.engine.capabilities.constraints:
