@@ -187,10 +187,10 @@ class Model:
 def _decoding(dc, changes: dict, nbest: int):
     """The decode section `dc` with `changes` checked as a config's keys are, its beam at
     least `nbest` wide."""
+    from translator.cli_options import decode_overrides
     from translator.config.load import section_with
 
-    dc = section_with(dc, changes, "decoding settings")
-    return dc.replace(beam=nbest) if nbest > dc.beam else dc
+    return decode_overrides(section_with(dc, changes, "decoding settings"), nbest=nbest)
 
 
 def _text(name: str, value, none: bool = False) -> str | None:
