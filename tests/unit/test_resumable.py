@@ -204,3 +204,57 @@ def test_files_of_the_partial_names_that_are_the_users_are_not_replaced(job, tmp
         run(Upper(stop_after=0), src, out)  # stopped before any chunk was done
     run(Upper(), src, out)
     assert out.read_text().splitlines()[0] == "LINE 0"
+
+
+class Steps:
+    """A progress bar that records each advance."""
+
+    def __init__(self, **_):
+        self.steps = []
+
+    def update(self, n=1):
+        self.steps.append(n)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class CharIds:
+    def encode_src(self, lines):
+        return [[*map(ord, line), 2] for line in lines]
+
+
+def test_a_callers_bar_advances_batch_by_batch_with_blank_lines_at_once():
+    from translator.decode.batches import in_batches
+
+    lines = ["a", "", "bbb", "cc", " ", "dddd", "e"]
+    bar, sizes = Steps(), []
+
+    def run_batch(ids, request):
+        sizes.append(len(ids))
+        return [[Translation(str(len(row)), 0.0)] for row in ids]
+
+    request = DecodeRequest(DecodeConfig(batch_size=2), 1)
+    found = in_batches(CharIds(), lines, 100, request, (), bar, run_batch)
+    assert bar.steps == [2, *sizes] and sizes == [2, 2, 1]
+    assert [hyps[0].text for hyps in found] == ["2", "", "4", "3", "", "5", "2"]
+
+
+def test_a_file_job_hands_its_bar_to_each_translate_call_and_counts_no_line_twice(
+    job, monkeypatch
+):
+    src, out = job
+    bars = []
+    monkeypatch.setattr(resumable, "progress_bar", lambda **kw: bars.append(Steps()) or bars[-1])
+
+    class Counting(Upper):
+        def translate(self, lines, request, progress=False):
+            progress.update(len(lines))
+            return super().translate(lines, request)
+
+    run(Counting(), src, out)
+    assert bars[0].steps == [3, 3, 3, 1]  # the chunks of 3 lines, each counted once
+    assert out.read_text(encoding="utf-8").splitlines()[9] == "LINE 9"

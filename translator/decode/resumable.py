@@ -155,11 +155,10 @@ def _append(translator, input_file, partial, record, identity, request, guides, 
             next(stream)
         for chunk in chunked(stream, translate_io.FILE_CHUNK):
             text = io.StringIO()
-            write_translations(translator, [chunk], text, request, None, guides, lines, True)
+            write_translations(translator, [chunk], text, request, bar, guides, lines, True)
             raw.write(text.getvalue().encode("utf-8"))
             raw.flush()
             os.fsync(raw.fileno())
             lines, size = lines + len(chunk), raw.tell()
             state = {"identity": identity, "lines": lines, "bytes": size}
             atomic_write_bytes(record, json.dumps(state).encode())
-            bar.update(len(chunk))

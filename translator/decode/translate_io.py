@@ -75,15 +75,13 @@ def write_translations(
         if take is not None:
             pre, phrases = take(lines)
             guided = guided.guided(translator.tokenizer, lines, translator.max_target, pre, phrases)
-        for hyps in translator.translate(lines, guided):
+        for hyps in translator.translate(lines, guided, progress=bar if bar is not None else False):
             if nbest == 1:
                 out.write(columns(hyps[0], request) + "\n")
             else:
                 out.writelines(f"{index}\t{h.score:.4f}\t{columns(h, request)}\n" for h in hyps)
             index += 1
         out.flush()
-        if bar is not None:
-            bar.update(len(lines))
 
 
 def columns(translation, request) -> str:

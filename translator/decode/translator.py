@@ -3,115 +3,29 @@ engine (engines/engine.py). Each call's settings come in its DecodeRequest."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 import torch
 
 from translator.config import Config
 from translator.data.batching import pad_ids
 from translator.data.tokenizer import Tokenizer
-from translator.data.user_text import blank, valid
 from translator.decode.alignment import Alignment, forced_attention, word_alignment
+from translator.decode.batches import Translation, in_batches, source_ids
 from translator.decode.beam import BeamStream
 from translator.decode.calibrate import confidence_request, with_confidence
 from translator.decode.confidence import Calibration
-from translator.decode.loop import abandoned, stop_if
 from translator.decode.request import Capabilities, DecodeRequest, EngineBase, fed_prefixes
-from translator.decode.rules import Hypothesis, cut, unforced
+from translator.decode.rules import Hypothesis, unforced
 from translator.decode.score import Score, score_in_batches, teacher_forced
 from translator.decode.search import decode
 from translator.errors import UserError
 from translator.models.base import Seq2Seq
-from translator.progress import progress_bar
 from translator.runtime import autocast, pick_device
 from translator.specials import EOS, UNK
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Translation:
-    text: str
-    score: float
-    tokens: tuple[int, ...] = ()  # target subword ids, without <bos>/<eos>
-    # (source word, translated word) pairs, where the request asked for alignments
-    alignment: tuple[tuple[int, int], ...] | None = None
-    # each token's log-probability and the </s>'s, where the engine keeps them
-    logprobs: tuple[float, ...] | None = None
-    # where the request asked: predicted chrF / 100 (decode/calibrate.py), and each word's
-    confidence: float | None = None
-    word_confidence: tuple[float, ...] | None = None
-
-
-def source_ids(
-    tokenizer, lines: list[str], limit: int, prefix=()
-) -> tuple[list[int], list[list[int]]]:
-    """(indices of the lines that show something (user_text.blank), their source subword
-    ids, after `prefix`: a corpus tag's id); a source longer than `limit` subwords is cut
-    (with a warning). A lone surrogate is a UserError naming the line."""
-    todo = [i for i, line in enumerate(lines) if not blank(line)]
-    for i in todo:
-        valid(lines[i], f"line {i + 1}")
-    ids = tokenizer.encode_src([lines[i] for i in todo]) if todo else []
-    if prefix:
-        ids = [[*prefix, *s] for s in ids]
-    return todo, cut(ids, limit, todo)
-
-
-def in_batches(
-    tokenizer,
-    lines,
-    limit: int,
-    request: DecodeRequest,
-    source: tuple[int, ...],
-    progress: bool,
-    run_batch,
-    workers: int = 1,
-):
-    """Translate `lines` in length-sorted batches of the request's batch size with
-    `run_batch(ids, request of those lines)`, after the ids `source`; results come back in
-    input order. A blank line yields an empty translation without running the model; a
-    source longer than `limit` subwords is cut (with a warning). With `workers` > 1, that
-    many batches run at once on threads (for an engine that releases the GIL, such as
-    CTranslate2), and input that would make fewer batches is split so that every worker
-    gets one. A request for alignments also hands `run_batch` the batch's source texts
-    (`sources=`), whose words the alignments count."""
-    nbest = request.nbest
-    results: list[list[Translation]] = [[Translation("", 0.0)] * nbest for _ in lines]
-    todo, ids = source_ids(tokenizer, lines, limit, source)
-    if not todo:
-        return results
-    order = sorted(range(len(todo)), key=lambda j: len(ids[j]))
-    size = request.decode.batch_size
-    if workers > 1 and len(order) < workers * size:
-        size = max(1, -(-len(order) // workers))
-    batches = [order[i : i + size] for i in range(0, len(order), size)]
-    bar = progress_bar(
-        total=len(batches), desc="translate", unit="batch", enabled=progress, leave=False
-    )
-    check = abandoned()  # (worker threads do not see this thread's)
-
-    def run(batch: list[int]) -> list[list[Translation]]:
-        stop_if(check)
-        rows = [todo[j] for j in batch]
-        texts = {"sources": [lines[i] for i in rows]} if request.alignments else {}
-        return list(run_batch([ids[j] for j in batch], request.rows(rows), **texts))
-
-    with bar, contextlib.ExitStack() as stack:
-        if workers > 1 and len(batches) > 1:
-            pool = stack.enter_context(ThreadPoolExecutor(workers, "translate"))
-            done = pool.map(run, batches)
-        else:
-            done = map(run, batches)
-        for batch, found in zip(batches, done):
-            for j, hyps in zip(batch, found):
-                results[todo[j]] = hyps
-            bar.update()
-    return results
 
 
 class Translator(EngineBase):

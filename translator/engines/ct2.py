@@ -42,6 +42,7 @@ import torch
 from translator.config import Config, config_from_dict
 from translator.data.batching import pad_ids
 from translator.decode.alignment import word_alignment
+from translator.decode.batches import Translation, in_batches, source_ids
 from translator.decode.calibrate import confidence_request, with_confidence
 from translator.decode.request import (
     Capabilities,
@@ -52,7 +53,7 @@ from translator.decode.request import (
 )
 from translator.decode.rules import length_penalty, max_lengths
 from translator.decode.score import Score, score_in_batches
-from translator.decode.translator import Translation, in_batches, source_ids, started
+from translator.decode.translator import started
 from translator.engines.ct2_folder import HINT, folder_calibration, folder_tokenizer, read_manifest
 from translator.engines.ct2_search import Searcher
 from translator.engines.export import MANIFEST

@@ -54,7 +54,8 @@ class Engine(Protocol):
         self, lines: list[str], request: DecodeRequest | None = None, progress: bool = False
     ) -> list[list[Translation]]:
         """Per line, its request.nbest best Translation, in input order (None: the model's
-        own decoding settings)."""
+        own decoding settings). `progress`: True shows a bar of batches; a caller's bar
+        (tqdm's interface) is advanced by each batch's lines instead."""
         ...
 
     def score(
