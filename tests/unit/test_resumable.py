@@ -243,9 +243,7 @@ def test_a_callers_bar_advances_batch_by_batch_with_blank_lines_at_once():
     assert [hyps[0].text for hyps in found] == ["2", "", "4", "3", "", "5", "2"]
 
 
-def test_a_file_job_hands_its_bar_to_each_translate_call_and_counts_no_line_twice(
-    job, monkeypatch
-):
+def test_a_file_job_hands_its_bar_to_each_translate_call_and_counts_no_line_twice(job, monkeypatch):
     src, out = job
     bars = []
     monkeypatch.setattr(resumable, "progress_bar", lambda **kw: bars.append(Steps()) or bars[-1])
