@@ -159,6 +159,8 @@ def test_the_average_command_line(run_dir, tmp_path, here):
     result = here(*args)
     assert result.returncode == 0, result.stderr[-2000:]
     assert out.is_file() and "averaged 2 checkpoint(s)" in result.stdout
+    shown = here("info", str(out))
+    assert "training: the average of 2 checkpoint(s), of steps 4, 8" in shown.stdout
     result = here("average", "--checkpoint", str(run_dir / "config.yaml"), "--output", str(out))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0 and "config.yaml" in result.stderr

@@ -119,6 +119,10 @@ def _languages(cfg, source) -> list[str]:
 
 
 def _progress(progress) -> list[str]:
+    averaged = progress.get("averaged_steps") if isinstance(progress, dict) else None
+    if isinstance(averaged, list):
+        steps = ", ".join("?" if s is None else str(s) for s in averaged)
+        return [f"training: the average of {len(averaged)} checkpoint(s), of steps {steps}"]
     if not isinstance(progress, dict) or not progress.get("step"):
         return ["training: none (not trained here)"]
     line = f"training: step {progress['step']}, epoch {progress.get('epoch', 0)}"

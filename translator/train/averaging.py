@@ -54,9 +54,11 @@ def average_checkpoints(paths: list[Path]) -> Checkpoint:
     if not paths:
         raise UserError("nothing to average: give at least one checkpoint")
     first = first_path = total = last = None
+    steps = []  # each file's training step, for `info` (None where it records none)
     for path in progress_bar(paths, desc="average", unit="checkpoint", enabled=len(paths) > 1):
         last = Checkpoint.load(path)
         last.build_tokenizer(str(path))  # a tokenizer that fits its fingerprint
+        steps.append(last.progress.get("step") if isinstance(last.progress, dict) else None)
         if not isinstance(last.model, dict):
             raise UserError(f"{path}: not a translator model checkpoint (it has no weights)")
         if first is None:
@@ -73,8 +75,9 @@ def average_checkpoints(paths: list[Path]) -> Checkpoint:
     }
     # an imported model's origin, card and licence hold for the average of its fine-tunings
     return Checkpoint(
-        config=last.config, tokenizer=last.tokenizer, model=weights, source=last.source
-    )
+        config=last.config, tokenizer=last.tokenizer, model=weights, source=last.source,
+        progress={"averaged_steps": steps},
+    )  # fmt: skip
 
 
 def average_command(
