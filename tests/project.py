@@ -39,9 +39,9 @@ WALKTHROUGH_TINY = {
     "tokenizer": {"vocab_size": 500},
     "model": {"d_model": 32, "heads": 2, "enc_layers": 1, "dec_layers": 1, "ff_dim": 64},
     "train": {
-        "max_steps": 200,
-        "valid_every": 100,
-        "save_every": 100,
+        "max_steps": 60,
+        "valid_every": 30,
+        "save_every": 30,
         "batch_tokens": 1000,
         "warmup_steps": 20,
         "lr": 0.005,

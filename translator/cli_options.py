@@ -65,6 +65,25 @@ def _output_file(path: Path | None) -> Path | None:
     return None if path is None else writable_file(path)
 
 
+def _model_paths(paths: Path | list[Path] | None) -> Path | list[Path] | None:
+    """--checkpoint paths: each a file or folder that exists (what it holds is checked as
+    it loads), so a mistyped one is named at once, not after torch has been imported."""
+    from translator.errors import UserError
+
+    for path in [paths] if isinstance(paths, Path) else paths or []:
+        if not path.exists():
+            raise UserError(
+                f"checkpoint not found: {path}",
+                "training writes RUN_DIR/best.pt and RUN_DIR/last.pt",
+            )
+    return paths
+
+
+def checkpoint_option(help: str, metavar: str = "PATH"):
+    """The `--checkpoint PATH` option of the commands that load models."""
+    return typer.Option("--checkpoint", metavar=metavar, help=help, callback=_model_paths)
+
+
 # The formats a picture is drawn in, by the file's suffix (matplotlib writes each).
 PICTURE_FORMATS = (".png", ".svg", ".pdf")
 
@@ -107,11 +126,8 @@ SetOpt = Annotated[
 ]
 CkptOpt = Annotated[
     list[Path],
-    typer.Option(
-        "--checkpoint",
-        metavar="PATH",
-        help="A checkpoint file such as RUN/best.pt or a folder `translator export` wrote "
-        "(repeatable)",
+    checkpoint_option(
+        "A checkpoint file such as RUN/best.pt or a folder `translator export` wrote (repeatable)"
     ),
 ]
 EnsembleOpt = Annotated[

@@ -11,8 +11,8 @@ from checkpoints import needs_ct2
 from util import tiny_config
 
 from translator.config import config_from_dict
+from translator.data.pharaoh import read_pharaoh
 from translator.decode import resumable, translate_io
-from translator.decode.alignment import read_pharaoh
 from translator.engines.load import load_engine
 from translator.train.trainer import Trainer
 

@@ -12,6 +12,19 @@ CASES = {
         "import translator.config\ntranslator.config.load_config\n",
         ("torch", "numpy", "sentencepiece"),
     ),
+    # a mistyped file is named before torch is imported (the import takes seconds)
+    "a missing checkpoint or config": (
+        "from translator import cli\n"
+        "for argv in (['translate', '--checkpoint', 'gone.pt', 'a'], ['serve', '--checkpoint',\n"
+        "        'gone'], ['export', '--checkpoint', 'gone.pt', '--output', 'o'],\n"
+        "        ['train', '--config', 'gone.yaml']):\n"
+        "    sys.argv = ['translator', *argv]\n"
+        "    try:\n"
+        "        cli.main()\n"
+        "    except SystemExit as end:\n"
+        "        assert end.code == 2, end.code\n",
+        ("torch",),
+    ),
     "models, search, loss": (
         "import translator.decode.search, translator.train.loss\n"
         "from translator.models.family import build_model, model_config\n"

@@ -92,7 +92,7 @@ def test_readme_own_data_walkthrough(tmp_path):
     for name in ("best.pt", "last.pt", "train.log", "validations.jsonl", "ct2/model.bin"):
         assert (run / name).is_file(), name
     lines = (run / "validations.jsonl").read_text(encoding="utf-8").splitlines()
-    assert [json.loads(line)["step"] for line in lines] == [100, 200]
+    assert [json.loads(line)["step"] for line in lines] == [30, 60]
 
     def output_of(verb: str, contains: str = "") -> str:
         return next(o for c, o in outputs.items() if c.startswith(verb) and contains in c)

@@ -4,6 +4,7 @@ from util import cli
 
 
 def test_sampling_errors_through_the_command_line(tmp_path, here):
+    (tmp_path / "x.pt").touch()  # named before it is loaded
     result = here("translate", "--checkpoint", str(tmp_path / "x.pt"), "--sampling", "topk:0", "a")
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith("error: --sampling 'topk:0'")

@@ -268,6 +268,6 @@ def test_serve_user_errors(server, transformer, tmp_path):
     assert result.stderr.startswith(f"error: cannot serve on 127.0.0.1:{server.port}: ")
     (tmp_path / "fastapi.py").write_text("raise ImportError('no fastapi here')\n")
     path = f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
-    result = cli("serve", "--checkpoint", "x.pt", env_extra={"PYTHONPATH": path})
+    result = cli("serve", "--checkpoint", transformer[0], env_extra={"PYTHONPATH": path})
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert 'pip install "translator[serve]"' in result.stderr

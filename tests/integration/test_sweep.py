@@ -9,13 +9,15 @@ from util import tiny_config
 
 
 def test_a_sweep_trains_each_combination_once_and_ranks_them(tmp_path, monkeypatch, capsys):
+    """Four runs two at a time, side by side: they split the cores and keep their logs."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump(tiny_config(train={"max_steps": 3, "valid_every": 3})))
     sweep = load_sweep()
     out, runs = tmp_path / "sweep.jsonl", tmp_path / "runs"
     argv = ["--config", str(config), "--steps", "3", "--runs", str(runs), "--out", str(out)]
-    argv += ["--grid", "train.lr_schedule=inverse_sqrt,linear", "--seeds", "1,2"]
+    argv += ["--grid", "train.lr_schedule=inverse_sqrt,linear", "--seeds", "1,2", "--jobs", "2"]
     sweep.main(argv)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 4 and {r["seed"] for r in rows} == {1, 2}
@@ -25,6 +27,9 @@ def test_a_sweep_trains_each_combination_once_and_ranks_them(tmp_path, monkeypat
         saved = yaml.safe_load((Path(row["run_dir"]) / "config.yaml").read_text())
         assert saved["train"]["lr_schedule"] == row["settings"]["train.lr_schedule"]
         assert saved["seed"] == row["seed"]
+        assert saved["train"]["threads"] == 2  # 4 cores, 2 jobs
+        log = runs / (Path(row["run_dir"]).name + ".log")
+        assert "parameters" in log.read_text()
     table = capsys.readouterr().out.split("| settings")[1].splitlines()
     means = [float(line.split("|")[3]) for line in table[2:]]
     assert len(means) == 2 and means == sorted(means, reverse=True)
@@ -34,22 +39,3 @@ def test_a_sweep_trains_each_combination_once_and_ranks_them(tmp_path, monkeypat
     for run_dir, stamp in stamps.items():
         assert (Path(run_dir) / "summary.json").stat().st_mtime == stamp
     assert len(out.read_text().splitlines()) == 8
-
-
-def test_side_by_side_runs_split_the_cores_and_keep_their_logs(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr("os.cpu_count", lambda: 4)
-    config = tmp_path / "tiny.yaml"
-    config.write_text(yaml.safe_dump(tiny_config(train={"max_steps": 2, "valid_every": 2})))
-    sweep = load_sweep()
-    out, runs = tmp_path / "sweep.jsonl", tmp_path / "runs"
-    argv = ["--config", str(config), "--steps", "2", "--runs", str(runs), "--out", str(out)]
-    sweep.main([*argv, "--grid", "train.lr=0.001,0.002", "--jobs", "2"])
-    rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert sorted(r["settings"]["train.lr"] for r in rows) == ["0.001", "0.002"]
-    for row in rows:
-        saved = yaml.safe_load((Path(row["run_dir"]) / "config.yaml").read_text())
-        assert saved["train"]["threads"] == 2  # 4 cores, 2 jobs
-        assert float(saved["train"]["lr"]) == float(row["settings"]["train.lr"])
-        log = runs / (Path(row["run_dir"]).name + ".log")
-        assert "parameters" in log.read_text()

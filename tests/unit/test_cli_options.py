@@ -39,14 +39,15 @@ def test_decode_overrides_replace_only_what_is_given():
     assert decode_overrides(dc, beam=3, nbest=2).beam == 3
 
 
-def test_a_number_option_names_what_is_wrong_with_its_value(capsys):
+def test_a_number_option_names_what_is_wrong_with_its_value(capsys, tmp_path):
     """nan is no number in any range: the message says so, rather than naming a range end
     that nan is not over."""
     from commandline import run_cli
 
-    said = {}
+    said, ckpt = {}, tmp_path / "x.pt"
+    ckpt.touch()  # (a path that is not there is named first)
     for value in ("nan", "inf", "2", "abc"):
-        code, _, err = run_cli(capsys, "translate", "--checkpoint", "x.pt",
+        code, _, err = run_cli(capsys, "translate", "--checkpoint", ckpt,
                                "--min-confidence", value, "a")  # fmt: skip
         assert code == 2 and "Traceback" not in err
         said[value] = err.strip().splitlines()[-1]

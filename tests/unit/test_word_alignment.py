@@ -5,13 +5,8 @@ import pytest
 import torch
 from util import family_config, tiny_model
 
-from translator.decode.alignment import (
-    forced_attention,
-    pharaoh,
-    read_pharaoh,
-    word_alignment,
-    word_of_piece,
-)
+from translator.data.pharaoh import pharaoh, read_pharaoh
+from translator.decode.alignment import forced_attention, word_alignment, word_of_piece
 from translator.decode.search import decode
 
 SRC = ["▁Ein", "▁Hund", "e", "▁läuft", "."]  # "Ein Hunde läuft."

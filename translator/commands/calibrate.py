@@ -15,6 +15,7 @@ from translator.cli_options import (
     DeviceOpt,
     EnsembleOpt,
     LenPenaltyOpt,
+    checkpoint_option,
     decode_overrides,
     input_option,
 )
@@ -23,12 +24,8 @@ from translator.cli_options import (
 def calibrate(
     checkpoint: Annotated[
         list[Path],
-        typer.Option(
-            "--checkpoint",
-            metavar="CKPT",
-            help="The checkpoint file to calibrate (repeatable, with --ensemble)",
-        ),
-    ],  # fmt: skip
+        checkpoint_option("The checkpoint file to calibrate (repeatable, with --ensemble)", "CKPT"),
+    ],
     src: Annotated[Path | None, input_option("--src", "Fit on this source file ...")] = None,
     ref: Annotated[Path | None, input_option("--ref", "... and its references")] = None,
     beam: BeamOpt = None,

@@ -8,13 +8,11 @@ from typing import Annotated
 
 import typer
 
-from translator.cli_options import SetOpt, picture_option
+from translator.cli_options import SetOpt, checkpoint_option, picture_option
 
 
 def export(
-    checkpoint: Annotated[
-        Path, typer.Option("--checkpoint", metavar="FILE", help="The checkpoint to export")
-    ],
+    checkpoint: Annotated[Path, checkpoint_option("The checkpoint to export", "FILE")],
     output: Annotated[
         Path, typer.Option("--output", metavar="DIR", help="The folder to write (made if absent)")
     ],

@@ -59,7 +59,7 @@ def score(
     (and with --alignments, source word i - target word j pairs, from 0).
 
     The sum is what a search adds up for that output, before its length penalty."""
-    from translator.decode.alignment import pharaoh
+    from translator.data.pharaoh import pharaoh
     from translator.decode.request import DecodeRequest
     from translator.engines.load import load_engine
     from translator.fileio import atomic_open

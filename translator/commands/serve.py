@@ -19,6 +19,7 @@ from translator.cli_options import (
     MaxLenAOpt,
     MaxLenBOpt,
     TagOpt,
+    checkpoint_option,
     decode_overrides,
     number_option,
 )
@@ -28,10 +29,7 @@ from translator.serve.limits import Limits
 D = Limits()
 
 
-CheckpointOpt = Annotated[
-    list[Path],
-    typer.Option("--checkpoint", metavar="PATH", help="A checkpoint file or an exported folder"),
-]
+CheckpointOpt = Annotated[list[Path], checkpoint_option("A checkpoint file or an exported folder")]
 HostOpt = Annotated[str, typer.Option("--host", metavar="ADDRESS", help="Address to listen on")]
 PortOpt = Annotated[int, number_option("--port", "PORT", "Port to listen on", (0, 65535))]
 ServeLangOpt = Annotated[
@@ -133,7 +131,6 @@ def serve(
     requests are decoded together. The decoding options set what a request gets
     unless it asks for its own beam; a request to a model of several target languages names
     its own (tgt_lang) unless --tgt-lang gives the one it gets."""
-    from translator.engines.load import load_engine
     from translator.errors import UserError, optional_import
 
     optional_import("fastapi", "serve", "translator serve and its page")
@@ -145,6 +142,10 @@ def serve(
         raise UserError(f"--batching {batching!r}: choose batch or continuous")
     if api_key is not None and not api_key.strip():
         raise UserError("--api-key is empty: give the key requests must send")
+    if port:  # a port in use is named before a model loads (0: the system picks one later)
+        _check_port(host, port)
+    from translator.engines.load import load_engine  # (torch: after the quick checks)
+
     translator = load_engine(checkpoint, device, tag=tag, tgt_lang=tgt_lang, any_language=True)
     dc = decode_overrides(
         translator.cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from translator.cli_options import ConfigOpt, SetOpt, output_option
+from translator.cli_options import ConfigOpt, SetOpt, checkpoint_option, output_option
 
 
 def train(
@@ -30,9 +30,10 @@ def train(
     RUN, the config's run_dir, gets best.pt, last.pt, summary.json, train.log and
     validations.jsonl."""
     from translator.config import load_config
+
+    cfg = load_config(config, set_ or [])  # (a mistake in it is named before torch loads)
     from translator.train.trainer import Trainer
 
-    cfg = load_config(config, set_ or [])
     trainer = Trainer(cfg, resume=resume, init_from=init_from, overwrite=overwrite)
     finished = False
     try:
@@ -61,7 +62,7 @@ def average(
     ] = None,
     checkpoint: Annotated[
         list[Path] | None,
-        typer.Option("--checkpoint", metavar="FILE", help="A checkpoint to average (repeatable)"),
+        checkpoint_option("A checkpoint to average (repeatable)", "FILE"),
     ] = None,
     output: Annotated[
         Path | None, output_option("--output", "The checkpoint to write (default RUN/average.pt)")

@@ -163,7 +163,6 @@ def translate(
     --checkpoint takes a checkpoint file or a folder written by `translator export`."""
     from translator.decode.sampling import sampling_options
     from translator.decode.translate_io import draw_attention, interactive_loop, utf8_arguments
-    from translator.engines.load import load_engine
     from translator.fileio.outputs import distinct_outputs
 
     text = utf8_arguments(text or [])
@@ -181,6 +180,8 @@ def translate(
     sampler = sampling_options(sampling, temperature, seed, beam)
     if sampler is not None and checkpoint[0].is_dir():
         raise UserError(f"--sampling: {checkpoint[0]} is an exported model, which only searches")
+    from translator.engines.load import load_engine  # (torch: after the quick checks)
+
     languages = {"tag": tag, "tgt_lang": tgt_lang, "src_lang": src_lang}
     translator = load_engine(checkpoint, device, quantize, ensemble, **languages)
     dc = decode_overrides(
@@ -191,11 +192,9 @@ def translate(
     request = _request(dc, nbest, sampler, columns, (plot_attention, interactive, fmt), guides)
     _check_calibrated(translator, request, checkpoint)
     if plot_attention is not None:
-        draw_attention(translator, text, request, plot_attention, layer)
-        return
+        return draw_attention(translator, text, request, plot_attention, layer)
     if interactive:
-        interactive_loop(translator, request)
-        return
+        return interactive_loop(translator, request)
     if fmt is not None:
         from translator.commands.translate_document import translate_document_file
 

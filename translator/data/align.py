@@ -121,10 +121,6 @@ def align_texts(src: list[str], tgt: list[str]) -> list[Links]:
     return align_word_lines([" ".join(s.split()) for s in src], [" ".join(t.split()) for t in tgt])
 
 
-def pharaoh(links: Links) -> str:
-    return " ".join(f"{i}-{j}" for i, j in sorted(links))
-
-
 # ---------------------------------------------------------------- pieces and words
 
 

@@ -18,12 +18,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from translator.data.pharaoh import Alignment
 from translator.models.base import Seq2Seq
 from translator.specials import BOS, PAD
 
 WORD_START = "\u2581"  # sentencepiece's mark of a piece that begins a word
-
-Alignment = tuple[tuple[int, int], ...]
 
 
 def word_of_piece(pieces: list[str], words: int) -> list[int]:
@@ -65,22 +64,6 @@ def word_alignment(
     summed = np.zeros((n_tgt, n_src))
     np.add.at(summed.T, word_of_piece(source_pieces[: w.shape[1]], n_src), rows.T)
     return tuple(sorted((int(summed[j].argmax()), j) for j in range(n_tgt)))
-
-
-def pharaoh(alignment: Alignment | None) -> str:
-    """ "i-j i-j ..." (empty for None or no pairs)."""
-    return " ".join(f"{i}-{j}" for i, j in alignment or ())
-
-
-def read_pharaoh(text: str) -> Alignment:
-    """The pairs of a Pharaoh line; a token that is not "i-j" raises ValueError."""
-    pairs = []
-    for token in text.split():
-        i, sep, j = token.partition("-")
-        if not sep or not i.isdigit() or not j.isdigit():
-            raise ValueError(f"{token!r} is not an i-j pair")
-        pairs.append((int(i), int(j)))
-    return tuple(sorted(pairs))
 
 
 @torch.no_grad()

@@ -11,10 +11,12 @@ a batch draw at once, so the output depends on the seed, the input and the batch
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import torch
+from typing import TYPE_CHECKING
 
 from translator.errors import UserError
+
+if TYPE_CHECKING:  # (parsing --sampling needs no torch: a mistake is named before it loads)
+    import torch
 
 SPEC_HELP = "topk:K (K a whole number >= 1) or topp:P (0 < P <= 1)"
 
@@ -33,6 +35,8 @@ class Sampling:
 
     def generator(self, device: torch.device) -> torch.Generator:
         """One random stream per device for the whole run (every batch continues it)."""
+        import torch
+
         key = str(device)
         if key not in self.generators:
             gen = torch.Generator(device=device)
@@ -45,6 +49,8 @@ class Sampling:
 
     def choose(self, logp: torch.Tensor) -> torch.Tensor:
         """One token per row of log-probabilities [N, V] (-inf: never)."""
+        import torch
+
         logits = logp.float() / self.temperature
         if self.top_k is not None:
             kth = logits.topk(min(self.top_k, logits.size(-1)), dim=-1).values[:, -1:]

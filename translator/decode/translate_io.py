@@ -9,8 +9,8 @@ from pathlib import Path
 
 import typer
 
+from translator.data.pharaoh import pharaoh
 from translator.data.readers import arriving, chunked, decode_lines
-from translator.decode.alignment import pharaoh
 from translator.errors import UserError
 
 

@@ -10,8 +10,9 @@ import torch
 
 from translator.config import Config
 from translator.data.batching import pad_ids
+from translator.data.pharaoh import Alignment
 from translator.data.tokenizer import Tokenizer
-from translator.decode.alignment import Alignment, forced_attention, word_alignment
+from translator.decode.alignment import forced_attention, word_alignment
 from translator.decode.batches import Translation, in_batches, source_ids
 from translator.decode.beam import BeamStream
 from translator.decode.calibrate import confidence_request, with_confidence
