@@ -80,6 +80,15 @@ def cli(*args, stdin=None, env_extra=None, timeout=600):
     )
 
 
+def at_once(*calls):
+    """The results of independent calls, each a subprocess launch, run side by side: most
+    of a launch is one core importing torch, so two at a time take about the time of one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        return list(pool.map(lambda call: call(), calls))
+
+
 # -- small models for the search tests ---------------------------------------------------------
 
 

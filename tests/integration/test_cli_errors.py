@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 import yaml
-from util import assert_user_error, cli, tiny_config
+from util import assert_user_error, at_once, cli, tiny_config
 
 from translator.models.checkpoint import load_checkpoint, save_checkpoint
 
@@ -295,21 +295,26 @@ def test_a_file_or_folder_to_read_that_is_not_one(files, command, needles, here)
 def test_text_that_is_not_utf8_on_stdin_in_arguments_and_typed(checkpoint):
     latin1 = "Ein Café.\n".encode("latin-1")
     ckpt = ["translate", "--checkpoint", str(checkpoint)]
-    result = run_bytes(*ckpt, stdin=b"Ein Hund.\n" + latin1)
-    assert_user_error(result, "standard input, line 2", "UTF-8", "0xe9")
-    assert_user_error(run_bytes(*ckpt, "--interactive", stdin=latin1), "UTF-8", "0xe9")
-    result = run_bytes(*ckpt, "Ein Hund.", b"Ein Caf\xe9", stdin=b"")
-    assert_user_error(result, "TEXT argument 2", "UTF-8", "0xe9")
+    piped, typed, argument = at_once(
+        lambda: run_bytes(*ckpt, stdin=b"Ein Hund.\n" + latin1),
+        lambda: run_bytes(*ckpt, "--interactive", stdin=latin1),
+        lambda: run_bytes(*ckpt, "Ein Hund.", b"Ein Caf\xe9", stdin=b""),
+    )
+    assert_user_error(piped, "standard input, line 2", "UTF-8", "0xe9")
+    assert_user_error(typed, "UTF-8", "0xe9")
+    assert_user_error(argument, "TEXT argument 2", "UTF-8", "0xe9")
 
 
 def test_serve_checkpoints_that_are_not_models(files):
     pytest.importorskip("fastapi", reason="the `serve` extra is not installed")
     pytest.importorskip("uvicorn", reason="the `serve` extra is not installed")
     # subprocesses: a server started by mistake would hold this process
-    result = cli("serve", "--checkpoint", files["FOLDER"], "--port", "0")
-    assert_user_error(result, "folder", "not an exported model")
-    result = cli("serve", "--checkpoint", files["TEXT"], "--port", "0")
-    assert_user_error(result, "text.de")
+    folder, text = at_once(
+        lambda: cli("serve", "--checkpoint", files["FOLDER"], "--port", "0"),
+        lambda: cli("serve", "--checkpoint", files["TEXT"], "--port", "0"),
+    )
+    assert_user_error(folder, "folder", "not an exported model")
+    assert_user_error(text, "text.de")
     # a second model is refused, not served in place of the first
     result = cli("serve", "--checkpoint", files["CKPT"], "--checkpoint", files["CKPT"])
     assert_user_error(result, "2 --checkpoint options", "serve takes one model")

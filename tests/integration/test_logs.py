@@ -9,7 +9,7 @@ import pytest
 import yaml
 from training import LOGS_TINY as TINY
 from training import validations
-from util import cli
+from util import at_once, cli
 
 from translator.config import config_from_dict
 from translator.data.corpus import open_source
@@ -66,21 +66,20 @@ def test_the_run_keeps_what_it_printed_and_its_validations(piped_run):
     assert found == summary["validations"] and all("dev_bleu" in v for v in found)
 
 
-@pytest.mark.parametrize("command", ["translate", "eval"])
-def test_translate_and_eval_progress_is_plain_lines_when_piped(piped_run, tmp_path, command):
+def test_translate_and_eval_progress_is_plain_lines_when_piped(piped_run, tmp_path):
     run_dir, _ = piped_run
     text = tmp_path / "in.de"
     text.write_text("Ein Mann besucht das Haus.\nEin Vogel hört die Katze.\n")
     checkpoint = str(run_dir / "best.pt")
-    if command == "translate":
-        result = cli("translate", "--checkpoint", checkpoint, "--input", str(text))
-        done = "translate: 2/2 (100%)"
-    else:
-        result = cli("eval", "--checkpoint", checkpoint, "--src", str(text), "--ref", str(text))
-        done = "translate: 1/1 (100%)"  # the two lines make one batch
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "\r" not in result.stderr
-    assert any(line.startswith(done) for line in result.stderr.splitlines()), result.stderr
+    translated, evaluated = at_once(
+        lambda: cli("translate", "--checkpoint", checkpoint, "--input", str(text)),
+        lambda: cli("eval", "--checkpoint", checkpoint, "--src", str(text), "--ref", str(text)),
+    )
+    # translate counts lines; eval's two lines make one batch
+    for result, done in ((translated, "translate: 2/2 (100%)"), (evaluated, "translate: 1/1")):
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert "\r" not in result.stderr
+        assert any(line.startswith(done) for line in result.stderr.splitlines()), result.stderr
 
 
 def test_the_logs_exist_and_grow_while_the_run_goes(tmp_path, monkeypatch):

@@ -142,6 +142,8 @@ def serve(
         raise UserError(f"--batching {batching!r}: choose batch or continuous")
     if api_key is not None and not api_key.strip():
         raise UserError("--api-key is empty: give the key requests must send")
+    if beam is not None and beam > max_beam:  # (the model's own beam is checked as it loads)
+        raise UserError(f"--beam {beam} is over --max-beam {max_beam}")
     if port:  # a port in use is named before a model loads (0: the system picks one later)
         _check_port(host, port)
     from translator.engines.load import load_engine  # (torch: after the quick checks)
