@@ -9,7 +9,7 @@ import time
 
 import pytest
 from serving import SENTENCES, Server, assert_error, concurrently, expected, get, post, request
-from util import cli
+from util import at_once, cli
 
 pytest.importorskip("fastapi", reason="the `serve` extra (fastapi) is not installed")
 pytest.importorskip("uvicorn", reason="the `serve` extra (uvicorn) is not installed")
@@ -221,7 +221,11 @@ def test_an_exported_model_serves_without_attention(server, transformer, tmp_pat
     pytest.importorskip("ctranslate2", reason="the `ctranslate2` extra is not installed")
     result = here("export", "--checkpoint", transformer[0], "--output", str(tmp_path / "ct2"))
     assert result.returncode == 0, result.stderr
-    srv = Server(str(tmp_path / "ct2"), tmp_path / "log")
+    ct2 = str(tmp_path / "ct2")
+    srv, refused = at_once(
+        lambda: Server(ct2, tmp_path / "log"),
+        lambda: cli("serve", "--checkpoint", ct2, "--batching", "continuous", "--port", "0"),
+    )
     try:
         assert get(srv.url + "/health")[1]["engine"] == "ctranslate2"
         status, body, raw = post(srv.url + "/translate", {"texts": SENTENCES, "beam": 1})
@@ -230,8 +234,7 @@ def test_an_exported_model_serves_without_attention(server, transformer, tmp_pat
         assert_error(post(srv.url + "/attention", {"text": "Hund"}), 400, "exported")
     finally:
         srv.stop()
-    result = cli("serve", "--checkpoint", str(tmp_path / "ct2"), "--batching", "continuous")
-    assert result.returncode == 2 and "needs a checkpoint" in result.stderr, result.stderr
+    assert refused.returncode == 2 and "needs a checkpoint" in refused.stderr, refused.stderr
 
 
 def test_decoding_options_set_what_requests_get(transformer, tmp_path):

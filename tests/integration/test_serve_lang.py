@@ -9,7 +9,7 @@ import pytest
 from browser import Browser, chromium
 from checkpoints import multilingual_checkpoint as checkpoint
 from serving import Server, assert_error, concurrently, get, post
-from util import assert_user_error, cli
+from util import assert_user_error, at_once, cli
 
 from translator.decode.request import DecodeRequest
 from translator.engines.load import load_engine
@@ -90,7 +90,10 @@ def test_a_missing_or_unknown_language_is_a_400(server):
 
 def test_tgt_lang_is_the_default_of_a_continuous_server(models, engines, tmp_path):
     options = ["--tgt-lang", "fr", "--batching", "continuous", "--batch-size", "8"]
-    srv = Server(models[0], tmp_path / "log", *options)
+    srv, refused = at_once(
+        lambda: Server(models[0], tmp_path / "log", *options),
+        lambda: cli("serve", "--checkpoint", models[0], "--tgt-lang", "de", "--port", "0"),
+    )
     try:
         assert get(srv.url + "/health")[1]["tgt_lang"] == "fr"
         check_languages(srv.url, engines, ["en", "fr", None, "fr", "en", None], "fr")
@@ -98,8 +101,7 @@ def test_tgt_lang_is_the_default_of_a_continuous_server(models, engines, tmp_pat
         assert "Traceback" not in srv.log()
     finally:
         srv.stop()
-    result = cli("serve", "--checkpoint", models[0], "--tgt-lang", "de", "--port", "0")
-    assert_user_error(result, "--tgt-lang de", "languages: en, fr")
+    assert_user_error(refused, "--tgt-lang de", "languages: en, fr")
 
 
 def test_a_single_target_model_is_served_as_before(models, tmp_path):
