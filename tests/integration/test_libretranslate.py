@@ -463,5 +463,6 @@ def test_a_docx_that_unzips_to_far_more_than_it_weighs_is_refused_unread(keyed):
 
 
 def test_an_empty_api_key_is_refused_before_the_model_loads(here, tmp_path):
-    code, out, err = here("serve", "--checkpoint", str(tmp_path / "absent.pt"), "--api-key", " ")
+    (tmp_path / "unread.pt").touch()  # not a model: it is never loaded
+    code, out, err = here("serve", "--checkpoint", str(tmp_path / "unread.pt"), "--api-key", " ")
     assert code == 2 and "--api-key is empty" in err and len(err.strip().splitlines()) == 1, err
