@@ -25,8 +25,11 @@ demo: install
 	$(BIN)/translator eval --checkpoint runs/demo/best.pt
 	$(BIN)/translator translate --checkpoint runs/demo/best.pt "Ein Hund läuft." "Am dritten März liest die alte Frau ein Buch."
 
+# Two test files at a time (pytest-xdist, a file's tests on one worker, so its fixtures are
+# built once); TEST_JOBS=0 runs them one after another.
+TEST_JOBS ?= 2
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile
 
 # The unit tests alone: no training, no subprocess.
 test-unit: install
