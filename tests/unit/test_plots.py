@@ -89,6 +89,21 @@ def test_the_by_length_legend_names_the_models():
     assert drawn_whole(fig)
 
 
+def test_a_legend_of_long_paths_leaves_the_axes_their_width():
+    """Two checkpoints of runs with the same folder name are told apart by their paths."""
+    import warnings
+
+    paths = [f"/home/someone/experiments/{n}/runs/transformer/best.pt" for n in ("one", "two")]
+    series = [("transformer", [path], ROWS) for path in paths]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns where the layout collapses
+        fig = by_length_figure(series)
+        fig.canvas.draw()
+    legend = [t.get_text().replace("\n", "") for t in fig.legends[0].get_texts()]
+    assert legend == [f"Transformer ({path})" for path in paths]
+    assert fig.axes[0].get_position().width > 0.4 and drawn_whole(fig)
+
+
 def test_the_curves_keep_every_label_inside_the_picture():
     runs = [
         (name, [1.0, 2.0], [10.0, 20.0], [(1, 5.0), (2, 4.0)])

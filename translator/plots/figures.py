@@ -12,6 +12,7 @@ from translator.errors import optional_import
 
 WORD_START = "\u2581"  # sentencepiece's mark of a piece that begins a word
 CONTINUES = "\u00b7"  # our mark of a piece that continues the word before it
+LEGEND_COLUMNS = 32  # characters a line of a legend beside the axes holds
 
 
 def _pyplot():
@@ -83,6 +84,8 @@ def by_length_figure(series: list[tuple[str, list, list[dict]]]):
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2), layout="constrained")
     names = legend_names([(kind, paths) for kind, paths, _ in series])
+    # wrapped: a label of long paths beside the axes would leave them no width at all
+    names = [textwrap.fill(name, LEGEND_COLUMNS) for name in names]
     for name, (_, _, rows) in zip(names, series):
         ax.plot([r["bucket"] for r in rows], [r["bleu"] for r in rows], marker="o", label=name)
     ax.set_xlabel("source sentence length (words)")
