@@ -68,14 +68,11 @@ def _output_file(path: Path | None) -> Path | None:
 def _model_paths(paths: Path | list[Path] | None) -> Path | list[Path] | None:
     """--checkpoint paths: each a file or folder that exists (what it holds is checked as
     it loads), so a mistyped one is named at once, not after torch has been imported."""
-    from translator.errors import UserError
+    from translator.errors import checkpoint_not_found
 
     for path in [paths] if isinstance(paths, Path) else paths or []:
         if not path.exists():
-            raise UserError(
-                f"checkpoint not found: {path}",
-                "training writes RUN_DIR/best.pt and RUN_DIR/last.pt",
-            )
+            raise checkpoint_not_found(path)
     return paths
 
 

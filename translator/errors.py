@@ -23,6 +23,14 @@ class UserError(Exception):
         super().__init__(message if hint is None else f"{message} ({hint})")
 
 
+def checkpoint_not_found(path) -> UserError:
+    """The error of a --checkpoint path that is not there, whether the command line or the
+    loader finds it so."""
+    return UserError(
+        f"checkpoint not found: {path}", "training writes RUN_DIR/best.pt and RUN_DIR/last.pt"
+    )
+
+
 def optional_import(module: str, extra: str, purpose: str) -> ModuleType:
     """Import an optional dependency; if it is missing, a UserError whose hint installs the
     project's extra that brings it (`pip install "translator[EXTRA]"`, as pyproject names it)."""

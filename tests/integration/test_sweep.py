@@ -17,7 +17,8 @@ def test_a_sweep_trains_each_combination_once_and_ranks_them(tmp_path, monkeypat
     sweep = load_sweep()
     out, runs = tmp_path / "sweep.jsonl", tmp_path / "runs"
     argv = ["--config", str(config), "--steps", "3", "--runs", str(runs), "--out", str(out)]
-    argv += ["--grid", "train.lr_schedule=inverse_sqrt,linear", "--seeds", "1,2", "--jobs", "2"]
+    argv += ["--grid", "train.lr_schedule=inverse_sqrt,linear", "--grid", "train.lr=0.002"]
+    argv += ["--seeds", "1,2", "--jobs", "2"]
     sweep.main(argv)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 4 and {r["seed"] for r in rows} == {1, 2}
@@ -26,6 +27,7 @@ def test_a_sweep_trains_each_combination_once_and_ranks_them(tmp_path, monkeypat
         assert summary["steps"] == 3 and row["dev_bleu"] == summary["best_dev_bleu"]
         saved = yaml.safe_load((Path(row["run_dir"]) / "config.yaml").read_text())
         assert saved["train"]["lr_schedule"] == row["settings"]["train.lr_schedule"]
+        assert float(saved["train"]["lr"]) == float(row["settings"]["train.lr"])
         assert saved["seed"] == row["seed"]
         assert saved["train"]["threads"] == 2  # 4 cores, 2 jobs
         log = runs / (Path(row["run_dir"]).name + ".log")

@@ -23,7 +23,7 @@ from translator import __version__
 from translator.config import Config, config_from_dict
 from translator.data.tokenizer import Tokenizer, fingerprint
 from translator.data.vocab import tokenizer_from_state
-from translator.errors import UserError
+from translator.errors import UserError, checkpoint_not_found
 from translator.fileio import atomic_open, atomic_write_bytes
 from translator.models.base import Seq2Seq
 from translator.models.family import build_model
@@ -87,9 +87,7 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             what = "an exported model, not a checkpoint file; give the one it was exported from"
         raise UserError(f"{path} is {what}", "training writes RUN_DIR/best.pt and RUN_DIR/last.pt")
     if not path.is_file():
-        raise UserError(
-            f"checkpoint not found: {path}", "training writes RUN_DIR/best.pt and RUN_DIR/last.pt"
-        )
+        raise checkpoint_not_found(path)
     with open(path, "rb") as f:
         magic = f.read(2)
     # torch.save writes a zip file (or, in its legacy format, a pickle): anything else is not
