@@ -82,7 +82,7 @@ def cli(*args, stdin=None, env_extra=None, timeout=600):
 
 def at_once(*calls):
     """The results of independent calls, each a subprocess launch, run side by side: most
-    of a launch is one core importing torch, so two at a time take about the time of one."""
+    of a launch is one core importing torch, which a second launch overlaps on the other."""
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(2) as pool:
