@@ -60,11 +60,13 @@ def in_batches(
     many batches run at once on threads (for an engine that releases the GIL, such as
     CTranslate2), and input that would make fewer batches is split so that every worker
     gets one. A request for alignments also hands `run_batch` the batch's source texts
-    (`sources=`), whose words the alignments count."""
+    (`sources=`), whose words the alignments count. A `progress` with `recall` and `keep`
+    (decode/journal.py) gives batches finished before and keeps each new one."""
     nbest = request.nbest
     results: list[list[Translation]] = [[Translation("", 0.0)] * nbest for _ in lines]
     todo, ids = source_ids(tokenizer, lines, limit, source)
     outer = None if isinstance(progress, bool) else progress  # a caller's bar of lines
+    recall = getattr(outer, "recall", None)
     if outer is not None:
         outer.update(len(lines) - len(todo))  # blank lines are done at once
     if not todo:
@@ -86,6 +88,8 @@ def in_batches(
     def run(batch: list[int]) -> list[list[Translation]]:
         stop_if(check)
         rows = [todo[j] for j in batch]
+        if recall is not None and (kept := recall(rows)) is not None:
+            return kept
         texts = {"sources": [lines[i] for i in rows]} if request.alignments else {}
         return list(run_batch([ids[j] for j in batch], request.rows(rows), **texts))
 
@@ -98,5 +102,7 @@ def in_batches(
         for batch, found in zip(batches, done):
             for j, hyps in zip(batch, found):
                 results[todo[j]] = hyps
+            if recall is not None:
+                outer.keep([todo[j] for j in batch], found)
             bar.update(1 if outer is None else len(batch))
     return results

@@ -5,13 +5,15 @@ G.partial and made durable (fsync) before G.partial.json records how many input 
 output bytes are done. A run that stops (Ctrl-C, a crash, a lost machine) leaves both; the
 same command run again finds them, cuts G.partial back to the recorded bytes (a chunk
 written after the last record is dropped, so no line is doubled) and continues with the
-next input line. When all is done G.partial becomes G by rename, so G is never half
-written. The record also holds what the translations depend on (the input file's size and
+next input line. Inside a chunk, each finished batch is kept in G.partial.batches
+(decode/journal.py), so a stop loses at most one batch's work. When all is done G.partial
+becomes G by rename, so G is never half written. The record also holds what the translations depend on (the input file's size and
 time, the model, the decoding settings); a run that differs in any of them starts over.
 
 With --sampling, each chunk draws from its own seed (--seed plus the chunk's number:
 translate_io.chunk_request), so a resumed run writes what an uninterrupted one would, and
-what the same file gives on standard output.
+what the same file gives on standard output. Such a chunk is resumed whole, since its
+batches draw one after another from the chunk's stream.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from translator.data.readers import chunked, iter_lines
 from translator.decode import translate_io
+from translator.decode.journal import Journal
 from translator.decode.translate_io import write_translations
 from translator.errors import UserError
 from translator.fileio import (
@@ -51,16 +54,17 @@ def model_stamps(paths) -> list:
     return [file_stamp(p) if Path(p).is_file() else str(Path(p).resolve()) for p in paths]
 
 
-def stopped_files(output_file: Path) -> tuple[Path, Path]:
-    """G.partial and G.partial.json, which a stopped translation into G leaves."""
-    return (output_file.with_name(output_file.name + ".partial"),
-            output_file.with_name(output_file.name + ".partial.json"))  # fmt: skip
+def stopped_files(output_file: Path) -> tuple[Path, Path, Path]:
+    """G.partial, G.partial.json and G.partial.batches, which a stopped translation into G
+    leaves."""
+    return tuple(output_file.with_name(output_file.name + end)
+                 for end in (".partial", ".partial.json", ".partial.batches"))  # fmt: skip
 
 
-def _refuse_foreign(partial: Path, record: Path) -> None:
-    """G.partial and G.partial.json are replaced only where the record is one translator
-    wrote (a stopped run's): files of those names without it are the user's."""
-    if not (partial.exists() or record.exists()):
+def _refuse_foreign(partial: Path, record: Path, batches: Path) -> None:
+    """G.partial, G.partial.json and G.partial.batches are replaced only where the record is
+    one translator wrote (a stopped run's): files of those names without it are the user's."""
+    if not (partial.exists() or record.exists() or batches.exists()):
         return
     try:
         saved = json.loads(record.read_text(encoding="utf-8"))
@@ -68,7 +72,7 @@ def _refuse_foreign(partial: Path, record: Path) -> None:
     except (OSError, ValueError):
         ours = False
     if not ours:
-        found = partial if partial.exists() else record
+        found = next(p for p in (partial, record, batches) if p.exists())
         raise UserError(
             f"{found} exists and is not a stopped translation of translator's; refusing to "
             "replace it",
@@ -101,7 +105,7 @@ def translate_file(
         _through_once(translator, input_file, output_file, request, guides)
         return
     output_file = writable_file(real_target(output_file))
-    partial, record = stopped_files(output_file)
+    partial, record, batches = stopped_files(output_file)
     sampling = request.sampling
     identity = {
         "input": file_stamp(input_file),
@@ -115,7 +119,7 @@ def translate_file(
         "confidence": request.confidence,
         "min_confidence": request.min_confidence,
     }
-    _refuse_foreign(partial, record)
+    _refuse_foreign(partial, record, batches)
     lines, size = _done(record, partial, identity)
     if lines:
         log.info("resuming %s: %d lines were translated before", output_file, lines)
@@ -125,13 +129,19 @@ def translate_file(
         if not lines:  # recorded before G.partial is made: a run stopped at once left both
             state = {"identity": identity, "lines": 0, "bytes": 0}
             atomic_write_bytes(record, json.dumps(state).encode())
-        job = (translator, input_file, partial, record, identity, request, guides)
-        _append(*job, lines, size, bar)
+        journal = None if sampling is not None else Journal(batches, identity)
+        job = (translator, input_file, partial, record, identity, request, guides, journal)
+        try:
+            _append(*job, lines, size, bar)
+        finally:
+            if journal is not None:
+                journal.close()
     except OSError as err:  # a full disk: named by the output asked for (G.partial is kept)
         if err.filename in (None, str(partial), str(record)):
             err.filename, err.filename2 = str(output_file), None
         raise
     os.replace(partial, output_file)
+    batches.unlink(missing_ok=True)  # before the record, which makes it translator's
     record.unlink(missing_ok=True)
 
 
@@ -143,10 +153,11 @@ def _through_once(translator, input_file, output_file, request, guides) -> None:
         write_translations(translator, chunks, out, request, bar, guides, per_chunk=True)
 
 
-def _append(translator, input_file, partial, record, identity, request, guides, lines, size,
-            bar):  # fmt: skip
+def _append(translator, input_file, partial, record, identity, request, guides, journal, lines,
+            size, bar):  # fmt: skip
     """Translate the input after its first `lines` lines onto `partial` (cut to `size`
-    bytes first), recording each chunk in `record`."""
+    bytes first), recording each chunk in `record` and, where `journal` is a Journal, each
+    batch of the chunk in it."""
     with bar, open(partial, "r+b" if lines else "wb") as raw:
         raw.truncate(size)
         raw.seek(size)
@@ -155,7 +166,8 @@ def _append(translator, input_file, partial, record, identity, request, guides, 
             next(stream)
         for chunk in chunked(stream, translate_io.FILE_CHUNK):
             text = io.StringIO()
-            write_translations(translator, [chunk], text, request, bar, guides, lines, True)
+            shown = bar if journal is None else journal.chunk(lines, bar)
+            write_translations(translator, [chunk], text, request, shown, guides, lines, True)
             raw.write(text.getvalue().encode("utf-8"))
             raw.flush()
             os.fsync(raw.fileno())
