@@ -228,18 +228,20 @@ class CharIds:
 
 
 def test_a_callers_bar_advances_batch_by_batch_with_blank_lines_at_once():
+    """... and the longest lines come first, so the bar's time left errs long, not short."""
     from translator.decode.batches import in_batches
 
     lines = ["a", "", "bbb", "cc", " ", "dddd", "e"]
-    bar, sizes = Steps(), []
+    bar, lengths = Steps(), []
 
     def run_batch(ids, request):
-        sizes.append(len(ids))
+        lengths.append(sorted(len(row) for row in ids))
         return [[Translation(str(len(row)), 0.0)] for row in ids]
 
     request = DecodeRequest(DecodeConfig(batch_size=2), 1)
     found = in_batches(CharIds(), lines, 100, request, (), bar, run_batch)
-    assert bar.steps == [2, *sizes] and sizes == [2, 2, 1]
+    assert lengths == [[5], [3, 4], [2, 2]]
+    assert bar.steps == [2, 1, 2, 2]
     assert [hyps[0].text for hyps in found] == ["2", "", "4", "3", "", "5", "2"]
 
 

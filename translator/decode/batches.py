@@ -76,6 +76,8 @@ def in_batches(
     if workers > 1 and len(order) < workers * size:
         size = max(1, -(-len(order) // workers))
     batches = [order[i : i + size] for i in range(0, len(order), size)]
+    if request.sampling is None:  # (a sampled batch's draws follow the batches before it)
+        batches.reverse()  # longest first: a bar's time left errs long, not short
     bar = (
         outer
         if outer is not None
