@@ -232,11 +232,12 @@ def test_translate_input_edge_cases(checkpoint, here):
 
 
 def run_bytes(*args, stdin: bytes):
-    """The CLI with raw bytes on standard input; stderr as text."""
+    """The CLI with raw bytes on standard input; stdout and stderr as text."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     cmd = [sys.executable, "-m", "translator", *args]
     done = subprocess.run(cmd, input=stdin, capture_output=True, env=env, timeout=300)
-    return SimpleNamespace(returncode=done.returncode, stderr=done.stderr.decode(errors="replace"))
+    out, err = (stream.decode(errors="replace") for stream in (done.stdout, done.stderr))
+    return SimpleNamespace(returncode=done.returncode, stdout=out, stderr=err)
 
 
 @pytest.fixture
@@ -295,12 +296,17 @@ def test_a_file_or_folder_to_read_that_is_not_one(files, command, needles, here)
 def test_text_that_is_not_utf8_on_stdin_in_arguments_and_typed(checkpoint):
     latin1 = "Ein Café.\n".encode("latin-1")
     ckpt = ["translate", "--checkpoint", str(checkpoint)]
-    piped, typed, argument = at_once(
+    sampled = [*ckpt, "--sampling", "topk:3", "--seed", "1"]  # read in whole batches
+    piped, typed, argument, piped_sampled = at_once(
         lambda: run_bytes(*ckpt, stdin=b"Ein Hund.\n" + latin1),
         lambda: run_bytes(*ckpt, "--interactive", stdin=latin1),
         lambda: run_bytes(*ckpt, "Ein Hund.", b"Ein Caf\xe9", stdin=b""),
+        lambda: run_bytes(*sampled, stdin=b"Ein Hund.\nEine Katze.\n" + latin1),
     )
     assert_user_error(piped, "standard input, line 2", "UTF-8", "0xe9")
+    assert_user_error(piped_sampled, "standard input, line 3", "UTF-8", "0xe9")
+    # the lines before the bad one are translated and written
+    assert len(piped.stdout.splitlines()) == 1 and len(piped_sampled.stdout.splitlines()) == 2
     assert_user_error(typed, "UTF-8", "0xe9")
     assert_user_error(argument, "TEXT argument 2", "UTF-8", "0xe9")
 

@@ -115,6 +115,24 @@ def test_an_output_that_is_an_input_or_another_output_is_refused(tmp_path):
     distinct_outputs({"--out-src": tmp_path / "a", "--out-tgt": tmp_path / "b"}, {"--src": src})
 
 
+def test_eval_on_given_files_still_refuses_to_write_over_the_models_data(tmp_path):
+    """eval --src/--ref --output: the model's training and test files are guarded as they
+    are without --src/--ref; a model whose data is not on this machine guards nothing."""
+    from translator.decode.evaluate import evaluate_translator
+
+    folder = corpus_folder(tmp_path / "data")
+    cfg = config(tmp_path, folder)
+    files = (folder / "test.de", folder / "test.en")
+    for guarded in ("train.en", "test.de"):
+        message = user_error(evaluate_translator, None, cfg.data, 1, cfg.decode, "test", files,
+                             False, outputs={"--output": folder / guarded})  # fmt: skip
+        assert f"--output {folder / guarded} is also the input of the model's data" in message
+    elsewhere = config(tmp_path, tmp_path / "gone").data
+    with pytest.raises(AttributeError):  # past the guard: decoding with no translator
+        evaluate_translator(None, elsewhere, 1, cfg.decode, "test", files, False,
+                            outputs={"--output": folder / "train.en"})  # fmt: skip
+
+
 # ---------------------------------------------------------------- prepare
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from sacrebleu.metrics import BLEU, CHRF, TER
 
 from translator.errors import UserError
@@ -96,13 +98,18 @@ def evaluate_translator(
     from translator.fileio.outputs import distinct_outputs
 
     src, ref = files
+    source = None
+    if src is None:
+        source = open_source(data, seed)  # the training split is not read
+    else:  # the model's data is still guarded where it is on this machine
+        with contextlib.suppress(UserError):
+            source = open_source(data, seed)
+    if source is not None:
+        distinct_outputs(outputs, {f"of the model's data ({f.name})": f for f in source.files})
     if src is not None:
         pairs, what = read_pair_files(src, ref), f"{src} -> {ref}"
     else:
-        source = open_source(data, seed)  # the training split is not read
-        distinct_outputs(outputs, {f"of the model's data ({f.name})": f for f in source.files})
-        pairs = list(source.pairs(split))
-        what = source.label(split)
+        pairs, what = list(source.pairs(split)), source.label(split)
     if not pairs:  # sacreBLEU has no score for no sentences; a score of 0 would mislead
         raise UserError(f"{what}: empty, no sentences to score")
     sources, refs = [s for s, _ in pairs], [t for _, t in pairs]

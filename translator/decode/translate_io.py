@@ -35,14 +35,20 @@ def stdin_chunks(size: int, whole: bool = False):
     --input reads a file), each as soon as its lines are there: a person typing, or a
     program that waits for each line's translation, gets it at once (readers.arriving).
     `whole`: every list but the last holds `size` lines, as seeded sampling needs to draw
-    the same whatever the pace of the input."""
+    the same whatever the pace of the input. Lines before one that is not UTF-8 come as a
+    list of their own before its error, so that they are translated and written first."""
     place = lambda n: f"standard input, line {n}"  # noqa: E731
-    if whole:
-        yield from chunked(decode_lines(sys.stdin.buffer, place, "give UTF-8 text"), size)
-        return
+    raws = chunked(sys.stdin.buffer, size) if whole else arriving(sys.stdin.fileno(), size)
     number = 1
-    for raw in arriving(sys.stdin.fileno(), size):
-        yield list(decode_lines(raw, place, "give UTF-8 text", number))
+    for raw in raws:
+        good = []
+        try:
+            good.extend(decode_lines(raw, place, "give UTF-8 text", number))
+        except UserError:
+            if good:
+                yield good
+            raise
+        yield good
         number += len(raw)
 
 
