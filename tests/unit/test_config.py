@@ -372,6 +372,15 @@ def test_unknown_key_in_set_mentions_set(tmp_path):
     assert "--set" in message and "nosuch" in message
 
 
+def test_a_mistake_of_the_files_own_is_not_blamed_on_set(tmp_path):
+    path = write_yaml(tmp_path, {"train": {"lrr": 0.1}})
+    message = user_error(load_config, path, overrides=["run_dir=runs/x"])
+    assert message.startswith(f"{path}: unknown key 'train.lrr'") and "--set" not in message
+    path = write_yaml(tmp_path, {"model": {"d_model": 30, "heads": 4}})  # fixed by --set
+    message = user_error(load_config, path, overrides=["model.heads=2", "train.lrx=1"])
+    assert "(with --set): unknown key 'train.lrx'" in message
+
+
 def test_set_without_equals_is_an_error():
     message = user_error(config_from_dict, {}, overrides=["train.lr"])
     assert "--set" in message and "train.lr" in message and "KEY=VALUE" in message

@@ -338,10 +338,25 @@ def config_from_dict(raw: Any, where: str = "config", overrides: list[str] = ())
         raise UserError(
             f"{where}: expected a mapping of keys at the top level, got {type(raw).__name__}"
         )
-    raw = read_yaml(yaml.safe_dump(raw))  # deep copy of plain data
+    given = read_yaml(yaml.safe_dump(raw))  # deep copies of plain data
+    raw = read_yaml(yaml.safe_dump(raw))
     for assignment in overrides:
         _apply_override(raw, assignment)
-    label = where if not overrides else f"{where} (with --set)"
+    if not overrides:
+        return _validated(raw, where)
+    label = f"{where} (with --set)"
+    try:
+        return _validated(raw, label)
+    except UserError as err:
+        try:  # a mistake the file (or checkpoint) makes itself is named as its own
+            _validated(given, where)
+        except UserError as own:
+            if own.message == err.message.replace(label, where, 1):
+                raise own from None
+        raise
+
+
+def _validated(raw: dict, label: str) -> Config:
     if "model" in raw:  # typed by its family first, so its errors name model.<key>
         raw["model"] = _build_model(raw["model"], "model.", label)
     cfg = _build(Config, raw, "", label)
