@@ -235,3 +235,36 @@ def test_a_manifest_of_another_shape_is_named_not_trusted(path, value):
             node = node[key]
         node[last] = value
     assert manifest_problem(manifest) is not None
+
+
+@pytest.mark.parametrize(
+    "key, src, tgt, needle",
+    [
+        ("dev", "Ein Hund.\nEine Katze.\n", "A dog.\n", "line counts differ"),
+        ("dev", "", "", "the dev split is empty"),
+        ("test", "Ein Hund.\n", "A caf\xe9.\n".encode("latin-1"), "test.en:1: not valid UTF-8"),
+        ("test", "Ein Hund.\n", None, "data.test.tgt: file not found"),
+    ],
+)
+def test_mistakes_in_the_dev_and_test_files_are_named_before_preparing(
+    tmp_path, monkeypatch, key, src, tgt, needle
+):
+    """The small splits are read first: a mistake in them costs no preparing of the training
+    split (minutes on a large corpus) and no training before the test split is scored."""
+    from types import SimpleNamespace
+
+    from translator.train import feed
+
+    monkeypatch.setattr(feed, "prepare", lambda *a: pytest.fail("the training split was prepared"))
+    folder = corpus_folder(tmp_path / "d")
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / f"{key}.de").write_text(src, encoding="utf-8")
+    if tgt is not None:
+        data = tgt if isinstance(tgt, bytes) else tgt.encode("utf-8")
+        (own / f"{key}.en").write_bytes(data)
+    cfg = config(
+        tmp_path, folder, **{key: {"src": str(own / f"{key}.de"), "tgt": str(own / f"{key}.en")}}
+    )
+    with pytest.raises(UserError, match=needle):
+        feed.TrainingData(cfg, SimpleNamespace(local_rank=0), None, pin=False)

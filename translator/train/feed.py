@@ -10,7 +10,7 @@ from translator.data.align import aligned_ids, guided
 from translator.data.batching import Batch, TokenBatches
 from translator.data.corpora import dev_sets, mixed_batches, prepare_corpora
 from translator.data.prepare import prepare, wait_for_prepared
-from translator.data.readers import check_split_files
+from translator.data.readers import iter_split_files
 from translator.data.stream import BatchStream
 from translator.data.subwords import SampledIds
 from translator.data.tokenizer import Tokenizer
@@ -19,6 +19,21 @@ from translator.train.distributed import Group
 from translator.train.validation import DevSet
 
 log = logging.getLogger(__name__)
+
+
+def _check_own_splits(cfg: Config) -> None:
+    """Read the dev and test files the config names (data.dev, data.test) once: they are
+    small, and a mistake in them (a missing file, unequal line counts, bytes that are not
+    UTF-8, no pairs at all) is named before the training split is prepared, which takes
+    minutes on a large corpus, and not after training, when the test split is scored."""
+    data = cfg.data
+    for key in ("dev", "test"):
+        if getattr(data, key):
+            pairs = iter_split_files(getattr(data, key), f"data.{key}", data.src_lang, data.tgt_lang)
+            if next(iter(pairs), None) is None:
+                raise UserError(f"the {key} split is empty: it needs at least one pair (data.{key})")
+            for _ in pairs:
+                pass
 
 
 class TrainingData:
@@ -30,9 +45,7 @@ class TrainingData:
         limit = cfg.model.max_positions
         alpha = cfg.tokenizer.sampling_alpha
         guide = guided(cfg)  # (a setting it cannot take is refused before any work)
-        # the test split is read after training: a mistyped path is named before it
-        if cfg.data.test:
-            check_split_files(cfg.data.test, "data.test")
+        _check_own_splits(cfg)
 
         def drawn(ids, tokenizer):  # every training batch cut with a segmentation drawn anew
             return ids if alpha is None else SampledIds(ids, tokenizer, alpha, cfg.seed, limit)
