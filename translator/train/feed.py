@@ -29,9 +29,13 @@ def _check_own_splits(cfg: Config) -> None:
     data = cfg.data
     for key in ("dev", "test"):
         if getattr(data, key):
-            pairs = iter_split_files(getattr(data, key), f"data.{key}", data.src_lang, data.tgt_lang)
+            pairs = iter_split_files(
+                getattr(data, key), f"data.{key}", data.src_lang, data.tgt_lang
+            )
             if next(iter(pairs), None) is None:
-                raise UserError(f"the {key} split is empty: it needs at least one pair (data.{key})")
+                raise UserError(
+                    f"the {key} split is empty: it needs at least one pair (data.{key})"
+                )
             for _ in pairs:
                 pass
 
