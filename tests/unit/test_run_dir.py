@@ -81,3 +81,25 @@ def test_a_file_system_without_locks_does_not_stop_a_run(tmp_path, monkeypatch):
     monkeypatch.setattr(fcntl, "flock", no_locks)
     RunDir(tmp_path / "run").create()
     RunDir(tmp_path / "run").create()
+
+
+def test_a_run_that_cannot_start_leaves_no_folder_it_made_and_keeps_one_it_found(tmp_path):
+    from util import tiny_config
+
+    from translator.config import config_from_dict
+    from translator.train.trainer import Trainer
+
+    def start(run_dir, error="data.train.src: file not found", **extra):
+        data = {"train": {"src": str(tmp_path / "no.de"), "tgt": str(tmp_path / "no.en")}}
+        cfg = config_from_dict(tiny_config(run_dir=str(run_dir), data=data))
+        with pytest.raises(UserError, match=error):
+            Trainer(cfg, **extra)
+
+    start(tmp_path / "runs" / "new")
+    assert list((tmp_path / "runs").iterdir()) == []
+    start(tmp_path / "runs" / "new", "--resume: no .*last.pt", resume=True)
+    assert list((tmp_path / "runs").iterdir()) == []
+    found = tmp_path / "mine"
+    found.mkdir()
+    start(found)
+    assert found.is_dir() and (found / "train.log").is_file()

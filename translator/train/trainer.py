@@ -22,6 +22,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from translator.config import Config, save_config
 from translator.errors import UserError
+from translator.fileio.outputs import remove_own_tree
 from translator.memory import process_seconds
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
@@ -73,6 +74,7 @@ class Trainer:
         # what run() sets going: the bar, the step last validated, the command's start-up time
         self.bar: TrainingBar | None = None
         self.last_validated, self.startup_seconds = -1, 0.0
+        made = not self.run_dir.path.exists()
         self.run_dir.create(hold=self.group.main)
         try:
             if not resume:
@@ -83,6 +85,8 @@ class Trainer:
                 self._setup(resume, init_from)
         except BaseException:
             self.run_dir.release()  # a run that cannot start holds no folder
+            if made and self.group.main:  # nor leaves one made for it (its error is shown)
+                remove_own_tree(self.run_dir.path)
             raise
 
     def _setup(self, resume: bool, init_from: str | Path | None) -> None:
