@@ -1,5 +1,5 @@
 """`translator export --format huggingface`: a checkpoint as a folder that transformers loads
-with its own classes, so `pipeline("translation", model=FOLDER)` translates with it.
+with its own classes (`AutoModelForSeq2SeqLM.from_pretrained(FOLDER)` and its tokenizer).
 
     translator config                        Hugging Face class
     pre_norm false, positions halves         MarianMTModel (post-norm, no final norm)
@@ -72,7 +72,9 @@ def hf_class(model_cfg) -> str:
     if wrong:
         raise UserError(
             f"a pre-norm model exports as {M2M100}, and this one differs: {'; '.join(wrong)} "
-            f"(a post-norm model with model.positions halves exports as {MARIAN})"
+            f"(a post-norm model with model.positions halves exports as {MARIAN})",
+            "these keys are fixed at training: set them in the config of the next run, as "
+            "configs/transformer.yaml does; CTranslate2 exports take the model as it is",
         )
     return M2M100
 
