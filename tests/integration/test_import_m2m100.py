@@ -208,7 +208,15 @@ def edit_json(name, **changes):
         (edit_json("config.json", encoder_layers="six"), ["encoder_layers 'six'"]),
         (edit_json("tokenizer_config.json", legacy_behaviour=True), ["legacy_behaviour"]),
         (lambda f: (f / "sentencepiece.bpe.model").unlink(), ["sentencepiece.bpe.model"]),
-        (lambda f: (f / "tokenizer.json").unlink(), ["tokenizer.json is missing"]),
+        (lambda f: (f / "tokenizer.json").unlink(), ["neither tokenizer.json", "nor vocab.json"]),
+        (
+            lambda f: (f / "tokenizer.json").rename(f / "source.spm"),
+            ["an M2M100 model with a MarianTokenizer", "the checkpoint the folder was exported"],
+        ),
+        (
+            lambda f: (f / "sentencepiece.bpe.model").write_bytes(b"junk"),
+            ["sentencepiece.bpe.model: not a readable sentencepiece model"],
+        ),
         (edit_json("config.json", vocab_size=50), ["vocab_size 50"]),
         (edit_json("config.json", dropout="x"), ["dropout 'x'"]),
         (
@@ -223,6 +231,8 @@ def edit_json(name, **changes):
         "legacy",
         "no-spm",
         "no-tokenizer",
+        "marian-tokenizer",
+        "bad-spm",
         "vocab-size",
         "dropout",
         "d-model",

@@ -207,6 +207,11 @@ def add_vocab_entry(folder):
         ),
         ("no-target-spm", lambda f: (f / "target.spm").unlink(), ("target.spm is missing",)),
         ("no-vocab", lambda f: (f / "vocab.json").unlink(), ("vocab.json is missing",)),
+        (
+            "bad-spm",
+            lambda f: (f / "source.spm").write_bytes(b"junk"),
+            ("source.spm: not a readable sentencepiece model",),
+        ),
         ("no-config", lambda f: (f / "config.json").unlink(), ("config.json is missing",)),
         (
             "no-weights",

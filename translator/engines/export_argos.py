@@ -271,8 +271,9 @@ def export_argos(
     check_family(checkpoint, cfg.model.type, "argos", built_on="ctranslate2")
     if (source or {}).get("languages"):
         raise UserError(
-            f"{checkpoint}: a model of language codes (NLLB, M2M100) cannot be an Argos "
-            "package: argostranslate puts no language code before a source"
+            f"{checkpoint}: a model of language codes (NLLB's and M2M100's, or a multilingual "
+            "OPUS-MT model's >>xx<< tokens) cannot be an Argos package: argostranslate puts "
+            "no language code before a source"
         )
     if multilingual(cfg.data):
         pairs = ", ".join(f"{s}-{t}" for s, t in directions(cfg.data))

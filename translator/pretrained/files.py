@@ -105,11 +105,20 @@ def read_json(folder: Path, name: str, required: bool = True) -> dict | None:
     return data
 
 
-def read_bytes(folder: Path, name: str) -> bytes:
+def read_spm(folder: Path, name: str) -> bytes:
+    """The bytes of the folder's sentencepiece model `name`, checked to be one, so that a
+    damaged file is named here rather than as the checkpoint's later."""
+    from translator.data.tokenizer import load_processor
+
     path = folder / name
     if not path.is_file():
         raise UserError(f"{folder}: {name} is missing (a model folder holds it)")
-    return path.read_bytes()
+    data = path.read_bytes()
+    try:
+        load_processor(data)
+    except Exception:  # sentencepiece and protobuf raise their own errors for a foreign file
+        raise UserError(f"{path}: not a readable sentencepiece model") from None
+    return data
 
 
 def read_weights(folder: Path) -> dict[str, torch.Tensor]:

@@ -38,7 +38,7 @@ from translator.data.vocab import VocabTokenizer
 from translator.errors import UserError
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
-from translator.pretrained.files import card, data_section, read_bytes, read_json, read_weights
+from translator.pretrained.files import card, data_section, read_json, read_spm, read_weights
 from translator.pretrained.marian import (
     NEVER,
     Weights,
@@ -85,8 +85,20 @@ def hf_vocabulary(folder: Path, tok: dict) -> tuple[dict[str, int], dict[str, in
     """(piece -> id of every entry of the tokenizer, language code -> its id): an
     NllbTokenizer's tokenizer.json, else an M2M100Tokenizer's vocab.json (`tok`: its
     tokenizer_config.json, which names its list of codes)."""
-    if not (folder / "tokenizer.json").is_file() and (folder / "vocab.json").is_file():
-        return m2m100_vocabulary(folder, tok)
+    if not (folder / "tokenizer.json").is_file():
+        if (folder / "vocab.json").is_file():
+            return m2m100_vocabulary(folder, tok)
+        if (folder / "source.spm").is_file():  # MarianTokenizer's files
+            raise UserError(
+                f"{folder}: an M2M100 model with a MarianTokenizer (source.spm), as translator's "
+                "Hugging Face export of a model it trained writes; import reads M2M100 folders "
+                "with NLLB's tokenizer.json or M2M100's vocab.json",
+                "translate with the checkpoint the folder was exported from",
+            )
+        raise UserError(
+            f"{folder}: neither tokenizer.json (NLLB's ids) nor vocab.json (M2M100's) is here; "
+            "a model folder holds one of them"
+        )
     path = folder / "tokenizer.json"
     data = read_json(folder, "tokenizer.json")
     model = data.get("model") if isinstance(data.get("model"), dict) else {}
@@ -247,7 +259,7 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
     vocab, codes = hf_vocabulary(folder, tok)
     if not codes:
         raise UserError(f"{folder / 'tokenizer.json'}: no language codes among its added tokens")
-    spm = read_bytes(folder, SPM_FILE)
+    spm = read_spm(folder, SPM_FILE)
     if (folder / "tokenizer.json").is_file():  # (vocab.json numbers pieces its own way)
         check_pieces(spm, vocab, where)
     ids, pieces = id_table(vocab, config, where)

@@ -30,7 +30,7 @@ from translator.data.vocab import VocabTokenizer
 from translator.errors import UserError
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
-from translator.pretrained.files import card, data_section, read_bytes, read_json, read_weights
+from translator.pretrained.files import card, data_section, read_json, read_spm, read_weights
 from translator.specials import BOS, SPECIAL_PIECES
 
 ACTIVATIONS = {"relu": "relu", "gelu": "gelu", "swish": "swish", "silu": "swish"}
@@ -305,7 +305,7 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
         (src_ids, None) if tgt_vocab is None else id_table(tgt_vocab, config, where)
     )
     tokenizer = VocabTokenizer(
-        read_bytes(folder, "source.spm"), read_bytes(folder, "target.spm"), src_pieces, tgt_pieces
+        read_spm(folder, "source.spm"), read_spm(folder, "target.spm"), src_pieces, tgt_pieces
     )
     w = Weights(read_weights(folder), where)
     weights = {**table_weights(w, config, src_ids, tgt_ids), **layer_weights(w, config)}

@@ -37,7 +37,7 @@ from translator.data.vocab import VocabTokenizer
 from translator.errors import UserError
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
-from translator.pretrained.files import card, data_section, read_bytes
+from translator.pretrained.files import card, data_section, read_spm
 from translator.specials import BOS, PAD, SPECIAL_PIECES
 
 NAME = "Marian (native .npz)"
@@ -349,7 +349,7 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
             f"{folder / 'decoder.yml'}: {len(vocab_files)} vocabularies (translator imports "
             "models of one source and one target)"
         )
-    spm = (read_bytes(folder, "source.spm"), read_bytes(folder, "target.spm"))
+    spm = (read_spm(folder, "source.spm"), read_spm(folder, "target.spm"))
     where = str(npz)
     arrays, options = read_npz(npz)
     pre = check_options(where, options)
