@@ -100,11 +100,17 @@ def test_translate_and_info_read_the_exports_calibration(exported, capsys):
     for row in out.splitlines():
         cells = row.split("\t")
         assert len(cells) == 5 and 0.0 <= float(cells[3]) <= 1.0, row
+    trained = []
     for model, word in ((ckpt, "calibrated"), (f32, "calibrated"), (raw, "uncalibrated")):
         code, out, err = run_cli(capsys, "info", str(model))
         assert code == 0, err
         line = next(r for r in out.splitlines() if r.startswith("confidence:"))
         assert line.split()[1] == word, line
+        trained.append(next(r for r in out.splitlines() if r.startswith("training:")))
+    # an export tells how far its checkpoint trained
+    assert trained[0] == trained[1] == trained[2] and trained[0].startswith("training: step "), (
+        trained
+    )
     code, _, err = run_cli(capsys, "translate", "--checkpoint", str(raw), "--min-confidence",
                            "0.5", lines[0])  # fmt: skip
     assert code == 2 and "no calibration" in err.strip().splitlines()[-1], err

@@ -55,7 +55,7 @@ def test_a_run_without_a_summary_is_drawn_from_its_validations(tmp_path):
              for s, b, m in [(10, 1.0, 0.5), (20, 2.5, 1.0)]]  # fmt: skip
     (run / "validations.jsonl").write_text("\n".join(lines) + '\n{"step": 30, "dev_')
     said = draw_curves([(run, run / "summary.json")], tmp_path / "c.png")
-    assert said == f"curves of 1 runs written to {tmp_path / 'c.png'}; no training losses in run"
+    assert said == f"curves of 1 run written to {tmp_path / 'c.png'}; no training losses in run"
     assert (tmp_path / "c.png").stat().st_size > 0
     empty = tmp_path / "empty"
     empty.mkdir()

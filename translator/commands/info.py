@@ -41,7 +41,13 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
         cfg = config_from_dict(manifest["config"], f"{path} (manifest config)")
         tokenizer = folder_tokenizer(path, manifest)
         kind = f"exported folder (CTranslate2, {manifest.get('quantization', 'float32')})"
-        progress, source, version = None, manifest.get("source"), manifest.get("translator_version")
+        progress, source, version = (
+            manifest.get("progress"),
+            manifest.get("source"),
+            manifest.get("translator_version"),
+        )
+        if progress is None and source is None:  # (an export that did not record it)
+            progress = {"exported_from": (manifest.get("source_checkpoint") or {}).get("path")}
         calibration, ensembles = manifest.get("calibration"), 0
     else:
         from translator.models.checkpoint import Checkpoint
@@ -123,9 +129,11 @@ def _progress(progress) -> list[str]:
     if isinstance(averaged, list):
         steps = ", ".join("?" if s is None else str(s) for s in averaged)
         return [f"training: the average of {len(averaged)} checkpoint(s), of steps {steps}"]
+    if isinstance(progress, dict) and "exported_from" in progress:
+        return [f"training: as the checkpoint it was exported from ({progress['exported_from']})"]
     if not isinstance(progress, dict) or not progress.get("step"):
         return ["training: none (not trained here)"]
-    line = f"training: step {progress['step']}, epoch {progress.get('epoch', 0)}"
+    line = f"training: step {progress['step']}, epoch {progress.get('epoch', 0) + 1}"
     if progress.get("best_step"):
         line += (
             f", best dev BLEU {progress.get('best_bleu', 0):.2f} at step {progress['best_step']}"

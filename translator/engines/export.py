@@ -163,6 +163,7 @@ def export_checkpoint(
             },
             "config": cfg.to_dict(),
             "decode": cfg.decode.to_dict(),
+            "progress": ckpt.progress,  # how far the checkpoint trained (translator info)
             "vocab_map": shortlist,
             # how confidence is computed (translator calibrate), or None: uncalibrated
             "calibration": ckpt.calibration,

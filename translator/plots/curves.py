@@ -93,6 +93,7 @@ def draw_curves(runs: list[tuple[Path, Path]], plot: Path) -> str:
     estimated = not all(recorded_minutes(summary) for _, summary in summaries)
     plot_curves(series, str(plot), estimated_minutes=estimated)
     without_loss = [name for name, _, _, losses in series if not losses]
-    return f"curves of {len(series)} runs written to {plot}" + (
+    runs = f"{len(series)} run" + ("s" if len(series) != 1 else "")
+    return f"curves of {runs} written to {plot}" + (
         f"; no training losses in {', '.join(without_loss)}" if without_loss else ""
     )

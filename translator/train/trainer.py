@@ -141,7 +141,10 @@ class Trainer:
         restore_training(saved, where, self.optimizer, self.updater.scaler, self.ema, self.report)
         restore_rng(saved, self.group, where)
         st = self.state
-        log.info(f"resumed from step {st.step} (epoch {st.epoch}, batch {st.batch_in_epoch})")
+        where = (
+            f"epoch {st.epoch + 1}, from its batch {st.batch_in_epoch + 1}"  # (counted as logged)
+        )
+        log.info(f"resumed from step {st.step} ({where})")
 
     @property
     def state(self) -> TrainState:
