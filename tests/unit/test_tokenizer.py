@@ -49,6 +49,17 @@ def test_vocab_too_small_for_the_characters_is_a_user_error(monkeypatch, tmp_pat
     assert "\n" not in message and "tokenizer.vocab_size=100" in message
 
 
+def test_a_vocabulary_smaller_than_asked_is_said(monkeypatch, tmp_path, caplog):
+    monkeypatch.setenv("TRANSLATOR_CACHE", str(tmp_path))
+    with caplog.at_level("INFO", logger="translator"):
+        tokenizer = Tokenizer.train(PAIRS, TokenizerConfig(vocab_size=50_000), seed=1)
+    said = [r.getMessage() for r in caplog.records if "fewer than" in r.getMessage()]
+    size = f"{tokenizer.src_vocab_size:,}"
+    assert said == [
+        f"sentencepiece: {size} pieces, fewer than tokenizer.vocab_size=50,000: all this text gives"
+    ]
+
+
 # -- cache ------------------------------------------------------------------------------------
 
 

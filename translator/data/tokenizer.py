@@ -92,6 +92,12 @@ def train_cached(
         return path.read_bytes()
     log.info("sentencepiece: training a %s model on %d sentences", cfg.model_type, len(sentences))
     data = _train_model(sentences, cfg, seed, symbols)
+    pieces = load_processor(data).get_piece_size()
+    if pieces < cfg.vocab_size:  # (vocab_size is an upper bound: _train_model)
+        log.info(
+            "sentencepiece: %s pieces, fewer than tokenizer.vocab_size=%s: all this text "
+            "gives", f"{pieces:,}", f"{cfg.vocab_size:,}",
+        )  # fmt: skip
     try:
         from translator.fileio import atomic_write_bytes
 
