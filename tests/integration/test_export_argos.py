@@ -90,6 +90,8 @@ def test_int8_package(transformer, argos, tmp_path, capsys):
     instructions): translate as the int8 export does."""
     checkpoint = transformer[0]
     export_argos(checkpoint, tmp_path / "p.argosmodel", "int8", None)
+    code, _, err = run_cli(capsys, "info", str(tmp_path / "p.argosmodel"))
+    assert code == 2 and "p.argosmodel: an Argos Translate package" in err, err
     code, _, err = run_cli(capsys, "export", "--checkpoint", str(checkpoint), "--output",
                            str(tmp_path / "ct2"), "--quantization", "int8")  # fmt: skip
     assert code == 0, err

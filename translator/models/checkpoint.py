@@ -106,6 +106,11 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             f"({reason[:120] or 'unsafe content'})"
         ) from None
     except Exception:  # a garbage file can make the unpickler fail in any way (KeyError, ...)
+        if _argos_package(path):
+            raise UserError(
+                f"{path}: an Argos Translate package, which translator writes but does not read",
+                "give the checkpoint it was exported from, or install it with argospm",
+            ) from None
         raise UserError(
             f"{path}: not a readable checkpoint (truncated or corrupt)",
             "use the run's other checkpoint (best.pt or last.pt); both are written atomically",
@@ -119,6 +124,19 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             f"which reads format {FORMAT}"
         )
     return ckpt
+
+
+def _argos_package(path: Path) -> bool:
+    """Whether `path` is a zip file of the shape of an .argosmodel (a folder holding
+    metadata.json beside a CTranslate2 model/), which torch.load cannot read either."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return False
+    return any(n.endswith("/metadata.json") for n in names) and any("/model/" in n for n in names)
 
 
 def weights_fingerprint(model: dict[str, torch.Tensor]) -> str:
