@@ -372,6 +372,15 @@ def test_unknown_key_in_set_mentions_set(tmp_path):
     assert "--set" in message and "nosuch" in message
 
 
+def test_a_wrong_value_is_shown_as_yaml_spells_it(tmp_path):
+    path = write_yaml(tmp_path, {"train": {"max_steps": True}})
+    assert user_error(load_config, path).endswith("got true")
+    path = write_yaml(tmp_path, {"train": {"lr": None}})
+    assert user_error(load_config, path).endswith("got null")
+    path = write_yaml(tmp_path, {"train": {"lr": "fast"}})
+    assert user_error(load_config, path).endswith("got 'fast'")
+
+
 def test_a_mistake_of_the_files_own_is_not_blamed_on_set(tmp_path):
     path = write_yaml(tmp_path, {"train": {"lrr": 0.1}})
     message = user_error(load_config, path, overrides=["run_dir=runs/x"])

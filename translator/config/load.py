@@ -166,15 +166,25 @@ def _message(err: dict, cls: type, prefix: str, where: str) -> tuple[int, str]:
     if err["type"] == "missing":
         return rank, f"{where}: missing key '{key}'"
     if tp is None or (isinstance(tp, type) and issubclass(tp, Section)):  # not a mapping
-        return rank, f"{where}: '{key}' must be a mapping of keys, got {err['input']!r}"
+        return rank, f"{where}: '{key}' must be a mapping of keys, got {as_written(err['input'])}"
     finite = " (finite)" if err["type"] == "finite_number" else ""
-    return rank, f"{where}: key '{key}' must be {type_words(tp)}{finite}, got {err['input']!r}"
+    return (
+        rank,
+        f"{where}: key '{key}' must be {type_words(tp)}{finite}, got {as_written(err['input'])}",
+    )
+
+
+def as_written(value: Any) -> str:
+    """A config value as YAML spells it (true, null), so an error shows what was typed."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    return repr(value)
 
 
 def _build(cls: type, raw: Any, prefix: str, where: str) -> Any:
     if not isinstance(raw, dict):
         name = prefix.rstrip(".") or "the top level"
-        raise UserError(f"{where}: '{name}' must be a mapping of keys, got {raw!r}")
+        raise UserError(f"{where}: '{name}' must be a mapping of keys, got {as_written(raw)}")
     try:
         return cls.model_validate(raw)
     except ValidationError as err:
@@ -193,7 +203,9 @@ def _build_model(raw: Any, prefix: str, where: str) -> ModelConfig:
     ignored (with a warning when it is set to something other than its default there), so
     a config can switch model.type without deleting the other family's keys."""
     if not isinstance(raw, dict):
-        raise UserError(f"{where}: '{prefix.rstrip('.')}' must be a mapping of keys, got {raw!r}")
+        raise UserError(
+            f"{where}: '{prefix.rstrip('.')}' must be a mapping of keys, got {as_written(raw)}"
+        )
     kind = raw.get("type", families.DEFAULT)
     if kind not in families.names():
         raise UserError(
@@ -219,7 +231,7 @@ def _check(cfg: Config, where: str) -> None:
     def bad(key: str, expected: str) -> UserError:
         section, name = key.split(".") if "." in key else ("", key)
         obj = getattr(cfg, section) if section else cfg
-        return UserError(f"{where}: key '{key}' {expected}, got {getattr(obj, name)!r}")
+        return UserError(f"{where}: key '{key}' {expected}, got {as_written(getattr(obj, name))}")
 
     for key, problem in cfg.model.problems():
         raise bad(f"model.{key}", problem)
