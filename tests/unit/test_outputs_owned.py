@@ -101,6 +101,30 @@ def test_a_file_edited_since_translator_wrote_it_is_not_replaced(tmp_path):
     assert (target / "README.md").read_text() == "card 3"
 
 
+def test_a_copied_export_is_not_taken_for_an_edited_one(tmp_path):
+    """A copy (cp -r, a checkout) moves every file's time, not its contents: writing over it
+    is allowed; an edit of the same size is still found, by the contents."""
+    import os
+    import shutil
+
+    target = tmp_path / "out"
+    tmp = temporary_folder(target)
+    (tmp / "README.md").write_text("card 1")
+    replace_folder(tmp, target, keep_edits=True)
+    copy = tmp_path / "copy"
+    shutil.copytree(target, copy, copy_function=shutil.copyfile)  # times not kept
+    (copy / "README.md").touch()
+    tmp = temporary_folder(copy)
+    (tmp / "README.md").write_text("card 2")
+    replace_folder(tmp, copy, keep_edits=True)
+    assert (copy / "README.md").read_text() == "card 2"
+    (copy / "README.md").write_text("card X")  # the same size, another time
+    os.utime(copy / "README.md", ns=(1, 1))
+    tmp = temporary_folder(copy)
+    (tmp / "README.md").write_text("card 3")
+    assert "README.md was changed" in user_error(replace_folder, tmp, copy, keep_edits=True)
+
+
 def test_an_output_that_is_an_input_or_another_output_is_refused(tmp_path):
     src = tmp_path / "in.de"
     src.write_text("x\n")

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from translator.errors import UserError
-from translator.fileio import atomic_write_bytes
+from translator.fileio import atomic_write_bytes, file_digest
 
 MARKER = ".translator-output.json"  # a name no other program writes
 
@@ -41,8 +41,8 @@ def mark(
     stamps: bool = False,
 ) -> None:  # fmt: skip
     """Write the marker of `folder`, listing `names`; `scratch`: all of it is translator's
-    work in progress, to remove whole; `stamps`: with each file's size and modification
-    time, so that a file edited since is known to be the user's (edited)."""
+    work in progress, to remove whole; `stamps`: with each file's size, modification time
+    and digest, so that a file edited since is known to be the user's (edited)."""
     record = {"written_by": f"translator {command}".strip(), "files": sorted(set(names))}
     if scratch:
         record["scratch"] = True
@@ -52,21 +52,32 @@ def mark(
     atomic_write_bytes(Path(folder) / MARKER, json.dumps(record, indent=1).encode())
 
 
-def _stamp(path: Path) -> list[int]:
+def _stamp(path: Path) -> list:
     info = path.stat()
-    return [info.st_size, info.st_mtime_ns]
+    return [info.st_size, info.st_mtime_ns, file_digest(path)]
+
+
+def _changed(path: Path, stamp: list) -> bool:
+    """Whether the file differs from its stamp: by size, or, where its time moved (a copy,
+    a checkout), by its contents' digest (a stamp without one: by the time alone)."""
+    info = path.stat()
+    if info.st_size != stamp[0]:
+        return True
+    if info.st_mtime_ns == stamp[1]:
+        return False
+    return len(stamp) < 3 or file_digest(path) != stamp[2]
 
 
 def edited(folder: Path) -> list[str]:
-    """The files of `folder` whose size or modification time differ from those its marker
-    recorded when translator wrote them: the user's edits, such as a model card."""
+    """The files of `folder` that differ from what its marker recorded when translator wrote
+    them (_changed): the user's edits, such as a model card."""
     try:
         stamps = json.loads((Path(folder) / MARKER).read_text(encoding="utf-8"))["stamps"]
         assert isinstance(stamps, dict)
     except (OSError, ValueError, KeyError, TypeError, AssertionError):
         return []
     return sorted(name for name, stamp in stamps.items()
-                  if (Path(folder) / name).is_file() and _stamp(Path(folder) / name) != stamp)  # fmt: skip
+                  if (Path(folder) / name).is_file() and _changed(Path(folder) / name, stamp))  # fmt: skip
 
 
 def _writer(folder: Path) -> str:
