@@ -2,7 +2,7 @@
 differences between two configs (diff.py). Reading a config loads no torch."""
 
 from translator.config.diff import config_changes, describe_changes, flatten
-from translator.config.load import config_from_dict, load_config, save_config, type_words
+from translator.config.load import config_from_dict, load_config, save_config
 from translator.config.schema import (
     SCHEDULES,
     SPLIT_FILE,
@@ -14,6 +14,7 @@ from translator.config.schema import (
     TokenizerConfig,
     TrainConfig,
 )
+from translator.config.words import type_words
 
 __all__ = [
     "SCHEDULES",

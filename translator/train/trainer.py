@@ -140,11 +140,10 @@ class Trainer:
         saved.load_weights(self.model, where)
         restore_training(saved, where, self.optimizer, self.updater.scaler, self.ema, self.report)
         restore_rng(saved, self.group, where)
-        st = self.state
-        where = (
-            f"epoch {st.epoch + 1}, from its batch {st.batch_in_epoch + 1}"  # (counted as logged)
+        st = self.state  # (epochs and batches counted from 1, as logged)
+        log.info(
+            f"resumed from step {st.step} (epoch {st.epoch + 1}, batch {st.batch_in_epoch + 1})"
         )
-        log.info(f"resumed from step {st.step} ({where})")
 
     @property
     def state(self) -> TrainState:
@@ -158,8 +157,7 @@ class Trainer:
         self._save(self.run_dir.last, resumable=True)
 
     def save_best(self) -> None:
-        """best.pt (rank 0 alone calls it): what translating needs, the averaged weights
-        under train.ema_decay."""
+        """best.pt (rank 0 alone): what translating needs, the averaged weights with EMA."""
         weights = self.ema.weights() if self.ema is not None else None
         self._save(self.run_dir.best, weights=weights)
 
@@ -370,7 +368,9 @@ class Trainer:
         s = self.state
         interrupted = self.stop.kind is StopKind.INTERRUPTED
         if self.last_validated != s.step and not interrupted and s.step > 0:
+            start = time.perf_counter()
             self.validate_and_keep_best()
+            s.elapsed += time.perf_counter() - start  # (wall clock, as each validation's)
         self.save_last()
         if self.stop.kind is StopKind.TIME_BUDGET:
             self.bar.stopped(s.step)
