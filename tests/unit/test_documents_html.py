@@ -63,6 +63,22 @@ def test_nested_tags_stay_nested():
     assert out == "<p>five <b>four <i>three</i> two</b> one</p>"
 
 
+def test_markup_nested_deeper_than_prose_is_copied_with_a_warning(caplog):
+    """Each tag is read at the same cost whatever the depth (documents/html_stack.py); text
+    under more than MAX_NESTING levels of inline markup is left as it is, as in Markdown."""
+    from translator.documents.inline import MAX_NESTING
+
+    fits = "<b>" * MAX_NESTING + "two words" + "</b>" * MAX_NESTING
+    out = translate_html(f"<p>one {fits} three</p>", upper, "en")
+    assert out == f"<p>ONE {fits.replace('two words', 'TWO WORDS')} THREE</p>"
+    deep = "<b>" * 3000 + "two words" + "</b>" * 3000
+    doc = f"<p>one {deep} three</p><p>four</p>"
+    assert translate_html(doc, upper, "en") == f"<p>one {deep} three</p><p>FOUR</p>"
+    assert "nests 3000 deep" in caplog.text
+    copied = f'<div translate="no">{deep}</div>'
+    assert translate_html(copied + "<p>a</p>", upper, "en") == copied + "<p>A</p>"
+
+
 def test_copied_elements_are_untouched_and_unseen():
     keep = [
         "<pre>  keep\n  <b>this</b>  &amp; </pre>",

@@ -15,13 +15,16 @@ the target's language (html_attributes.py).
 from __future__ import annotations
 
 import html
+import logging
 
 from translator.documents.html_attributes import retag_languages, translate_attributes
 from translator.documents.html_sentences import Sentence, sentences
 from translator.documents.html_units import Builder, Mark, Unit, tokens
-from translator.documents.inline import events, transfer
+from translator.documents.inline import MAX_NESTING, deepest, events, transfer
 from translator.documents.language import Retag
 from translator.documents.units import GLUED, punctuation, target_seps, translate_all
+
+log = logging.getLogger(__name__)
 
 
 def _render(sentence: Sentence, unit: Unit, result, escape) -> str:
@@ -194,7 +197,7 @@ def translate_html(text: str, translate, lang: str | None, retag: Retag | None =
     named = translate_attributes(toks, builder.carriers, translate)
     if retag_languages(toks, builder.carriers, retag) or named:
         builder = build(toks, strict=False)  # the same units, with the start tags' new source
-    plans = {id(p): sentences(p, lang) for p in builder.out if isinstance(p, Unit)}
+    plans = {id(p): _plan(p, lang) for p in builder.out if isinstance(p, Unit)}
     results = translate_all([s.text for plan, _ in plans.values() for s in plan], translate)
     escape, found, out = _escaper(builder.entities), iter(results), []
     for piece in builder.out:
@@ -205,6 +208,18 @@ def translate_html(text: str, translate, lang: str | None, retag: Retag | None =
         else:
             out.append(_unit_text(piece, *plans[id(piece)], found, escape))
     return "".join(out)
+
+
+def _plan(unit: Unit, lang: str | None):
+    """The unit's sentences (html_sentences.sentences), or none where its markup nests
+    deeper than prose does: it is then copied untranslated, with a warning."""
+    plan, edges = sentences(unit, lang)
+    depth = max((deepest(s.parents) for s in plan), default=0)
+    if depth <= MAX_NESTING:
+        return plan, edges
+    start = next((m.open_raw for m in unit.marks if m.open_raw), "")[:40]
+    log.warning("HTML text left untranslated: its markup nests %d deep (from %s)", depth, start)
+    return [], edges
 
 
 def build(toks, strict: bool = True) -> Builder:

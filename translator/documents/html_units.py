@@ -20,6 +20,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
+from translator.documents.html_stack import OpenStack
 from translator.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -186,7 +187,7 @@ class Builder:
     def __init__(self, strict: bool = True):
         self.strict = strict  # elements that do not nest: a UserError, else mended
         self.out: list[str | Unit] = []
-        self.stack: list[Open] = []
+        self.stack = OpenStack()  # of Open
         self.unit: Unit | None = None
         self.verbatim: tuple[int, Mark | None] | None = None  # depth, atom (None: block)
         self.entities: dict[str, str] = {}
@@ -241,7 +242,7 @@ class Builder:
         return mark
 
     def parent(self, unit: Unit) -> int | None:
-        inline = [o for o in self.stack if o.mark is not None]
+        inline = self.stack.inline
         return inline[-1].mark if inline and inline[-1].unit is unit else None
 
     def start(self, tok: Token) -> None:
@@ -257,11 +258,13 @@ class Builder:
                 self.stack.append(Open(tag, tok.at))
                 if quiet or tag in VERBATIM_BLOCK:
                     self.verbatim = (len(self.stack), None)
+                    self.stack.copying()
         elif void:
             self.atom(tok.raw)
         elif quiet or tag in VERBATIM_INLINE:
             self.stack.append(Open(tag, tok.at))
             self.verbatim = (len(self.stack), self.atom(tok.raw))
+            self.stack.copying()
         else:
             unit = self.current()
             unit.marks.append(Mark(unit.length, None, tok.raw, parent=self.parent(unit),
@@ -273,7 +276,7 @@ class Builder:
     def pop_to(self, tok: Token) -> Open | None:
         """The open element `tok` ends (None: none), and those it closes on its way (end
         tags HTML lets go unwritten); anything else left open is mended (`mend`)."""
-        if not any(o.tag == tok.tag for o in self.stack):
+        if not self.stack.holds(tok.tag):
             self.mend(f"{_where(tok.at)}: </{tok.tag}> closes no open element", "copied as it is")
             return None
         while self.stack[-1].tag != tok.tag:
@@ -303,7 +306,7 @@ class Builder:
             mark.close_at, mark.order = left.unit.length, (mark.order[0], edge)
 
     def end(self, tok: Token) -> None:
-        if not any(o.tag == tok.tag for o in self.stack) and (
+        if not self.stack.holds(tok.tag) and (
             tok.tag in VOID or tok.tag in OPTIONAL_END
         ):  # </br> is a line break; a stray </p> (after a list that closed its p) browsers
             # read as an empty paragraph: both copied as they are, as unit edges
@@ -325,7 +328,7 @@ class Builder:
             unit.marks.append(Mark(None, unit.length, "", tok.raw, order=(0, self.n)))
         unit.raw.append(tok.raw)
         if closed.unit is unit:
-            sup = closed.tag == "sup" or any(o.tag == "sup" for o in self.stack)
+            sup = closed.tag == "sup" or self.stack.holds("sup")
             self.collapse(unit, closed.mark, sup)
 
     def collapse(self, unit: Unit, k: int, sup: bool) -> None:
@@ -334,9 +337,9 @@ class Builder:
         nothing but such pieces: the model never sees it, and it stays glued to the word
         it followed, as an image does, where no translated word could stand for it."""
         mark, size = unit.marks[k], unit.length - unit.marks[k].open_at
-        inside = unit.marks[k + 1 :]
-        if any(m.open_at is None for m in unit.marks[k:]) or size > MARKER:
+        if size > MARKER or any(m.open_at is None for m in unit.marks[k:]):
             return
+        inside = unit.marks[k + 1 :]
         if size == 0 and not (inside and all(m.atom and m.open_at == m.close_at for m in inside)):
             return
         cut, held = 0, 0  # the last pieces of the unit's text, holding the element's
@@ -359,10 +362,10 @@ class Builder:
         depth, mark = self.verbatim
         if tok.kind == "start" and tok.tag not in VOID:
             self.stack.append(Open(tok.tag, tok.at))
-        elif tok.kind == "end" and any(o.tag == tok.tag for o in self.stack[depth - 1 :]):
+        elif tok.kind == "end" and self.stack.holds_in_region(tok.tag):
             self.pop_to(tok)
             if len(self.stack) < depth:
-                self.verbatim = None
+                self.verbatim, self.stack.region = None, None
         if mark is None:
             return self.literal(tok.raw, boundary=False)
         mark.open_raw += tok.raw

@@ -40,6 +40,25 @@ def nesting(spans: Sequence[tuple[int, int, object]]) -> list[int | None]:
     return parents
 
 
+MAX_NESTING = 100  # spans inside spans: deeper is no prose, and carrying it recurses
+
+
+def deepest(parents: Sequence[int | None]) -> int:
+    """How deep spans of these parents (nesting) nest, 0 for none; each parent is read once,
+    so thousands of levels cost no more than thousands of siblings."""
+    depths = [0] * len(parents)
+    for k in range(len(parents)):
+        chain, at = [], k
+        while at is not None and not depths[at]:
+            chain.append(at)
+            at = parents[at]
+        depth = depths[at] if at is not None else 0
+        for node in reversed(chain):
+            depth += 1
+            depths[node] = depth
+    return max(depths, default=0)
+
+
 def _contains(outer: tuple[int, int, object], start: int, end: int) -> bool:
     if start == end == outer[1] and outer[0] < outer[1]:
         return False  # an empty span at a nonempty one's end follows it

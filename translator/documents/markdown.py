@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import re
 
+from translator.documents.inline import MAX_NESTING
 from translator.documents.markdown_inline import read_inline
 from translator.documents.markdown_render import render
 from translator.documents.text import replace_spans
@@ -113,20 +114,11 @@ def _locate(lines: list[str], tok, cursors: dict[int, int], cell: bool):
     return places
 
 
-MAX_NESTING = 100  # spans inside spans: deeper is no prose, and carrying it recurses
-
-
 def _depth(spans) -> int:
     """How deep the spans nest (0 for none)."""
-    from translator.documents.inline import nesting
+    from translator.documents.inline import deepest, nesting
 
-    parents, deepest = nesting(spans), 0
-    for k in range(len(parents)):
-        depth, at = 0, k
-        while at is not None:
-            depth, at = depth + 1, parents[at]
-        deepest = max(deepest, depth)
-    return deepest
+    return deepest(nesting(spans))
 
 
 class _Inline(Marked):
