@@ -112,7 +112,13 @@ class Model:
         if other := sorted(set(settings) - {*LANGUAGES, "batch_size"}):
             raise UserError(f"score() takes no {', '.join(other)}: it scores the targets given")
         sources, targets = _lines(source), _lines(target, "target")
-        if isinstance(source, str) != isinstance(target, str) or len(sources) != len(targets):
+        if isinstance(source, str) != isinstance(target, str):
+            kinds = ["a string" if isinstance(t, str) else "a list" for t in (source, target)]
+            raise UserError(
+                f"score(): the source is {kinds[0]} and the target {kinds[1]}; give one text "
+                "each, or aligned lists of the same length"
+            )
+        if len(sources) != len(targets):
             raise UserError(
                 f"score(): {len(sources)} sources and {len(targets)} targets; give one "
                 "text each, or aligned lists of the same length"

@@ -86,6 +86,8 @@ def test_score_is_the_engines(model, engine):
     assert model.score(LINES, targets) == engine.score(LINES, targets, engine.request())
     assert model.score(LINES[0], targets[0]) == model.score(LINES[:1], targets[:1])[0]
     assert "2 sources and 1 targets" in user_error(model.score, LINES[:2], targets[:1])
+    said = user_error(model.score, LINES[0], targets[:1])
+    assert "the source is a string and the target a list" in said
 
 
 def test_documents_keep_their_markup(model, tmp_path):
