@@ -81,6 +81,15 @@ def test_a_bad_translate_body_is_the_clients_error(door, body, code):
     assert status(parse_translate, door, TranslateRequest(**body), never) == code
 
 
+def test_an_nbest_over_the_servers_beam_is_named_as_the_nbest(door):
+    from translator.serve.limits import LimitError
+
+    for body, said in (({"nbest": 7}, "nbest 7 (a beam of 7)"), ({"beam": 7}, "beam 7")):
+        with pytest.raises(LimitError) as caught:
+            parse_translate(door, TranslateRequest(text="a", **body), never)
+        assert str(caught.value.message).startswith(f"{said} is over this server's limit of 6")
+
+
 def test_a_glossary_stops_once_its_request_has_timed_out(door):
     from translator.serve.requests import Cancelled
 

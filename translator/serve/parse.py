@@ -50,14 +50,14 @@ class Door:
         return {"source": tuple(prefix), "target_start": start}
 
     def beam_of(self, beam: int | None, nbest: int) -> int:
+        given = beam is not None or nbest <= self.decode.beam  # (else nbest sets the beam)
         if beam is None:
             beam = max(self.decode.beam, nbest)
         elif problem := nbest_problem(nbest, beam):
             raise LimitError(422, problem)
         if beam > self.limits.max_beam:
-            raise LimitError(
-                422, f"beam {beam} is over this server's limit of {self.limits.max_beam}"
-            )
+            asked = f"beam {beam}" if given else f"nbest {nbest} (a beam of {nbest})"
+            raise LimitError(422, f"{asked} is over this server's limit of {self.limits.max_beam}")
         return beam
 
     def check_texts(self, texts: list[str]) -> None:
