@@ -233,10 +233,15 @@ def _sampling(spec, temperature, seed) -> tuple:
 
 
 def _lines(text, what: str = "text") -> list[str]:
-    """A call's texts as a list, each checked to be a string."""
+    """A call's texts as a list, each checked to be a string of valid Unicode (an error
+    names the argument: `what`, and for a list the item's number)."""
+    from translator.data.user_text import valid
+
     lines = [text] if isinstance(text, str) else text
     if not isinstance(lines, (list, tuple)) or not all(isinstance(t, str) for t in lines):
         raise UserError(f"{what}: give a string or a list of strings")
+    for i, line in enumerate(lines):
+        valid(line, what if isinstance(text, str) else f"{what} {i + 1} of the list")
     return list(lines)
 
 

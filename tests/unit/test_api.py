@@ -157,6 +157,10 @@ def test_score_and_documents_refuse_what_they_cannot_use(model, path):
 
 def test_a_text_must_be_a_string(model):
     assert "a string or a list of strings" in user_error(model.translate, [b"bytes"])
+    said = user_error(model.translate, "Ein \ud800 Hund")
+    assert said.startswith("text: not valid Unicode (lone surrogate U+D800)")
+    said = user_error(model.score, ["a", "b"], ["a", "b\udfff"])
+    assert said.startswith("target 2 of the list: not valid Unicode")
 
 
 def test_a_missing_model_names_the_import(tmp_path):
