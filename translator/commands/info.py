@@ -34,6 +34,7 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
     a checkpoint nor an exported folder."""
     from translator.config import config_from_dict
 
+    origin = None  # the checkpoint of an export that did not record its progress
     if path.is_dir():
         from translator.engines.ct2_folder import folder_tokenizer, read_manifest
 
@@ -47,7 +48,7 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
             manifest.get("translator_version"),
         )
         if progress is None and source is None:  # (an export that did not record it)
-            progress = {"exported_from": (manifest.get("source_checkpoint") or {}).get("path")}
+            origin = (manifest.get("source_checkpoint") or {}).get("path")
         calibration, ensembles = manifest.get("calibration"), 0
     else:
         from translator.models.checkpoint import Checkpoint
@@ -63,7 +64,7 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
     lines = [f"{path}: {kind}, written by translator {version or '?'}"]
     lines += _model(cfg, tokenizer)
     lines += _languages(cfg, source)
-    lines += _progress(progress)
+    lines += _progress(progress, origin)
     lines += _calibration(calibration)
     if ensembles:
         lines.append(f"confidence of ensembles it leads: calibrated for {ensembles} set(s) of "
@@ -124,13 +125,14 @@ def _languages(cfg, source) -> list[str]:
     return lines
 
 
-def _progress(progress) -> list[str]:
+def _progress(progress, exported_from: str | None = None) -> list[str]:
+    """`exported_from`: the checkpoint an export that did not record its progress came from."""
     averaged = progress.get("averaged_steps") if isinstance(progress, dict) else None
     if isinstance(averaged, list):
         steps = ", ".join("?" if s is None else str(s) for s in averaged)
         return [f"training: the average of {len(averaged)} checkpoint(s), of steps {steps}"]
-    if isinstance(progress, dict) and "exported_from" in progress:
-        return [f"training: as the checkpoint it was exported from ({progress['exported_from']})"]
+    if exported_from is not None:
+        return [f"training: as the checkpoint it was exported from ({exported_from})"]
     if not isinstance(progress, dict) or not progress.get("step"):
         return ["training: none (not trained here)"]
     line = f"training: step {progress['step']}, epoch {progress.get('epoch', 0) + 1}"

@@ -280,8 +280,7 @@ def config_from_dict(raw: Any, where: str = "config", overrides: list[str] = ())
         raise UserError(
             f"{where}: expected a mapping of keys at the top level, got {type(raw).__name__}"
         )
-    given = read_yaml(yaml.safe_dump(raw))  # deep copies of plain data
-    raw = read_yaml(yaml.safe_dump(raw))
+    given, raw = raw, read_yaml(yaml.safe_dump(raw))  # a deep copy of plain data
     for assignment in overrides:
         _apply_override(raw, assignment)
     if not overrides:
@@ -291,7 +290,7 @@ def config_from_dict(raw: Any, where: str = "config", overrides: list[str] = ())
         return _validated(raw, label)
     except UserError as err:
         try:  # a mistake the file (or checkpoint) makes itself is named as its own
-            _validated(given, where)
+            _validated(read_yaml(yaml.safe_dump(given)), where)
         except UserError as own:
             if own.message == err.message.replace(label, where, 1):
                 raise own from None

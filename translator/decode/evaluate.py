@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-
 from sacrebleu.metrics import BLEU, CHRF, TER
 
 from translator.errors import UserError
@@ -98,12 +96,12 @@ def evaluate_translator(
     from translator.fileio.outputs import distinct_outputs
 
     src, ref = files
-    source = None
-    if src is None:
+    try:
         source = open_source(data, seed)  # the training split is not read
-    else:  # the model's data is still guarded where it is on this machine
-        with contextlib.suppress(UserError):
-            source = open_source(data, seed)
+    except UserError:
+        if src is None:
+            raise
+        source = None  # files given: the model's data is guarded only where it is here
     if source is not None:
         distinct_outputs(outputs, {f"of the model's data ({f.name})": f for f in source.files})
     if src is not None:

@@ -5,10 +5,10 @@ command run again plans the chunk's batches as before (decode/batches.py) and ta
 it finds here instead of decoding them, so its output is the uninterrupted run's.
 
 A line of the file is one batch: the job it belongs to (a digest of G.partial.json's
-identity), the input line its chunk starts at, the batch's rows (line numbers in the chunk)
-and their translations. A line of another job or chunk, or of other rows (a changed batch
-size plans other batches), is not used, and a line cut short by the stop is ignored. The file is emptied when its chunk is recorded in G.partial.json.
-"""
+identity), the input line its chunk starts at, the batch's rows (line numbers in the
+chunk) and their translations. A line of another job or chunk, or of other rows (a changed
+batch size plans other batches), is not used, and a line cut short by the stop is ignored.
+The file is emptied when its chunk is recorded in G.partial.json."""
 
 from __future__ import annotations
 

@@ -7,8 +7,9 @@ same command run again finds them, cuts G.partial back to the recorded bytes (a 
 written after the last record is dropped, so no line is doubled) and continues with the
 next input line. Inside a chunk, each finished batch is kept in G.partial.batches
 (decode/journal.py), so a stop loses at most one batch's work. When all is done G.partial
-becomes G by rename, so G is never half written. The record also holds what the translations depend on (the input file's size and
-time, the model, the decoding settings); a run that differs in any of them starts over.
+becomes G by rename, so G is never half written. The record also holds what the
+translations depend on (the input file's size and time, the model, the decoding settings);
+a run that differs in any of them starts over.
 
 With --sampling, each chunk draws from its own seed (--seed plus the chunk's number:
 translate_io.chunk_request), so a resumed run writes what an uninterrupted one would, and

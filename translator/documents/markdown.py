@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import re
 
-from translator.documents.inline import MAX_NESTING
+from translator.documents.inline import MAX_NESTING, deepest, nesting
 from translator.documents.markdown_inline import read_inline
 from translator.documents.markdown_render import render
 from translator.documents.text import replace_spans
@@ -114,13 +114,6 @@ def _locate(lines: list[str], tok, cursors: dict[int, int], cell: bool):
     return places
 
 
-def _depth(spans) -> int:
-    """How deep the spans nest (0 for none)."""
-    from translator.documents.inline import deepest, nesting
-
-    return deepest(nesting(spans))
-
-
 class _Inline(Marked):
     """One inline: where its lines stand in the source, its plain text and markup."""
 
@@ -155,7 +148,7 @@ def _inlines(text: str, lang) -> tuple[list[str], list[_Inline]]:
             continue  # an admonition's title made from its kind (!!! note: "Note")
         places = _locate(lines, tok, cursors, cell)
         read = read_inline(tok.content, tok.children or []) if places else None
-        if read is None or (depth := _depth(read[1])) > MAX_NESTING:
+        if read is None or (depth := deepest(nesting(read[1]))) > MAX_NESTING:
             why = "" if read is None else f" (markup nested {depth} deep)"
             log.warning("line %d: Markdown inline left untranslated%s", tok.map[0] + 1, why)
             continue

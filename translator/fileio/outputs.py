@@ -249,8 +249,8 @@ def replace_folder(tmp: Path, target: Path, command: str = "", keep_edits: bool 
     for name in new:
         _remove(target / name)
         os.replace(tmp / name, target / name)
-    mark(target, new, command, stamps=keep_edits)
-    shutil.rmtree(tmp, ignore_errors=True)  # its marker alone is left
+    os.replace(tmp / MARKER, target / MARKER)  # (renamed files keep the stamps it holds)
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _remove(path: Path) -> None:

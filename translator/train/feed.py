@@ -32,12 +32,10 @@ def _check_own_splits(cfg: Config) -> None:
             pairs = iter_split_files(
                 getattr(data, key), f"data.{key}", data.src_lang, data.tgt_lang
             )
-            if next(iter(pairs), None) is None:
+            if not sum(1 for _ in pairs):
                 raise UserError(
                     f"the {key} split is empty: it needs at least one pair (data.{key})"
                 )
-            for _ in pairs:
-                pass
 
 
 class TrainingData:
