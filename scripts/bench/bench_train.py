@@ -76,6 +76,24 @@ def measured_tflops(device, size: int = 8192, repeat: int = 10) -> float:
     return 2 * size**3 / seconds / 1e12
 
 
+def graphs_compiled() -> int:
+    from torch._dynamo.utils import counters
+
+    return counters["stats"]["unique_graphs"]
+
+
+def warm_up(trainer, steps: int, settle: int) -> int:
+    """Untimed steps: `steps`, then more until `settle` in a row compiled nothing."""
+    done, quiet = 0, 0
+    while done < steps or (quiet < settle and done < steps + 100):
+        before = graphs_compiled()
+        trainer.train_step()
+        trainer.sync()  # (a step's compiling happens on the host, before its kernels)
+        quiet = quiet + 1 if graphs_compiled() == before else 0
+        done += 1
+    return done
+
+
 def sync(device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -87,6 +105,11 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], dest="overrides")
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=3, help="untimed steps first")
+    ap.add_argument(
+        "--settle", type=int, default=0, metavar="N",
+        help="after --warmup, keep warming up until N steps in a row compile nothing (at "
+        "most 100 more): a compiled model recompiles when a batch crosses a size it guards",
+    )  # fmt: skip
     ap.add_argument("--dtype", action="append", help="fp32, bf16, ... (repeatable)")
     ap.add_argument("--batch-tokens", action="append", type=int, help="(repeatable)")
     ap.add_argument(
@@ -143,18 +166,23 @@ def measure(cfg, args) -> dict:
 
     trainer._next_batches = recording
     warm = time.perf_counter()
-    for _ in range(args.warmup):
-        trainer.train_step()
-    trainer.sync()
+    warmed = warm_up(trainer, args.warmup, args.settle)
     sync(trainer.device)
     warmup = time.perf_counter() - warm  # compiling included
-    batches.clear()
-    start = time.perf_counter()
-    for _ in range(args.steps):
-        trainer.train_step()
-    stats = trainer.sync()
-    sync(trainer.device)
-    seconds = time.perf_counter() - start
+    discarded = 0
+    while True:  # a window in which something compiled is timed again, twice at most
+        batches.clear()
+        start = time.perf_counter()
+        compiled_before = graphs_compiled()
+        for _ in range(args.steps):
+            trainer.train_step()
+        stats = trainer.sync()
+        sync(trainer.device)
+        seconds = time.perf_counter() - start
+        compiled_while_timed = graphs_compiled() - compiled_before
+        if not compiled_while_timed or discarded == 2:
+            break
+        discarded += 1
     tgt = sum(b.n_tokens for b in batches)
     src = sum(int((b.src != PAD).sum()) for b in batches)
     out = {
@@ -179,6 +207,9 @@ def measure(cfg, args) -> dict:
         "peak_memory_mb": peak_memory_mb(trainer.device),
         "startup_seconds": round(startup, 2),
         "warmup_seconds": round(warmup, 2),
+        "warmup_steps": warmed,
+        "windows_discarded": discarded,  # timed windows in which a graph was compiled
+        "graphs_compiled_while_timed": compiled_while_timed,  # 0 unless the timing is spoilt
         **{f"{k}_mb": v for k, v in memory_mb().items() if k != "peak"},
         "rank": trainer.group.rank,
         "skipped_steps": stats.skipped,

@@ -53,8 +53,8 @@ base_eager() { bench 90 --steps 20 --warmup 3 --compile false; }
 joey_big() { joey big 120 --d-model 1024 --heads 16 --ff 4096; }
 joey_base() { joey base 100 --d-model 512 --heads 8 --ff 2048; }
 gpu_tests() { timeout 150 python3 -m pytest -q -m gpu tests/gpu -p no:cacheprovider 2>&1 | tail -40; }
-big_compiled() { bench 240 "${big[@]}" --steps 30 --warmup 8 --compile true; }
-base_compiled() { bench 200 --steps 40 --warmup 8 --compile true; }
+big_compiled() { bench 240 "${big[@]}" --steps 30 --warmup 8 --settle 10 --compile true; }
+base_compiled() { bench 200 --steps 40 --warmup 8 --settle 10 --compile true; }
 decoding() {
     for rows in 64 256; do
         timeout 90 python3 scripts/bench/bench_decode.py --checkpoint bench_data/m30k.pt \
