@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The measurements of one run on a GPU machine, in the order that matters if time runs out:
 # the card's peak with Transformer-big and -base in eager mode, JoeyNMT at both sizes, the
-# gpu tests, both sizes compiled, decoding.
+# gpu tests, both sizes compiled, both compiled with train.attention: products, decoding.
 # Run from the repository root on a CUDA machine whose python3 has torch:
 #   bash scripts/bench/gpu_session.sh OUTDIR [WHEELS]
 # It expects bench_data/ as scripts/bench/gpu_prepare.sh makes it:
@@ -55,6 +55,10 @@ joey_base() { joey base 100 --d-model 512 --heads 8 --ff 2048; }
 gpu_tests() { timeout 150 python3 -m pytest -q -m gpu tests/gpu -p no:cacheprovider 2>&1 | tail -40; }
 big_compiled() { bench 240 "${big[@]}" --steps 30 --warmup 8 --settle 10 --compile true; }
 base_compiled() { bench 200 --steps 40 --warmup 8 --settle 10 --compile true; }
+# train.attention: products against the fused kernels' compiled rows above
+products=(--compile true --set train.attention=products)
+big_products() { bench 240 "${big[@]}" --steps 30 --warmup 8 "${products[@]}"; }
+base_products() { bench 200 --steps 40 --warmup 8 "${products[@]}"; }
 decoding() {
     for rows in 64 256; do
         timeout 90 python3 scripts/bench/bench_decode.py --checkpoint bench_data/m30k.pt \
@@ -62,7 +66,7 @@ decoding() {
             --beam 5 --batch-size "$rows" | tee -a "$out/gpu_decode.jsonl"
     done
 }
-for part in ${PARTS:-big_eager base_eager joey_big joey_base gpu_tests big_compiled base_compiled decoding}; do
+for part in ${PARTS:-big_eager base_eager joey_big joey_base gpu_tests big_compiled base_compiled big_products base_products decoding}; do
     log "$part"
     "$part"
 done

@@ -7,7 +7,8 @@ from util import family_config
 
 from translator.config import TrainConfig
 from translator.models.family import build_model
-from translator.models.transformer_layers import DecoderLayer, EncoderLayer
+from translator.models.transformer_layers import Attention, DecoderLayer, EncoderLayer
+from translator.specials import PAD
 from translator.train.compiling import compiled_loss, length_multiple, training_net
 from translator.train.distributed import Group
 from translator.train.loss import token_loss
@@ -127,3 +128,47 @@ def test_the_compiled_token_loss_gives_the_loss_and_its_gradient(fresh_dynamo):
     (compiled_grad,) = torch.autograd.grad(compiled, logits)
     assert torch.allclose(plain, compiled) and torch.allclose(grad, compiled_grad)
     assert fresh_dynamo["stats"]["unique_graphs"] == 1
+
+
+def padded_batch():
+    src, tgt = batch(3, 6, 7)
+    src[0, 4:] = PAD  # padded keys for the encoder's self-attention and the cross-attention
+    tgt[1, 5:] = PAD
+    return src, tgt
+
+
+@pytest.mark.parametrize("compile", [False, True])
+def test_attention_as_products_trains_as_the_fused_kernels_do(compile):
+    model = tiny("transformer")
+    src, tgt = padded_batch()
+    fused = training_net(model, False)
+    out = fused(src, tgt)
+    out.sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    net = training_net(model, compile, attention="products", backend="eager")
+    layers = [m for m in model.modules() if isinstance(m, Attention)]
+    assert len(layers) == 6 and all(m.products for m in layers)  # 2 encoder, 2x2 decoder
+    products = net(src, tgt)
+    products.sum().backward()
+    assert torch.allclose(out, products, atol=1e-5)
+    for p, g in zip(model.parameters(), grads, strict=True):
+        assert torch.allclose(p.grad, g, atol=1e-5)
+    training_net(model, False)  # the default again: the fused kernels
+    assert not any(m.products for m in layers)
+
+
+def test_attention_as_products_drops_weights_in_training_only():
+    torch.manual_seed(0)
+    cfg = family_config(
+        "transformer", d_model=16, heads=2, enc_layers=1, dec_layers=1, ff_dim=32, dropout=0.0,
+        attention_dropout=0.5,
+    )  # fmt: skip
+    model = build_model(cfg, 20, 20, True)
+    net = training_net(model, False, attention="products")
+    src, tgt = padded_batch()
+    assert not torch.equal(net(src, tgt), net(src, tgt))  # fresh dropout masks each time
+    model.eval()
+    products = net(src, tgt)
+    training_net(model, False)
+    assert torch.allclose(products, net(src, tgt), atol=1e-5)

@@ -210,6 +210,10 @@ class TrainConfig(Section):
     dtype: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
     threads: NonNegative = 0  # CPU threads for torch; 0 = all cores
     compile: bool = False  # torch.compile the model for training (the Transformer gains most)
+    # The Transformer's attention in training: fused (PyTorch's flash or memory-efficient
+    # kernel) or products (two batched matrix products and a float32 softmax, which
+    # compiling fuses); the same results up to rounding.
+    attention: Literal["fused", "products"] = "fused"
     valid_beam: Beam = 1  # beam used for dev BLEU during training
     # Step-numbered checkpoints (RUN/step-NNNNNN.pt, weights only) kept at each save_every for
     # `translator average`; 0 = none.

@@ -12,12 +12,13 @@ from torch import nn
 ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU, "swish": nn.SiLU}
 
 
-def weights(q, k, mask=None) -> torch.Tensor:
-    """softmax(Q K^T / sqrt(d_k)) [B, H, Lq, Lk], keys where `mask` is False left out."""
+def weights(q, k, mask=None, softmax_dtype=None) -> torch.Tensor:
+    """softmax(Q K^T / sqrt(d_k)) [B, H, Lq, Lk], keys where `mask` is False left out; the
+    softmax in `softmax_dtype` where given, the result in q's."""
     scores = q @ k.transpose(-1, -2) * q.size(-1) ** -0.5
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    return scores.softmax(-1)
+    return scores.softmax(-1, dtype=softmax_dtype).to(q.dtype)
 
 
 def one_query(q, k, v, mask=None) -> torch.Tensor:
@@ -26,8 +27,21 @@ def one_query(q, k, v, mask=None) -> torch.Tensor:
     return weights(q, k, mask) @ v
 
 
+def by_products(q, k, v, mask=None, causal=False, dropout=0.0) -> torch.Tensor:
+    """What scaled_dot_product_attention computes, as two batched products with a float32
+    softmax between them (train.attention: products), which compiling fuses."""
+    if causal:  # the upper-left triangle, as the fused kernels' is_causal
+        keep = torch.ones(q.size(2), k.size(2), dtype=torch.bool, device=q.device).tril()
+        mask = keep if mask is None else mask & keep
+    w = weights(q, k, mask, torch.float32)
+    return (F.dropout(w, dropout) if dropout else w) @ v
+
+
 class Attention(nn.Module):
-    """Multi-head attention through scaled_dot_product_attention (flash path on GPU)."""
+    """Multi-head attention through scaled_dot_product_attention (flash path on GPU), or
+    through two matrix products where `products` is set (train.attention)."""
+
+    products = False
 
     def __init__(self, d: int, heads: int, dropout: float, self_attention: bool):
         super().__init__()
@@ -50,10 +64,12 @@ class Attention(nn.Module):
         return self.split(k), self.split(v)
 
     def attend(self, q, k, v, mask=None, causal=False) -> torch.Tensor:
+        p = self.dropout_p if self.training else 0.0
         if q.size(2) == 1 and not self.training and q.device.type == "cpu":
             y = one_query(q, k, v, mask)
+        elif self.products:
+            y = by_products(q, k, v, mask, causal, p)
         else:
-            p = self.dropout_p if self.training else 0.0
             y = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, dropout_p=p, is_causal=causal
             )

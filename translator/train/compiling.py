@@ -17,6 +17,8 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from translator.models.transformer_layers import Attention
+
 
 def length_multiple(compiled: bool, device: torch.device) -> int:
     """A compiled model on a GPU gets lengths in multiples of 8: one alignment for inductor's
@@ -49,11 +51,16 @@ def training_net(
     model: nn.Module,
     compile: bool,
     wrap: Callable[[nn.Module], nn.Module] | None = None,
+    attention: str = "fused",
     backend: str = "inductor",
 ) -> nn.Module:
-    """What training calls: `model`, compiled where `compile` asks, and wrapped by `wrap`
-    (DistributedDataParallel under torchrun). Regions are compiled inside the wrapper; a
-    whole model is compiled around it, as torch recommends for DDP."""
+    """What training calls: `model`, its attention computed as `attention` (train.attention)
+    says, compiled where `compile` asks, and wrapped by `wrap` (DistributedDataParallel
+    under torchrun). Regions are compiled inside the wrapper; a whole model is compiled
+    around it, as torch recommends for DDP."""
+    for module in model.modules():
+        if isinstance(module, Attention):
+            module.products = attention == "products"
     regions = compile and bool(getattr(model, "compile_regions", ()))
     net = compiled_regions(model, backend) if regions else model
     if wrap is not None:

@@ -53,6 +53,7 @@ RESUMABLE = (
     "train.device",
     "train.dtype",
     "train.compile",
+    "train.attention",
 )
 
 

@@ -124,7 +124,7 @@ class Trainer:
         # The model as training calls it: compiled if asked, wrapped for DDP under torchrun.
         ids = [self.device.index] if self.device.type == "cuda" else None
         wrap = partial(DistributedDataParallel, device_ids=ids) if self.group.active else None
-        self.net = training_net(self.model, cfg.train.compile, wrap)
+        self.net = training_net(self.model, cfg.train.compile, wrap, cfg.train.attention)
         if self.group.active:
             torch.manual_seed(cfg.seed + 7919 * self.group.rank)  # own dropout masks per rank
 
