@@ -324,6 +324,32 @@ def test_a_native_model_computes_the_same_logits(native):
     assert diff < 1e-5, diff
 
 
+def test_an_export_imports_back_and_translates_as_its_checkpoint(native, tmp_path, capsys):
+    checkpoint, folder, cls, _ = native
+    back = tmp_path / "back.pt"
+    code, _, err = run_cli(capsys, "import", str(folder), "--output", str(back))
+    assert code == 0, err
+    lines = lines_to_translate()
+    found, logits = [], []
+    pairs = demo_pairs()["test"][:30]
+    for path in (checkpoint, back):
+        engine = load_engine(path, device="cpu")
+        change = {"beam": 1, "max_len_a": 0.0, "max_len_b": STEPS}
+        found.append(guided_translate(engine, lines, decode=engine.cfg.decode.model_copy(
+            update=change)))  # fmt: skip
+        src, _ = padded(engine.tokenizer.encode_src([s for s, _ in pairs]))
+        tgt, _ = padded(engine.tokenizer.encode_tgt([t for _, t in pairs]))
+        with torch.no_grad():
+            logits.append(engine.model.eval()(src, tgt[:, :-1])[tgt[:, 1:] != PAD])
+    want, got = ([list(map(int, h[0].tokens)) for h in hyps] for hyps in found)
+    assert len({len(t) for t in want}) >= 3 and got == want  # varied outputs, the same
+    texts = [[spaced(h[0].text) for h in hyps] for hyps in found]
+    assert texts[0] == texts[1]
+    assert torch.allclose(logits[0], logits[1], atol=1e-5)
+    saved = Checkpoint.load(back).config["model"]
+    assert saved["pre_norm"] == (cls != "MarianMTModel")
+
+
 def test_the_native_card_names_translator_and_the_languages(native):
     card = (native[1] / "README.md").read_text(encoding="utf-8")
     assert "translator" in card and "- de" in card and "- en" in card

@@ -210,10 +210,6 @@ def edit_json(name, **changes):
         (lambda f: (f / "sentencepiece.bpe.model").unlink(), ["sentencepiece.bpe.model"]),
         (lambda f: (f / "tokenizer.json").unlink(), ["neither tokenizer.json", "nor vocab.json"]),
         (
-            lambda f: (f / "tokenizer.json").rename(f / "source.spm"),
-            ["an M2M100 model with a MarianTokenizer", "the checkpoint the folder was exported"],
-        ),
-        (
             lambda f: (f / "sentencepiece.bpe.model").write_bytes(b"junk"),
             ["sentencepiece.bpe.model: not a readable sentencepiece model"],
         ),
@@ -231,7 +227,6 @@ def edit_json(name, **changes):
         "legacy",
         "no-spm",
         "no-tokenizer",
-        "marian-tokenizer",
         "bad-spm",
         "vocab-size",
         "dropout",

@@ -24,7 +24,10 @@ the first token it outputs is the target language's code (forced_bos_token_id). 
 is [source language code] + pieces + </s> (NllbTokenizer without legacy_behaviour,
 M2M100Tokenizer). The checkpoint's `source` record holds the id table and the language
 codes; engines/lang_codes.py turns --src-lang / --tgt-lang into the source's first id
-and the target's forced first id of each request."""
+and the target's forced first id of each request.
+
+translator's own export of a pre-norm model is an M2M100 folder with MarianTokenizer's
+files (source.spm, vocab.json) and translator's ids; marian.py reads it, in this layout."""
 
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ from translator.errors import UserError
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
 from translator.pretrained.files import card, data_section, read_json, read_spm, read_weights
+from translator.pretrained import marian
 from translator.pretrained.marian import (
     NEVER,
     Weights,
@@ -48,13 +52,15 @@ from translator.pretrained.marian import (
     embedding_tables,
     layer_weights,
     refuse,
+    stack_norms,
 )
 from translator.specials import BOS, SPECIAL_PIECES
 
 NAME = "M2M100/NLLB"
 SUPPORTED = (
     "Hugging Face M2M100ForConditionalGeneration folders (model_type m2m_100: NLLB-200 with "
-    "tokenizer.json, or M2M100 with vocab.json; and sentencepiece.bpe.model)"
+    "tokenizer.json, or M2M100 with vocab.json; and sentencepiece.bpe.model; or translator's "
+    "export with MarianTokenizer's files)"
 )
 SPM_FILE = "sentencepiece.bpe.model"
 TOKENIZER_FILES = ("tokenizer.json", "vocab.json")  # NllbTokenizer's, M2M100Tokenizer's ids
@@ -62,6 +68,14 @@ TOKENIZER_FILES = ("tokenizer.json", "vocab.json")  # NllbTokenizer's, M2M100Tok
 NAMED = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
 NO_TARGET = "mul"
 ENGLISH = ("eng_Latn", "en")  # NllbTokenizer's and M2M100Tokenizer's default src_lang
+# translator's model keys for M2M100, and the activation and length it defaults to
+LAYOUT = {
+    "activation": "relu",
+    "max_positions": 1024,
+    "pre_norm": True,
+    "final_norm": True,
+    "positions": "m2m100",
+}
 
 
 def recognises(folder: Path) -> bool:
@@ -88,13 +102,6 @@ def hf_vocabulary(folder: Path, tok: dict) -> tuple[dict[str, int], dict[str, in
     if not (folder / "tokenizer.json").is_file():
         if (folder / "vocab.json").is_file():
             return m2m100_vocabulary(folder, tok)
-        if (folder / "source.spm").is_file():  # MarianTokenizer's files
-            raise UserError(
-                f"{folder}: an M2M100 model with a MarianTokenizer (source.spm), as translator's "
-                "Hugging Face export of a model it trained writes; import reads M2M100 folders "
-                "with NLLB's tokenizer.json or M2M100's vocab.json",
-                "translate with the checkpoint the folder was exported from",
-            )
         raise UserError(
             f"{folder}: neither tokenizer.json (NLLB's ids) nor vocab.json (M2M100's) is here; "
             "a model folder holds one of them"
@@ -211,29 +218,14 @@ def table_weights(w: Weights, config: dict, ids: list[int]) -> dict[str, torch.T
     }
 
 
-def stack_norms(w: Weights) -> dict[str, torch.Tensor]:
-    out = {}
-    for hf, ours in (("encoder.layer_norm", "enc_norm"), ("decoder.layer_norm", "dec_norm")):
-        out[f"{ours}.weight"], out[f"{ours}.bias"] = w.linear(hf)
-    return out
-
-
 def translator_config(
     config: dict, tok: dict, vocab_size: int, codes: list[str], share: bool = True
 ) -> dict:
     """The resolved translator config of the model (`share`: one embedding table); the data
     section's languages are the tokenizer's src_lang and tgt_lang where
     tokenizer_config.json names them."""
-    model = bart_model(
-        config,
-        "relu",
-        1024,
-        pre_norm=True,
-        final_norm=True,
-        positions="m2m100",
-        logits_bias=True,  # (zeros, but for <s>: table_weights)
-        share_embeddings=share,
-    )
+    # logits_bias: zeros, but for <s> (table_weights)
+    model = bart_model(config, LAYOUT, logits_bias=True, share_embeddings=share)
     # without src_lang, NllbTokenizer and M2M100Tokenizer read a source as English
     english = next((c for c in ENGLISH if c in codes), codes[0])
     src = tok.get("src_lang") if tok.get("src_lang") in codes else english
@@ -250,6 +242,9 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
     where = str(folder)
     config = read_json(folder, "config.json")
     check_config(folder, config)
+    if (folder / "source.spm").is_file() and not (folder / SPM_FILE).is_file():
+        # MarianTokenizer's files: translator's export of a model it trained
+        return marian.import_folder(folder, origin, LAYOUT, "huggingface-m2m100-marian")
     tok = read_json(folder, "tokenizer_config.json", required=False) or {}
     if tok.get("legacy_behaviour"):
         raise UserError(

@@ -249,10 +249,11 @@ def table_weights(w: Weights, config: dict, src_ids: list, tgt_ids: list) -> dic
     }
 
 
-def bart_model(config: dict, activation: str, max_positions: int, **layout) -> dict:
+def bart_model(config: dict, layout: dict, **keys) -> dict:
     """translator's model section of a transformers config of the BART kind (MarianMT,
-    M2M100): the sizes they share, `activation` and `max_positions` where the config names
-    none, and `layout`, the keys where they differ."""
+    M2M100): the sizes they share; from `layout` (as MARIAN_LAYOUT) the activation and
+    length where the config names none, and the keys where the classes differ; `keys`."""
+    fixed = {k: v for k, v in layout.items() if k not in ("activation", "max_positions")}
     return {
         "type": "transformer",
         "d_model": config["d_model"],
@@ -262,37 +263,54 @@ def bart_model(config: dict, activation: str, max_positions: int, **layout) -> d
         "dec_layers": config["decoder_layers"],
         "dropout": float(config.get("dropout", 0.1)),
         "attention_dropout": float(config.get("attention_dropout", 0.0)),
-        "activation": ACTIVATIONS[config.get("activation_function", activation)],
+        "activation": ACTIVATIONS[config.get("activation_function", layout["activation"])],
         "embed_scale": bool(config.get("scale_embedding", False)),
         "tie_embeddings": bool(config.get("tie_word_embeddings", True)),
-        "max_positions": int(config.get("max_position_embeddings", max_positions)),
-        **layout,
+        "max_positions": int(config.get("max_position_embeddings", layout["max_positions"])),
+        **fixed,
+        **keys,
     }
 
 
-def translator_config(config: dict, tok: dict, vocab_size: int, share: bool) -> dict:
-    """The resolved translator config of the Marian model; `share`: one embedding table."""
-    model = bart_model(
-        config,
-        "gelu",
-        512,
-        # MarianMTModel is post-norm whatever `normalize_before` says (it reads no such key)
-        pre_norm=False,
-        final_norm=False,
-        positions="halves",
-        logits_bias=True,
-        share_embeddings=share,
-    )
+# translator's model keys for MarianMTModel, and the activation and length it defaults to.
+# MarianMTModel is post-norm whatever `normalize_before` says (it reads no such key).
+MARIAN_LAYOUT = {
+    "activation": "gelu",
+    "max_positions": 512,
+    "pre_norm": False,
+    "final_norm": False,
+    "positions": "halves",
+}
+
+
+def translator_config(
+    config: dict, tok: dict, vocab_size: int, share: bool, layout: dict = MARIAN_LAYOUT
+) -> dict:
+    """The resolved translator config of the model (`layout`: its class's keys, as
+    MARIAN_LAYOUT) read through MarianTokenizer's files; `share`: one embedding table."""
+    model = bart_model(config, layout, logits_bias=True, share_embeddings=share)
     data = data_section(str(tok.get("source_lang") or "src"), str(tok.get("target_lang") or "tgt"))
     raw = {"model": model, "data": data, "tokenizer": {"joint": False, "vocab_size": vocab_size}}
     return config_from_dict(raw, "the imported model's config").to_dict()
 
 
-def import_folder(folder: Path, origin: dict) -> Checkpoint:
-    """The checkpoint of the MarianMT model in `folder`; `origin`: where it came from."""
+def stack_norms(w: Weights) -> dict[str, torch.Tensor]:
+    """The LayerNorm after each stack of a pre-norm model (M2M100's)."""
+    out = {}
+    for hf, ours in (("encoder.layer_norm", "enc_norm"), ("decoder.layer_norm", "dec_norm")):
+        out[f"{ours}.weight"], out[f"{ours}.bias"] = w.linear(hf)
+    return out
+
+
+def import_folder(
+    folder: Path, origin: dict, layout: dict = MARIAN_LAYOUT, kind: str = "huggingface-marian"
+) -> Checkpoint:
+    """The checkpoint of the MarianMT model in `folder`, or of another class read through
+    MarianTokenizer's files (`layout`, `kind`: pretrained/m2m100.py's M2M100 exported by
+    translator); `origin`: where it came from."""
     where = str(folder)
     config = read_json(folder, "config.json")
-    refuse(folder, bart_problems(config, "gelu"))
+    refuse(folder, bart_problems(config, layout["activation"]))
     tok = read_json(folder, "tokenizer_config.json", required=False) or {}
     src_vocab, tgt_vocab = vocabularies(folder, tok)
     if tgt_vocab is not None and config.get("share_encoder_decoder_embeddings", True):
@@ -309,14 +327,16 @@ def import_folder(folder: Path, origin: dict) -> Checkpoint:
     )
     w = Weights(read_weights(folder), where)
     weights = {**table_weights(w, config, src_ids, tgt_ids), **layer_weights(w, config)}
-    cfg = translator_config(config, tok, len(src_ids), shares_tables(w, config))
+    if layout["final_norm"]:
+        weights.update(stack_norms(w))
+    cfg = translator_config(config, tok, len(src_ids), shares_tables(w, config), layout)
     ckpt = Checkpoint(config=cfg, tokenizer=tokenizer.state(), model=weights)
     model = build_model(config_from_dict(cfg).model, len(src_ids), len(tgt_ids), tokenizer.joint)
     check_shapes(model, weights, folder)
     ckpt.load_weights(model, where)  # the names and shapes are ours: a mismatch is a bug here
     ckpt.model = model.state_dict()
     ckpt.source = {
-        "format": "huggingface-marian",
+        "format": kind,
         **origin,
         "config": config,
         "ids": {"src": src_ids, "tgt": None if tgt_vocab is None else tgt_ids},
