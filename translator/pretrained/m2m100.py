@@ -41,8 +41,8 @@ from translator.data.vocab import VocabTokenizer
 from translator.errors import UserError
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import build_model
-from translator.pretrained.files import card, data_section, read_json, read_spm, read_weights
 from translator.pretrained import marian
+from translator.pretrained.files import card, data_section, read_json, read_spm, read_weights
 from translator.pretrained.marian import (
     NEVER,
     Weights,
