@@ -44,8 +44,21 @@ def _validation_message(request: Request, err: RequestValidationError) -> tuple[
     kind = request.headers.get("content-type", "application/json")
     if first.get("loc") == ("body",) and "json" not in kind:
         return 400, f"send a JSON object with Content-Type: application/json, not {kind}"
+    if first.get("loc") == ("body",) and first.get("type") == "missing":
+        return 400, "the body is empty; send a JSON object"
+    if first.get("loc") == ("body",):  # JSON, but not an object
+        return 400, f"the body must be a JSON object, not {_json_kind(first.get('input'))}"
     where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
     return 422, f"{where}: {first.get('msg', 'invalid request')}"
+
+
+def _json_kind(value) -> str:
+    names = {type(None): "null", bool: "true or false", list: "an array", str: "a string"}
+    return names.get(type(value), "a number")
+
+
+# what FastAPI says of a JSON body it cannot decode as UTF-8
+UNREADABLE_BODY = "There was an error parsing the body"
 
 
 def create_app(
@@ -192,6 +205,8 @@ def _handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def _http(request: Request, err: HTTPException):  # 404, 405: FastAPI's own
+        if err.status_code == 400 and err.detail == UNREADABLE_BODY:
+            return error(400, "the body is not valid JSON in UTF-8")
         return error(err.status_code, str(err.detail))
 
     @app.exception_handler(LimitError)
