@@ -240,7 +240,8 @@ LenPenaltyOpt = Annotated[
         "--len-penalty",
         "ALPHA",
         "Length penalty: hypotheses are ranked by log-probability / ((5 + length) / 6) "
-        "** ALPHA; 0 ranks by log-probability alone (default: decode.len_penalty)",
+        "** ALPHA (decode.len_norm gnmt), or / length ** ALPHA (power, as an imported "
+        "model); 0 ranks by log-probability alone (default: decode.len_penalty)",
         LEN_PENALTY,
     ),
 ]

@@ -327,8 +327,18 @@ def test_a_native_model_computes_the_same_logits(native):
 def test_an_export_imports_back_and_translates_as_its_checkpoint(native, tmp_path, capsys):
     checkpoint, folder, cls, _ = native
     back = tmp_path / "back.pt"
-    code, _, err = run_cli(capsys, "import", str(folder), "--output", str(back))
+    code, said, err = run_cli(capsys, "import", str(folder), "--output", str(back))
     assert code == 0, err
+    # transformers ranks by length ** alpha, and the import says it takes that ranking
+    assert "decode.len_norm power, decode.len_penalty 1" in said
+    code, out, _ = run_cli(capsys, "info", str(back))
+    assert "licence: not stated (its card names none and no licence file)" in out
+    assert "card:" in out and "translator" in out
+    # the folder itself, read as the import reads it: the same model
+    code, folder_info, err = run_cli(capsys, "info", str(folder))
+    assert code == 0 and "Hugging Face model folder" in folder_info, err
+    model_line = [line for line in out.splitlines() if line.startswith("  enc_layers")]
+    assert len(model_line) == 1 and model_line[0] in folder_info
     lines = lines_to_translate()
     found, logits = [], []
     pairs = demo_pairs()["test"][:30]

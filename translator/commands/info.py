@@ -35,7 +35,12 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
     from translator.config import config_from_dict
 
     origin = None  # the checkpoint of an export that did not record its progress
-    if path.is_dir():
+    if path.is_dir() and _hugging_face(path):
+        ckpt, kind = _imported(path)
+        tokenizer = ckpt.build_tokenizer(str(path))
+        cfg = config_from_dict(ckpt.config, f"{path} (as imported)")
+        progress, source, version, calibration, ensembles = None, ckpt.source, None, None, 0
+    elif path.is_dir():
         from translator.engines.ct2_folder import folder_tokenizer, read_manifest
 
         manifest = read_manifest(path)
@@ -61,7 +66,8 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
         progress, source, version = ckpt.progress, ckpt.source, ckpt.version
         calibration = ckpt.calibration
         ensembles = len(ckpt.ensemble_calibrations or {})
-    lines = [f"{path}: {kind}, written by translator {version or '?'}"]
+    written = f", written by translator {version or '?'}" if kind != HF_KIND else ""
+    lines = [f"{path}: {kind}{written}"]
     lines += _model(cfg, tokenizer)
     lines += _languages(cfg, source)
     lines += _progress(progress, origin)
@@ -75,6 +81,26 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
         else ["origin: trained by translator"]
     )
     return lines
+
+
+HF_KIND = "Hugging Face model folder, read as `translator import` reads it"
+
+
+def _hugging_face(folder: Path) -> bool:
+    from translator.engines.ct2_folder import HF_WEIGHTS
+    from translator.engines.export import MANIFEST
+
+    weights = any((folder / name).is_file() for name in HF_WEIGHTS)
+    return weights and not (folder / MANIFEST).is_file()
+
+
+def _imported(folder: Path):
+    """(the checkpoint `translator import` would write of `folder`, HF_KIND)."""
+    from translator.pretrained import importer
+    from translator.pretrained.files import resolve
+
+    folder, origin = resolve(str(folder))
+    return importer(folder).import_folder(folder, origin), HF_KIND
 
 
 def _model(cfg, tokenizer) -> list[str]:
@@ -175,9 +201,9 @@ def _source(source: dict, whole_card: bool) -> list[str]:
     files = source.get("files") if isinstance(source.get("files"), dict) else {}
     where = source.get("hub") or source.get("folder") or source.get("file") or "?"
     lines = [f"origin: imported from {where} ({source.get('format', '?')})"]
-    lines.append(
-        f"licence: {licence(files) or 'not stated (the model folder has no card or licence file)'}"
-    )
+    has_card = any(n.upper() == "README.MD" for n in files)
+    unstated = "its card names none" if has_card else "the model folder has no card"
+    lines.append(f"licence: {licence(files) or f'not stated ({unstated} and no licence file)'}")
     ids = source.get("ids")
     if isinstance(ids, dict) and isinstance(ids.get("src"), list):
         sides = "one table for both sides" if ids.get("tgt") is None else "a table per side"

@@ -73,6 +73,11 @@ def import_pretrained(
         f"d_model {model['d_model']}, vocabulary {ckpt.config['tokenizer']['vocab_size']}) "
         f"into {output}"
     )
+    dc = ckpt.config["decode"]  # the release's ranking, which may not be where it came from
+    said += (
+        f"; decoding as the release ranks: beam {dc['beam']}, decode.len_norm "
+        f"{dc['len_norm']}, decode.len_penalty {dc['len_penalty']:g}"
+    )
     codes = ckpt.source.get("languages") or {}
     if codes and data["tgt_lang"] not in codes:
         said += "; it names no target language: give --tgt-lang to translate, eval and serve"
