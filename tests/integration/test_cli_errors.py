@@ -48,7 +48,8 @@ def test_command_line_mistakes_show_usage_and_one_error_line(args, needle, here)
 @pytest.mark.parametrize(
     "text, needles",
     [
-        ("train: [1, 2\n", ["not valid YAML", "line"]),
+        ("train: [1, 2\n", ["not valid YAML", "line 1:", "flow sequence from line 1"]),
+        ("a: 1\ntrain: [1,\n  2\nb: 3\n", ["line 4:", "flow sequence from line 2"]),
         ("train:\n  lrr: 0.1\n", ["train.lrr", "did you mean 'train.lr'"]),
         ("train:\n  lr: fast\n", ["train.lr", "must be a number"]),
         ("model:\n  d_model: 1.5\n", ["model.d_model", "must be an integer"]),

@@ -292,6 +292,15 @@ def test_another_familys_key_is_ignored_with_a_warning_when_set(caplog):
     assert "model.heads" not in caplog.text  # left at the transformer's default: no noise
 
 
+def test_attention_as_products_on_a_recurrent_model_is_ignored_with_a_warning(caplog):
+    with caplog.at_level("WARNING"):
+        config_from_dict({"model": {"type": "transformer"}, "train": {"attention": "products"}})
+    assert "train.attention" not in caplog.text
+    with caplog.at_level("WARNING"):
+        config_from_dict({"model": {"type": "lstm"}, "train": {"attention": "products"}})
+    assert "'train.attention' is the Transformer's; model.type lstm ignores it" in caplog.text
+
+
 def test_a_saved_flat_model_section_of_earlier_versions_still_loads():
     flat = {
         "type": "luong", "d_model": 256, "heads": 4, "ff_dim": 1024, "pre_norm": True,

@@ -165,6 +165,9 @@ def _check(cfg: Config, where: str) -> None:
 
     for key, problem in cfg.model.problems():
         raise bad(f"model.{key}", problem)
+    if cfg.train.attention != "fused" and cfg.model.type != "transformer":
+        log.warning("%s: key 'train.attention' is the Transformer's; model.type %s ignores it",
+                    where, cfg.model.type)  # fmt: skip
     device = cfg.train.device
     if device not in ("auto", "cpu", "cuda", "mps") and not re.fullmatch(r"cuda:\d+", device):
         raise bad("train.device", "must be auto, cpu, cuda, cuda:N or mps")
@@ -312,14 +315,12 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
     if not path.is_file():
         raise UserError(f"config file not found: {path}", "the configs/ folder has examples")
     try:
-        raw = read_yaml(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        raw = read_yaml(text)
     except UnicodeDecodeError:
         raise UserError(f"{path}: not a UTF-8 text file") from None
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or "invalid YAML"
-        raise UserError(f"{path}:{line}: not valid YAML: {problem}") from None
+        raise UserError(f"{path}:{_yaml_problem(err, max(1, len(text.splitlines())))}") from None
     cfg = config_from_dict(raw, str(path), overrides)
     # Every run names its folder: a default one would let a second experiment overwrite the
     # checkpoints of the first.
@@ -330,6 +331,21 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
             "name the folder for this run's checkpoints, e.g. run_dir: runs/my_model",
         )
     return cfg
+
+
+def _yaml_problem(err, lines: int) -> str:
+    """" line N: not valid YAML: what, (while parsing X from line M)" of a YAML error; a
+    problem found at the end of the file (an unclosed bracket) names the file's last line."""
+
+    def line(mark) -> int:
+        return min(mark.line + 1, lines)
+
+    mark, context = getattr(err, "problem_mark", None), getattr(err, "context_mark", None)
+    where = f" line {line(mark)}" if mark is not None else ""
+    said = f"{where}: not valid YAML: {getattr(err, 'problem', None) or 'invalid YAML'}"
+    if context is not None and getattr(err, "context", None):
+        said += f" ({err.context} from line {line(context)})"
+    return said
 
 
 def save_config(cfg: Config, path: str | Path) -> None:

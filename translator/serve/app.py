@@ -206,7 +206,7 @@ def _handlers(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def _http(request: Request, err: HTTPException):  # 404, 405: FastAPI's own
         if err.status_code == 400 and err.detail == UNREADABLE_BODY:
-            return error(400, "the body is not valid JSON in UTF-8")
+            return error(400, "the body cannot be read as JSON: not UTF-8, or nested too deeply")
         return error(err.status_code, str(err.detail))
 
     @app.exception_handler(LimitError)
