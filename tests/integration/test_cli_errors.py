@@ -250,6 +250,8 @@ def files(tmp_path, checkpoint):
     names = {"CKPT": str(checkpoint), "RUN": str(checkpoint.parent), "TEXT": str(text)}
     names.update(FOLDER=str(folder), MISSING=str(tmp_path / "missing" / "out"))
     names["PNG"] = str(tmp_path / "curves.png")
+    names["LONG"] = str(tmp_path / ("L" * 300))  # over any file system's 255 bytes a name
+    names["UNDERFILE"] = str(text / "out")  # a path through a file
     return names
 
 
@@ -265,11 +267,25 @@ WRITES = [
 
 @pytest.mark.parametrize("command", WRITES)
 @pytest.mark.parametrize(
-    "place, needles", [("FOLDER", ["folder", "is a folder"]), ("MISSING", ["missing", "not exist"])]
+    "place, needles",
+    [
+        ("FOLDER", ["folder", "is a folder"]),
+        ("MISSING", ["missing", "not exist"]),
+        ("LONG", ["LLLL", "too long"]),
+        ("UNDERFILE", ["text.de", "folder"]),
+    ],
 )
 def test_a_file_to_write_that_cannot_be(files, command, place, needles, here):
     args = [files.get(word, word) for word in command.format(place).split()]
     assert_user_error(here(*args), *needles)
+
+
+@pytest.mark.parametrize("place, needles", [("LONG", ["too long"]), ("UNDERFILE", ["text.de"])])
+def test_a_folder_to_write_that_cannot_be(files, place, needles, here):
+    export = ["export", "--checkpoint", files["CKPT"], "--output", files[place]]
+    assert_user_error(here(*export), *needles)
+    assert_user_error(here("train", "--config", "configs/demo.yaml", "--set",
+                           f"run_dir={files[place]}"), *needles)  # fmt: skip
 
 
 READS = [

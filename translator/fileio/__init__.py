@@ -36,6 +36,12 @@ os.umask(_UMASK)
 # The file system refused: the user's disk, quota or permissions, not a bug.
 _REFUSED = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM}
 _HINT = "check free disk space and that the folder is writable"
+# Paths no file system takes: the user's to change, not a bug.
+_BAD_PATH = {
+    errno.ENAMETOOLONG: "the name is too long for the file system",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.ELOOP: "too many symbolic links in the path",
+}
 
 
 def refusal(err: BaseException, unnamed: str | None = None) -> UserError | None:
@@ -43,8 +49,14 @@ def refusal(err: BaseException, unnamed: str | None = None) -> UserError | None:
     full disk, a read-only folder, no permission), or one without a name where `unnamed`
     says what was written (standard output); None for any other exception."""
     name = err.filename if isinstance(err, OSError) and err.filename is not None else unnamed
-    if isinstance(err, OSError) and err.errno in _REFUSED and name is not None:
+    if not isinstance(err, OSError) or name is None:
+        return None
+    if err.errno in _REFUSED:
         return UserError(f"{name}: {err.strerror}", _HINT)
+    if err.errno in _BAD_PATH:
+        return UserError(f"{name}: {_BAD_PATH[err.errno]}")
+    if err.errno == errno.EEXIST and os.path.isfile(name):  # a folder to make where a file is
+        return UserError(f"{name} is a file, where a folder is needed")
     return None
 
 
