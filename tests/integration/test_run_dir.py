@@ -25,9 +25,9 @@ def test_a_second_run_is_refused_then_replaces_the_first_with_overwrite(tmp_path
     assert first.returncode == 0, first.stderr[-2000:]
     kept = {name: (run / name).read_bytes() for name in ("best.pt", "last.pt", "summary.json")}
     stale = run / "step-000999.pt"  # a step checkpoint of the earlier run
-    stale.write_bytes(b"earlier")
+    stale.write_bytes(kept["best.pt"])
     average = run / "average.pt"  # and its average, and its TensorBoard curves
-    average.write_bytes(b"earlier")
+    average.write_bytes(kept["best.pt"])
     (run / "tensorboard").mkdir()
     events = run / "tensorboard" / "events.out.tfevents.1"
     events.write_bytes(b"earlier")
@@ -38,7 +38,8 @@ def test_a_second_run_is_refused_then_replaces_the_first_with_overwrite(tmp_path
     assert_user_error(again, str(run), "--resume", "--overwrite")
     for name, data in kept.items():  # nothing of the first run was touched
         assert (run / name).read_bytes() == data
-    assert stale.read_bytes() == average.read_bytes() == events.read_bytes() == b"earlier"
+    assert stale.read_bytes() == average.read_bytes() == kept["best.pt"]
+    assert events.read_bytes() == b"earlier"
     assert logs == {name: (run / name).read_text() for name in logs}
 
     replaced = here("train", "--config", str(path), "--set", "seed=2", "--overwrite")

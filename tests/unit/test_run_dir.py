@@ -4,6 +4,7 @@ run's checkpoints unless told to (--overwrite)."""
 import pytest
 
 from translator.errors import UserError
+from translator.models.checkpoint import save_checkpoint
 from translator.train.run_dir import RunDir
 
 
@@ -36,14 +37,40 @@ def test_the_run_dir_names_every_file_and_orders_step_checkpoints_by_step(tmp_pa
 def test_claiming_refuses_an_earlier_run_and_overwrite_removes_only_its_files(tmp_path):
     run = RunDir(tmp_path / "run")
     run.create()
-    for path in (run.last, run.summary, run.log, run.step_checkpoint(4), run.config):
+    for path in (run.last, run.summary, run.log, run.config):
         path.write_text("earlier")
+    for path in (run.step_checkpoint(4), run.average):  # as a run and `average` write them
+        save_checkpoint(path, {"model": {}})
+    run.tensorboard.mkdir()
+    (run.tensorboard / "events.out.tfevents.1.host").write_bytes(b"curves")
+    # the user's files under a run's names: not checkpoints, not TensorBoard's
+    (run.path / "step-000999.pt").write_text("precious")
+    notes = run.tensorboard / "notes.txt"
+    notes.write_text("precious")
     with pytest.raises(UserError, match="holds an earlier run \\(last.pt\\)"):
         run.claim(overwrite=False, init_from=None, remove=True)
     run.claim(overwrite=True, init_from=None, remove=False)  # another rank: deletes nothing
-    assert run.last.exists() and run.step_checkpoints()
+    assert run.last.exists() and run.step_checkpoint(4).exists()
     run.claim(overwrite=True, init_from=None, remove=True)
-    assert sorted(p.name for p in run.path.iterdir()) == [".translator-output.json", "config.yaml"]
+    left = sorted(p.name for p in run.path.iterdir())
+    assert left == [".translator-output.json", "config.yaml", "step-000999.pt", "tensorboard"]
+    assert [p.name for p in run.tensorboard.iterdir()] == ["notes.txt"]
+    (run.tensorboard / "notes.txt").unlink()
+    run.last.write_text("earlier")
+    run.claim(overwrite=True, init_from=None, remove=True)
+    assert not run.tensorboard.exists()  # emptied: gone
+
+
+def test_a_run_removes_the_temporary_files_of_a_killed_ones_checkpoints(tmp_path):
+    run = RunDir(tmp_path / "run")
+    run.create()
+    run.release()
+    leftovers = [".step-000005.pt.fufvtsig.tmp", ".last.pt.abc123.tmp", ".best.pt.x_y.tmp"]
+    kept = [".notes.txt.abc.tmp", "mine.tmp", ".step-000005.pt"]
+    for name in leftovers + kept:
+        (run.path / name).write_bytes(b"x")
+    RunDir(tmp_path / "run").create()
+    assert sorted(p.name for p in run.path.iterdir()) == sorted(kept + [".translator-output.json"])
     with pytest.raises(UserError, match="no .*last.pt to resume from"):
         run.resumable()
 

@@ -14,10 +14,10 @@ RUN/
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
-import shutil
 import weakref
 from pathlib import Path
 
@@ -25,6 +25,8 @@ from translator.errors import UserError
 from translator.fileio.outputs import claim_folder, record
 
 STEP_NAME = re.compile(r"step-(\d+)\.pt")
+# fileio.atomic_open's temporary file of NAME: what a run killed while writing NAME leaves
+TEMPORARY = re.compile(r"\.(.+)\.[^.]+\.tmp")
 # The names a run writes in its folder (step checkpoints apart), listed in its marker.
 RUN_NAMES = (
     "last.pt", "best.pt", "average.pt", "config.yaml", "summary.json", "train.log",
@@ -42,6 +44,21 @@ def earlier_run(folder: Path) -> set[str] | None:
     if names & {"last.pt", "best.pt"} or (own == names and {"train.log", "config.yaml"} <= names):
         return own
     return None
+
+
+def _translator_checkpoint(path: Path) -> bool:
+    """Whether `path` is a checkpoint translator wrote (only its header is read)."""
+    import torch
+
+    from translator.models.checkpoint import FORMAT
+
+    if not path.is_file():
+        return False
+    try:
+        found = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception:  # noqa: BLE001 (any file at all may be there)
+        return False
+    return isinstance(found, dict) and found.get("format") == FORMAT
 
 
 class RunDir:
@@ -111,7 +128,17 @@ class RunDir:
         claim_folder(self.path, "run_dir", earlier_run, "train")
         if hold:
             self._hold()
+            self._drop_leftovers()
         record(self.path, RUN_NAMES, "train")
+
+    def _drop_leftovers(self) -> None:
+        """The temporary files of checkpoints a killed run was writing: the folder is this
+        run's now (locked), so no writer of theirs is left."""
+        for path in self.path.iterdir():
+            found = TEMPORARY.fullmatch(path.name)
+            name = found[1] if found else ""
+            if (name in RUN_NAMES or STEP_NAME.fullmatch(name)) and path.is_file():
+                path.unlink(missing_ok=True)
 
     def _hold(self) -> None:
         try:
@@ -159,10 +186,18 @@ class RunDir:
                 "empty: give the new run its own folder (--set run_dir=...)"
             )
         if remove:
-            earlier = [*found, self.summary, self.average, self.log, self.validations]
-            for path in [*earlier, *self.step_checkpoints()]:
+            for path in [*found, self.summary, self.log, self.validations]:
                 path.unlink(missing_ok=True)
-            shutil.rmtree(self.tensorboard, ignore_errors=True)  # its curves would mix in
+            # checkpoints and curves a run or `translator average` wrote; a file of the
+            # user's under such a name stays
+            for path in [self.average, *self.step_checkpoints()]:
+                if _translator_checkpoint(path):
+                    path.unlink()
+            if self.tensorboard.is_dir():  # its curves would mix in
+                for path in self.tensorboard.glob("events.out.tfevents.*"):
+                    path.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    self.tensorboard.rmdir()  # (unless something else is in it)
 
     def resumable(self) -> Path:
         """last.pt, which `--resume` continues from."""
