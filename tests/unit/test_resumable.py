@@ -258,3 +258,36 @@ def test_a_file_job_hands_its_bar_to_each_translate_call_and_counts_no_line_twic
     run(Counting(), src, out)
     assert bars[0].steps == [3, 3, 3, 1]  # the chunks of 3 lines, each counted once
     assert out.read_text(encoding="utf-8").splitlines()[9] == "LINE 9"
+
+
+def test_a_second_translation_into_the_same_file_is_refused_while_the_first_runs(job, tmp_path):
+    """A second process translating into G while the first does (the lock is the file's,
+    so another process is refused as the second job here is)."""
+    import subprocess
+    import sys
+
+    src, out = job
+    lock = tmp_path / "out.txt.partial.lock"
+
+    class Second(Upper):
+        def translate(self, lines, request, progress=False):
+            if not self.calls:  # the first job is under way: another one into the same file
+                holder = "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR); " \
+                    "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"  # fmt: skip
+                other = subprocess.run([sys.executable, "-c", holder, str(lock)])
+                assert other.returncode != 0  # held by this process
+                with pytest.raises(UserError, match="out.txt is being written by another"):
+                    run(Upper(), src, tmp_path / "." / "out.txt")
+            return super().translate(lines, request, progress)
+
+    run(Second(), src, out)
+    assert out.read_text().splitlines() == [f"LINE {i}" for i in range(10)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.txt"]  # no lock left
+
+
+def test_a_file_of_the_users_named_as_the_lock_is_not_taken(job, tmp_path):
+    src, out = job
+    (tmp_path / "out.txt.partial.lock").write_text("mine")
+    with pytest.raises(UserError, match="out.txt.partial.lock exists and is not translator's"):
+        run(Upper(), src, out)
+    assert (tmp_path / "out.txt.partial.lock").read_text() == "mine" and not out.exists()

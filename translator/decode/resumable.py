@@ -19,6 +19,8 @@ batches draw one after another from the chunk's stream.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import io
 import json
 import logging
@@ -81,6 +83,49 @@ def _refuse_foreign(partial: Path, record: Path, batches: Path) -> None:
         )
 
 
+@contextlib.contextmanager
+def _held(output_file: Path):
+    """G.partial.lock held while translating into G: a second translation into the same
+    file is refused (the two would write one file and record each other's lines)."""
+    try:
+        import fcntl
+    except ImportError:  # no file locks here: concurrent runs are the user's to avoid
+        yield
+        return
+    lock = output_file.with_name(output_file.name + ".partial.lock")
+    fd = None
+    while fd is None:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            os.close(fd)
+            if err.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+                yield  # a file system without locks
+                return
+            raise UserError(
+                f"{output_file} is being written by another translation",
+                "wait for it to finish, or give this one another --output",
+            ) from None
+        if os.fstat(fd).st_size or os.fstat(fd).st_ino != _inode(lock):
+            os.close(fd)  # a file of the user's, or one the holder removed as it finished
+            if _inode(lock) is not None and lock.stat().st_size:
+                raise UserError(f"{lock} exists and is not translator's; refusing to use it")
+            fd = None
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)  # (while held: the next run makes its own)
+        os.close(fd)
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except FileNotFoundError:
+        return None
+
+
 def _done(record: Path, partial: Path, identity: dict) -> tuple[int, int]:
     """(input lines, output bytes) an earlier run of the same job finished; (0, 0) if none."""
     if not (record.is_file() and partial.is_file()):
@@ -121,6 +166,14 @@ def translate_file(
         "min_confidence": request.min_confidence,
     }
     _refuse_foreign(partial, record, batches)
+    with _held(output_file):
+        _translate_held(translator, input_file, output_file, request, guides, identity)
+
+
+def _translate_held(translator, input_file, output_file, request, guides, identity) -> None:
+    """translate_file's work, once G.partial.lock is held."""
+    partial, record, batches = stopped_files(output_file)
+    sampling = request.sampling
     lines, size = _done(record, partial, identity)
     if lines:
         log.info("resuming %s: %d lines were translated before", output_file, lines)
