@@ -334,8 +334,9 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
 
 
 def _yaml_problem(err, lines: int) -> str:
-    """" line N: not valid YAML: what, (while parsing X from line M)" of a YAML error; a
-    problem found at the end of the file (an unclosed bracket) names the file's last line."""
+    """Where a YAML error is and what it is, as ` line N: not valid YAML: WHAT (while
+    parsing X from line M)`; a problem at the end of the file (an unclosed bracket) is put
+    on the file's last line."""
 
     def line(mark) -> int:
         return min(mark.line + 1, lines)
