@@ -20,7 +20,6 @@ batches draw one after another from the chunk's stream.
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
 import json
 import logging
@@ -33,8 +32,10 @@ from translator.decode.journal import Journal
 from translator.decode.translate_io import write_translations
 from translator.errors import UserError
 from translator.fileio import (
+    Busy,
     atomic_open,
     atomic_write_bytes,
+    locked,
     real_target,
     writable_file,
     written_through,
@@ -87,31 +88,23 @@ def _refuse_foreign(partial: Path, record: Path, batches: Path) -> None:
 def _held(output_file: Path):
     """G.partial.lock held while translating into G: a second translation into the same
     file is refused (the two would write one file and record each other's lines)."""
-    try:
-        import fcntl
-    except ImportError:  # no file locks here: concurrent runs are the user's to avoid
-        yield
-        return
     lock = output_file.with_name(output_file.name + ".partial.lock")
-    fd = None
-    while fd is None:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as err:
-            os.close(fd)
-            if err.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
-                yield  # a file system without locks
-                return
+            fd = locked(lock, os.O_RDWR | os.O_CREAT)
+        except Busy:
             raise UserError(
                 f"{output_file} is being written by another translation",
                 "wait for it to finish, or give this one another --output",
             ) from None
-        if os.fstat(fd).st_size or os.fstat(fd).st_ino != _inode(lock):
-            os.close(fd)  # a file of the user's, or one the holder removed as it finished
-            if _inode(lock) is not None and lock.stat().st_size:
-                raise UserError(f"{lock} exists and is not translator's; refusing to use it")
-            fd = None
+        if fd is None:  # no file locks here
+            yield
+            return
+        if not os.fstat(fd).st_size and os.fstat(fd).st_ino == _inode(lock):
+            break
+        os.close(fd)  # a file of the user's, or one the holder removed as it finished
+        if _inode(lock) is not None and lock.stat().st_size:
+            raise UserError(f"{lock} exists and is not translator's; refusing to use it")
     try:
         yield
     finally:

@@ -60,6 +60,29 @@ def refusal(err: BaseException, unnamed: str | None = None) -> UserError | None:
     return None
 
 
+class Busy(Exception):
+    """Another process holds the lock `locked` asked for."""
+
+
+def locked(path: str | Path, flags: int = os.O_RDONLY) -> int | None:
+    """A descriptor of `path` (opened with `flags`) holding an exclusive lock, taken without
+    waiting; Busy where another process holds it; None where the platform or the file
+    system keeps no locks (concurrent writers are then the user's to avoid)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    fd = os.open(path, flags, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as err:
+        os.close(fd)
+        if err.errno in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+            raise Busy(str(path)) from None
+        return None
+    return fd
+
+
 def readable_file(path: str | Path) -> Path:
     """`path` if it is a file, else a UserError naming it."""
     path = Path(path)

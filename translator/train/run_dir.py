@@ -15,13 +15,13 @@ RUN/
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import re
 import weakref
 from pathlib import Path
 
 from translator.errors import UserError
+from translator.fileio import Busy, locked
 from translator.fileio.outputs import claim_folder, record
 
 STEP_NAME = re.compile(r"step-(\d+)\.pt")
@@ -141,22 +141,15 @@ class RunDir:
                 path.unlink(missing_ok=True)
 
     def _hold(self) -> None:
-        try:
-            import fcntl
-        except ImportError:  # no file locks here: concurrent runs are the user's to avoid
-            return
-        fd = os.open(self.path, os.O_RDONLY)  # a lock on the folder itself: no file to leave
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as err:
-            os.close(fd)
-            if err.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
-                return  # a file system without locks: concurrent runs are the user's to avoid
+        try:  # a lock on the folder itself: no file to leave
+            fd = locked(self.path)
+        except Busy:
             raise UserError(
                 f"run_dir '{self}' is in use by another training run",
                 "wait for it to stop, or give this run its own folder: --set run_dir=...",
             ) from None
-        self._lock = weakref.finalize(self, os.close, fd)  # (released when the run is gone)
+        if fd is not None:
+            self._lock = weakref.finalize(self, os.close, fd)  # (released when the run is gone)
 
     def release(self) -> None:
         """Unlock the folder (`create(hold=True)`)."""
