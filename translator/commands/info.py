@@ -33,16 +33,17 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
     """The lines `translator info` prints; a one-line UserError for a file that is neither
     a checkpoint nor an exported folder."""
     from translator.config import config_from_dict
+    from translator.engines.ct2_folder import folder_tokenizer, hugging_face_folder, read_manifest
 
     origin = None  # the checkpoint of an export that did not record its progress
-    if path.is_dir() and _hugging_face(path):
-        ckpt, kind = _imported(path)
+    written = True  # (by translator: a Hugging Face folder may be anyone's)
+    if path.is_dir() and hugging_face_folder(path):
+        ckpt = _imported(path)
         tokenizer = ckpt.build_tokenizer(str(path))
         cfg = config_from_dict(ckpt.config, f"{path} (as imported)")
+        kind, written = "Hugging Face model folder, read as `translator import` reads it", False
         progress, source, version, calibration, ensembles = None, ckpt.source, None, None, 0
     elif path.is_dir():
-        from translator.engines.ct2_folder import folder_tokenizer, read_manifest
-
         manifest = read_manifest(path)
         cfg = config_from_dict(manifest["config"], f"{path} (manifest config)")
         tokenizer = folder_tokenizer(path, manifest)
@@ -66,8 +67,7 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
         progress, source, version = ckpt.progress, ckpt.source, ckpt.version
         calibration = ckpt.calibration
         ensembles = len(ckpt.ensemble_calibrations or {})
-    written = f", written by translator {version or '?'}" if kind != HF_KIND else ""
-    lines = [f"{path}: {kind}{written}"]
+    lines = [f"{path}: {kind}" + (f", written by translator {version or '?'}" if written else "")]
     lines += _model(cfg, tokenizer)
     lines += _languages(cfg, source)
     lines += _progress(progress, origin)
@@ -83,24 +83,13 @@ def describe(path: Path, whole_card: bool = False) -> list[str]:
     return lines
 
 
-HF_KIND = "Hugging Face model folder, read as `translator import` reads it"
-
-
-def _hugging_face(folder: Path) -> bool:
-    from translator.engines.ct2_folder import HF_WEIGHTS
-    from translator.engines.export import MANIFEST
-
-    weights = any((folder / name).is_file() for name in HF_WEIGHTS)
-    return weights and not (folder / MANIFEST).is_file()
-
-
 def _imported(folder: Path):
-    """(the checkpoint `translator import` would write of `folder`, HF_KIND)."""
+    """The checkpoint `translator import` would write of `folder`, in memory."""
     from translator.pretrained import importer
     from translator.pretrained.files import resolve
 
     folder, origin = resolve(str(folder))
-    return importer(folder).import_folder(folder, origin), HF_KIND
+    return importer(folder).import_folder(folder, origin)
 
 
 def _model(cfg, tokenizer) -> list[str]:

@@ -19,10 +19,16 @@ HF_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_mode
 HINT = "write it again with `translator export --checkpoint C --format ctranslate2 --output DIR`"
 
 
+def hugging_face_folder(folder: Path) -> bool:
+    """Whether `folder` holds a Hugging Face model's weights and no export manifest."""
+    weights = any((folder / name).is_file() for name in HF_WEIGHTS)
+    return weights and not (folder / MANIFEST).is_file()
+
+
 def read_manifest(folder: Path) -> dict:
     """The manifest of an exported folder, after checking that the folder is whole."""
     path = folder / MANIFEST
-    if not path.is_file() and any((folder / name).is_file() for name in HF_WEIGHTS):
+    if hugging_face_folder(folder):
         raise UserError(
             f"{folder}: a Hugging Face model folder (no {MANIFEST}), which is read once imported",
             f"translator import {folder} --output MODEL.pt, then --checkpoint MODEL.pt",
