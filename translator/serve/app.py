@@ -36,17 +36,18 @@ def error(status: int, message: str) -> JSONResponse:
 
 
 def _validation_message(request: Request, err: RequestValidationError) -> tuple[int, str]:
-    """(400 for a body that is not JSON, 422 otherwise, the first problem in one line)."""
+    """(400 for a body that is not a JSON object, 422 for a field, the first problem in one
+    line)."""
     problems = err.errors()
     first = problems[0] if problems else {}
     if first.get("type") == "json_invalid":
         return 400, "the body is not valid JSON"
-    kind = request.headers.get("content-type", "application/json")
-    if first.get("loc") == ("body",) and "json" not in kind:
-        return 400, f"send a JSON object with Content-Type: application/json, not {kind}"
-    if first.get("loc") == ("body",) and first.get("type") == "missing":
-        return 400, "the body is empty; send a JSON object"
-    if first.get("loc") == ("body",):  # JSON, but not an object
+    if first.get("loc") == ("body",):  # the body as a whole
+        kind = request.headers.get("content-type", "application/json")
+        if "json" not in kind:
+            return 400, f"send a JSON object with Content-Type: application/json, not {kind}"
+        if first.get("type") == "missing":
+            return 400, "the body is empty; send a JSON object"
         return 400, f"the body must be a JSON object, not {_json_kind(first.get('input'))}"
     where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
     return 422, f"{where}: {first.get('msg', 'invalid request')}"
