@@ -10,7 +10,8 @@
 # TRANSLATOR_CACHE=bench_data/cache), multi30k/ (val and test_2016_flickr) and m30k.pt
 # (a Multi30k Transformer). WHEELS: a folder of wheels the machine lacks (pydantic, JoeyNMT,
 # and this machine's sentencepiece version, which the cached model's name depends on).
-# Each part has its own time limit, so one that fails or hangs does not stop the rest.
+# Each part has its own time limit, so one that fails or hangs does not stop the rest, and
+# its standard error (the kernel profile of the parts that take --profile) lands in OUTDIR.
 # PARTS picks parts and their order (default: all, in the order below), e.g. compiled and
 # eager side by side in one call:
 #   PARTS="big_compiled big_eager base_compiled base_eager" bash ...
@@ -54,11 +55,11 @@ joey_big() { joey big 120 --d-model 1024 --heads 16 --ff 4096; }
 joey_base() { joey base 100 --d-model 512 --heads 8 --ff 2048; }
 gpu_tests() { timeout 150 python3 -m pytest -q -m gpu tests/gpu -p no:cacheprovider 2>&1 | tail -40; }
 big_compiled() { bench 240 "${big[@]}" --steps 30 --warmup 8 --settle 10 --compile true; }
-base_compiled() { bench 200 --steps 40 --warmup 8 --settle 10 --compile true; }
+base_compiled() { bench 200 --steps 40 --warmup 8 --settle 10 --compile true --profile 2; }
 # train.attention: products against the fused kernels' compiled rows above
 products=(--compile true --set train.attention=products)
-big_products() { bench 240 "${big[@]}" --steps 30 --warmup 8 "${products[@]}"; }
-base_products() { bench 200 --steps 40 --warmup 8 "${products[@]}"; }
+big_products() { bench 240 "${big[@]}" --steps 30 --warmup 8 --settle 10 "${products[@]}" --profile 2; }
+base_products() { bench 200 --steps 40 --warmup 8 --settle 10 "${products[@]}" --profile 2; }
 decoding() {
     for rows in 64 256; do
         timeout 90 python3 scripts/bench/bench_decode.py --checkpoint bench_data/m30k.pt \
@@ -68,6 +69,6 @@ decoding() {
 }
 for part in ${PARTS:-big_eager base_eager joey_big joey_base gpu_tests big_compiled base_compiled big_products base_products decoding}; do
     log "$part"
-    "$part"
+    "$part" 2> >(tee "$out/$part.err" >&2)  # each part's log and profile come back as a file
 done
 log done
