@@ -190,6 +190,29 @@ def test_a_big_request_is_answered_whole_and_in_order():
     assert echo.batches == [8, 8, 8, 6]
 
 
+def test_a_small_request_takes_turns_with_a_big_one():
+    """A request that comes while a big one decodes call by call is answered after the call
+    under way, not after all of the big one's calls; the big one is still answered whole."""
+    echo = SlowEcho(0.1)
+    big = [f"line {k}" for k in range(80)]  # ten calls of 8 (batches of 4, CHUNKS 2)
+    answered = []
+
+    async def ask(batcher, texts, delay):
+        await asyncio.sleep(delay)
+        out = await batcher.translate(texts, req(1, 1))
+        answered.append(len(texts))
+        return out
+
+    async def load(batcher):
+        return await asyncio.gather(ask(batcher, big, 0.0), ask(batcher, ["small"], 0.15))
+
+    whole, small = serve(echo, load, batch_size=4)
+    assert [h[0].text for h in whole] == [line.upper() for line in big]
+    assert [h.text for h in small[0]] == ["SMALL"]
+    assert answered == [1, 80]  # one after the other: [80, 1]
+    assert sorted(echo.batches) == [1] + [8] * 10, echo.batches
+
+
 def test_long_sentences_at_a_wide_beam_go_in_smaller_calls():
     """A call holds CHUNKS batches, or less where its sentences are long and its beam wide
     (CHUNK_WORK): a request of such sentences given up on stops after a short call."""

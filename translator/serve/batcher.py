@@ -9,7 +9,9 @@ The decoding loop takes the first waiting request and lets others join it until
 `batch_size` sentences are gathered, `batch_wait_ms` have passed, or none has come for
 `batch_gap_ms`; then it makes one `translate` call per (decoding settings, n-best, source
 prefix) among them, the requests' target prefixes and phrases joined in one DecodeRequest,
-and hands each request exactly its own slice of the results.
+and hands each request exactly its own slice of the results. A group too big for one call
+is decoded a call at a time, taking turns with the groups that arrive meanwhile, so one
+big request delays a small one by a call, not by all of its own.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import logging
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -74,6 +77,19 @@ class Job:
         return (settings, r.nbest, r.source, r.alignments, r.confidence)
 
 
+@dataclass(eq=False)
+class Work:
+    """A group of jobs decoded together, and its translate calls still to make: the rows of
+    `lines` (each owned by a job of `group`) that each call takes."""
+
+    group: list[Job]
+    lines: list[str]
+    owners: list[Job]
+    request: DecodeRequest
+    calls: deque[list[int]]
+    results: list
+
+
 class Batcher:
     def __init__(self, translator, limits: Limits):
         self.translator, self.limits = translator, limits
@@ -126,16 +142,27 @@ class Batcher:
     # -- the decoding loop -------------------------------------------------------------------
 
     def _run(self) -> None:
+        turns: deque[Work] = deque()  # groups with translate calls still to make
         stopping = False
-        while not stopping:
-            first = self._jobs.get()
-            if first is None:
+        while True:
+            if turns:  # take what is queued, without waiting
+                jobs, calls, stop = self._gather(None, wait=False)
+            elif stopping:
                 return
-            jobs, calls, stopping = self._gather(first)
+            else:
+                first = self._jobs.get()
+                if first is None:
+                    return
+                jobs, calls, stop = self._gather(first)
+            stopping = stopping or stop
             with self._guard(jobs + calls):
-                self._decode(jobs)
+                turns.extend(self._plan(jobs))
                 for job in calls:
                     self._answer(job, job.fn)
+            if turns:
+                work = turns.popleft()
+                with self._guard(work.group):
+                    turns.extend(self._advance(work))
 
     @contextmanager
     def _guard(self, jobs: list[Job]) -> Iterator[None]:
@@ -182,58 +209,71 @@ class Batcher:
         return [job for job in jobs if not job.abandoned and not job.finished]
 
     def _decode(self, jobs: list[Job]) -> None:
+        """Answer `jobs`, their groups' calls taking turns, before anything else."""
+        turns = deque(self._plan(jobs))
+        while turns:
+            turns.extend(self._advance(turns.popleft()))
+
+    def _plan(self, jobs: list[Job]) -> list[Work]:
+        """`jobs` in groups that share translate calls (Job.key), each with its calls: one,
+        or where it holds more than CHUNKS batches or CHUNK_WORK, calls of that much of
+        similar lengths."""
         groups: dict[tuple, list[Job]] = {}
         for job in jobs:
             groups.setdefault(job.key, []).append(job)
-        for group in groups.values():
-            group = self._live(group)  # the groups before took time: some may have left
-            if not group:
-                continue
-            try:
-                self._decode_group(group)
-            except Exception as err:
-                if len(group) == 1:
-                    self._failed(group[0], err)
-                    continue
-                # one request's input can fail a shared batch: each is decoded alone, so the
-                # others still get their answers and only the culprit its error
-                for job in self._live(group):
-                    try:
-                        self._decode_group([job])
-                    except Exception as alone:
-                        self._failed(job, alone)
+        return [self._work(group) for group in groups.values()]
 
-    def _decode_group(self, group: list[Job]) -> None:
-        """The jobs of `group` decoded together, each answered with its own slice: in one
-        translate call, or where they hold more than CHUNKS batches or CHUNK_WORK, in calls
-        of that much of similar lengths, dropping between two the sentences of jobs whose
-        client has left, so that a big request given up on stops taking the decoder."""
+    def _work(self, group: list[Job]) -> Work:
         lines = [text for job in group for text in job.texts]
-        owners = [job for job in group for _ in job.texts]
         first = group[0].request
         guides = Guides.joined([(len(job.texts), job.request.guides) for job in group])
         dc = first.decode.replace(batch_size=self.limits.batch_size)
-        request = first.replace(decode=dc, guides=guides)
         order = sorted(range(len(lines)), key=lambda r: len(lines[r]))
         chunks = _chunks(order, lines, dc.beam, CHUNKS * self.limits.batch_size)
-        if len(chunks) == 1:
-            results = self._translate(lines, request, group) or [None] * len(lines)
-        else:
-            results = [None] * len(lines)
-            for chunk in chunks:
-                rows = [r for r in chunk if not owners[r].abandoned]
-                if rows:
-                    part = request.replace(guides=guides and guides.of(rows))
-                    callers = {owners[r] for r in rows}
-                    found = self._translate([lines[r] for r in rows], part, callers)
-                    for r, translations in zip(rows, found or [None] * len(rows), strict=True):
-                        results[r] = translations
+        return Work(
+            group=group,
+            lines=lines,
+            owners=[job for job in group for _ in job.texts],
+            request=first.replace(decode=dc, guides=guides),
+            calls=deque(chunks if len(chunks) > 1 else [list(range(len(lines)))]),
+            results=[None] * len(lines),
+        )
+
+    def _advance(self, work: Work) -> list[Work]:
+        """Make `work`'s next translate call, dropping the sentences of jobs whose client
+        has left (a big request given up on stops taking the decoder); the work left to do
+        after it. A failed call is made again for each of its jobs alone, so that one
+        request's input fails only that request."""
+        group = self._live(work.group)  # the calls before took time: some may have left
+        if not group:
+            return []
+        rows = [r for r in work.calls.popleft() if not work.owners[r].abandoned]
+        try:
+            if rows:
+                guides = work.request.guides
+                part = work.request.replace(guides=guides and guides.of(rows))
+                found = self._translate([work.lines[r] for r in rows], part,
+                                        {work.owners[r] for r in rows})  # fmt: skip
+                for r, translations in zip(rows, found or [None] * len(rows), strict=True):
+                    work.results[r] = translations
+        except Exception as err:
+            if len(group) == 1:
+                self._failed(group[0], err)
+                return []
+            return [self._work([job]) for job in group]
+        if work.calls:
+            return [work]
+        self._settle(work)
+        return []
+
+    def _settle(self, work: Work) -> None:
+        """Answer each job of `work`, its calls all made, with its own slice of the results."""
         self.batches += 1
-        self.sentences += len(lines)
-        self.batch_sentences += len(lines)
+        self.sentences += len(work.lines)
+        self.batch_sentences += len(work.lines)
         start = 0
-        for job in group:
-            answer = None if job.abandoned else results[start : start + len(job.texts)]
+        for job in work.group:
+            answer = None if job.abandoned else work.results[start : start + len(job.texts)]
             self._finish(job, answer, None)
             start += len(job.texts)
 

@@ -6,7 +6,10 @@ the requests that arrive meanwhile wait for all of it. Here the decoding loop ke
 queued requests join (taking the rows of sentences that ended), every sentence advances by
 one token, and each request is answered as soon as its last sentence has ended. Requests are
 gathered as in batcher.py only while the decoder is idle; while it is busy, whatever is
-queued joins at the next step. The streams are the engine's own (`Engine.stream`), for an
+queued joins at the next step. A stream is given only as many sentences as it has free
+rows, one from each waiting request in turn, so a request of many sentences shares the rows
+with those that come after it rather than holding them all until its last sentence has
+joined. The streams are the engine's own (`Engine.stream`), for an
 engine whose capabilities include streaming (PyTorch models whose family has
 StreamingStates); any other decodes whole batches (batcher.Batcher).
 """
@@ -14,6 +17,7 @@ StreamingStates); any other decodes whole batches (batcher.Batcher).
 from __future__ import annotations
 
 import logging
+from collections import deque
 
 from translator.decode.calibrate import confidence_request, with_confidence
 from translator.decode.request import DecodeRequest
@@ -30,9 +34,11 @@ class StreamBatcher(Batcher):
         super().__init__(translator, limits)
         self.streams: dict = {}  # the engine's streams, by beam size
         self._answers: dict[Job, list] = {}  # each request's translations so far
+        # each request's sentences not yet given to a stream, the requests in turn order
+        self._backlog: dict[Job, deque[int]] = {}
 
     def _busy(self) -> bool:
-        return any(len(stream) for stream in self.streams.values())
+        return bool(self._backlog) or any(len(stream) for stream in self.streams.values())
 
     def _run(self) -> None:
         stopping = False
@@ -56,6 +62,7 @@ class StreamBatcher(Batcher):
                         self._failed(job, err)
                 for job in calls:
                     self._answer(job, job.fn)
+                self._feed()
             for beam, stream in list(self.streams.items()):
                 if len(stream):
                     self._step(beam, stream)
@@ -72,7 +79,7 @@ class StreamBatcher(Batcher):
         return self.streams[beam]
 
     def _add(self, job: Job) -> None:
-        """Queue the sentences of a request; blank ones are answered at once."""
+        """Queue the sentences of a request for `_feed`; blank ones are answered as given."""
         if job.abandoned:
             self._finish(job, None, None)
             return
@@ -80,17 +87,58 @@ class StreamBatcher(Batcher):
         if request.phrases is not None and any(request.phrases):  # that search is no stream
             self._decode([job])
             return
-        answers: list = [[Translation("", 0.0)] * request.nbest for _ in job.texts]
+        self._answers[job] = [[Translation("", 0.0)] * request.nbest for _ in job.texts]
         self.sentences += len(job.texts)
+        job.left = len(job.texts)
+        if job.left:
+            self._backlog[job] = deque(range(len(job.texts)))
+        else:
+            self._done(job, self._answers.pop(job))
+
+    def _feed(self) -> None:
+        """Fill each stream's free rows from the backlog: one sentence from each request
+        waiting for that beam size, in turn, until the rows or the sentences run out."""
+        for job in [job for job in self._backlog if job.abandoned]:
+            del self._backlog[job]
+            self._answers.pop(job, None)
+            self._finish(job, None, None)
+        by_beam: dict[int, list[Job]] = {}
+        for job in self._backlog:
+            by_beam.setdefault(job.request.decode.beam, []).append(job)
+        for jobs in by_beam.values():
+            stream = self._stream(jobs[0].request)
+            room = self.limits.batch_size - len(stream)
+            share = dict.fromkeys(jobs, 0)
+            while room > 0 and any(share[job] < len(self._backlog[job]) for job in jobs):
+                for job in jobs:
+                    if room > 0 and share[job] < len(self._backlog[job]):
+                        share[job] += 1
+                        room -= 1
+            for job, n in share.items():
+                if n:
+                    self._give(job, stream, n)
+
+    def _give(self, job: Job, stream, n: int) -> None:
+        """The next `n` sentences of `job` join `stream`; the job goes to the back of the
+        turn order, or leaves the backlog when none is left."""
+        backlog = self._backlog.pop(job)
+        rows = [backlog.popleft() for _ in range(n)]
+        if backlog:
+            self._backlog[job] = backlog
+        request = job.request
+        part = request.replace(guides=request.guides and request.guides.of(rows))
         # each request's own source prefix (its target language): sentences of several
         # languages share one stream, the tag being part of each one's source
-        todo = self._stream(request).add(job.texts, [(job, i) for i in range(len(job.texts))],
-                                         request)  # fmt: skip
-        if not todo:
-            self._done(job, answers)
+        try:
+            todo = stream.add([job.texts[r] for r in rows], [(job, r) for r in rows], part)
+        except Exception as err:  # that request's input: the loop goes on
+            self._backlog.pop(job, None)
+            self._answers.pop(job, None)
+            self._failed(job, err)
             return
-        self._answers[job] = answers
-        job.left = len(todo)
+        job.left -= n - len(todo)  # blank sentences are answered as they are
+        if job.left == 0:
+            self._done(job, self._answers.pop(job))
 
     def _step(self, beam: int, stream) -> None:
         advanced = stream.advanced
@@ -103,6 +151,7 @@ class StreamBatcher(Batcher):
             del self.streams[beam]
             jobs = {owner[0] for owner in stream.owners()}
             for job in [job for job in jobs if self._answers.pop(job, None) is not None]:
+                self._backlog.pop(job, None)
                 self._decode([job])
             return
         self.batches += 1
