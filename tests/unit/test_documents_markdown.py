@@ -234,3 +234,18 @@ def test_myst_directives_and_pandoc_divs():
 def test_a_translated_words_own_punctuation_stays_outside_emphasis_that_had_none():
     out = translate_markdown("Ein *Hund* und **„Katze“** und _Maus._\n", bracketed, "de")
     assert out == "(Ein). (*Hund*). (und). **(Katze).** (und). (_Maus)._\n"
+
+
+def test_emphasis_left_without_a_word_is_dropped_and_a_link_kept():
+    """Three spans over a two-word translation: one of them gets no word. Bare delimiters
+    would show as text (`****A`) or, alone on a line, as a rule (`___`); a link keeps its
+    target."""
+    src = "Ein **Mann** mit *einem* [Hund](http://x.de) läuft.\n"
+
+    def two_words(sentences):
+        return [("A runs.", [(0, 0), (5, 1)]) for _ in sentences]
+
+    out = translate_markdown(src, two_words, "en")
+    assert out.count("*") in (0, 2) and "**" not in out, out
+    assert "](http://x.de)" in out and out.endswith(".\n"), out
+    assert translate_markdown("__Mann__\n", lambda s: [("", [])] * len(s), "en") == "\n"

@@ -164,6 +164,8 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
             covered |= dict.fromkeys(range(first + 1, max(end for end, _ in atoms[first])), first)
         elif mark.kind == "inside" and start < n:
             inside[start].append(mark)
+        elif mark.kind == "pair" and mark.raw.strip("*_~") == "":
+            continue  # emphasis left no word: bare delimiters would read as text (or a rule)
         elif mark.kind == "lead" or (start == 0 and n):
             lead.append(mark.raw + mark.close)
         elif mark.kind == "before" and start < n:
