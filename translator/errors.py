@@ -23,6 +23,11 @@ class UserError(Exception):
         super().__init__(message if hint is None else f"{message} ({hint})")
 
 
+class FileProblem(UserError):
+    """A UserError about a file other than the one being read, whose message names it: a
+    reader that prefixes its own file's name to the errors it passes on leaves it as is."""
+
+
 def checkpoint_not_found(path) -> UserError:
     """The error of a --checkpoint path that is not there, whether the command line or the
     loader finds it so."""

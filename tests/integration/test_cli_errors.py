@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 from functools import partial
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -425,3 +426,27 @@ def test_a_full_disk_names_the_file_and_keeps_the_old_one(files, tmp_path):
     assert_user_error(result, f"{out}: No space left on device")
     assert out.read_text(encoding="utf-8") == "old translations\n"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_file_beside_the_output_that_cannot_be_made(files, tmp_path, here):
+    """A translation keeps a journal (documents) or a lock (lines) beside its output: a
+    folder or a dangling link in its place, or a file system that makes no new files
+    (/proc), is one line naming that file, not a traceback after decoding."""
+    write(tmp_path / "doc.md", "Ein Hund.\n\nZwei Katzen.\n")
+    (tmp_path / "out.md.journal").mkdir()
+    (tmp_path / "linked.md.journal").symlink_to(tmp_path / "nowhere")
+    base = ["translate", "--checkpoint", files["CKPT"], "--input"]
+    calls = [
+        (str(tmp_path / "doc.md"), str(tmp_path / "out.md"), ["out.md.journal", "in the way"]),
+        (str(tmp_path / "doc.md"), str(tmp_path / "linked.md"), ["linked.md.journal", "way"]),
+    ]
+    if Path("/proc/version").is_file():
+        calls += [
+            (str(tmp_path / "doc.md"), "/proc/version", ["/proc/version.journal"]),
+            (files["TEXT"], "/proc/version", ["/proc/version.partial.lock"]),
+        ]
+    for source, output, needles in calls:
+        result = here(*base, source, "--output", output)
+        assert_user_error(result, *needles)
+        assert "doc.md:" not in result.stderr  # named for itself, not the file being read
+    assert not (tmp_path / "nowhere").exists()

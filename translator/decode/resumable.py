@@ -35,6 +35,7 @@ from translator.fileio import (
     Busy,
     atomic_open,
     atomic_write_bytes,
+    cannot_create,
     locked,
     real_target,
     writable_file,
@@ -97,6 +98,8 @@ def _held(output_file: Path):
                 f"{output_file} is being written by another translation",
                 "wait for it to finish, or give this one another --output",
             ) from None
+        except OSError as err:
+            raise cannot_create(err, lock) from None
         if fd is None:  # no file locks here
             yield
             return

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from translator.errors import UserError
+from translator.errors import FileProblem, UserError
 
 FORMATS = ("text", "html", "markdown", "docx")
 EXTENSIONS = {".html": "html", ".htm": "html", ".xhtml": "html", ".md": "markdown",
@@ -71,6 +71,8 @@ def translate_bytes(data: bytes, path: Path, fmt: str, translate, lang: str | No
         run = partial(translate_html, retag=retag)
     try:
         out = run(text, translate, lang)
+    except FileProblem:
+        raise
     except UserError as err:
-        raise UserError(f"{path}: {err}") from None
+        raise UserError(f"{path}: {err.message}", err.hint) from None
     return out.encode("utf-8")

@@ -20,7 +20,14 @@ import os
 from pathlib import Path
 
 from translator.documents import translate_bytes
-from translator.fileio import atomic_write_bytes, real_target, writable_file, written_through
+from translator.errors import UserError
+from translator.fileio import (
+    atomic_write_bytes,
+    cannot_create,
+    real_target,
+    writable_file,
+    written_through,
+)
 from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
@@ -66,7 +73,10 @@ class Journal:
         if self.path is None:  # (no journal: written to a device)
             return
         if self.file is None:  # opened on the first batch: a refused input leaves none
-            self.file = open(self.path, "wb")  # rewritten whole: drops a cut line
+            try:
+                self.file = open(self.path, "wb")  # rewritten whole: drops a cut line
+            except OSError as err:
+                raise cannot_create(err, self.path) from None
             rows = [self.identity, *self.rows[: self.used], *rows]
         self.file.write(b"".join(json.dumps(r).encode() + b"\n" for r in rows))
         self.file.flush()
@@ -112,6 +122,11 @@ def translate_document(input_file: Path, output_file: Path, fmt: str, translate,
     streamed = written_through(output_file)  # a descriptor, device or FIFO: no journal
     output_file = output_file if streamed else writable_file(real_target(output_file))
     journal = None if streamed else journal_path(output_file)
+    if journal is not None and (journal.is_symlink() or journal.exists()) and not journal.is_file():
+        raise UserError(
+            f"{journal} is in the way: a translation into {output_file} keeps its journal "
+            "there; move it or choose another --output"
+        )
     data = Path(input_file).read_bytes()
     st = Path(input_file).stat()
     stamp = [str(Path(input_file).resolve()), st.st_size, st.st_mtime_ns]

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from translator.errors import UserError
+from translator.errors import FileProblem, UserError
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -58,6 +58,18 @@ def refusal(err: BaseException, unnamed: str | None = None) -> UserError | None:
     if err.errno == errno.EEXIST and os.path.isfile(name):  # a folder to make where a file is
         return UserError(f"{name} is a file, where a folder is needed")
     return None
+
+
+def cannot_create(err: OSError, path: str | Path) -> UserError:
+    """The one-line error for a file translator makes beside an output (a journal, a lock)
+    that the file system would not create: `refusal`'s where it has one."""
+    problem = refusal(err)
+    if problem is not None:
+        return FileProblem(problem.message, problem.hint)
+    return FileProblem(
+        f"cannot write {path}: {err.strerror}",
+        "a translation keeps its journal beside its output; choose another --output",
+    )
 
 
 class Busy(Exception):
