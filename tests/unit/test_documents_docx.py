@@ -297,3 +297,19 @@ def test_a_range_in_one_sentence_marks_its_words_where_the_translation_moved_the
     # "Rad. ein fährt Mann alte Der": the range still holds "alte Mann", reversed
     assert _children(out) == ["Rad. ein fährt ", "bookmarkStart", "Mann alte", "bookmarkEnd",
                               " Der"]  # fmt: skip
+
+
+def test_a_part_with_a_dtd_is_refused():
+    """An internal DTD's entities would be left undefined in the file written (the DTD is
+    dropped on save, its references kept), so Word could not open it."""
+    source, patched = io.BytesIO(make()), io.BytesIO()
+    with zipfile.ZipFile(source) as a, zipfile.ZipFile(patched, "w") as b:
+        for item in a.infolist():
+            data = a.read(item)
+            if item.filename == "word/document.xml":
+                head, _, body = data.partition(b"?>")
+                data = head + b'?><!DOCTYPE x [<!ENTITY c "cat">]>' + body
+                data = data.replace(b"cell one", b"cell &c;")
+            b.writestr(item, data)
+    with pytest.raises(UserError, match=r"^in\.docx: /word/document\.xml declares a DTD"):
+        translate_docx(patched.getvalue(), upper, "en", name="in.docx")

@@ -66,9 +66,18 @@ def _open(data: bytes, name: str):
     if not zipfile.is_zipfile(io.BytesIO(data)):
         raise UserError(f"{name}: not a docx file (a docx is a zip archive)")
     try:
-        return docx.Document(io.BytesIO(data))
+        doc = docx.Document(io.BytesIO(data))
     except Exception as err:  # python-docx raises several kinds for a zip that is no docx
         raise UserError(f"{name}: not a docx file ({_why(err)})") from None
+    for part in doc.part.package.iter_parts():
+        element = getattr(part, "_element", None)
+        if element is not None and element.getroottree().docinfo.doctype:
+            # its entities would be left undefined in the file written (lxml drops the DTD)
+            raise UserError(
+                f"{name}: {part.partname} declares a DTD, which Office files never do",
+                "open it in Word or LibreOffice and save it again",
+            )
+    return doc
 
 
 def _why(err: Exception) -> str:
