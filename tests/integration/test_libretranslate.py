@@ -256,6 +256,9 @@ def test_a_text_file_round_trip_and_its_download(keyed, transformer):
     assert 'filename="notes.txt"' in got.headers["content-disposition"]
     for name in ("..%2F..%2Fetc%2Fpasswd", "x.notes.txt", url.rsplit("/", 1)[1] + "x"):
         assert requests.get(lt(keyed) + "download_file/" + name).status_code == 404
+    two = requests.post(lt(keyed) + "translate_file", data=fields,
+                        files=[("file", ("one.txt", b"Hallo")), ("file", ("two.md", b"x"))])  # fmt: skip
+    assert two.status_code == 200 and two.json()["translatedFileUrl"].endswith(".one.txt")
     bad = requests.post(lt(keyed) + "translate_file", data=fields,
                         files={"file": ("a.pdf", b"%PDF")})  # fmt: skip
     assert bad.status_code == 400 and "file format not supported" in bad.json()["error"]

@@ -137,8 +137,8 @@ def _multipart(content_type: str, body: bytes) -> tuple[dict, dict]:
             continue
         payload = part.get_payload(decode=True) or b""
         filename = part.get_filename()
-        if filename is not None:
-            files[name] = (filename, payload)
+        if filename is not None:  # the first of a name, as Flask's request.files gives it
+            files.setdefault(name, (filename, payload))
         else:
             pairs.append((name, _text(payload, part.get_content_charset())))
     return _pairs(pairs), files
