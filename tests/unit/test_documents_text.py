@@ -128,6 +128,21 @@ def test_text_formats_refuse_a_zip_and_bytes_not_utf8(tmp_path):
         translate_bytes(b"ok \xff", tmp_path / "a.txt", "text", upper, "en")
 
 
+@pytest.mark.parametrize("fmt, text", [("text", "Ein Hund.\n"), ("markdown", "# Ein *Hund*\n"),
+                                       ("html", "<p>Ein Hund.</p>\n")])  # fmt: skip
+def test_a_byte_order_mark_is_kept_and_never_reaches_the_model(tmp_path, fmt, text):
+    seen = []
+
+    def model(sentences):
+        seen.extend(sentences)
+        return upper(sentences)
+
+    out = translate_bytes(b"\xef\xbb\xbf" + text.encode(), tmp_path / "a", fmt, model, "en")
+    assert out.startswith(b"\xef\xbb\xbf") and out.count(b"\xef\xbb\xbf") == 1, out
+    assert b"HUND" in out and not any("\ufeff" in s for s in seen), seen
+    assert not translate_bytes(text.encode(), tmp_path / "a", fmt, upper, "en").startswith(b"\xef")
+
+
 class Stop(Exception):
     pass
 

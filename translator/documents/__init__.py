@@ -19,6 +19,7 @@ FORMATS = ("text", "html", "markdown", "docx")
 EXTENSIONS = {".html": "html", ".htm": "html", ".xhtml": "html", ".md": "markdown",
               ".markdown": "markdown", ".docx": "docx"}  # fmt: skip
 ZIP_MAGIC = b"PK\x03\x04"
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark
 
 
 def format_of(path: str | Path | None, asked: str | None) -> str | None:
@@ -38,7 +39,7 @@ def _text_of(data: bytes, path: Path, fmt: str) -> str:
     if data.startswith(ZIP_MAGIC):
         raise UserError(f"{path}: a zip file (docx?), not {fmt} text", "give --format docx")
     try:
-        return data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
+        return data.decode("utf-8-sig" if data.startswith(BOM) else "utf-8")
     except UnicodeDecodeError as err:
         raise UserError(
             f"{path}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})",
@@ -75,4 +76,5 @@ def translate_bytes(data: bytes, path: Path, fmt: str, translate, lang: str | No
         raise
     except UserError as err:
         raise UserError(f"{path}: {err.message}", err.hint) from None
-    return out.encode("utf-8")
+    bom = BOM if data.startswith(BOM) else b""  # kept: some Windows tools read by it
+    return bom + out.encode("utf-8")
