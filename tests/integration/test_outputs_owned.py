@@ -3,6 +3,9 @@ folder of the user's is refused, an output that is also an input or another outp
 refused, each with one line and exit code 2, and the user's files are as they were."""
 
 import json
+import signal
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -109,6 +112,41 @@ def test_distill_keeps_a_file_the_user_put_in_its_own_folder(ckpt, tmp_path, her
     assert_user_error(result, f"{out / 'train1.en'} was not written by translator")
     assert (out / "train1.en").read_text() == "my notes\n"
     assert not (out / "train0.en").exists()  # refused before any work
+
+
+def test_a_distill_killed_outright_goes_on_when_run_again(ckpt, tmp_path, here):
+    """A distill killed (SIGKILL, or SIGTERM's default) before it could list what it wrote:
+    the files it had made are still its own to the next run, which finishes the corpus."""
+    files = corpus(tmp_path / "corpus")
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            tiny_config(run_dir=str(tmp_path / "run"), data={"train": files, "dev": files})
+        )
+    )
+    out = tmp_path / "out"
+    args = ["distill", "--checkpoint", str(ckpt), "--config", str(config), "--out", str(out),
+            "--beam", "1", "--device", "cpu"]  # fmt: skip
+    killed = f"""
+import os, signal, sys
+import translator.decode.distill as distill
+
+def killed(engine, cfg, folder, *rest):  # the source copy made, then killed outright
+    (folder / "train.de").write_text("Ein Hund 0.\\n")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+distill.distill_corpora = killed
+from translator.cli import main
+sys.argv = ["translator", *{args!r}]
+main()
+"""
+    done = subprocess.run([sys.executable, "-c", killed], capture_output=True, timeout=300)
+    assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
+    assert (out / "train.de").read_text() == "Ein Hund 0.\n"
+    again = here(*args)
+    assert again.returncode == 0, again.stderr
+    assert (out / "train.de").read_text() == (tmp_path / "corpus" / "train.de").read_text()
+    assert len((out / "train.en").read_text().splitlines()) == 4
 
 
 def test_filter_refuses_one_file_for_both_sides(ckpt, tmp_path, here):

@@ -50,9 +50,10 @@ def _training_files(cfg) -> list[Path]:
     return flat
 
 
-def _check_out(out: Path, cfg) -> set[str]:
+def _check_out(out: Path, cfg) -> tuple[set[str], set[str]]:
     """--out is a folder distill may write: none of the training data is read from it, and
-    the data can be opened (else nothing is made)."""
+    the data can be opened (else nothing is made). (The names translator wrote there, the
+    names this run may write.)"""
     from translator.data.corpora import training_sources
     from translator.decode.distill import written_files
 
@@ -66,6 +67,7 @@ def _check_out(out: Path, cfg) -> set[str]:
                 "give --out a folder of its own",
             )
     ours = claim_folder(out, "--out", _earlier_distill, "distill")
+    planned = set()
     for name in names:  # what this run writes, replacing only its own
         for path in written_files(out, name, cfg.data.src_lang, cfg.data.tgt_lang):
             if path.exists() and path.name not in ours:
@@ -73,7 +75,8 @@ def _check_out(out: Path, cfg) -> set[str]:
                     f"{path} was not written by translator; refusing to replace it",
                     "move it away or give another folder",
                 )
-    return ours
+            planned.add(path.name)
+    return ours, planned
 
 
 def distill(
@@ -133,8 +136,10 @@ def distill(
 
         cfg = config_from_dict(engine.cfg.to_dict(), overrides=set_ or [])
     dc = decode_overrides(engine.cfg.decode, beam, len_penalty, None, None, batch_size, nbest)
-    ours = _check_out(out, cfg)
+    ours, planned = _check_out(out, cfg)
     before = {p.name for p in out.iterdir()} - ours
+    # listed before any is made: a run killed outright (SIGKILL) leaves them translator's
+    record(out, planned, "distill")
     try:
         done = distill_corpora(engine, cfg, out, dc, nbest, model_stamps(checkpoint))
     finally:  # what a stopped run wrote is translator's too, for the next run to go on
