@@ -92,6 +92,9 @@ def test_filter_keeps_the_best_share_with_one_model_or_two(checkpoint, tmp_path,
     both = here("filter", "--checkpoint", str(checkpoint), *args, "--keep", "0.5",
                 "--min-score", "0.1")  # fmt: skip
     assert_user_error(both, "--keep")
+    for score, kept in (("2", "no pair"), ("-0.5", "every pair")):  # outside 0 to 1
+        assert_user_error(here("filter", "--checkpoint", str(checkpoint), *args, "--min-score",
+                               score), f"--min-score {float(score)}", kept)  # fmt: skip
 
 
 def test_contrast_scores_how_much_likelier_the_source_makes_the_target(checkpoint, tmp_path, here):

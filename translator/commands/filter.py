@@ -123,6 +123,12 @@ def filter_pairs(
     )
     if contrast and reverse is not None:
         raise UserError("--contrast scores with one model: give it or --reverse, not both")
+    if min_score is not None and not contrast and not 0 <= min_score <= 1:
+        raise UserError(
+            f"--min-score {min_score}: scores run from 0 to 1, so it would keep "
+            + ("no pair" if min_score > 1 else "every pair"),
+            "with --contrast a score is a log-ratio, of any sign",
+        )
     if tgt_lang is not None and reverse is not None:
         raise UserError("--reverse takes two models of one direction each: give it or "
                         "--tgt-lang (of a model of several target languages), not both")  # fmt: skip
