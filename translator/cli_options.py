@@ -11,7 +11,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from translator.config.ranges import BATCH_SIZE, BEAM, LEN_PENALTY, MAX_LEN_A, MAX_LEN_B
-from translator.fileio import readable_file, writable_file
+from translator.fileio import creatable_file, readable_file
 
 
 def _plain_types(params) -> None:
@@ -62,7 +62,7 @@ def _input_file(path: Path | None) -> Path | None:
 
 
 def _output_file(path: Path | None) -> Path | None:
-    return None if path is None else writable_file(path)
+    return None if path is None else creatable_file(path)
 
 
 def _model_paths(paths: Path | list[Path] | None) -> Path | list[Path] | None:

@@ -253,9 +253,11 @@ def files(tmp_path, checkpoint):
     names["PNG"] = str(tmp_path / "curves.png")
     names["LONG"] = str(tmp_path / ("L" * 300))  # over any file system's 255 bytes a name
     names["UNDERFILE"] = str(text / "out")  # a path through a file
+    names["PROC"] = "/proc/translator-out"  # a folder of a file system that makes no files
     return names
 
 
+on_linux = pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc")
 WRITES = [
     "translate --checkpoint CKPT --input TEXT --output {}",
     "translate --checkpoint CKPT --plot-attention {} Hallo",
@@ -274,11 +276,20 @@ WRITES = [
         ("MISSING", ["missing", "not exist"]),
         ("LONG", ["LLLL", "too long"]),
         ("UNDERFILE", ["text.de", "folder"]),
+        pytest.param("PROC", ["cannot write /proc/translator-out"], marks=on_linux),
     ],
 )
 def test_a_file_to_write_that_cannot_be(files, command, place, needles, here):
     args = [files.get(word, word) for word in command.format(place).split()]
     assert_user_error(here(*args), *needles)
+
+
+@on_linux
+def test_an_output_that_cannot_be_made_is_named_before_the_model_is_read(files, here):
+    """(TEXT is no checkpoint: reading it would be the first error.)"""
+    args = ["eval", "--checkpoint", files["TEXT"], "--src", files["TEXT"], "--ref", files["TEXT"]]
+    assert_user_error(here(*args, "--output", files["PROC"]), "cannot write /proc/translator-out")
+    assert_user_error(here(*args, "--output", files["TEXT"] + ".out"), "text.de")
 
 
 @pytest.mark.parametrize("place, needles", [("LONG", ["too long"]), ("UNDERFILE", ["text.de"])])
@@ -442,8 +453,8 @@ def test_a_file_beside_the_output_that_cannot_be_made(files, tmp_path, here):
     ]
     if Path("/proc/version").is_file():
         calls += [
-            (str(tmp_path / "doc.md"), "/proc/version", ["/proc/version.journal"]),
-            (files["TEXT"], "/proc/version", ["/proc/version.partial.lock"]),
+            (str(tmp_path / "doc.md"), "/proc/version", ["cannot write /proc/version"]),
+            (files["TEXT"], "/proc/version", ["cannot write /proc/version"]),
         ]
     for source, output, needles in calls:
         result = here(*base, source, "--output", output)

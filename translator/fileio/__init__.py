@@ -177,6 +177,26 @@ def _through(path: Path, mode: str, encoding: str | None) -> Iterator[IO]:
         raise
 
 
+def _temporary(path: Path) -> tuple[int, str]:
+    """A new temporary file beside `path` (descriptor, name), or a UserError naming `path`."""
+    try:
+        return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        hint = _HINT if err.errno in _REFUSED else None
+        raise UserError(f"cannot write {path}: {err.strerror or err}", hint) from None
+
+
+def creatable_file(path: str | Path) -> Path:
+    """writable_file, and a file can be made beside it now (a temporary one, made and
+    removed): a read-only or foreign file system is named before the work, not after."""
+    path = writable_file(path)
+    if not written_through(path):
+        fd, tmp = _temporary(real_target(path))
+        os.close(fd)
+        os.unlink(tmp)
+    return path
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None) -> Iterator[IO]:
     """A file object to write `path` through; the target changes only when the block ends
@@ -188,11 +208,7 @@ def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None)
             yield f
         return
     path = writable_file(real_target(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as err:
-        hint = _HINT if err.errno in _REFUSED else None
-        raise UserError(f"cannot write {path}: {err.strerror or err}", hint) from None
+    fd, tmp = _temporary(path)
     try:
         # a file replaced keeps its mode (a read-only checkpoint `calibrate` rewrites)
         os.chmod(tmp, stat.S_IMODE(path.stat().st_mode) if path.is_file() else 0o666 & ~_UMASK)
