@@ -76,6 +76,23 @@ def test_calibrate_on_files_and_its_mistakes(calibrated, tmp_path, capsys):
     assert code == 2 and "checkpoint file" in err, err
 
 
+def test_calibrate_waits_for_a_training_run_in_its_folder(calibrated, capsys):
+    """A run holds its folder locked (train/run_dir.py) and may replace best.pt at any
+    validation: calibrating there meanwhile is refused, and the file stays as it was."""
+    import os
+
+    from translator.fileio import locked
+
+    before = calibrated.read_bytes()
+    fd = locked(calibrated.parent)  # as a training run holds it
+    try:
+        code, _, err = run_cli(capsys, "calibrate", "--checkpoint", str(calibrated))
+    finally:
+        os.close(fd)
+    assert code == 2 and "in use by a training run" in err and len(err.splitlines()) == 1, err
+    assert calibrated.read_bytes() == before
+
+
 def test_translate_puts_the_confidence_column_before_the_alignments(calibrated, tmp_path, capsys):
     run_cli(capsys, "calibrate", "--checkpoint", str(calibrated))
     engine = load_engine(calibrated, "cpu")

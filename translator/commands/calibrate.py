@@ -3,7 +3,9 @@ on its dev split or on given files, and store it in the checkpoint."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -41,11 +43,7 @@ def calibrate(
     fitted with (translate --confidence, the server's "confidence"). The checkpoint is
     rewritten whole or not at all. With --ensemble it fits the ensemble of the --checkpoint
     models and keeps that calibration in the first, for exactly those members."""
-    from translator.data.corpus import load_split, read_pair_files
-    from translator.decode.calibrate import fit
-    from translator.engines.load import load_engine
     from translator.errors import UserError
-    from translator.models.checkpoint import Checkpoint, members_key
 
     if (src is None) != (ref is None):
         raise UserError("--src and --ref go together: give both files or neither")
@@ -53,6 +51,41 @@ def calibrate(
     for path in checkpoint:
         if path.is_dir():
             raise UserError(f"{path}: calibrate a checkpoint file; its exports carry it along")
+    with _no_training(first.parent):
+        _fit_and_store(checkpoint, src, ref, beam, len_penalty, batch_size, ensemble, device,
+                       as_json)  # fmt: skip
+
+
+@contextlib.contextmanager
+def _no_training(folder: Path):
+    """The lock a training run holds on its folder, held while calibrating a checkpoint
+    there: a run replacing best.pt meanwhile would get the old weights back with a
+    calibration fitted on them."""
+    from translator.errors import UserError
+    from translator.fileio import Busy, locked
+
+    try:
+        fd = locked(folder)
+    except Busy:
+        raise UserError(
+            f"{folder} is in use by a training run, which may replace the checkpoint",
+            "calibrate once it stops",
+        ) from None
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _fit_and_store(checkpoint, src, ref, beam, len_penalty, batch_size, ensemble, device,
+                   as_json) -> None:  # fmt: skip
+    from translator.data.corpus import load_split, read_pair_files
+    from translator.decode.calibrate import fit
+    from translator.engines.load import load_engine
+    from translator.models.checkpoint import Checkpoint, members_key
+
+    first = checkpoint[0]
     engine = load_engine(checkpoint, device, ensemble=ensemble)
     dc = decode_overrides(engine.cfg.decode, beam, len_penalty, None, None, batch_size)
     if src is not None:
