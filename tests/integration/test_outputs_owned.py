@@ -27,6 +27,14 @@ def corpus(folder, n=4):
     return {"src": str(folder / "train.de"), "tgt": str(folder / "train.en")}
 
 
+def distill_config(tmp_path, files):
+    """A config file whose training and dev data are `files` (corpus)."""
+    config = tmp_path / "c.yaml"
+    data = {"train": files, "dev": files}
+    config.write_text(yaml.safe_dump(tiny_config(run_dir=str(tmp_path / "run"), data=data)))
+    return config
+
+
 @needs_ct2
 def test_export_refuses_a_folder_with_another_programs_manifest(ckpt, tmp_path, here):
     theirs = tmp_path / "app"
@@ -63,12 +71,7 @@ def test_an_export_written_without_the_marker_is_replaced_as_before(ckpt, tmp_pa
 def test_distill_refuses_to_write_into_the_corpus_it_distills(ckpt, tmp_path, here):
     data = tmp_path / "corpus"
     files = corpus(data)
-    config = tmp_path / "c.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            tiny_config(run_dir=str(tmp_path / "run"), data={"train": files, "dev": files})
-        )
-    )
+    config = distill_config(tmp_path, files)
     before = (data / "train.en").read_text()
     result = here("distill", "--checkpoint", str(ckpt), "--config", str(config), "--out", str(data),
                   "--beam", "1", "--device", "cpu")  # fmt: skip
@@ -79,12 +82,7 @@ def test_distill_refuses_to_write_into_the_corpus_it_distills(ckpt, tmp_path, he
 
 def test_distill_refuses_a_folder_of_the_users(ckpt, tmp_path, here):
     files = corpus(tmp_path / "corpus")
-    config = tmp_path / "c.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            tiny_config(run_dir=str(tmp_path / "run"), data={"train": files, "dev": files})
-        )
-    )
+    config = distill_config(tmp_path, files)
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "train.en").write_text("my own translations\n")
@@ -118,12 +116,7 @@ def test_a_distill_killed_outright_goes_on_when_run_again(ckpt, tmp_path, here):
     """A distill killed (SIGKILL, or SIGTERM's default) before it could list what it wrote:
     the files it had made are still its own to the next run, which finishes the corpus."""
     files = corpus(tmp_path / "corpus")
-    config = tmp_path / "c.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            tiny_config(run_dir=str(tmp_path / "run"), data={"train": files, "dev": files})
-        )
-    )
+    config = distill_config(tmp_path, files)
     out = tmp_path / "out"
     args = ["distill", "--checkpoint", str(ckpt), "--config", str(config), "--out", str(out),
             "--beam", "1", "--device", "cpu"]  # fmt: skip

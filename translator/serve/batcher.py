@@ -144,16 +144,8 @@ class Batcher:
     def _run(self) -> None:
         turns: deque[Work] = deque()  # groups with translate calls still to make
         stopping = False
-        while True:
-            if turns:  # take what is queued, without waiting
-                jobs, calls, stop = self._gather(None, wait=False)
-            elif stopping:
-                return
-            else:
-                first = self._jobs.get()
-                if first is None:
-                    return
-                jobs, calls, stop = self._gather(first)
+        while (taken := self._take(bool(turns), stopping)) is not None:
+            jobs, calls, stop = taken
             stopping = stopping or stop
             with self._guard(jobs + calls):
                 turns.extend(self._plan(jobs))
@@ -163,6 +155,14 @@ class Batcher:
                 work = turns.popleft()
                 with self._guard(work.group):
                     turns.extend(self._advance(work))
+
+    def _take(self, busy: bool, stopping: bool) -> tuple[list[Job], list[Job], bool] | None:
+        """What to handle next (_gather): while `busy`, what is queued, without waiting;
+        else the next request and those that join it; None when the loop is to end."""
+        if busy:
+            return self._gather(None, wait=False)
+        first = None if stopping else self._jobs.get()
+        return None if first is None else self._gather(first)
 
     @contextmanager
     def _guard(self, jobs: list[Job]) -> Iterator[None]:

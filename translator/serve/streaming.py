@@ -42,16 +42,8 @@ class StreamBatcher(Batcher):
 
     def _run(self) -> None:
         stopping = False
-        while True:
-            if self._busy():  # take what is queued, without waiting
-                jobs, calls, stop = self._gather(None, wait=False)
-            elif stopping:
-                return
-            else:
-                first = self._jobs.get()
-                if first is None:
-                    return
-                jobs, calls, stop = self._gather(first)
+        while (taken := self._take(self._busy(), stopping)) is not None:
+            jobs, calls, stop = taken
             stopping = stopping or stop
             with self._guard(jobs + calls):
                 for job in jobs:
