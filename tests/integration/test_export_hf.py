@@ -525,8 +525,11 @@ def test_export_format_argos_reaches_the_argos_exporter(imported, tmp_path, caps
 
 
 def test_set_changes_the_decoding_settings_not_the_layout(imported, tmp_path, capsys):
-    sets = ["--set", "decode.beam=3", "--set", "model.positions=interleaved"]
-    code, said, err = export(capsys, imported, tmp_path / "hf", *sets)
+    code, said, err = export(capsys, imported, tmp_path / "hf", "--set", "decode.beam=3")
     assert code == 0 and "MarianMTModel" in said, err
     generation = json.loads((tmp_path / "hf" / "generation_config.json").read_text())
     assert generation["num_beams"] == 3
+    sets = ["--set", "decode.beam=3", "--set", "model.positions=interleaved"]
+    code, _, err = export(capsys, imported, tmp_path / "other", *sets)
+    assert code == 2 and "--set model.positions" in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "other").exists()

@@ -81,3 +81,24 @@ def test_an_m2m100_export_loads_its_tokenizer_with_the_released_ids(tmp_path, ca
     theirs, ours = (transformers.AutoTokenizer.from_pretrained(f) for f in (released, out))
     assert ours.get_vocab() == theirs.get_vocab()
     assert ours(LINE).input_ids == theirs(LINE).input_ids
+
+
+def test_a_language_set_on_export_is_read_as_the_models_code(released, tmp_path, capsys):
+    """`--set data.tgt_lang=fr` names fra_Latn, as `translate --tgt-lang fr` does; a code the
+    model lacks, or a change of the model's layout, is one line and writes nothing."""
+    ckpt, out = tmp_path / "m.pt", tmp_path / "hf"
+    assert run_cli(capsys, "import", str(released), "--output", str(ckpt))[0] == 0
+    export = ["export", "--checkpoint", str(ckpt), "--format", "huggingface", "--output"]
+    code, _, err = run_cli(capsys, *export, str(out), "--set", "data.tgt_lang=fr")
+    assert code == 0, err
+    saved = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+    generation = json.loads((out / "generation_config.json").read_text(encoding="utf-8"))
+    assert saved["tgt_lang"] == "fra_Latn"
+    assert generation["forced_bos_token_id"] == ids(released)["fra_Latn"]
+    for setting, needles in [
+        ("data.tgt_lang=xx_Latn", ["--set data.tgt_lang xx_Latn", "eng_Latn"]),
+        ("model.d_model=64", ["--set model.d_model", "keeps the model"]),
+    ]:
+        code, _, err = run_cli(capsys, *export, str(tmp_path / "no"), "--set", setting)
+        one_line_error(code, err, *needles)
+        assert not (tmp_path / "no").exists()

@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 
 from translator import __version__
-from translator.config import config_from_dict
+from translator.engines.export_settings import exported_config
 from translator.errors import UserError, optional_import
 from translator.fileio import atomic_write_bytes, file_digest
 from translator.fileio.outputs import MARKER, building, claim_folder, mark
@@ -125,8 +125,7 @@ def export_checkpoint(
     _check_output(output)
     ckpt = Checkpoint.load(checkpoint)
     cfg, tokenizer, model = ckpt.build(str(checkpoint))
-    if overrides:
-        cfg = config_from_dict(cfg.to_dict(), f"{checkpoint} (saved config)", overrides)
+    cfg = exported_config(ckpt, cfg, checkpoint, overrides)
     check_family(checkpoint, cfg.model.type, fmt)
     ct2 = optional_import("ctranslate2", "ctranslate2", "exports to CTranslate2")
     with building(output) as tmp:

@@ -245,10 +245,12 @@ def _metadata(cfg, checkpoint: Path, manifest: dict) -> dict:
 def _load(checkpoint: Path, overrides: list[str] | None):
     """The checkpoint's config (with `overrides`), tokenizer and `source` record."""
     from translator.config import config_from_dict
+    from translator.engines.export_settings import exported_config
     from translator.models.checkpoint import Checkpoint
 
     ckpt = Checkpoint.load(checkpoint)
-    cfg = config_from_dict(ckpt.config, f"{checkpoint} (saved config)", overrides or [])
+    saved = config_from_dict(ckpt.config, f"{checkpoint} (saved config)")
+    cfg = exported_config(ckpt, saved, checkpoint, overrides)
     return cfg, ckpt.build_tokenizer(str(checkpoint)), ckpt.source
 
 

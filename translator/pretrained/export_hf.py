@@ -31,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from translator.config import config_from_dict
+from translator.engines.export_settings import exported_config
 from translator.errors import UserError, optional_import
 from translator.fileio.outputs import building, claim_folder
 from translator.models.checkpoint import Checkpoint
@@ -199,12 +199,9 @@ def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | No
     checkpoint, output = Path(checkpoint), Path(output)
     ckpt = Checkpoint.load(checkpoint)
     cfg, tokenizer, model = ckpt.build(str(checkpoint))
-    # the model as built from the saved config: --set changes what the folder's configs say
-    # about decoding and languages, never the layout the weights have
+    # --set changes what the folder's configs say about decoding and languages
+    cfg = exported_config(ckpt, cfg, checkpoint, overrides)
     m, sd = cfg.model, {k: v.detach().float() for k, v in model.state_dict().items()}
-    if overrides:
-        cfg = config_from_dict(cfg.to_dict(), f"{checkpoint} (saved config)", overrides)
-        cfg = cfg.model_copy(update={"model": m})
     try:
         cls = hf_class(m)
         found = original_ids(ckpt, sd, cls)
