@@ -219,6 +219,14 @@ def edit_json(name, **changes):
             edit_json("config.json", d_model=64),
             ["config.json's sizes", "src_embed.weight", ", 64] by config.json"],
         ),
+        (
+            edit_json("config.json", decoder_layers=1),
+            ["decoder.layers.1.", "beyond config.json's decoder_layers 1"],
+        ),
+        (
+            edit_json("config.json", encoder_attention_heads=5, decoder_attention_heads=5),
+            ["config.json", "not divisible by encoder_attention_heads 5"],
+        ),
     ],
     ids=[
         "activation",
@@ -231,6 +239,8 @@ def edit_json(name, **changes):
         "vocab-size",
         "dropout",
         "d-model",
+        "fewer-layers",
+        "heads",
     ],
 )
 def test_a_bad_folder_is_one_line(nllb_source, tmp_path, capsys, change, needles):

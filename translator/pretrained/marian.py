@@ -58,6 +58,9 @@ def bart_problems(config: dict, activation: str, sizes: tuple[str, ...] = ()) ->
     for key in ("d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads", *sizes):
         if not isinstance(config.get(key), int) or config[key] <= 0:
             problems.append(f"{key} {config.get(key)!r} (a positive integer expected)")
+    d_model, heads = config.get("d_model"), config.get("encoder_attention_heads")
+    if not problems and d_model % heads:
+        problems.append(f"d_model {d_model} not divisible by encoder_attention_heads {heads}")
     for enc, dec in (
         ("encoder_attention_heads", "decoder_attention_heads"),
         ("encoder_ffn_dim", "decoder_ffn_dim"),
@@ -166,8 +169,20 @@ def _put(out: dict, name: str, weight_bias) -> None:
     out[f"{name}.weight"], out[f"{name}.bias"] = weight_bias
 
 
+LAYER = re.compile(r"(encoder|decoder)\.layers\.(\d+)\.")
+
+
 def layer_weights(w: Weights, config: dict) -> dict[str, torch.Tensor]:
-    """The encoder and decoder layers under translator's names."""
+    """The encoder and decoder layers under translator's names; weights of a layer beyond
+    config.json's count are a one-line error (dropping them would make another model)."""
+    for name in w.tensors:
+        found = LAYER.match(name)
+        if found and int(found.group(2)) >= config[f"{found.group(1)}_layers"]:
+            key = f"{found.group(1)}_layers"
+            raise UserError(
+                f"{w.where}: the weights hold {name}, a layer beyond config.json's {key} "
+                f"{config[key]}"
+            )
     out: dict[str, torch.Tensor] = {}
     for i in range(config["encoder_layers"]):
         hf, ours = f"encoder.layers.{i}", f"encoder.{i}"
