@@ -4,6 +4,8 @@ layout generates in transformers what `translator translate` gives; any other la
 quantization and a folder translator did not write are one-line refusals."""
 
 import json
+import os
+import stat
 
 import pytest
 import torch
@@ -100,6 +102,12 @@ def test_the_card_and_licence_travel_into_the_export(round_trip):
     folder, exported, _ = round_trip
     for name in ("README.md", "LICENSE"):
         assert (exported / name).read_text() == (folder / name).read_text()
+    # every file readable as the umask allows: a service of another user loads the weights
+    umask = os.umask(0)
+    os.umask(umask)
+    usual = 0o666 & ~umask
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in exported.iterdir() if p.is_file()}
+    assert modes.pop("model.safetensors") == usual and set(modes.values()) == {usual}, modes
 
 
 def test_an_export_given_as_a_checkpoint_says_to_import_it(round_trip, capsys):

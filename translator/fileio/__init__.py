@@ -95,6 +95,12 @@ def locked(path: str | Path, flags: int = os.O_RDONLY) -> int | None:
     return fd
 
 
+def usual_mode(path: str | Path) -> None:
+    """Give a file another library wrote (perhaps through mkstemp, 0600) the mode a new file
+    gets: 0666 less the umask, so that other users and services can read it as usual."""
+    os.chmod(path, 0o666 & ~_UMASK)
+
+
 def readable_file(path: str | Path) -> Path:
     """`path` if it is a file, else a UserError naming it."""
     path = Path(path)

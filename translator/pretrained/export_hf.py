@@ -33,6 +33,7 @@ import torch
 
 from translator.engines.export_settings import exported_config
 from translator.errors import UserError, optional_import
+from translator.fileio import usual_mode
 from translator.fileio.outputs import building, claim_folder
 from translator.models.checkpoint import Checkpoint
 from translator.pretrained.hf_files import (
@@ -243,6 +244,7 @@ def export_huggingface(checkpoint: Path, output: Path, overrides: list[str] | No
         write_json(tmp / "config.json", config)
         write_json(tmp / "generation_config.json", generation(cfg, {**ids, **forced}, banned))
         safetensors.save_file(tensors, str(tmp / "model.safetensors"), {"format": "pt"})
+        usual_mode(tmp / "model.safetensors")  # (safetensors writes it 0600)
         if found is not None and cls == M2M100:
             write_nllb_tokenizer(tmp, tokenizer, ckpt.source, cfg.data)
         else:
