@@ -247,7 +247,16 @@ def test_a_hub_name_offline_is_a_one_line_error(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     args = ["import", "Helsinki-NLP/opus-mt-de-en", "--output", str(tmp_path / "m.pt")]
     code, _, err = run_cli(capsys, *args)
-    one_line_error(code, err, "Helsinki-NLP/opus-mt-de-en")
+    line = one_line_error(code, err, "Helsinki-NLP/opus-mt-de-en")
+    reason = line[line.index("(") + 1 : line.index(") (hint")]
+    assert reason.endswith(".") or reason.endswith(" ..."), reason  # whole words, not cut
+
+
+def test_a_reason_is_its_first_sentence_cut_at_a_word():
+    from translator.pretrained.files import first_sentence
+
+    assert first_sentence("No  file\nhere. Try again later.") == "No file here."
+    assert first_sentence("word " * 60, most=23) == "word word word word ..."
 
 
 def test_an_output_translator_did_not_write_is_refused(imported, tmp_path, capsys):

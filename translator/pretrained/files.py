@@ -77,12 +77,20 @@ def _unzip(path: Path) -> Path:
     return _Extracted(str(folder), keep)
 
 
+def first_sentence(text: str, most: int = 200) -> str:
+    """`text`'s first sentence on one line, cut at a word within `most` characters."""
+    text = " ".join(text.split())
+    end = text.find(". ")
+    text = text[: end + 1] if end >= 0 else text
+    return text if len(text) <= most else text[:most].rsplit(" ", 1)[0] + " ..."
+
+
 def _download(name: str) -> Path:
     hub = optional_import("huggingface_hub", "pretrained", "models from the Hugging Face hub")
     try:
         return Path(hub.snapshot_download(repo_id=name))
     except Exception as err:  # offline, unknown name, network: all the user's to fix
-        reason = " ".join(str(err).split())[:160] or type(err).__name__
+        reason = first_sentence(str(err)) or type(err).__name__
         raise UserError(
             f"{name}: not a folder here, and the Hugging Face hub did not give it ({reason})",
             "check the name and the connection (HF_HUB_OFFLINE=1 forbids downloads), or "
