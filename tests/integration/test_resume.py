@@ -71,6 +71,25 @@ def test_resuming_a_finished_run_validates_no_step_twice(saved_run, tmp_path):
     assert [v["step"] for v in summary["validations"]] == before
 
 
+def test_a_training_file_changed_since_the_run_cannot_resume(tmp_path):
+    """The same config and paths, other lines in a training file: the saved run's place in
+    its epoch means nothing there, so resuming is refused; the file put back, it resumes."""
+    src, tgt = tmp_path / "train.de", tmp_path / "train.en"
+    lines = lambda text: "".join(f"{text} {i}.\n" for i in range(40))  # noqa: E731
+    src.write_text(lines("ein Hund läuft"), encoding="utf-8")
+    tgt.write_text(lines("a dog runs"), encoding="utf-8")
+    pair = {"src": str(src), "tgt": str(tgt)}
+    train = {"train": pair, "dev": pair}
+    cfg = config_from_dict({**TINY, "run_dir": str(tmp_path / "run"),
+                            "data": {**TINY["data"], **train}})  # fmt: skip
+    Trainer(cfg).run()
+    tgt.write_text(lines("a cat sleeps"), encoding="utf-8")
+    message = user_error(Trainer, cfg, resume=True)
+    assert "training data differs from the saved run's" in message and "last.pt" in message
+    tgt.write_text(lines("a dog runs"), encoding="utf-8")
+    assert Trainer(cfg, resume=True).state.step == 2
+
+
 def test_a_checkpoint_without_training_state_cannot_resume(saved_run, tmp_path):
     run_dir = copy_of(saved_run, tmp_path)
     shutil.copy(run_dir / "best.pt", run_dir / "last.pt")

@@ -4,6 +4,7 @@ so `prepare` builds it again instead of trusting it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,3 +115,12 @@ def check_prepared(folder: Path, key: str) -> tuple[Prepared | None, str]:
         return None, "its arrays do not match its manifest"
     ids = PairIds(*(m.array for m in maps[:4]), cost=maps[4].array, maps=maps)
     return Prepared(folder, manifest, ids, tokenizer, dev), "ok"
+
+
+def training_digest(prepared: list[Prepared]) -> str:
+    """A digest of what training reads from prepared folders: every file's SHA-1 but the
+    dev pairs'. Equal for the same training data, cleaning and tokenizer; a changed file
+    (the same path, other lines) changes it."""
+    files = [{name: entry["sha1"] for name, entry in p.manifest["files"].items()
+              if name != "dev.jsonl"} for p in prepared]  # fmt: skip
+    return hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]

@@ -10,6 +10,7 @@ from translator.data.align import aligned_ids, guided
 from translator.data.batching import Batch, TokenBatches
 from translator.data.corpora import dev_sets, mixed_batches, prepare_corpora
 from translator.data.prepare import prepare, wait_for_prepared
+from translator.data.prepared import training_digest
 from translator.data.readers import iter_split_files
 from translator.data.stream import BatchStream
 from translator.data.subwords import SampledIds
@@ -68,6 +69,7 @@ class TrainingData:
                 log.info(f"dropped {len(ids) - len(rows)} pairs over model.max_positions={limit}")
             self.batches = TokenBatches(ids, None, cfg.train.batch_tokens, cfg.seed, rows=rows)
         self.tokenizer = data.tokenizer
+        self.digest = training_digest(prepared or [data])  # (TrainState.data_digest)
         self.devs = [
             DevSet(name, pairs, prefix, self.encode(pairs, prefix))
             for name, pairs, prefix in dev_sets(cfg, data, prepared)

@@ -114,8 +114,10 @@ def check_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
                     )
 
 
-def restore_training(saved: Checkpoint, where: str, optimizer, scaler, ema, report) -> None:
-    """What last.pt holds beyond the weights, each part checked as it is restored."""
+def restore_training(saved: Checkpoint, where: str, updater, ema, report, digest: str) -> None:
+    """What last.pt holds beyond the weights, each part checked as it is restored; `digest`:
+    the training data's now (TrainState.data_digest), which must be the saved run's."""
+    optimizer, scaler = updater.optimizer, updater.scaler
     with saved_part(where, "optimizer"):
         optimizer.load_state_dict(saved.optimizer)
         check_optimizer_state(optimizer)
@@ -127,6 +129,12 @@ def restore_training(saved: Checkpoint, where: str, optimizer, scaler, ema, repo
             ema.load_state_dict(saved.ema, where)
     with saved_part(where, "progress"):
         report.restore(saved.progress)
+    if report.state.data_digest not in ("", digest):
+        raise UserError(
+            f"cannot resume {where}: the training data differs from the saved run's (a "
+            "training file changed, or the cleaning or tokenizer that prepared it)",
+            "train on the data the run began with, or give a new run_dir to start a new run",
+        )
 
 
 # -- random state ------------------------------------------------------------------------------

@@ -36,6 +36,9 @@ class TrainState:
     # the run's expected length in steps, re-estimated at each log step under a time budget
     # (the linear and cosine schedules decay to zero there); 0 = train.max_steps
     planned_steps: float = 0.0
+    # what training reads from the prepared data (data/prepared.py training_digest); a run
+    # resumes only on the same ("": saved before it was recorded)
+    data_digest: str = ""
 
     @classmethod
     def saved(cls, progress) -> TrainState:

@@ -138,7 +138,7 @@ class Trainer:
     def _restore(self, saved: Checkpoint) -> None:
         where = str(self.run_dir.last)
         saved.load_weights(self.model, where)
-        restore_training(saved, where, self.optimizer, self.updater.scaler, self.ema, self.report)
+        restore_training(saved, where, self.updater, self.ema, self.report, self.data.digest)
         restore_rng(saved, self.group, where)
         st = self.state  # (epochs and batches counted from 1, as logged)
         log.info(
@@ -177,7 +177,7 @@ class Trainer:
             config=self.cfg.to_dict(),
             tokenizer=self.tokenizer.state(),
             model=weights if weights is not None else self.model.state_dict(),
-            progress=asdict(self.state),
+            progress={**asdict(self.state), "data_digest": self.data.digest},
             rng=rng,
             optimizer=self.optimizer.state_dict() if resumable else None,
             scaler=self.updater.scaler.state_dict() if resumable else None,
