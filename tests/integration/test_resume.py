@@ -90,6 +90,20 @@ def test_a_training_file_changed_since_the_run_cannot_resume(tmp_path):
     assert Trainer(cfg, resume=True).state.step == 2
 
 
+def test_a_run_that_stopped_early_stays_stopped_when_resumed(tmp_path):
+    """(A learning rate too small to change a translation: the second validation is no
+    better than the first, and patience 1 stops the run there.)"""
+    import json
+
+    sets = ["train.max_steps=20", "train.valid_every=1", "train.patience=1", "train.lr=1e-9"]
+    cfg = configured(tmp_path / "run", *sets)
+    assert Trainer(cfg).run().step == 2
+    resumed = Trainer(cfg, resume=True)
+    assert resumed.run().step == 2 and resumed.stop.kind.value == "early_stopping"
+    validations = (tmp_path / "run" / "validations.jsonl").read_text().splitlines()
+    assert [json.loads(v)["step"] for v in validations] == [1, 2]
+
+
 def test_a_checkpoint_without_training_state_cannot_resume(saved_run, tmp_path):
     run_dir = copy_of(saved_run, tmp_path)
     shutil.copy(run_dir / "best.pt", run_dir / "last.pt")

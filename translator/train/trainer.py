@@ -199,9 +199,7 @@ class Trainer:
             return
         if self.report.validated(self.validate(), self.data.devs[0].pairs):
             self.save_best()
-        early = self.report.stopping.stop(self.state)
-        if early is not None:
-            self.stop = early
+        self.stop = self.report.stopping.stop(self.state) or self.stop
 
     # -- the loop ----------------------------------------------------------------------------
     def _next_batches(self):
@@ -259,6 +257,7 @@ class Trainer:
         """Every rank stops at the same step when any rank has a reason to. Under torchrun
         the ranks agree at log steps (a collective waits for the device)."""
         s, tc = self.state, self.cfg.train
+        self.stop = self.stop or self.report.stopping.stop(s)  # (a resumed run that had)
         if self.stop is None and s.elapsed >= self.budget:
             message = f"time budget of {tc.max_minutes:g} minutes reached"
             self.stop = Stop(StopKind.TIME_BUDGET, message)
