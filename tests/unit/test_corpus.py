@@ -129,6 +129,22 @@ def test_unknown_split_lists_those_found(tmp_path, key):
     assert f"data.{key}" in text and "dev, test, train" in text
 
 
+def test_a_folder_without_a_test_split_trains_and_eval_names_what_is_missing(tmp_path):
+    """Training reads train and dev only; the test split is looked for when it is scored."""
+    from translator.data.corpus import open_source
+
+    folder = tmp_path / "d"
+    folder.mkdir()
+    write(folder / "train.tsv", ["a\tb"])
+    write(folder / "valid.tsv", ["c\td"])
+    corpus = load_corpus(cfg(dir=str(folder)))
+    assert corpus.dev == [("c", "d")] and corpus.test == []
+    with pytest.raises(UserError, match=r"no test split \(looked for test, .*data\.test_split"):
+        list(open_source(cfg(dir=str(folder))).pairs("test"))
+    with pytest.raises(UserError, match=r"data\.test_split.*'final'"):  # named: it must exist
+        load_corpus(cfg(dir=str(folder), test_split="final"))
+
+
 def test_auto_split_missing(tmp_path):
     folder = tmp_path / "d"
     folder.mkdir()

@@ -70,6 +70,12 @@ class Source:
     files: tuple[Path, ...] = ()  # the local files it reads, which no output may replace
 
     def pairs(self, name: str) -> Iterator[Pair]:
+        if name not in self.streams:
+            looked = f" (looked for {', '.join(TEST_NAMES)})" if name == "test" else ""
+            raise UserError(
+                f"{self.description}: no {name} split{looked}",
+                f"name its files with data.{name}, or its split with data.{name}_split",
+            )
         return self.streams[name]()
 
     def label(self, name: str) -> str:
@@ -110,6 +116,8 @@ def _splits(cfg: DataConfig, found: Any, where: str) -> dict[str, str]:
     """Corpus field -> split name in the data, for the fields not set to files of their own."""
     names = {"train": (cfg.train_split, ()), "dev": (cfg.dev_split, DEV_NAMES)}
     names["test"] = (cfg.test_split, TEST_NAMES)
+    if cfg.test_split == "auto" and not any(name in found for name in TEST_NAMES):
+        del names["test"]  # training needs none; eval names what is missing (Source.pairs)
     return {
         name: _resolve_split(f"{name}_split", wanted, auto, found, where)
         for name, (wanted, auto) in names.items()
@@ -388,7 +396,8 @@ def load_corpus(cfg: DataConfig, seed: int = 1) -> Corpus:
             yield pair
 
     train, dropped = clean_pairs(counted(), cfg.max_words)
-    dev, test = list(source.pairs("dev")), list(source.pairs("test"))
+    dev = list(source.pairs("dev"))
+    test = list(source.pairs("test")) if "test" in source.streams else []
     log.info(
         "%s: %d training pairs kept of %d (dropped %d empty, %d over %d words); dev %d, test %d",
         source.description, len(train), read, dropped["empty"], dropped["too_long"],
