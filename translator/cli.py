@@ -4,6 +4,7 @@ lives in translator/commands/; this file only registers them."""
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 
 import typer
@@ -95,8 +96,15 @@ def _show_usage_error(err) -> None:
     print(f"error: {one_line(err.format_message())}", file=sys.stderr)
 
 
+def _terminated(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     _setup_logging()
+    # SIGTERM stops a command as Ctrl-C does: its cleanup runs (temporary files removed, the
+    # record of what it wrote kept) and it says so; training and serve handle both their way
+    signal.signal(signal.SIGTERM, _terminated)
     click_errors = _click_exceptions()
     try:
         try:

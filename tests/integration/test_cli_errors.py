@@ -423,6 +423,30 @@ def test_ctrl_c_is_exit_130_and_leaves_no_output(files, tmp_path, here, monkeypa
     assert not out.exists()
 
 
+def test_sigterm_is_an_interruption_too(files, tmp_path):
+    """SIGTERM (a supervisor's stop) while translating: as Ctrl-C, the command says so and
+    ends 130, its cleanup having run (no temporary file, no output)."""
+    out = tmp_path / "out.en"
+    script = f"""
+import os, signal, sys, time
+from translator.decode import resumable
+
+def terminated(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(30)
+
+resumable._append = terminated
+from translator.cli import main
+sys.argv = ["translator", "translate", "--checkpoint", {files["CKPT"]!r}, "--input",
+            {files["TEXT"]!r}, "--output", {str(out)!r}]
+main()
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 130 and done.stderr.endswith("interrupted\n"), done.stderr[-2000:]
+    assert not out.exists() and not list(tmp_path.glob(".out.en.*.tmp"))
+
+
 def test_a_full_disk_names_the_file_and_keeps_the_old_one(files, tmp_path):
     out = write(tmp_path / "out.en", "old translations\n")
     (tmp_path / "sitecustomize.py").write_text(  # this process's disk is full
