@@ -199,9 +199,14 @@ class ConstrainedBeam:
         return pool
 
     def results(self) -> list[list[Hypothesis]]:
-        """Those that hold every phrase first, best first within each."""
-        ranked = [sorted(f, key=lambda h: (not h[0], -h[1].score)) for f in self.finished]
-        return [[h for _, h in found] for found in ranked]
+        """Those that hold every phrase, best first; where none does (the length limit came
+        first), the best of the others alone, so that an n-best list never mixes the two."""
+        out = []
+        for found in self.finished:
+            ranked = sorted(found, key=lambda h: (not h[0], -h[1].score))
+            holding = [h for held, h in ranked if held]
+            out.append(holding or [h for _, h in ranked[:1]])
+        return out
 
 
 def constrained_beam_search(
