@@ -231,8 +231,13 @@ def test_translate_and_eval_take_the_folder_like_a_checkpoint(demo, tmp_path, he
 def test_eval_and_translate_quantize_on_request(demo, here):
     root, ckpt, pytorch, sources, _ = demo
     both = here("translate", "--checkpoint", str(ckpt), "--checkpoint", str(ckpt), "--ensemble",
-                "--quantize", "int8", "Ein Hund läuft.")  # fmt: skip
-    assert both.returncode == 0 and len(both.stdout.splitlines()) == 1, both.stderr
+                "--quantize", "int8", "--nbest", "2", "Ein Hund läuft.")  # fmt: skip
+    assert both.returncode == 0 and len(both.stdout.splitlines()) == 2, both.stderr
+    # an ensemble of one model twice scores as that model, quantized as it is
+    one = here("translate", "--checkpoint", str(ckpt), "--quantize", "int8", "--nbest", "2",
+               "Ein Hund läuft.")  # fmt: skip
+    plain = here("translate", "--checkpoint", str(ckpt), "--nbest", "2", "Ein Hund läuft.")
+    assert both.stdout == one.stdout != plain.stdout
     result = here("eval", "--checkpoint", str(ckpt), "--quantize", "int8", "--json", "--beam", "1")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["n"] == 100

@@ -117,16 +117,17 @@ def _open(paths, device: str, quantize: str | None, ensemble: bool, *languages) 
     ckpts = [Checkpoint.load(p) for p in paths]
     built = [c.build(str(p)) for c, p in zip(ckpts, paths)]
     codes = language_codes(ckpts[0].source)
+    if quantize is not None:  # each model, an ensemble's members too
+        from translator.engines.quantize import quantize_model
+
+        built = [(c, t, quantize_model(m.to(pick_device(device)).eval(), quantize))
+                 for c, t, m in built]  # fmt: skip
     if ensemble:
         if codes is not None:
             raise UserError(f"--ensemble: {paths[0]} is a model of language codes (imported); "
                             "ensembles take translator's own models")  # fmt: skip
         return _ensemble(paths, built, pick_device(device), languages, ensemble_calibration(ckpts))
     cfg, tokenizer, model = built[0]
-    if quantize is not None:
-        from translator.engines.quantize import quantize_model
-
-        model = quantize_model(model.to(pick_device(device)).eval(), quantize)
     prefix, start = starts(cfg, tokenizer, codes, *languages)
     return Translator(
         model, tokenizer, cfg, pick_device(device), source_prefix=prefix, target_start=start,
