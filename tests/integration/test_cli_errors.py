@@ -423,6 +423,14 @@ def test_ctrl_c_is_exit_130_and_leaves_no_output(files, tmp_path, here, monkeypa
     assert not out.exists()
 
 
+@pytest.mark.parametrize("extra, named", [(["--nbest", "2"], "--nbest"), (["Hallo"], "TEXT"),
+                                          (["--input", "TEXT"], "--input")])  # fmt: skip
+def test_interactive_takes_no_other_source_nor_an_nbest(files, here, extra, named):
+    """It would read neither, and it prints one translation a sentence."""
+    args = ["translate", "--checkpoint", files["CKPT"], "--interactive"]
+    assert_user_error(here(*args, *[files.get(w, w) for w in extra]), "--interactive", named)
+
+
 def test_sigterm_is_an_interruption_too(files, tmp_path):
     """SIGTERM (a supervisor's stop) while translating: as Ctrl-C, the command says so and
     ends 130, its cleanup having run (no temporary file, no output)."""

@@ -166,8 +166,7 @@ def translate(
     from translator.fileio.outputs import distinct_outputs
 
     text = utf8_arguments(text or [])
-    if output_file is not None and input_file is None:
-        raise UserError("--output needs --input F (arguments and stdin go to standard output)")
+    _check_sources(text, input_file, output_file, interactive, nbest)
     guides = _line_guides(prefix, prefix_file, constraint, constraint_file, terms,
                           terms_ignore_case)  # fmt: skip
     guides.check(input_file)
@@ -215,6 +214,16 @@ def _document_format(input_file, output_file, asked, nbest, guides) -> str | Non
     if fmt is not None:
         check_document_options(fmt, input_file, output_file, nbest, guides)
     return fmt
+
+
+def _check_sources(text, input_file, output_file, interactive: bool, nbest: int) -> None:
+    """Where the lines come from and go, checked before any model is read."""
+    if interactive and (text or input_file is not None or nbest > 1):
+        what = "TEXT" if text else "--input" if input_file is not None else "--nbest"
+        raise UserError(f"--interactive reads typed sentences and prints one translation "
+                        f"each: give it or {what}, not both")  # fmt: skip
+    if output_file is not None and input_file is None:
+        raise UserError("--output needs --input F (arguments and stdin go to standard output)")
 
 
 def _request(dc, nbest: int, sampler, columns: dict, elsewhere: tuple, guides):

@@ -25,6 +25,7 @@ from translator.data.readers import (
     LANG_CODE,
     Pair,
     check_langs,
+    file_stats,
     iter_jsonl,
     iter_pair_files,
     iter_split_files,
@@ -70,12 +71,10 @@ class Source:
     files: tuple[Path, ...] = ()  # the local files it reads, which no output may replace
 
     def pairs(self, name: str) -> Iterator[Pair]:
-        if name not in self.streams:
-            looked = f" (looked for {', '.join(TEST_NAMES)})" if name == "test" else ""
-            raise UserError(
-                f"{self.description}: no {name} split{looked}",
-                f"name its files with data.{name}, or its split with data.{name}_split",
-            )
+        if name not in self.streams:  # (a folder without a test split trains)
+            looked = f" (looked for {', '.join(TEST_NAMES)})" * (name == "test")
+            raise UserError(f"{self.description}: no {name} split{looked}",
+                            f"name its files with data.{name}, or its split with data.{name}_split")  # fmt: skip
         return self.streams[name]()
 
     def label(self, name: str) -> str:
@@ -123,15 +122,6 @@ def _splits(cfg: DataConfig, found: Any, where: str) -> dict[str, str]:
         for name, (wanted, auto) in names.items()
         if getattr(cfg, name) is None
     }
-
-
-def _file_stats(paths: list[Path]) -> list:
-    """[path, size, mtime] of each file (a missing one: [path, None, None])."""
-    out = []
-    for p in paths:
-        st = p.stat() if p.is_file() else None
-        out.append([str(p.resolve()), st and st.st_size, st and st.st_mtime_ns])
-    return out
 
 
 # ---------------------------------------------------------------- local folder layouts
@@ -237,7 +227,7 @@ def _load_saved(folder: Path, cfg: DataConfig) -> Source:
         raise UserError(f"{folder}: cannot read the datasets save_to_disk folder ({err})") from None
     streams, prints = _dataset_dict(dd, cfg, str(folder))
     files = sorted(p for p in folder.rglob("*") if p.is_file())
-    fingerprint = {"save_to_disk": prints, "files": _file_stats(files)}
+    fingerprint = {"save_to_disk": prints, "files": file_stats(files)}
     return Source(f"{folder} (datasets save_to_disk)", streams, fingerprint)
 
 
@@ -284,7 +274,7 @@ def _load_dir(cfg: DataConfig) -> Source:
             f"data.dir: no corpus found in {folder}; expected {{split}}.{{lang}}[.gz] "
             "text files, {split}.tsv, {split}.jsonl or a datasets save_to_disk folder"
         )
-    return Source(f"{folder} ({kind})", streams, {"files": _file_stats(used)}, files=tuple(used))
+    return Source(f"{folder} ({kind})", streams, {"files": file_stats(used)}, files=tuple(used))
 
 
 def _load_demo(cfg: DataConfig, seed: int) -> Source:
@@ -342,7 +332,7 @@ def with_own_files(
     if base:
         desc += f"; other splits: {base.description}"
     # Test files are not prepared: changing them must not make training prepare again.
-    prints = {n: _file_stats([Path(p) for p in listed[n]]) for n in own if n != "test"}
+    prints = {n: file_stats([Path(p) for p in listed[n]]) for n in own if n != "test"}
     fingerprint = {"files": prints, "base": base.fingerprint if base else None}
     files = (base.files if base else ()) + tuple(Path(p) for n in own for p in listed[n])
     return Source(desc, streams, fingerprint, labels, files)

@@ -267,3 +267,13 @@ def chunked(items, size: int):
             chunk = []
     if chunk:
         yield chunk
+
+
+def file_stats(paths: list[Path]) -> list:
+    """[path, size, mtime] of each file (a missing one: [path, None, None]): a cheap
+    fingerprint of files read."""
+    out = []
+    for p in paths:
+        st = p.stat() if p.is_file() else None
+        out.append([str(p.resolve()), st and st.st_size, st and st.st_mtime_ns])
+    return out
