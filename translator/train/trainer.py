@@ -140,6 +140,7 @@ class Trainer:
         saved.load_weights(self.model, where)
         restore_training(saved, where, self.updater, self.ema, self.report, self.data.digest)
         restore_rng(saved, self.group, where)
+        self.stop = self.report.stopping.stop(self.state)  # a run that stopped early stays so
         st = self.state  # (epochs and batches counted from 1, as logged)
         log.info(
             f"resumed from step {st.step} (epoch {st.epoch + 1}, batch {st.batch_in_epoch + 1})"
@@ -257,7 +258,6 @@ class Trainer:
         """Every rank stops at the same step when any rank has a reason to. Under torchrun
         the ranks agree at log steps (a collective waits for the device)."""
         s, tc = self.state, self.cfg.train
-        self.stop = self.stop or self.report.stopping.stop(s)  # (a resumed run that had)
         if self.stop is None and s.elapsed >= self.budget:
             message = f"time budget of {tc.max_minutes:g} minutes reached"
             self.stop = Stop(StopKind.TIME_BUDGET, message)
