@@ -177,8 +177,8 @@ def layer_weights(w: Weights, config: dict) -> dict[str, torch.Tensor]:
     config.json's count are a one-line error (dropping them would make another model)."""
     for name in w.tensors:
         found = LAYER.match(name)
-        if found and int(found.group(2)) >= config[f"{found.group(1)}_layers"]:
-            key = f"{found.group(1)}_layers"
+        key = found and f"{found.group(1)}_layers"
+        if found and int(found.group(2)) >= config[key]:
             raise UserError(
                 f"{w.where}: the weights hold {name}, a layer beyond config.json's {key} "
                 f"{config[key]}"
