@@ -154,3 +154,21 @@ def test_a_training_state_of_another_shape_is_named_not_a_traceback(saved_run, t
     torch.save(raw, run_dir / "last.pt")
     message = user_error(Trainer, configured(run_dir), resume=True)
     assert message.startswith(f"cannot resume {run_dir / 'last.pt'}: key 'train_state.{key}'")
+
+
+def test_a_best_pt_newer_than_last_pt_is_kept_until_beaten(saved_run, tmp_path, caplog):
+    """A kill between a validation that wrote best.pt and the next last.pt: last.pt's record
+    knows no validation yet, best.pt holds one (made unbeatable here). The resumed run keeps
+    best.pt and its score instead of replacing it with its next, worse validation."""
+    run_dir = copy_of(saved_run, tmp_path)
+    last, best = torch.load(run_dir / "last.pt"), torch.load(run_dir / "best.pt")
+    progress = last["train_state"]["progress"]
+    progress.update(best_bleu=-1.0, best_loss=float("inf"), best_step=0, history=[])
+    best["train_state"]["progress"]["best_bleu"] = 99.0
+    torch.save(last, run_dir / "last.pt")
+    torch.save(best, run_dir / "best.pt")
+    with caplog.at_level(logging.INFO, logger="translator"):
+        summary = Trainer(configured(run_dir, "train.max_steps=4"), resume=True).run()
+    assert summary.best_step == 2 and summary.best_bleu == 99.0
+    assert torch.load(run_dir / "best.pt")["train_state"]["progress"]["best_step"] == 2
+    assert "best.pt holds the validation of step 2" in caplog.text

@@ -9,6 +9,9 @@ import logging
 import math
 import os
 from dataclasses import dataclass
+from pathlib import Path
+
+import torch
 
 from translator.errors import UserError
 from translator.fileio import atomic_write_bytes
@@ -97,6 +100,25 @@ class ValidationLog:
             atomic_write_bytes(self.path, text.encode())
 
 
+def keep_newer_best(state: TrainState, best: Path) -> None:
+    """A run killed after a validation wrote best.pt but before the next last.pt resumes
+    with a record older than best.pt: best.pt's own record is taken, so the resumed run
+    replaces it only with weights that do better."""
+    try:  # (mmap: the progress alone is read, not the weights)
+        saved = torch.load(best, map_location="cpu", weights_only=True, mmap=True)
+        newer = TrainState.saved(saved["train_state"]["progress"])
+    except Exception:  # no best.pt, or none readable: the next best validation writes one
+        return
+    if newer.best_step <= state.best_step:
+        return
+    state.best_bleu, state.best_loss = newer.best_bleu, newer.best_loss
+    state.best_step, state.bad_validations = newer.best_step, 0
+    log.info(
+        f"{best} holds the validation of step {newer.best_step}, after the step {state.step} "
+        "that last.pt holds: only a better validation replaces it"
+    )
+
+
 class TrainingReport:
     """The run's statistics (in `state`, which checkpoints carry), its validations and where
     they are written. `main`: this process writes files (rank 0)."""
@@ -113,6 +135,7 @@ class TrainingReport:
         """Resuming: the saved progress, and validations.jsonl cut back to it."""
         self.state = TrainState.saved(progress)
         self.validations.restart(self.state.history)
+        keep_newer_best(self.state, self.run_dir.best)
 
     def synced(self, stats: StepStats) -> None:
         """Counts read from the device: target tokens and skipped steps since the last read;
