@@ -70,6 +70,31 @@ def test_current_data_is_reused_and_changed_data_prepared_again(tmp_path, caplog
     assert changed.manifest["pairs"] == 400
 
 
+def test_other_test_files_leave_the_prepared_training_data_as_it_is(tmp_path):
+    """Training never reads the test split: an edited test file, another test split of the
+    folder or test files of their own reuse the prepared data instead of preparing it again."""
+    folder = corpus_folder(tmp_path / "d")
+    first = prep.prepare(config(tmp_path, folder))
+    made = (first.folder / "manifest.json").stat().st_mtime_ns
+    write(folder / "test.en", ["Something else."] * len(PAIRS["test"]))
+    write(folder / "test_2017.de", ["Ein Hund."])
+    write(folder / "test_2017.en", ["A dog."])
+    own = {"src": str(folder / "test_2017.de"), "tgt": str(folder / "test_2017.en")}
+    for data in ({}, {"test_split": "test_2017"}, {"test": own}):
+        again = prep.prepare(config(tmp_path, folder, **data))
+        assert again.folder == first.folder, data
+        assert (again.folder / "manifest.json").stat().st_mtime_ns == made
+    # the same holds for training files named one by one, whose test files change
+    names = lambda stem: {"src": str(folder / f"{stem}.de"), "tgt": str(folder / f"{stem}.en")}  # noqa: E731
+    files = {"dir": None, "train": names("train"), "dev": names("val")}
+    alone = prep.prepare(config(tmp_path, None, **files, test=names("test")))
+    again = prep.prepare(config(tmp_path, None, **files, test=names("test_2017")))
+    assert again.folder == alone.folder
+    # while an edited dev file is data of its own
+    write(folder / "val.en", ["Another dog."] * len(PAIRS["dev"]))
+    assert prep.prepare(config(tmp_path, folder)).folder != first.folder
+
+
 @pytest.mark.parametrize("damage", ["flip", "truncate", "version", "manifest", "mangled"])
 def test_a_damaged_or_foreign_folder_is_rebuilt(tmp_path, damage, caplog):
     cfg = config(tmp_path, corpus_folder(tmp_path / "d"), prepared_dir=str(tmp_path / "p"))

@@ -5,7 +5,8 @@ Local folders may hold aligned text files ({split}.{lang}[.gz]), {split}.tsv,
 `data.test` name a split's own files, anywhere, instead. Whatever the layout, a
 `Source` gives each split as a stream of (source, target) string pairs and a
 cheap fingerprint of the data (file sizes and times, dataset fingerprints), so
-a prepared copy can tell whether it is still current without reading it all.
+a prepared copy can tell whether it is still current without reading it all; the
+test split, which training never reads, is in no fingerprint.
 Only the training split is cleaned; dev and test stay exactly as written so
 that BLEU is computed against the references the user gave us.
 """
@@ -41,8 +42,7 @@ log = logging.getLogger(__name__)
 
 DEV_NAMES = ("validation", "val", "dev", "valid")
 TEST_NAMES = ("test", "test_2016_flickr", "newstest")
-# Suffixes that look like a language code but are documentation or metadata
-# (README.md, notes.txt, ...); they must not show up as "languages found".
+# Suffixes that look like a language code but are not one (README.md, notes.txt, ...)
 NOT_LANGUAGES = set(
     "md txt rst json yaml yml py sh csv cfg ini toml log pdf zip tar tgz lock arrow bin pt npy".split()
 )
@@ -55,8 +55,7 @@ class Corpus:
     train: list[Pair]
     dev: list[Pair]
     test: list[Pair]
-    # Where it came from, for logs and run metadata; not part of equality so two
-    # layouts of the same data compare equal.
+    # where it came from, for logs (two layouts of the same data compare equal)
     source: str = field(default="", compare=False)
 
 
@@ -152,10 +151,10 @@ def _scan(folder: Path) -> dict[str, dict]:
     return found
 
 
-def _text_layout(cfg: DataConfig, files: dict, where: str) -> tuple[dict, list[Path]]:
+def _text_layout(cfg: DataConfig, files: dict, where: str) -> tuple[dict, dict]:
     check_langs(cfg.src_lang, cfg.tgt_lang, {lang for _, lang in files}, where)
     splits = _splits(cfg, {split for split, _ in files}, where)
-    streams, used = {}, []
+    streams, used = {}, {}
     for name, split in splits.items():
         paths = []
         for lang in (cfg.src_lang, cfg.tgt_lang):
@@ -166,7 +165,7 @@ def _text_layout(cfg: DataConfig, files: dict, where: str) -> tuple[dict, list[P
                 )
             paths.append(files[(split, lang)])
         streams[name] = lambda p=paths: iter_pair_files(*p)
-        used += paths
+        used[name] = paths
     return streams, used
 
 
@@ -176,7 +175,7 @@ def _per_split_layout(cfg: DataConfig, files: dict, reader: Any, where: str):
         name: lambda p=files[split]: reader(p, cfg.src_lang, cfg.tgt_lang)
         for name, split in splits.items()
     }
-    return streams, [files[split] for split in splits.values()]
+    return streams, {name: [files[split]] for name, split in splits.items()}
 
 
 # ---------------------------------------------------------------- `datasets` objects
@@ -212,8 +211,8 @@ def _dataset_dict(dd: Any, cfg: DataConfig, where: str) -> tuple[dict, dict]:
         name: lambda s=split: _dataset_stream(dd[s], cfg, f"{where} split '{s}'")
         for name, split in splits.items()
     }
-    # A Dataset's fingerprint changes with its content; a streamed one has none.
-    prints = {s: getattr(dd[s], "_fingerprint", None) for s in splits.values()}
+    # A Dataset's fingerprint changes with its content (a streamed one has none).
+    prints = {n: getattr(dd[s], "_fingerprint", None) for n, s in splits.items() if n != "test"}
     return streams, prints
 
 
@@ -274,7 +273,9 @@ def _load_dir(cfg: DataConfig) -> Source:
             f"data.dir: no corpus found in {folder}; expected {{split}}.{{lang}}[.gz] "
             "text files, {split}.tsv, {split}.jsonl or a datasets save_to_disk folder"
         )
-    return Source(f"{folder} ({kind})", streams, {"files": file_stats(used)}, files=tuple(used))
+    prints = {n: file_stats(paths) for n, paths in used.items() if n != "test"}
+    files = tuple(p for paths in used.values() for p in paths)
+    return Source(f"{folder} ({kind})", streams, {"files": prints}, files=files)
 
 
 def _load_demo(cfg: DataConfig, seed: int) -> Source:
@@ -328,12 +329,13 @@ def with_own_files(
         )
     listed = {n: [str(p) for _, p in split_files(getattr(cfg, n), f"{key}.{n}")] for n in own}
     labels = {n: " + ".join(paths) for n, paths in listed.items()}
-    desc = "; ".join(f"{n}: {label}" for n, label in labels.items())
-    if base:
-        desc += f"; other splits: {base.description}"
-    # Test files are not prepared: changing them must not make training prepare again.
+    # The test files, which training never reads, are named by label("test") alone
+    parts = [f"{n}: {label}" for n, label in labels.items() if n != "test"]
     prints = {n: file_stats([Path(p) for p in listed[n]]) for n in own if n != "test"}
-    fingerprint = {"files": prints, "base": base.fingerprint if base else None}
+    desc, fingerprint = "; ".join(parts) or f"test: {labels.get('test')}", {"files": prints}
+    if base:
+        desc = f"{desc}; other splits: {base.description}" if parts else base.description
+        fingerprint = {**fingerprint, "base": base.fingerprint} if parts else base.fingerprint
     files = (base.files if base else ()) + tuple(Path(p) for n in own for p in listed[n])
     return Source(desc, streams, fingerprint, labels, files)
 
