@@ -63,6 +63,7 @@ train:
 
 `--set KEY=VALUE` changes one key from the command line (repeatable); the value is read as
 YAML, e.g. `--set train.lr=0.001 --set data.train.src=corpus.de --set train.max_minutes=null`.
+A list entry is reached by its index from 0: `--set data.corpora[1].weight=3`.
 An unknown key, a value of the wrong type or an impossible value stops the command with one
 line that names the key and the file (and the closest valid key, for a typo).
 

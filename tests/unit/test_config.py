@@ -414,6 +414,29 @@ def test_set_into_a_scalar_is_an_error():
     assert "--set" in message and "seed" in message
 
 
+def test_set_reaches_into_a_list_entry_by_its_index(tmp_path):
+    corpus = lambda name: {"train": {"src": f"{name}.de", "tgt": f"{name}.en"}}  # noqa: E731
+    raw = {"data": {"corpora": [corpus("a"), corpus("b")]}}
+    cfg = config_from_dict(raw, overrides=["data.corpora[1].weight=3", "data.corpora[0].tag=<x>"])
+    assert [c.weight for c in cfg.data.corpora] == [1.0, 3.0]
+    assert cfg.data.corpora[0].tag == "<x>" and cfg.data.corpora[1].tag is None
+    assert cfg.data.corpora[1].train.src == "b.de"  # the rest of the entry stays
+    assert raw["data"]["corpora"][1] == corpus("b")  # (the caller's mapping is not touched)
+    # a key inside an entry's section, and an entry of a list of plain values
+    cfg = config_from_dict(raw, overrides=["data.corpora[0].train.src=c.de"])
+    assert cfg.data.corpora[0].train.src == "c.de" and cfg.data.corpora[0].train.tgt == "a.en"
+    cfg = config_from_dict({"train": {"betas": [0.9, 0.98]}}, overrides=["train.betas[1]=0.999"])
+    assert list(cfg.train.betas) == [0.9, 0.999]
+    # an entry that is not there, a key that is not a list, a key that is no key
+    message = user_error(config_from_dict, raw, overrides=["data.corpora[2].weight=3"])
+    assert "'data.corpora' has 2 entries, numbered from 0" in message
+    assert "data.corpora[2].weight" in message and "set the whole list" in message
+    message = user_error(config_from_dict, raw, overrides=["train[0].lr=1"])
+    assert "'train' is not a list" in message
+    message = user_error(config_from_dict, raw, overrides=["data.corpora[x].weight=1"])
+    assert "'corpora[x]' is not a key" in message
+
+
 def test_set_a_section_to_a_scalar_is_an_error():
     message = user_error(config_from_dict, {}, overrides=["train=5"])
     assert "'train'" in message and "mapping" in message

@@ -2,7 +2,7 @@
 
 pydantic checks every key's type, range and choices (schema.py); an unknown key, a wrong
 type or an impossible value becomes a UserError that names the key and the file it came
-from. `--set a.b=value` overrides are parsed as YAML scalars and checked the same way.
+from. `--set a.b=value` overrides (overrides.py) are checked the same way.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from translator.config.base import ModelConfig, Section
 from translator.config.languages import directions
+from translator.config.overrides import apply_override
 from translator.config.schema import SPLIT_FILE, Config, SplitFiles
 from translator.config.words import as_written, type_words
 from translator.errors import UserError
@@ -255,26 +256,6 @@ def _check_corpora(data, where: str) -> None:
                 raise UserError(f"{where}: tags {tag!r} and {other!r} collide: one holds the other")
 
 
-def _apply_override(raw: dict, assignment: str) -> None:
-    if "=" not in assignment:
-        raise UserError(f"--set '{assignment}': expected KEY=VALUE, e.g. --set train.lr=0.001")
-    key, text = assignment.split("=", 1)
-    try:
-        value = read_yaml(text) if text.strip() else None
-    except yaml.YAMLError:
-        value = text
-    parts = key.strip().split(".")
-    node = raw
-    for part in parts[:-1]:
-        child = node.setdefault(part, {})
-        if child is None:  # an unset section (data.test: null) set key by key
-            child = node[part] = {}
-        if not isinstance(child, dict):
-            raise UserError(f"--set '{assignment}': '{part}' is not a section")
-        node = child
-    node[parts[-1]] = value
-
-
 def config_from_dict(raw: Any, where: str = "config", overrides: list[str] = ()) -> Config:
     """Validate a plain mapping (from YAML or a checkpoint) into a Config."""
     if raw is None:
@@ -285,7 +266,7 @@ def config_from_dict(raw: Any, where: str = "config", overrides: list[str] = ())
         )
     given, raw = raw, read_yaml(yaml.safe_dump(raw))  # a deep copy of plain data
     for assignment in overrides:
-        _apply_override(raw, assignment)
+        apply_override(raw, assignment, read_yaml)
     if not overrides:
         return _validated(raw, where)
     label = f"{where} (with --set)"
