@@ -14,11 +14,52 @@ TGT = ["▁A", "▁do", "g", "▁runs", "."]  # "A dog runs."
 
 
 def test_pieces_join_into_the_words_they_spell():
-    assert word_of_piece(SRC, 3) == [0, 1, 1, 2, 2]
+    assert word_of_piece(SRC, [0, 1, 2]) == [0, 1, 1, 2, 2]
     # a first piece without the mark still begins the first word
-    assert word_of_piece(["Hund", "e", "▁läuft"], 2) == [0, 0, 1]
+    assert word_of_piece(["Hund", "e", "▁läuft"], [0, 1]) == [0, 0, 1]
     # more marked starts than the text has words: the extras join the last word
-    assert word_of_piece(["▁a", "▁b", "▁c"], 2) == [0, 1, 1]
+    assert word_of_piece(["▁a", "▁b", "▁c"], [0, 1]) == [0, 1, 1]
+    # a word the normaliser dropped begins no pieces: the next pieces are the next word's
+    assert word_of_piece(["▁a", "▁c"], [0, 2]) == [0, 2]
+
+
+class Normalising:
+    """What word_alignment reads of a tokenizer: each side's sentencepiece normaliser, here
+    one that drops a zero-width space or control character and splits a word at the first."""
+
+    class Side:
+        @staticmethod
+        def normalize(text: str) -> str:
+            text = text.replace("\u200b", " ").replace("\x01", "")
+            return "".join("▁" + word for word in text.split())
+
+    src = tgt = Side
+
+
+def test_a_word_the_normaliser_drops_or_splits_keeps_the_indices_of_the_others():
+    """Pieces "▁a ▁c" of "a \u200b c": the zero-width space alone is a whitespace word
+    with no piece, so "c" is word 2, not 1; "x\u200by z" is two whitespace words of three
+    piece words, "x" and "y" voting together."""
+    w = np.array([[0.2, 0.0], [0.0, 0.9], [0.0, 0.5]])  # x <- a, y <- c, z <- c
+    texts = (["▁a", "▁c"], ["▁x", "▁y", "▁z"], "a \u200b c", "x\u200by z")
+    assert word_alignment(w, *texts, Normalising) == ((2, 0), (2, 1))
+    # counting piece words as whitespace words would shift them
+    assert word_alignment(w, *texts) == ((0, 0), (1, 1))
+    # a text its pieces do not spell (bytes decoded into characters the normaliser drops)
+    # is counted word by word: its one word is still aligned
+    assert word_alignment(w, ["▁a", "▁c"], ["▁x"], "a c", "\x01", Normalising) == ((0, 0),)
+
+
+def test_a_real_subword_model_tells_which_words_gave_pieces():
+    from translator.config import TokenizerConfig
+    from translator.data.tokenizer import Tokenizer
+    from translator.decode.alignment import started_words
+
+    pairs = [(f"Ein Hund {i} läuft.", f"A dog {i} runs.") for i in range(30)]
+    normalize = Tokenizer.train(pairs, TokenizerConfig(vocab_size=400), seed=1).src.normalize
+    assert started_words("Ein \u200b Hund \x01 läuft", normalize) == [0, 2, 4]
+    assert started_words("Ein\u200bHund läuft", normalize) == [0, 0, 1]
+    assert started_words("Ein Hund", None) == [0, 1]
 
 
 def test_each_target_word_takes_the_source_word_of_most_summed_weight():

@@ -25,27 +25,51 @@ from translator.specials import BOS, PAD
 WORD_START = "\u2581"  # sentencepiece's mark of a piece that begins a word
 
 
-def word_of_piece(pieces: list[str], words: int) -> list[int]:
+def started_words(text: str, normalize=None) -> list[int]:
+    """For each word the subword pieces of `text` begin (each "▁" start), the index of the
+    whitespace word of `text` it is part of. `normalize`: the subword model's normaliser,
+    which can drop a word (a zero-width space or a control character alone) or split one (at
+    a zero-width space); without it, piece word i is word i."""
+    words = text.split()
+    if normalize is None:
+        return list(range(len(words)))
+    return [i for i, word in enumerate(words) for _ in range(normalize(word).count(WORD_START))]
+
+
+def _piece_words(text: str, pieces: list[str], normalize) -> list[int]:
+    """started_words, where the normaliser's words are the pieces' (a text the pieces do
+    not spell, such as bytes decoded into replacement characters, counts word by word)."""
+    found = started_words(text, normalize)
+    starts = sum(p.startswith(WORD_START) or not i for i, p in enumerate(pieces))
+    return found if len(found) == starts else started_words(text)
+
+
+def word_of_piece(pieces: list[str], words: list[int]) -> list[int]:
     """The index of the word each piece belongs to: a piece beginning with "▁" starts the
-    next word. `words` (the text's whitespace words) bounds the indices: where the pieces
-    mark more word starts than the text has (a normaliser that split a word), the extra
-    ones join the last word."""
+    next of `words` (started_words). Where the pieces mark more word starts than that (a
+    normaliser we were not given), the extra ones join the last word."""
     found, current = [], -1
     for piece in pieces:
         if piece.startswith(WORD_START) or current < 0:
             current += 1
-        found.append(min(current, words - 1))
+        found.append(words[min(current, len(words) - 1)])
     return found
 
 
 def word_alignment(
-    weights, source_pieces: list[str], target_pieces: list[str], source: str, target: str
+    weights,
+    source_pieces: list[str],
+    target_pieces: list[str],
+    source: str,
+    target: str,
+    tokenizer=None,
 ) -> Alignment:
     """The word alignment of `source` and its translation `target` from attention
     `weights` [target positions, source positions] (array or tensor), whose first
     len(target_pieces) rows are those pieces' and first len(source_pieces) columns those
     pieces' (the caller slices off language tags before them; rows and columns after them,
-    <eos> and padding, are left out).
+    <eos> and padding, are left out). `tokenizer`: the one that made the pieces, whose
+    normalisers tell which words gave which pieces.
 
     Each target word is aligned to the one source word whose pieces got the largest sum of
     its pieces' weights. Summing over a word's pieces makes the word the unit on both
@@ -54,16 +78,22 @@ def word_alignment(
     per target word (the argmax, as Marian's and fairseq's attention alignments do) gives
     every translated word exactly one source word, which is what carrying markup across
     needs; a blank line on either side gives no pairs."""
+    sides = (tokenizer.src, tokenizer.tgt) if tokenizer is not None else (None, None)
+    src_words, tgt_words = (
+        _piece_words(text, pieces, getattr(side, "normalize", None))
+        for text, pieces, side in zip((source, target), (source_pieces, target_pieces), sides)
+    )
     n_src, n_tgt = len(source.split()), len(target.split())
-    if not n_src or not n_tgt or not source_pieces or not target_pieces:
+    if not src_words or not tgt_words or not source_pieces or not target_pieces:
         return ()
     w = weights.float().cpu().numpy() if isinstance(weights, torch.Tensor) else weights
     w = np.asarray(w, dtype=np.float64)[: len(target_pieces), : len(source_pieces)]
     rows = np.zeros((n_tgt, w.shape[1]))
-    np.add.at(rows, word_of_piece(target_pieces[: w.shape[0]], n_tgt), w)
+    np.add.at(rows, word_of_piece(target_pieces[: w.shape[0]], tgt_words), w)
     summed = np.zeros((n_tgt, n_src))
-    np.add.at(summed.T, word_of_piece(source_pieces[: w.shape[1]], n_src), rows.T)
-    return tuple(sorted((int(summed[j].argmax()), j) for j in range(n_tgt)))
+    np.add.at(summed.T, word_of_piece(source_pieces[: w.shape[1]], src_words), rows.T)
+    # (a target word that got no piece, one the normaliser dropped, is aligned to nothing)
+    return tuple(sorted((int(summed[j].argmax()), j) for j in sorted(set(tgt_words))))
 
 
 @torch.no_grad()

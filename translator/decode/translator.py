@@ -197,7 +197,7 @@ class Translator(EngineBase):
             )
             out.append([
                 word_alignment(h.attention[:, prefix:], pieces,
-                               [tgt_piece(int(t)) for t in h.tokens], line, text)
+                               [tgt_piece(int(t)) for t in h.tokens], line, text, self.tokenizer)
                 for h, text in zip(sent, texts)
             ])  # fmt: skip
         return out

@@ -271,7 +271,7 @@ class ExportedTranslator(EngineBase):
             line = pieces[prefix:-1] if pieces[-1:] == [self._eos] else pieces[prefix:]
             weights = [row[prefix:] for row in out_.attention[0][skip : len(want)]]
             text, given = pairs[len(out)]
-            out.append(word_alignment(weights, line, want[skip:], text, given))
+            out.append(word_alignment(weights, line, want[skip:], text, given, self.tokenizer))
         return out
 
     def _batch(self, ids: list[list[int]], request: DecodeRequest, sources=None):
@@ -343,5 +343,7 @@ class ExportedTranslator(EngineBase):
                 for tr, (t, (_, att)) in zip(made[n], ranked):
                     weights = [row[prefix_len:] for row in att[skip:]]
                     target = [pieces(i) for i in t]
-                    tr.alignment = word_alignment(weights, line, target, texts[n], tr.text)
+                    tr.alignment = word_alignment(
+                        weights, line, target, texts[n], tr.text, self.tokenizer
+                    )
         return made
