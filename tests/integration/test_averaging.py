@@ -121,6 +121,24 @@ def test_checkpoints_of_another_model_are_refused_naming_both(run_dir, tmp_path)
     assert "model.d_model (32 -> 48)" in message
 
 
+def test_checkpoints_of_other_languages_or_tags_are_refused(run_dir, tmp_path):
+    """Two runs of one joint subword model on the same sentences, in opposite directions,
+    have the same model and tokenizer sections: their languages tell them apart."""
+    first = run_dir / "step-000004.pt"
+    other = Checkpoint.load(run_dir / "step-000006.pt")
+    other.config["data"].update(src_lang="en", tgt_lang="de")
+    other.save(tmp_path / "other.pt")
+    message = user_error(average_checkpoints, [first, tmp_path / "other.pt"])
+    assert message.startswith(f"cannot average {first} and {tmp_path / 'other.pt'}")
+    assert "they translate de -> en and en -> de" in message
+    tagged = Checkpoint.load(run_dir / "step-000006.pt")
+    train = tagged.config["data"].pop("train", None) or {"src": "a.de", "tgt": "a.en"}
+    tagged.config["data"]["corpora"] = [{"train": train}, {"train": train, "tag": "<bt>"}]
+    tagged.save(tmp_path / "tagged.pt")
+    message = user_error(average_checkpoints, [first, tmp_path / "tagged.pt"])
+    assert "de -> en and de -> en (tags <bt>)" in message
+
+
 def test_checkpoints_with_another_tokenizer_are_refused(run_dir, tmp_path):
     other = Checkpoint.load(run_dir / "step-000006.pt")
     pairs = generate_pairs(60, seed=99)

@@ -1,6 +1,8 @@
 """train --init-from: a new run from a checkpoint's weights and sentencepiece model, on the
 new config's data, with a fresh optimizer, schedule, step and best score."""
 
+import logging
+
 import pytest
 import torch
 import yaml
@@ -62,6 +64,18 @@ def test_model_keys_that_differ_are_named(parent, tmp_path):
     cfg = configured(CHILD, tmp_path / "child", "model.type=lstm")
     message = user_error(Trainer, cfg, init_from=parent)
     assert 'model.type ("transformer" -> "lstm")' in message and "d_model" not in message
+
+
+def test_data_of_a_direction_the_checkpoint_never_learnt_is_named(parent, tmp_path, caplog):
+    from translator.train.finetune import initial_checkpoint
+
+    with caplog.at_level(logging.WARNING, logger="translator"):
+        initial_checkpoint(parent, configured(CHILD, tmp_path / "c"))
+        assert not caplog.records  # the checkpoint's own direction
+        initial_checkpoint(
+            parent, configured(CHILD, tmp_path / "c", "data.src_lang=en", "data.tgt_lang=de")
+        )
+    assert f"{parent} was trained on de -> en; this run trains en -> de" in caplog.text
 
 
 def test_a_file_that_is_not_a_checkpoint_is_refused(parent, tmp_path):

@@ -4,6 +4,7 @@ sources, aligned line by line, resumable, and the n-best pick by sentence BLEU."
 import json
 
 import pytest
+import yaml
 
 from translator.config import config_from_dict
 from translator.decode import distill, translate_io
@@ -95,12 +96,17 @@ def test_each_corpus_of_a_list_is_distilled_and_its_tag_kept_out(corpus, tmp_pat
     _, raw, tsv = corpus
     raw["data"]["corpora"] = [
         {"train": raw["data"].pop("train")},
-        {"train": str(tsv), "tag": "<bt>"},
+        {"train": str(tsv), "tag": "<bt>", "weight": 2.5},
     ]
     cfg = config_from_dict(raw)
     first, second = run(cfg, tmp_path / "d")
     assert (first.name, second.name) == ("train0", "train1")
     assert second.tgt.read_text() == "NOCH EIN SATZ\n"
+    # the entries printed to train on keep each corpus's weight and tag
+    entries = yaml.safe_load(f"[{first.entry()}, {second.entry()}]")
+    student = config_from_dict({"data": {"corpora": entries}}).data.corpora
+    assert [(c.weight, c.tag) for c in student] == [(1.0, None), (2.5, "<bt>")]
+    assert student[1].train.src == str(second.src)
     record = json.loads((tmp_path / "d" / "train1.json").read_text())
     assert record["lines"] == 1 and record["translated"]["nbest"] == 1
 

@@ -147,7 +147,8 @@ def source_prefixes(cfg: Config, tokenizer: Tokenizer) -> list[list[int]]:
         if len(ids) != len(tags):
             raise UserError(
                 f"{corpus_name(cfg, i)}: tags {', '.join(tags)} are not all pieces of the "
-                "subword model; prepare the data again with the tags in the config"
+                "subword model (one trained without them, as the model --init-from gives)",
+                "drop the tag, or train a new model: its subword model holds every tag",
             )
         out.append(ids)
     return out

@@ -41,10 +41,14 @@ class Distilled:
     src: Path
     tgt: Path
     lines: int
+    weight: float = 1.0  # the corpus's own, so that the student sees the teacher's mix
+    tag: str | None = None
 
     def entry(self) -> str:
-        """The data.corpora entry that trains on it."""
-        return f"{{train: {{src: {self.src}, tgt: {self.tgt}}}}}"
+        """The data.corpora entry that trains on it (YAML)."""
+        weight = f", weight: {self.weight:g}" if self.weight != 1.0 else ""
+        tag = f", tag: {json.dumps(self.tag)}" if self.tag else ""  # ("<bt>" quoted)
+        return f"{{train: {{src: {self.src}, tgt: {self.tgt}}}{weight}{tag}}}"
 
 
 def one_line(text: str) -> str:
@@ -155,8 +159,8 @@ def distill_corpora(engine, cfg, folder: Path, dc, nbest: int, model: list) -> l
             f"the teacher translates {teacher.src_lang}->{teacher.tgt_lang} but the config's "
             f"data is {src_lang}->{tgt_lang} (data.src_lang, data.tgt_lang)"
         )
-    out = []
-    for name, source in training_sources(cfg):
+    out, corpora = [], cfg.data.training_corpora() or []
+    for i, (name, source) in enumerate(training_sources(cfg)):
         src, ref, tgt, record, kbest = corpus_files(folder, name, src_lang, tgt_lang)
         saved = extract(source, src, ref, record)
         lines = saved["lines"]
@@ -176,5 +180,6 @@ def distill_corpora(engine, cfg, folder: Path, dc, nbest: int, model: list) -> l
                 kbest.unlink()
             saved["translated"] = done
             atomic_write_bytes(record, json.dumps(saved).encode())
-        out.append(Distilled(name, src, tgt, lines))
+        own = (corpora[i].weight, corpora[i].tag) if corpora else ()
+        out.append(Distilled(name, src, tgt, lines, *own))
     return out

@@ -4,8 +4,9 @@ checkpoints' weights, by default of the step-numbered checkpoints a run keeps
 
 Averaging the last few checkpoints of a run smooths out the noise of the last updates, much
 as the moving average of translator.train.ema does during training. Only checkpoints of the same
-model can be averaged: the same `model` section, the same `tokenizer` keys and the same
-sentencepiece model bytes; anything else is refused, naming the two files that differ.
+model can be averaged: the same `model` section, the same `tokenizer` keys, the same
+sentencepiece model bytes and the same language pairs and corpus tags; anything else is
+refused, naming the two files that differ.
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ def _same_model(first: Checkpoint, first_path: Path, other: Checkpoint, path: Pa
             f"cannot average {first_path} and {path}: their configs differ in {describe_changes(changes)}",
             "average checkpoints of one run (or of runs with the same model and tokenizer)",
         )
+    tasks = [_directions(ckpt, where) for ckpt, where in ((first, first_path), (other, path))]
+    if tasks[0] != tasks[1]:
+        raise UserError(
+            f"cannot average {first_path} and {path}: they translate {' and '.join(tasks)}",
+            "average checkpoints of one run (or of runs with the same languages and tags)",
+        )
     mine, theirs = first.tokenizer, other.tokenizer
     if (mine["src"], mine.get("tgt")) != (theirs["src"], theirs.get("tgt")):
         raise UserError(
@@ -44,6 +51,17 @@ def _same_model(first: Checkpoint, first_path: Path, other: Checkpoint, path: Pa
         )
     if {k: v.shape for k, v in first.model.items()} != {k: v.shape for k, v in other.model.items()}:
         raise UserError(f"cannot average {first_path} and {path}: their weights differ in shape")
+
+
+def _directions(ckpt: Checkpoint, where: Path) -> str:
+    """What a checkpoint translates: its language pairs and corpus tags, in words."""
+    from translator.config import config_from_dict
+    from translator.config.languages import directions
+    from translator.train.finetune import spelled
+
+    data = config_from_dict(ckpt.config, f"{where} (saved config)").data
+    tags = f" (tags {', '.join(data.tags)})" if data.tags else ""
+    return f"{spelled(sorted(directions(data)))}{tags}"
 
 
 def average_checkpoints(paths: list[Path]) -> Checkpoint:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from translator.config import Config, config_from_dict
 from translator.config.diff import config_changes, describe_changes
+from translator.config.languages import directions
 from translator.data.tokenizer import Tokenizer
 from translator.errors import UserError
 from translator.models.checkpoint import Checkpoint
@@ -103,4 +104,14 @@ def initial_checkpoint(path: str | Path, cfg: Config) -> tuple[Checkpoint, Token
         )
     if saved.tokenizer != cfg.tokenizer:
         log.info(f"--init-from: the sentencepiece model of {path} is used; tokenizer.* unused")
+    new = [pair for pair in directions(cfg.data) if pair not in directions(saved.data)]
+    if new:  # (a warm start from another direction can be meant; swapped files rarely are)
+        log.warning(
+            f"--init-from: {path} was trained on {spelled(directions(saved.data))}; this run "
+            f"trains {spelled(new)}, which it was not: check data.src_lang and data.tgt_lang"
+        )
     return ckpt, tokenizer, cfg
+
+
+def spelled(pairs: list[tuple[str, str]]) -> str:
+    return ", ".join(f"{src} -> {tgt}" for src, tgt in pairs)
