@@ -88,12 +88,10 @@ def _click_exceptions():
 
 
 def _show_usage_error(err) -> None:
-    """Usage, a pointer to --help and the error as one `error:` line, like a UserError."""
+    """The error as one `error:` line, as a UserError's, its hint the command's --help."""
     ctx = getattr(err, "ctx", None)
-    if ctx is not None:
-        print(ctx.get_usage(), file=sys.stderr)
-        print(f"Try '{ctx.command_path} --help' for help.", file=sys.stderr)
-    print(f"error: {one_line(err.format_message())}", file=sys.stderr)
+    hint = f" (hint: see '{ctx.command_path} --help')" if ctx is not None else ""
+    print(f"error: {one_line(err.format_message())}{hint}", file=sys.stderr)
 
 
 def _terminated(signum, frame) -> None:
@@ -108,7 +106,7 @@ def main() -> None:
     click_errors = _click_exceptions()
     try:
         try:
-            code = app(standalone_mode=False)
+            code = app(standalone_mode=False, prog_name="translator")
             sys.stdout.flush()  # (here, where a full disk under it is named)
         except OSError as err:  # a full disk or a folder not ours is the user's to fix
             raise refusal(err, "standard output") or err from None
