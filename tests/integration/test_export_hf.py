@@ -237,6 +237,7 @@ def native(request, tmp_path_factory):
         train={"max_steps": 120, "lr": 0.01, "valid_every": 10_000},
         data={"dataset": "demo", "demo_train": 200, "demo_dev": 10, "demo_test": 30},
         tokenizer={"vocab_size": 400, **changes.get("tokenizer", {})},
+        decode={"max_len_a": 1.2, "max_len_b": 7},  # (a length cap of its own, to carry)
     )
     Trainer(config_from_dict(cfg)).run()
     ckpt = Checkpoint.load(root / "run" / "last.pt")
@@ -364,8 +365,10 @@ def test_an_export_imports_back_and_translates_as_its_checkpoint(native, tmp_pat
     texts = [[spaced(h[0].text) for h in hyps] for hyps in found]
     assert texts[0] == texts[1]
     assert torch.allclose(logits[0], logits[1], atol=1e-5)
-    saved = Checkpoint.load(back).config["model"]
-    assert saved["pre_norm"] == (cls != "MarianMTModel")
+    saved = Checkpoint.load(back).config
+    assert saved["model"]["pre_norm"] == (cls != "MarianMTModel")
+    # the length cap, which transformers has no key for, comes back too
+    assert (saved["decode"]["max_len_a"], saved["decode"]["max_len_b"]) == (1.2, 7)
 
 
 def test_the_native_card_names_translator_and_the_languages(native):

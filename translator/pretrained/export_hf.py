@@ -314,7 +314,8 @@ def generation(cfg, ids: dict, banned: set[int]) -> dict:
     """generation_config.json: translator's start, end and banned outputs (<pad>, <s>,
     <unk> unless decode.allow_unk, input-only tags), its beam size and length penalty.
     early_stopping: translator's beam search ends a sentence at `beam` finished hypotheses,
-    where transformers' default searches on."""
+    where transformers' default searches on. `translator`: the length cap, which only
+    translator's importer reads (transformers caps the output alone, not by the input)."""
     return {
         **ids,
         "bad_words_ids": [[i] for i in sorted(banned)],
@@ -322,4 +323,5 @@ def generation(cfg, ids: dict, banned: set[int]) -> dict:
         "num_beams": cfg.decode.beam,
         "length_penalty": cfg.decode.len_penalty,
         "early_stopping": True,
+        "translator": {"max_len_a": cfg.decode.max_len_a, "max_len_b": cfg.decode.max_len_b},
     }

@@ -184,7 +184,8 @@ def released_decoding(folder: Path) -> dict:
     (decode.len_norm power); the beam and alpha are the release's own where it names them
     (generation_config.json or config.json; a native Marian decoder.yml's beam-size and
     normalize), else transformers' alpha of 1 and translator's beam; a negative alpha (which
-    favours short outputs) becomes 0, the least translator's key takes."""
+    favours short outputs) becomes 0, the least translator's key takes. A folder translator
+    exported also gives its length cap (decode.max_len_a, max_len_b)."""
     out: dict = {"len_norm": "power", "len_penalty": 1.0}
     for name in ("config.json", "generation_config.json"):  # the latter wins
         found = read_json(folder, name, required=False) or {}
@@ -192,6 +193,10 @@ def released_decoding(folder: Path) -> dict:
             out["beam"] = found["num_beams"]
         if isinstance(found.get("length_penalty"), (int, float)):
             out["len_penalty"] = float(found["length_penalty"])
+        ours = found.get("translator")  # (a folder translator exported: its length cap)
+        for key in ("max_len_a", "max_len_b"):
+            if isinstance(ours, dict) and isinstance(ours.get(key), (int, float)):
+                out[key] = ours[key]
     marian = folder / "decoder.yml"
     if marian.is_file():
         import yaml
