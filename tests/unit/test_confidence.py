@@ -2,6 +2,7 @@
 calibration and its rank statistics."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -146,6 +147,26 @@ def test_the_fitted_combination_ranks_better_than_either_feature_alone():
     assert np.abs(pred - y).mean() < 0.05  # the fitted ranking is scaled back to the targets
     again = Calibration.from_dict(cal.to_dict())
     assert np.array_equal(again.predict(rows), pred)
+
+
+def test_a_feature_that_hardly_varied_in_the_fit_does_not_decide_alone():
+    """A small dev set whose sources all had about the same rarest piece: that feature's
+    scale is tiny, and a new sentence's other value must not push the sigmoid to 0 or 1."""
+    rng = np.random.default_rng(3)
+    rows = _rows(rng, 100)
+    a, rare = FEATURES.index("word_ratio"), FEATURES.index("source_min_piece_score")
+    rows[:, rare] = -9.0 + 1e-4 * rng.normal(size=100)
+    y = 1 / (1 + np.exp(-(rows[:, a] - 0.5 * rows[:, rare] * 1e4 - 45)))
+    cal = Calibration.fit(rows, y)
+    seen = cal.predict(rows)
+    new = rows[:5].copy()
+    new[:, rare] = -3.0  # far outside what the fit saw
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no overflow in the sigmoid either)
+        pred = cal.predict(new)
+    assert seen.min() - 1e-9 <= pred.min() and pred.max() <= seen.max() + 1e-9
+    assert np.abs(pred - seen[:5]).max() < 0.2  # the other features still speak
+    assert Calibration.from_dict(cal.to_dict()).low == cal.low
 
 
 def test_a_calibration_of_the_six_first_features_predicts_as_it_was_stored():

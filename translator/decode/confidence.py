@@ -246,11 +246,18 @@ class Calibration:
     threshold: float = 0.5
     decode: dict = field(default_factory=dict)
     features: tuple[str, ...] = FEATURES
+    # each feature's least and greatest value in the fitted rows ([]: unknown)
+    low: list[float] = field(default_factory=list)
+    high: list[float] = field(default_factory=list)
 
     def predict(self, rows: Sequence[Sequence[float]]) -> np.ndarray:
-        """The predicted chrF / 100 of each row of FEATURES (`features`)."""
-        x = (_columns(rows, self.features) - self.mean) / self.scale
-        return 1 / (1 + np.exp(-(x @ np.asarray(self.weights) + self.bias)))
+        """The predicted chrF / 100 of each row of FEATURES (`features`). A feature beyond
+        the range the fit saw counts as its nearest end: one that hardly varied there (a
+        small dev set's) would otherwise lie thousands of its scales out and decide alone."""
+        x = _columns(rows, self.features)
+        x = np.clip(x, self.low, self.high) if self.low else x
+        z = np.clip((x - self.mean) / np.asarray(self.scale), -10.0, 10.0)  # (fits without)
+        return 0.5 * (1.0 + np.tanh(0.5 * (z @ np.asarray(self.weights) + self.bias)))
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -286,6 +293,7 @@ class Calibration:
         return cls(
             list(map(float, gain * direction)), float(bias), list(map(float, mean)),
             list(map(float, scale)), threshold, decode or {}, tuple(features),
+            list(map(float, x.min(0))), list(map(float, x.max(0))),
         )  # fmt: skip
 
 
