@@ -283,6 +283,8 @@ def _guided(engine, request, lines: list[str], guides: dict):
     prefixes = _prefixes(guides.get("prefix"), len(lines))
     phrases = _phrases(guides.get("constraints"), len(lines))
     terms = guides.get("terms")
+    if terms is None and guides.get("terms_ignore_case") is not None:
+        raise UserError("terms_ignore_case goes with terms: give the glossary too")
     if terms is not None:
         if not isinstance(terms, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in terms.items()

@@ -132,6 +132,7 @@ def test_documents_keep_their_markup(model, tmp_path):
         ({"prefix": " "}, "prefix"),
         ({"terms": [("hund", "dog")]}, "terms: give a glossary"),
         ({"terms": {"hund": 5}}, "terms: give a glossary"),
+        ({"terms_ignore_case": True}, "terms_ignore_case goes with terms"),
     ],
 )
 def test_a_bad_setting_is_one_line_naming_it(model, settings, needle):

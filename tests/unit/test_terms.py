@@ -37,3 +37,12 @@ def test_every_line_gets_its_phrases_from_options_files_and_terms(tmp_path):
     assert prefixes is None and phrases == [["a", "red", "ball", "dog"], ["a"]]
     assert not LineGuides() and LineGuides(prefix="x")
     assert LineGuides(prefix="x").reader()(["a", "b"]) == (["x", "x"], None)
+
+
+def test_ignoring_case_without_a_glossary_is_refused_not_ignored(tmp_path):
+    with pytest.raises(UserError, match=r"^--terms-ignore-case goes with --terms"):
+        Terms.option(None, ignore_case=True)
+    assert Terms.option(None, ignore_case=False) is None
+    path = tmp_path / "terms.tsv"
+    path.write_text("Hund\tdog\n", encoding="utf-8")
+    assert Terms.option(path, ignore_case=True).found("Ein HUND.") == ["dog"]

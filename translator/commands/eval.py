@@ -105,7 +105,7 @@ def evaluate(
     from translator.fileio import atomic_write_bytes
 
     _check_options(split, src, ref, confidence, plot_confidence)
-    glossary = Terms.read(terms, terms_ignore_case) if terms is not None else None
+    glossary = Terms.option(terms, terms_ignore_case)
     guides = LineGuides(constraint_file=constraint_file, terms=glossary, terms_file=terms)
     from translator.fileio.outputs import distinct_outputs
 

@@ -274,7 +274,7 @@ def _line_guides(prefix, prefix_file, constraint, constraint_file, terms, ignore
         prefix_file,
         [phrase(checked_text(c, "--constraint"), "--constraint") for c in constraint or []],
         constraint_file,
-        Terms.read(terms, ignore_case) if terms is not None else None,
+        Terms.option(terms, ignore_case),
         terms,
     )
 

@@ -55,6 +55,16 @@ class Terms:
             pairs.append((source, target))
         return cls(pairs, ignore_case)
 
+    @classmethod
+    def option(cls, path: Path | None, ignore_case: bool) -> Terms | None:
+        """The glossary --terms and --terms-ignore-case give: None without one; ignoring
+        case without a glossary is refused, not ignored."""
+        if path is None:
+            if ignore_case:
+                raise UserError("--terms-ignore-case goes with --terms: give the glossary too")
+            return None
+        return cls.read(path, ignore_case)
+
     def spans(self, line: str) -> list[tuple[int, int, str]]:
         """(start, end, target term) of each source term found in `line`, left to right;
         start and end index `line` in NFC, whatever the folding did to lengths."""
