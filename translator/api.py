@@ -6,7 +6,9 @@ setting of the wrong kind is a UserError naming it, as an option is on the comma
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,34 @@ SAMPLING = ("sampling", "temperature", "seed")
 GUIDES = ("prefix", "constraints", "terms", "terms_ignore_case")
 # what translate and hypotheses take that a document, one best translation a sentence, does not
 LINE_SETTINGS = {"nbest", "alignments", "confidence", *SAMPLING, *GUIDES}
+# the command line's options that are keywords here, as the code both share names them
+OPTIONS = {
+    f"--{name.replace('_', '-')}": name
+    for name in ("beam", "len_penalty", "max_len_a", "max_len_b", "batch_size", "nbest",
+                 "alignments", "confidence", *SAMPLING, *GUIDES, *LANGUAGES, "quantize",
+                 "tag", "format", "device")
+} | {"--constraint": "constraints"}  # fmt: skip
+OPTION = re.compile("|".join(sorted(map(re.escape, OPTIONS), key=len, reverse=True)) + r"\b")
 
 
+def _keywords(call):
+    """`call` with the UserErrors of the code it shares with the command line naming its
+    settings as this API's keywords (beam, not --beam)."""
+
+    @functools.wraps(call)
+    def named(*args, **kwargs):
+        try:
+            return call(*args, **kwargs)
+        except UserError as err:
+            message = OPTION.sub(lambda found: OPTIONS[found[0]], err.message)
+            if message == err.message:
+                raise
+            raise type(err)(message, err.hint) from None
+
+    return named
+
+
+@_keywords
 def load(
     model: str | os.PathLike | list,
     device: str = "auto",
@@ -72,6 +100,7 @@ class Model:
         """What the model is: family, engine, parameters, device, languages, beam."""
         return self.engine.describe()
 
+    @_keywords
     def translate(self, text: Texts, progress: bool = False, **settings: Any) -> Texts:
         """The best translation of `text`, or of each text of a list. `settings`: beam,
         len_penalty, max_len_a, max_len_b, batch_size; sampling ("topk:K" or "topp:P"),
@@ -81,6 +110,7 @@ class Model:
         found = self.hypotheses(text, progress=progress, **settings)
         return found[0].text if isinstance(text, str) else [hyps[0].text for hyps in found]
 
+    @_keywords
     def hypotheses(
         self,
         text: Texts,
@@ -102,6 +132,7 @@ class Model:
         found = self.engine.translate(lines, request, progress=progress) if lines else []
         return found[0] if isinstance(text, str) else found
 
+    @_keywords
     def score(
         self, source: Texts, target: Texts, alignments: bool = False, progress: bool = False,
         **settings: Any,
@@ -127,6 +158,7 @@ class Model:
         found = self.engine.score(sources, targets, request, progress=progress) if sources else []
         return found[0] if isinstance(source, str) else found
 
+    @_keywords
     def translate_document(
         self, document: str | bytes | os.PathLike, format: str | None = None, **settings: Any
     ) -> str | bytes:

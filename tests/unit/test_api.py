@@ -136,7 +136,18 @@ def test_documents_keep_their_markup(model, tmp_path):
     ],
 )
 def test_a_bad_setting_is_one_line_naming_it(model, settings, needle):
-    assert needle in user_error(model.hypotheses, LINES, **settings)
+    message = user_error(model.hypotheses, LINES, **settings)
+    assert needle in message and "--" not in message  # keywords, not the CLI's options
+
+
+def test_errors_of_the_code_shared_with_the_command_line_name_keywords(model, path):
+    said = user_error(model.translate, "Ein Hund.", beam=4, sampling="topk:3")
+    assert said.startswith("beam 4 and sampling exclude each other"), said
+    said = user_error(model.translate, "Ein Hund.", temperature=0.5)
+    assert said.startswith("temperature and seed go with sampling"), said
+    assert user_error(api.load, path, quantize="int4").startswith("quantize int4:")
+    said = user_error(model.translate_document, "x", format="pdf")
+    assert said.startswith("format pdf: not one of"), said
 
 
 def test_a_phrase_is_one_constraint_for_every_text(model):
