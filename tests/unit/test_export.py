@@ -138,6 +138,7 @@ def test_every_engine_offers_the_engine_interface(tmp_path):
         assert set(facts) == set(engines["pytorch"].describe()), name
         assert facts["engine"] == ("ctranslate2" if name == "ctranslate2" else "pytorch")
         assert facts["attention"] == (engine.attention_layers > 0), name
+        assert facts["alignments"] is True, name  # (an export aligns words too)
         assert [len(h) for h in engine.translate(lines)] == [1, 1, 1], name
         with pytest.raises(AttributeError, match="not changed once built"):
             engine.cfg = engine.cfg  # per-call settings travel in a DecodeRequest

@@ -87,6 +87,7 @@ class Translator(EngineBase):
             "languages": [self.cfg.data.src_lang, self.cfg.data.tgt_lang],
             "beam": self.cfg.decode.beam,
             "attention": self.capabilities.attention,
+            "alignments": self.capabilities.alignments,  # (words aligned from its attention)
         }
 
     def translate(

@@ -159,6 +159,7 @@ class ExportedTranslator(EngineBase):
             "languages": [self.cfg.data.src_lang, self.cfg.data.tgt_lang],
             "beam": self.cfg.decode.beam,
             "attention": False,
+            "alignments": self.capabilities.alignments,  # (words aligned from its attention)
         }
 
     def attention(self, line: str, request: DecodeRequest | None = None, layer: int = -1):

@@ -93,5 +93,6 @@ class Engine(Protocol):
 
     def describe(self) -> dict:
         """What the engine is: family, engine, parameters, device, languages, beam,
-        attention (the facts `serve` reports at /health and /info)."""
+        attention (its weights shown), alignments (words aligned from them): the facts
+        `serve` reports at /health and /info."""
         ...
