@@ -172,3 +172,14 @@ def test_a_best_pt_newer_than_last_pt_is_kept_until_beaten(saved_run, tmp_path, 
     assert summary.best_step == 2 and summary.best_bleu == 99.0
     assert torch.load(run_dir / "best.pt")["train_state"]["progress"]["best_step"] == 2
     assert "best.pt holds the validation of step 2" in caplog.text
+
+
+def test_the_first_log_line_after_a_resume_averages_the_steps_it_would_have(tmp_path):
+    """Logs every 4 steps; one run stops at step 6, in the middle of the line for steps 5
+    to 8, and is resumed: its line at step 8 is the uninterrupted run's, as are the others."""
+    logs = lambda run_dir, *more: configured(run_dir, "train.log_every=4", *more)  # noqa: E731
+    straight = Trainer(logs(tmp_path / "straight", "train.max_steps=12")).run()
+    Trainer(logs(tmp_path / "halves", "train.max_steps=6")).run()
+    resumed = Trainer(logs(tmp_path / "halves", "train.max_steps=12"), resume=True).run()
+    assert [step for step, _ in straight.losses] == [4, 8, 12]
+    assert resumed.losses == straight.losses

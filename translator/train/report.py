@@ -39,6 +39,8 @@ class StepStats:
     tokens: int = 0
     # the mean alignment loss per target token (guided alignment), apart from `loss`
     alignment: float | None = None
+    # the sums of the log line in progress, after the read (TrainState.log_window)
+    window: tuple = ()
 
 
 class EarlyStopping:
@@ -141,7 +143,7 @@ class TrainingReport:
         """Counts read from the device: target tokens and skipped steps since the last read;
         a run whose losses stayed non-finite stops here."""
         s = self.state
-        s.target_tokens += stats.tokens
+        s.target_tokens, s.log_window = s.target_tokens + stats.tokens, list(stats.window)
         if stats.skipped:
             s.skipped_steps += stats.skipped
             log.warning(

@@ -129,6 +129,7 @@ def restore_training(saved: Checkpoint, where: str, updater, ema, report, digest
             ema.load_state_dict(saved.ema, where)
     with saved_part(where, "progress"):
         report.restore(saved.progress)
+        updater.restore_window(report.state.log_window)
     if report.state.data_digest not in ("", digest):
         raise UserError(
             f"cannot resume {where}: the training data differs from the saved run's (a "

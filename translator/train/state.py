@@ -39,6 +39,8 @@ class TrainState:
     # what training reads from the prepared data (data/prepared.py training_digest); a run
     # resumes only on the same ("": saved before it was recorded)
     data_digest: str = ""
+    # the sums of the log line in progress at the last sync (StepStats.window), for resuming
+    log_window: list = field(default_factory=list)
 
     @classmethod
     def saved(cls, progress) -> TrainState:

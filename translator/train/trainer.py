@@ -238,11 +238,11 @@ class Trainer:
             return float(local_tokens)
         return all_sum_(to_device(torch.tensor(float(local_tokens)), self.device), self.group)
 
-    def sync(self) -> StepStats:
+    def sync(self, logged: bool = False) -> StepStats:
         """Read the device-side results since the last sync: mean loss, skipped steps and
         target tokens (all ranks), and stop a diverged run. Called at the same steps on
         every rank, since under torchrun it is a collective."""
-        stats = self.updater.read()
+        stats = self.updater.read(logged)
         tokens = int(all_sum(self.unsynced_tokens, self.group, self.device))
         self.unsynced_tokens = 0
         stats = replace(stats, tokens=tokens)
@@ -274,7 +274,7 @@ class Trainer:
 
     def _log(self, bar: TrainingBar, seconds: float) -> None:
         s = self.state
-        stats = self.sync()
+        stats = self.sync(logged=True)
         self._plan()
         rate, lr = stats.tokens / max(seconds, 1e-9), self.optimizer.param_groups[0]["lr"]
         self.report.logged(stats, lr, rate)

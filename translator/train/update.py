@@ -77,16 +77,18 @@ class Updater:
         self.token_loss = compiled_loss(token_loss) if tc.compile else token_loss
         self.scaler = torch.amp.GradScaler(device.type, init_scale=2.0**16 if self.fp16 else 1.0)
         zero = torch.zeros((), device=device)
-        self.loss_sum = zero.clone()  # summed per-token loss of the good steps since read()
-        self.good = zero.clone()  # good steps since read()
+        self.loss_sum = (
+            zero.clone()
+        )  # summed per-token loss of the good steps since the last log line
+        self.good = zero.clone()  # good steps since the last log line
         self.skipped = zero.clone()  # skipped steps since read()
         self.run = zero.clone()  # non-finite losses in a row, now
         self.longest_run = zero.clone()  # the longest such run since read()
-        self.norm_sum = zero.clone()  # summed gradient norms (finite ones) since read()
-        self.norms = zero.clone()  # finite gradient norms since read()
+        self.norm_sum = zero.clone()  # summed finite gradient norms, likewise
+        self.norms = zero.clone()  # finite gradient norms, likewise
         self.guided = tc.guided_alignment  # the alignment loss's weight (train/loss.py)
         self.align_step = zero.clone()  # this step's alignment loss per target token
-        self.align_sum = zero.clone()  # summed alignment losses of the good steps since read()
+        self.align_sum = zero.clone()  # summed alignment losses of the good steps, likewise
 
     def gradients(self, micro: list, normaliser, step: int) -> torch.Tensor:
         """Backward over the micro-batches; on out-of-memory, again with each batch split in
@@ -163,22 +165,24 @@ class Updater:
         self.run.add_(1).mul_(bad)
         torch.maximum(self.longest_run, self.run, out=self.longest_run)
 
-    def read(self) -> StepStats:
+    @property
+    def window(self) -> list[torch.Tensor]:
+        """The sums a log line averages, over the steps since the last log line."""
+        return [self.loss_sum, self.good, self.norm_sum, self.norms, self.align_sum]
+
+    def restore_window(self, sums: list[float]) -> None:
+        """The sums StepStats.window gave when last.pt was written ([]: none)."""
+        for t, value in zip(self.window, sums, strict=len(sums) > 0):
+            t.fill_(value)
+
+    def read(self, logged: bool = True) -> StepStats:
         """What the steps since the last read did, this rank's tokens aside (a host sync:
-        call it at log intervals)."""
-        stats = [
-            self.loss_sum,
-            self.good,
-            self.skipped,
-            self.longest_run,
-            self.norm_sum,
-            self.norms,
-            self.align_sum,
-        ]
-        loss_sum, good, skipped, longest, norm_sum, norms, align = torch.stack(stats).tolist()
-        for t in (self.loss_sum, self.good, self.skipped, self.norm_sum, self.norms):
+        call it at log intervals); the loss and norms those since the last `logged` read,
+        which alone starts their window again."""
+        stats = [*self.window, self.skipped, self.longest_run]
+        loss_sum, good, norm_sum, norms, align, skipped, longest = torch.stack(stats).tolist()
+        for t in [*self.window, self.skipped] if logged else [self.skipped]:
             t.zero_()
-        self.align_sum.zero_()
         self.longest_run.copy_(self.run)
         return StepStats(
             loss=loss_sum / good if good else float("nan"),
@@ -186,6 +190,7 @@ class Updater:
             skipped=int(skipped),
             longest_bad_run=int(longest),
             alignment=(align / good if good else float("nan")) if self.guided else None,
+            window=(0.0,) * 5 if logged else (loss_sum, good, norm_sum, norms, align),
         )
 
 
