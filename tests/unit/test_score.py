@@ -121,3 +121,9 @@ def test_a_pair_cut_to_the_models_limit_is_named_by_its_side(tmp_path, caplog):
         engine.score(["kurz", long], [long, "short"])
     said = [r.getMessage() for r in caplog.records if "cut to the model" in r.getMessage()]
     assert [m.split(":")[0] for m in said] == ["source line 2", "target line 1"]
+    # the counts are the line's subwords (no </s> or <bos>), as the scored tokens are,
+    # which are the subwords kept and </s>
+    subwords = len(engine.tokenizer.encode_tgt([long])[0]) - 2
+    limit = int(said[1].rsplit(" ", 1)[-1])
+    assert f"target line 1: {subwords} subwords, cut to" in said[1]
+    assert engine.score(["kurz"], [long])[0].tokens == limit + 1

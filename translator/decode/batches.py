@@ -40,7 +40,7 @@ def source_ids(
     ids = tokenizer.encode_src([lines[i] for i in todo]) if todo else []
     if prefix:
         ids = [[*prefix, *s] for s in ids]
-    return todo, cut(ids, limit, todo)
+    return todo, cut(ids, limit, todo, framing=1 + len(prefix))
 
 
 def in_batches(

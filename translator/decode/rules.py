@@ -146,15 +146,16 @@ def nbest_problem(nbest: int, beam: int) -> str | None:
 
 
 def cut(
-    ids: list[list[int]], limit: int | None, lines: list[int], side: str = ""
+    ids: list[list[int]], limit: int | None, lines: list[int], side: str = "", framing: int = 1
 ) -> list[list[int]]:
     """Each sequence of more than `limit` ids cut to its first limit - 1 and its last (the
     end token), with a warning naming its line (1 + lines[j]) and `side` ("source ",
-    "target ") where there are two."""
+    "target ") where there are two; `framing`: the ids of each that are not the line's
+    subwords (</s>, <bos>, tags), which the warning does not count."""
     for j, s in enumerate(ids):
         if limit is not None and len(s) > limit:
             log.warning("%sline %d: %d subwords, cut to the model's limit of %d",
-                        side, lines[j] + 1, len(s), limit)  # fmt: skip
+                        side, lines[j] + 1, len(s) - framing, limit - framing)  # fmt: skip
             ids[j] = s[: limit - 1] + s[-1:]
     return ids
 

@@ -69,11 +69,12 @@ def score_in_batches(
     each pair's (source, target) texts (`pairs=`), for their word alignments."""
     check_aligned(sources, targets, ("the source", "the target"))
     rows = list(range(len(sources)))
-    src = cut([[*prefix, *s] for s in tokenizer.encode_src(sources)], limits[0], rows, "source ")
+    src = [[*prefix, *s] for s in tokenizer.encode_src(sources)]
+    src = cut(src, limits[0], rows, "source ", framing=1 + len(prefix))
     # [<bos>, subwords, <eos>]: the decoder reads all but the last, so `limits[1]` steps
     # take limits[1] + 1 ids; a longer target is scored as far as the model reads it.
     steps = None if limits[1] is None else limits[1] + 1
-    tgt = cut(tokenizer.encode_tgt(targets), steps, rows, "target ")
+    tgt = cut(tokenizer.encode_tgt(targets), steps, rows, "target ", framing=2)
     order = sorted(range(len(src)), key=lambda i: (len(tgt[i]), len(src[i])))
     batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     scores: list[Score | None] = [None] * len(src)
