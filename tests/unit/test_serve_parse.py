@@ -90,6 +90,19 @@ def test_an_nbest_over_the_servers_beam_is_named_as_the_nbest(door):
         assert str(caught.value.message).startswith(f"{said} is over this server's limit of 6")
 
 
+def test_limits_on_prefixes_and_phrases_name_them_not_the_texts(door):
+    from translator.serve.limits import LimitError
+
+    bodies = (
+        ({"text": "a", "constraints": list("bcdef"), "beam": 6}, "5 required phrases in one"),
+        ({"text": "a", "prefix": "p" * 41}, "prefix 0 has 41 characters; the limit is 40"),
+    )
+    for body, said in bodies:
+        with pytest.raises(LimitError) as caught:
+            parse_translate(door, TranslateRequest(**body), never)
+        assert str(caught.value.message).startswith(said), caught.value.message
+
+
 def test_a_glossary_stops_once_its_request_has_timed_out(door):
     from translator.serve.requests import Cancelled
 

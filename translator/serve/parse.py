@@ -60,16 +60,18 @@ class Door:
             raise LimitError(422, f"{asked} is over this server's limit of {self.limits.max_beam}")
         return beam
 
-    def check_texts(self, texts: list[str]) -> None:
+    def check_texts(self, texts: list[str], one: str = "text", many: str = "texts") -> None:
+        """A 413 where a request holds more `texts` (or prefixes, or phrases: `one` and
+        `many` name them) than --max-texts, or one longer than --max-chars."""
         limits = self.limits
         if len(texts) > limits.max_texts:
             raise LimitError(
-                413, f"{len(texts)} texts in one request; the limit is {limits.max_texts}"
+                413, f"{len(texts)} {many} in one request; the limit is {limits.max_texts}"
             )
         for i, text in enumerate(texts):
             if len(text) > limits.max_chars:
                 raise LimitError(
-                    413, f"text {i} has {len(text)} characters; the limit is {limits.max_chars}"
+                    413, f"{one} {i} has {len(text)} characters; the limit is {limits.max_chars}"
                 )
 
 
@@ -99,7 +101,7 @@ def prefixes_of(door: Door, req: TranslateRequest, texts: list[str]) -> list[str
     given = [req.prefix] * len(texts) if req.prefix is not None else req.prefixes
     if given is None or not any(given):
         return None
-    door.check_texts(given)
+    door.check_texts(given, "prefix", "prefixes")
     return given
 
 
@@ -124,7 +126,7 @@ def constraints_of(
         return None
     if not door.engine.capabilities.constraints:
         raise LimitError(400, "an exported (CTranslate2) model cannot require phrases")
-    door.check_texts([p for given in musts for p in given])
+    door.check_texts([p for given in musts for p in given], "required phrase", "required phrases")
     return musts
 
 
