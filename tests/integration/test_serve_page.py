@@ -143,3 +143,40 @@ def test_typing_a_prefix_completes_the_translation_once_the_typing_pauses(server
         assert first and "error" not in browser.run("document.getElementById('status').className")
     finally:
         browser.close()
+
+
+def test_the_page_names_a_bad_beam_and_asks_a_failed_request_once(server, tmp_path):
+    """A link's beam over the server's --max-beam (4 here) is named, not replaced; a
+    request the server refuses is shown once, without the earlier text's results, and is
+    not sent again (only a model that lacks alignments or confidence is asked again)."""
+    if chromium() is None:
+        pytest.skip("chromium is not installed (apt-get install chromium): page not used")
+    browser = Browser(str(tmp_path))
+    status = "document.getElementById('status')"
+    error = f"{status}.className === 'error' && {status}.textContent"
+    try:
+        browser.open(f"{server.url}/?{urllib.parse.urlencode({'text': SENTENCES[1], 'beam': 9})}")
+        assert browser.wait_for(error) == "beam 9: give a whole number from 1 to 4"
+        assert browser.run("document.getElementById('beam').options.length") == 4
+        assert browser.run("document.getElementById('translation').textContent") == ""
+        browser.run("document.getElementById('beam').value = '4';"
+                    " document.getElementById('form').requestSubmit()")  # fmt: skip
+        browser.wait_for(f"{status}.textContent.startsWith('beam 4, ')")
+        assert browser.run("document.getElementById('nbest').children.length") == 4
+        browser.run(
+            "(() => { window.asked = 0; const fetched = window.fetch;"
+            " window.fetch = (...a) => { window.asked += String(a[0]).endsWith('/translate');"
+            " return fetched(...a); };"
+            " document.getElementById('text').value = 'x'.repeat(300);"
+            " document.getElementById('form').requestSubmit(); })()"
+        )
+        assert browser.wait_for(error) == "text 0 has 300 characters; the limit is 200"
+        assert browser.run("window.asked") == 1
+        assert browser.run("document.getElementById('translation').textContent") == ""
+        assert browser.run("document.getElementById('nbest').children.length") == 0
+        browser.run("document.getElementById('text').value = '   ';"
+                    " document.getElementById('form').requestSubmit()")  # fmt: skip
+        assert browser.wait_for(error) == "nothing to translate: the text is empty"
+        assert browser.run("window.asked") == 1
+    finally:
+        browser.close()

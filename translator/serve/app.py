@@ -146,6 +146,7 @@ def _info(engine, path: str, door: Door) -> dict:
         "model": path,
         **engine.describe(),
         "beam": door.decode.beam,
+        "max_beam": door.limits.max_beam,  # (the page's beam menu offers up to it)
         "source_languages": source_languages(data),
         "target_languages": target_languages(data),
         "tgt_lang": door.tgt_lang,  # what a request that names no language gets
