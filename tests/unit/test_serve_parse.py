@@ -138,3 +138,18 @@ def test_a_text_the_model_would_cut_is_a_413_naming_it(tmp_path):
     assert err.value.status == 413
     with pytest.raises(LimitError, match="source 0 is"):
         parse_score(door, ScoreRequest(sources=[long], targets=[fits]), never)
+
+
+@pytest.mark.parametrize("family", ["lstm", "bahdanau", "luong"])
+def test_a_recurrent_model_scores_targets_of_any_length(tmp_path, family):
+    """A recurrent decoder writes sequences of any length (its max_target is None): a long
+    scored target is no breach, where the length check used to fail on None."""
+    from translator.engines.load import load_engine
+
+    path = untrained(tmp_path, type=family, embed_dim=16, hidden_size=16)
+    engine = load_engine(path, "cpu", any_language=True)
+    assert engine.max_target is None
+    door = Door(engine, Limits(max_chars=2000), engine.cfg.decode)
+    long = " ".join(["ein hund läuft"] * 40)
+    request = parse_score(door, ScoreRequest(sources=["ein hund"], targets=[long]), never)
+    assert engine.score(["ein hund"], [long], request)[0].tokens > 40

@@ -79,9 +79,12 @@ def check_subwords(engine, texts: list[str], prefix, what: str = "text", target=
     """A 413 naming the first text the model would have to cut: what it was asked to
     translate or score is never dropped without the client knowing. `prefix`: the ids put
     before each source; `target`: the texts are targets, of the decoder's steps."""
+    limit = engine.max_target if target else engine.max_source
+    if limit is None:  # (a recurrent model reads and writes sequences of any length)
+        return
+    limit += target  # (<bos> is not a step)
     tokenizer = engine.tokenizer
     ids = tokenizer.encode_tgt(texts) if target else tokenizer.encode_src(texts)
-    limit = engine.max_target + 1 if target else engine.max_source  # (<bos> is not a step)
     for i, one in enumerate(ids):
         if len(prefix) + len(one) > limit:
             raise LimitError(413, f"{what} {i} is {len(prefix) + len(one)} subwords; the model "
