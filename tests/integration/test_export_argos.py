@@ -196,6 +196,12 @@ def test_languages_and_refused_models(three_steps, tmp_path):
     raw.save(tmp_path / "codes.pt")
     assert "language codes" in user_error(export_argos, tmp_path / "codes.pt", out, "float32", None)
     assert "float16" in user_error(export_argos, three_steps, out, "float16", None)
+    # a recurrent model is refused for its family first, whatever the file is called
+    raw = Checkpoint.load(three_steps)
+    raw.config["model"]["type"] = "lstm"
+    raw.save(tmp_path / "lstm.pt")
+    message = user_error(export_argos, tmp_path / "lstm.pt", tmp_path / "p.zip", "float32", None)
+    assert "model.type lstm cannot be exported to argos" in message
 
 
 def test_banned_outputs(three_steps, tmp_path):

@@ -268,9 +268,9 @@ def export_argos(
     checkpoint, output = Path(checkpoint), Path(output)
     if quantization not in QUANTIZATIONS:
         raise UserError(f"--quantization {quantization}: choose one of {', '.join(QUANTIZATIONS)}")
-    _check_output(output)
     cfg, tokenizer, source = _load(checkpoint, overrides)
-    check_family(checkpoint, cfg.model.type, "argos", built_on="ctranslate2")
+    check_family(checkpoint, cfg.model.type, "argos", built_on="ctranslate2")  # (the first
+    _check_output(output)  # reason to name: no file name makes a recurrent model exportable)
     if (source or {}).get("languages"):
         raise UserError(
             f"{checkpoint}: a model of language codes (NLLB's and M2M100's, or a multilingual "
