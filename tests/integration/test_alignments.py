@@ -7,7 +7,7 @@ import threading
 from contextlib import contextmanager
 
 import pytest
-from checkpoints import needs_ct2
+from checkpoints import needs_ct2, untrained
 from util import tiny_config
 
 from translator.config import config_from_dict
@@ -286,3 +286,21 @@ def test_an_export_whose_manifest_names_no_alignment_layer_says_so_once(
         for _ in range(2):
             unrecorded.translate(LINES[:2], unrecorded.request(alignments=True))
     assert caplog.text.count("does not say which attention it aligns words with") == 1
+
+
+def test_an_ensemble_aligning_from_other_layers_names_each_models(tmp_path):
+    """A two-layer Transformer aligns from its layer -2 (model.alignment_layer), an RNN from
+    its one attention (-1): the refusal says so, rather than asking for another depth."""
+    from translator.decode.request import DecodeRequest
+    from translator.errors import UserError
+
+    (tmp_path / "t").mkdir()
+    (tmp_path / "r").mkdir()
+    deep = untrained(tmp_path / "t", dec_layers=2, enc_layers=2)
+    rnn = untrained(tmp_path / "r", type="bahdanau", embed_dim=16, hidden_size=16)
+    engine = load_engine([deep, rnn], "cpu", ensemble=True)
+    request = DecodeRequest(engine.cfg.decode, alignments=True)
+    with pytest.raises(UserError) as err:
+        engine.translate(["Ein Hund läuft."], request)
+    assert "model 1 from -2, model 2 from -1" in err.value.message
+    assert "model.alignment_layer" in err.value.message

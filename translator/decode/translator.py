@@ -69,9 +69,13 @@ class Translator(EngineBase):
             confidence=True,
         )
         if self.model.attention_layers and self.model.alignment_layer is None:
+            seeing = [(i, self.model.members[i]) for i in self.model.seeing]
+            layers = ", ".join(f"model {i + 1} from {m.alignment_layer - m.attention_layers}"
+                               for i, m in seeing)  # fmt: skip
             self.no_alignments = (
-                "the ensemble's models align from different attention layers (counted from "
-                "their last); give models of one depth"
+                f"the ensemble's models align from different attention layers, counted from "
+                f"their last (-1): {layers}; give models that align from the same one (a "
+                "Transformer's model.alignment_layer; a recurrent model's is its one, -1)"
             )
         self._frozen = True
 
