@@ -200,7 +200,9 @@ def test_sigterm_answers_the_requests_in_flight(lstm, tmp_path):
     srv = Server(path, tmp_path / "log", "--batch-wait-ms", "1500", "--batch-gap-ms", "1500")
     try:
         # The LSTM has no attention: a clear error, not a crash.
-        assert_error(post(srv.url + "/attention", {"text": "Hund"}), 400, "no attention")
+        said = post(srv.url + "/attention", {"text": "Hund"})
+        assert_error(said, 400, "it has no attention; serve a Transformer")
+        assert "exported" not in said[1]["error"]
         want = [r[0].text for r in expected(translator, SENTENCES, 2)]
         answers = [None] * len(SENTENCES)
 
