@@ -146,11 +146,11 @@ def test_fp16_scales_the_loss_and_skips_overflowing_steps(tmp_path, monkeypatch)
     t.train_step()  # finite loss, but the scaled gradients overflow fp16
     assert t.updater.scaler.get_scale() == scale / 2
     assert all(torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))
-    assert t.sync().skipped == 0  # an overflow lowers the scale; it is not a bad loss
+    assert t.sync(logged=True).skipped == 0  # an overflow lowers the scale, no bad loss
     monkeypatch.undo()
     for _ in range(3):
         t.train_step()
-    stats = t.sync()
+    stats = t.sync(logged=True)  # (the log line since the overflowing step)
     assert stats.skipped == 0 and 0 < stats.loss < 20
     assert any(not torch.equal(a, b) for a, b in zip(before, t.model.parameters(), strict=True))
 
@@ -171,10 +171,10 @@ def test_compiled_training_matches_eager(tmp_path, monkeypatch, backend):
         assert (t.net is not t.model) == compiled  # the compiled wrapper trains
         t.train_step()
         grads = [p.grad.clone() for p in t.model.parameters()]
-        first = t.sync().loss
+        first = t.sync(logged=True).loss
         for _ in range(2):
             t.train_step()
-        runs[compiled] = (first, t.sync().loss, grads)
+        runs[compiled] = (first, t.sync(logged=True).loss, grads)
     assert runs[True][0] == pytest.approx(runs[False][0], rel=1e-5)
     assert runs[True][1] == pytest.approx(runs[False][1], rel=1e-3)
     for a, b in zip(runs[True][2], runs[False][2], strict=True):

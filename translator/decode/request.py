@@ -155,6 +155,8 @@ class EngineBase(Frozen):
 
     # why an engine without Capabilities.alignments gives none (its own words)
     no_alignments = "the model has no attention to align words with"
+    # why one without Capabilities.attention shows none, and what to serve instead
+    no_attention = "it has no attention; serve a Transformer, Bahdanau or Luong model"
 
     def source_of(self, request: DecodeRequest) -> tuple[int, ...]:
         """The ids put before every source line of `request`."""

@@ -139,6 +139,7 @@ class ExportedTranslator(EngineBase):
         self._frozen = True
 
     attention_layers = 0
+    no_attention = "an exported model gives none; serve its checkpoint file"
     # an export only searches, unconstrained, and shows no attention; a Transformer's export
     # returns its alignment layer's attention (models/transformer_ct2.py) for alignments
     capabilities = Capabilities(

@@ -190,13 +190,10 @@ def parse_attention(
     check_fields(req)
     engine = door.engine
     if not engine.capabilities.attention:
-        why = (  # (an export's model has them, but CTranslate2 gives none to show)
-            "an exported model gives none: serve its checkpoint file"
-            if engine.describe()["engine"] == "ctranslate2"
-            else "it has no attention; serve a Transformer, Bahdanau or Luong model"
-        )
         raise LimitError(
-            400, f"the served {engine.cfg.model.type} model has no attention weights to show: {why}"
+            400,
+            f"the served {engine.cfg.model.type} model has no attention weights to show: "
+            f"{engine.no_attention}",
         )
     door.check_texts([req.text])
     layers = engine.attention_layers
