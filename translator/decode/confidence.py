@@ -255,8 +255,10 @@ class Calibration:
         the range the fit saw counts as its nearest end: one that hardly varied there (a
         small dev set's) would otherwise lie thousands of its scales out and decide alone."""
         x = _columns(rows, self.features)
-        x = np.clip(x, self.low, self.high) if self.low else x
-        z = np.clip((x - self.mean) / np.asarray(self.scale), -10.0, 10.0)  # (fits without)
+        if self.low:
+            z = (np.clip(x, self.low, self.high) - self.mean) / np.asarray(self.scale)
+        else:  # (a calibration stored without its ranges: ten scales out at most)
+            z = np.clip((x - self.mean) / np.asarray(self.scale), -10.0, 10.0)
         return 0.5 * (1.0 + np.tanh(0.5 * (z @ np.asarray(self.weights) + self.bias)))
 
     def to_dict(self) -> dict:
