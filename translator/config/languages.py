@@ -55,6 +55,11 @@ def direction_name(src: str, tgt: str) -> str:
     return f"{src}-{tgt}"
 
 
+def spelled(pairs: list[tuple[str, str]]) -> str:
+    """Language pairs for a message: "de -> en, de -> fr"."""
+    return ", ".join(f"{src} -> {tgt}" for src, tgt in pairs)
+
+
 def check_target(data, tgt_lang: str | None, option: str = "--tgt-lang") -> str | None:
     """The tag for `tgt_lang` (None where the model has one target language, which it may
     name); a missing or unknown language is a one-line error listing the model's."""

@@ -56,8 +56,7 @@ def _same_model(first: Checkpoint, first_path: Path, other: Checkpoint, path: Pa
 def _directions(ckpt: Checkpoint, where: Path) -> str:
     """What a checkpoint translates: its language pairs and corpus tags, in words."""
     from translator.config import config_from_dict
-    from translator.config.languages import directions
-    from translator.train.finetune import spelled
+    from translator.config.languages import directions, spelled
 
     data = config_from_dict(ckpt.config, f"{where} (saved config)").data
     tags = f" (tags {', '.join(data.tags)})" if data.tags else ""

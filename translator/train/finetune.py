@@ -20,7 +20,7 @@ from pathlib import Path
 
 from translator.config import Config, config_from_dict
 from translator.config.diff import config_changes, describe_changes
-from translator.config.languages import directions
+from translator.config.languages import directions, spelled
 from translator.data.tokenizer import Tokenizer
 from translator.errors import UserError
 from translator.models.checkpoint import Checkpoint
@@ -111,7 +111,3 @@ def initial_checkpoint(path: str | Path, cfg: Config) -> tuple[Checkpoint, Token
             f"trains {spelled(new)}, which it was not: check data.src_lang and data.tgt_lang"
         )
     return ckpt, tokenizer, cfg
-
-
-def spelled(pairs: list[tuple[str, str]]) -> str:
-    return ", ".join(f"{src} -> {tgt}" for src, tgt in pairs)

@@ -77,10 +77,8 @@ class Updater:
         self.token_loss = compiled_loss(token_loss) if tc.compile else token_loss
         self.scaler = torch.amp.GradScaler(device.type, init_scale=2.0**16 if self.fp16 else 1.0)
         zero = torch.zeros((), device=device)
-        self.loss_sum = (
-            zero.clone()
-        )  # summed per-token loss of the good steps since the last log line
-        self.good = zero.clone()  # good steps since the last log line
+        self.loss_sum = zero.clone()  # summed per-token loss of the good steps of a log line
+        self.good = zero.clone()  # good steps of the log line in progress
         self.skipped = zero.clone()  # skipped steps since read()
         self.run = zero.clone()  # non-finite losses in a row, now
         self.longest_run = zero.clone()  # the longest such run since read()
@@ -172,8 +170,9 @@ class Updater:
 
     def restore_window(self, sums: list[float]) -> None:
         """The sums StepStats.window gave when last.pt was written ([]: none)."""
-        for t, value in zip(self.window, sums, strict=len(sums) > 0):
-            t.fill_(value)
+        if sums:
+            for t, value in zip(self.window, sums, strict=True):
+                t.fill_(value)
 
     def read(self, logged: bool = True) -> StepStats:
         """What the steps since the last read did, this rank's tokens aside (a host sync:
