@@ -143,7 +143,7 @@ def test_a_text_the_model_would_cut_is_a_413_naming_it(tmp_path):
 @pytest.mark.parametrize("family", ["lstm", "bahdanau", "luong"])
 def test_a_recurrent_model_scores_targets_of_any_length(tmp_path, family):
     """A recurrent decoder writes sequences of any length (its max_target is None): a long
-    scored target is no breach, where the length check used to fail on None."""
+    scored target is no breach: the length check has no limit to hold it to."""
     from translator.engines.load import load_engine
 
     path = untrained(tmp_path, type=family, embed_dim=16, hidden_size=16)
