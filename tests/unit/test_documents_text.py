@@ -69,6 +69,34 @@ def test_a_sentence_ends_after_closing_quotes_and_footnote_marks(text, lang, wan
     assert split_sentences(text, lang) == want
 
 
+def test_a_long_paragraph_is_split_a_window_at_a_time_as_it_would_be_whole(monkeypatch):
+    """pysbd sees at most WINDOW characters at once (its time grows faster than the text),
+    and the windows' borders add or lose no sentence: abbreviations and ordinals that
+    straddle one stay whole."""
+    import pysbd.processor
+
+    from translator.documents import segment
+
+    alone = [
+        "Ein Mann fährt Rad, z.B. am 3. Mai.",
+        "Dr. Müller wohnt in der Str. Nr. 5 in Berlin.",
+        "Zwei Hunde spielen im Park!",
+        "Was macht die Frau mit dem Buch?",
+    ]
+    sentences = [alone[i % 4] for i in range(301)]
+    text = " ".join(sentences)
+    seen = []
+    process = pysbd.processor.Processor.process
+
+    def watched(self):
+        seen.append(len(self.text))
+        return process(self)
+
+    monkeypatch.setattr(pysbd.processor.Processor, "process", watched)
+    assert split_sentences(text, "de") == sentences
+    assert len(text) > 5 * segment.WINDOW and max(seen) <= segment.WINDOW
+
+
 def test_unknown_languages_use_english_rules():
     assert rules_language("de-DE") == "de" and rules_language("pt_BR") == "en"
     assert rules_language(None) == "en" and rules_language("xx") == "en"

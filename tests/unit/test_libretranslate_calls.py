@@ -68,3 +68,24 @@ def test_a_sentence_too_long_for_a_model_is_translated_in_pieces():
     out = asyncio.run(LibreTranslate.long_sentences(owner, ["Ein Hund.", long], None))
     assert out == [["EIN HUND.", "Ein Hund."], [long.upper()]]  # one hypothesis, joined
     assert [len(s.split()) for s in sent] == [2, LONGEST, 10]
+
+
+def test_splitting_waits_in_the_servers_queue_and_stops_once_given_up():
+    """A request's sentence splitting runs on the server's OffLoop worker: a full queue is a
+    429 before any work, and a timed-out request stops between its texts."""
+    from types import SimpleNamespace
+
+    from translator.serve.libretranslate import LibreTranslate, split_texts
+    from translator.serve.limits import Limits
+    from translator.serve.requests import Cancelled, OffLoop
+
+    full = SimpleNamespace(off_loop=OffLoop(Limits(max_queue=0)))
+    with pytest.raises(LimitError) as refused:
+        de = SimpleNamespace(code="de")
+        asyncio.run(LibreTranslate.plain(full, ["Ein Hund. Eine Katze."], de, None, 0))
+    assert refused.value.status == 429
+
+    asked = iter([False, True])
+    with pytest.raises(Cancelled):
+        split_texts(["Ein Hund. Eine Katze.", "Zwei Männer."], "de", lambda: next(asked))
+    assert split_texts(["Ein Hund. Eine Katze."], "de", lambda: False) == [[(0, 9), (10, 21)]]

@@ -49,6 +49,11 @@ _STARTERS = {
 }
 # one of them after a letter, a digit or a stop and a space, and not the start of a
 # compound (`Ein-Mann-Orchester`); quotes, colons and dashes before it are left alone
+# pysbd's time grows faster than a paragraph's length (a paragraph of 1,000 sentences takes
+# about 30 times as long a character as one of 30), so a long paragraph is split a window of
+# WINDOW characters at a time; a window's cuts in its last MARGIN characters, where what
+# follows is cut off, are found again by the next window, which starts at its last cut.
+WINDOW, MARGIN = 2000, 400
 _START_AFTER = {
     lang: re.compile(r"(?<=[^\W_.]|\.)\s+((?:" + "|".join(words.split()) + r")(?=\s))")
     for lang, words in _STARTERS.items()
@@ -107,6 +112,23 @@ def segments_to_cuts(text: str, segments: list[str]) -> list[int]:
     return cuts
 
 
+def _pysbd_cuts(text: str, rules: str) -> list[int]:
+    """Where pysbd starts sentences in `text`, a window at a time (WINDOW). Its segments are
+    placed by segments_to_cuts: pysbd's own placement (segment()) searches the text from its
+    start for each one, which takes minutes for a paragraph of thousands of sentences."""
+    process = _segmenter(rules).processor
+    cuts, start = [], 0
+    while True:
+        end = min(len(text), start + WINDOW)
+        piece = text[start:end]
+        found = [start + c for c in segments_to_cuts(piece, process(piece).process())]
+        if end == len(text):
+            return cuts + [c for c in found if c > start]
+        kept = [c for c in found if start < c <= end - MARGIN]
+        cuts += kept
+        start = kept[-1] if kept else end - MARGIN
+
+
 def sentence_spans(text: str, lang: str | None = DEFAULT_LANG) -> list[tuple[int, int]]:
     """[start, end) spans of the sentences of `text` (module docstring); `lang`: the source
     language code, English rules when pysbd has none for it."""
@@ -117,10 +139,7 @@ def sentence_spans(text: str, lang: str | None = DEFAULT_LANG) -> list[tuple[int
     if (starts := _START_AFTER.get(rules)) is not None:
         cuts = [m.start(1) for m in starts.finditer(text)]
     if _MAY_END.search(text):
-        # the sentences as pysbd finds them, placed by segments_to_cuts: pysbd's own
-        # placement (segment()) searches the text from its start for each one, which takes
-        # minutes for a paragraph of thousands of sentences
-        cuts += segments_to_cuts(text, _segmenter(rules).processor(text).process())
+        cuts += _pysbd_cuts(text, rules)
     cuts += [m.end() for m in _CLOSED_END.finditer(text) if m.group(1).isupper()]
     return cuts_to_spans(text, cuts)
 

@@ -135,7 +135,7 @@ def create_app(
     async def index() -> str:
         return page
 
-    mount_libretranslate(app, engine, door, batcher, api_key)  # serve/libretranslate.py
+    mount_libretranslate(app, engine, door, batcher, api_key, off_loop)  # serve/libretranslate.py
     return BodyLimit(app, limits.max_body)
 
 

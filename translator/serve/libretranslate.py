@@ -39,7 +39,7 @@ from translator.serve.libretranslate_io import (
 )
 from translator.serve.libretranslate_langs import Language, Languages
 from translator.serve.limits import LimitError
-from translator.serve.requests import check_unicode
+from translator.serve.requests import Cancelled, OffLoop, check_unicode
 
 log = logging.getLogger(__name__)
 FILE_FORMATS = {".txt": "text", ".html": "html", ".htm": "html", ".xhtml": "html",
@@ -86,6 +86,16 @@ def alternatives_of(fields: dict, most: int) -> int:
     return count
 
 
+def split_texts(texts: list[str], lang: str, cancelled: Callable[[], bool]) -> list[list]:
+    """Each text's line_spans (on OffLoop's worker), stopping once the request timed out."""
+    spans = []
+    for text in texts:
+        if cancelled():
+            raise Cancelled
+        spans.append(line_spans(text, lang))
+    return spans
+
+
 def line_spans(text: str, lang: str) -> list[tuple[int, int]]:
     """The sentence spans of `text`, each line split on its own (a line break always ends a
     sentence), the whitespace between them left out (documents/segment.py)."""
@@ -114,9 +124,11 @@ class LibreTranslate:
     """The routes' state: the server's engine, batcher and checking door, the languages as
     LibreTranslate names them, the key a request must give (None: any), the files."""
 
-    def __init__(self, engine, door, batcher, api_key: str | None = None):
+    def __init__(self, engine, door, batcher, api_key: str | None = None, off_loop=None):
         self.engine, self.door, self.batcher = engine, door, batcher
         self.limits = door.limits
+        # the server's worker for CPU work: splitting waits in its queue, under its limits
+        self.off_loop = off_loop or OffLoop(self.limits)
         self.langs = Languages(engine)
         self.api_key = api_key
         self.files = FileStore()
@@ -161,7 +173,7 @@ class LibreTranslate:
     async def plain(self, texts: list[str], src, tgt, alternatives: int):
         """(each text translated sentence by sentence with its whitespace kept, each one's
         alternatives: other hypotheses of a text of one sentence)."""
-        spans = await asyncio.to_thread(lambda: [line_spans(t, src.code) for t in texts])
+        spans = await self.off_loop.run(split_texts, texts, src.code)
         sentences = [text[a:b] for text, sp in zip(texts, spans) for a, b in sp]
         self.check_sentences(sentences)
         asked = [has_letters(s) for s in sentences]  # the rest (numbers) stay as they are
@@ -358,10 +370,12 @@ class LibreTranslate:
         raise LimitError(403, "Suggestions are disabled on this server.")
 
 
-def mount(app: FastAPI, engine, door, batcher, api_key: str | None = None) -> LibreTranslate:
+def mount(
+    app: FastAPI, engine, door, batcher, api_key: str | None = None, off_loop=None
+) -> LibreTranslate:
     """LibreTranslate's routes under /libretranslate/ on `app`, and their CORS and
-    doubled-slash door (libretranslate_io.Door)."""
-    lt = LibreTranslate(engine, door, batcher, api_key)
+    doubled-slash door (libretranslate_io.Door); `off_loop`: the server's OffLoop."""
+    lt = LibreTranslate(engine, door, batcher, api_key, off_loop)
     routes = [
         ("/translate", lt.translate, ["POST"]),
         ("/languages", lt.languages, ["GET"]),
