@@ -245,7 +245,7 @@ def test_a_run_dir_of_the_users_is_refused_and_an_earlier_run_is_taken_as_a_run(
         (earlier / name).write_bytes(b"")
     RunDir(earlier).create()
     assert "last.pt" in owned(earlier) and "notes.txt" not in owned(earlier)
-    RunDir(earlier).claim(overwrite=True, init_from=None, remove=True)
+    RunDir(earlier).clear()
     assert sorted(p.name for p in earlier.iterdir()) == [MARKER, "config.yaml", "notes.txt"]
 
 

@@ -23,15 +23,18 @@ def test_the_run_dir_names_every_file_and_orders_step_checkpoints_by_step(tmp_pa
     ]
     assert run.tensorboard == tmp_path / "run" / "tensorboard"
     for step in (1000, 20, 300):
-        run.step_checkpoint(step).write_bytes(b"")
+        save_checkpoint(run.step_checkpoint(step), {"model": {}})
     (tmp_path / "run" / "step-x.pt").write_bytes(b"")  # not a step checkpoint
     assert [p.name for p in run.step_checkpoints()] == [
         "step-000020.pt",
         "step-000300.pt",
         "step-001000.pt",
     ]
+    mine = run.step_checkpoint(5)  # the user's, under a step checkpoint's name
+    mine.write_text("precious")
     run.prune_step_checkpoints(keep=1, step=300)  # 1000 is an earlier run's: it goes too
-    assert [p.name for p in run.step_checkpoints()] == ["step-000300.pt"]
+    assert [p.name for p in run.step_checkpoints()] == ["step-000005.pt", "step-000300.pt"]
+    assert mine.read_text() == "precious"
 
 
 def test_claiming_refuses_an_earlier_run_and_overwrite_removes_only_its_files(tmp_path):
@@ -48,16 +51,18 @@ def test_claiming_refuses_an_earlier_run_and_overwrite_removes_only_its_files(tm
     notes = run.tensorboard / "notes.txt"
     notes.write_text("precious")
     with pytest.raises(UserError, match="holds an earlier run \\(last.pt\\)"):
-        run.claim(overwrite=False, init_from=None, remove=True)
-    run.claim(overwrite=True, init_from=None, remove=False)  # another rank: deletes nothing
+        run.claim(overwrite=False, init_from=None)
+    run.claim(overwrite=True, init_from=None)  # allowed, and nothing goes before clear()
     assert run.last.exists() and run.step_checkpoint(4).exists()
-    run.claim(overwrite=True, init_from=None, remove=True)
+    run.clear()
     left = sorted(p.name for p in run.path.iterdir())
-    assert left == [".translator-output.json", "config.yaml", "step-000999.pt", "tensorboard"]
+    # (train.log: RunLog.restart drops the earlier run's lines, keeping the new run's)
+    assert left == [".translator-output.json", "config.yaml", "step-000999.pt", "tensorboard",
+                    "train.log"]  # fmt: skip
     assert [p.name for p in run.tensorboard.iterdir()] == ["notes.txt"]
     (run.tensorboard / "notes.txt").unlink()
     run.last.write_text("earlier")
-    run.claim(overwrite=True, init_from=None, remove=True)
+    run.clear()
     assert not run.tensorboard.exists()  # emptied: gone
 
 

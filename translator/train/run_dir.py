@@ -113,11 +113,13 @@ class RunDir:
     def prune_step_checkpoints(self, keep: int, step: int) -> None:
         """Keep the `keep` newest step checkpoints up to `step` (called after the one of `step`
         is written whole); later-numbered ones belong to an earlier run in the same folder that
-        this one is overwriting, as it overwrites its last.pt and best.pt."""
+        this one is overwriting, as it overwrites its last.pt and best.pt. A file of the
+        user's under such a name is no checkpoint of translator's, and stays."""
         paths = self.step_checkpoints()
         current = [p for p in paths if int(STEP_NAME.fullmatch(p.name)[1]) <= step]
         for path in set(paths) - set(current[-keep:]):
-            path.unlink(missing_ok=True)
+            if _translator_checkpoint(path):
+                path.unlink(missing_ok=True)
 
     # -- claiming ------------------------------------------------------------------------------
     def create(self, hold: bool = True) -> None:
@@ -156,16 +158,11 @@ class RunDir:
         if self._lock is not None:
             self._lock()
 
-    def claim(self, overwrite: bool, init_from: str | Path | None, remove: bool) -> None:
+    def claim(self, overwrite: bool, init_from: str | Path | None) -> None:
         """A new run in a folder that holds an earlier run's checkpoints: refused, unless
-        `overwrite`, which removes them (and the earlier run's step checkpoints, average,
-        summary and TensorBoard logs) so that nothing of the two runs mixes; `remove`: this
-        process deletes (rank 0 alone)."""
+        `overwrite`; the earlier run's files go once the new run has started (`clear`)."""
         found = [path for path in (self.last, self.best) if path.exists()]
-        if not found:  # a log without a checkpoint belongs to no run that can go on
-            if remove:
-                for path in (self.log, self.validations):
-                    path.unlink(missing_ok=True)
+        if not found:
             return
         if not overwrite:
             raise UserError(
@@ -178,19 +175,27 @@ class RunDir:
                 f"--init-from {init_from} lies in run_dir '{self}', which --overwrite would "
                 "empty: give the new run its own folder (--set run_dir=...)"
             )
-        if remove:
-            for path in [*found, self.summary, self.log, self.validations]:
+
+    def clear(self) -> None:
+        """Remove an earlier run's files, so that nothing of two runs mixes: called by a new
+        run once its config, data and model are ready, so that a mistake in them leaves the
+        earlier run whole. Its checkpoints, step checkpoints and average (translator's
+        only: a file of the user's under such a name stays), summary, validations and
+        TensorBoard curves; its log lines are RunLog.restart's to drop."""
+        self.validations.unlink(missing_ok=True)  # (a log without a checkpoint's too)
+        found = [path for path in (self.last, self.best) if path.exists()]
+        if not found:
+            return
+        for path in [*found, self.summary]:
+            path.unlink(missing_ok=True)
+        for path in [self.average, *self.step_checkpoints()]:
+            if _translator_checkpoint(path):
+                path.unlink()
+        if self.tensorboard.is_dir():  # its curves would mix in
+            for path in self.tensorboard.glob("events.out.tfevents.*"):
                 path.unlink(missing_ok=True)
-            # checkpoints and curves a run or `translator average` wrote; a file of the
-            # user's under such a name stays
-            for path in [self.average, *self.step_checkpoints()]:
-                if _translator_checkpoint(path):
-                    path.unlink()
-            if self.tensorboard.is_dir():  # its curves would mix in
-                for path in self.tensorboard.glob("events.out.tfevents.*"):
-                    path.unlink(missing_ok=True)
-                with contextlib.suppress(OSError):
-                    self.tensorboard.rmdir()  # (unless something else is in it)
+            with contextlib.suppress(OSError):
+                self.tensorboard.rmdir()  # (unless something else is in it)
 
     def resumable(self) -> Path:
         """last.pt, which `--resume` continues from."""

@@ -11,6 +11,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
 from translator.errors import UserError
+from translator.fileio import atomic_write_bytes
 
 FIELD_TYPES = {float: (int, float)}  # a float field may hold a whole number
 
@@ -63,7 +64,8 @@ class RunLog:
 
     def __init__(self, path: Path, enabled: bool):
         self.path, self.enabled = path, enabled
-        self.handler: logging.Handler | None = None
+        self.handler: logging.FileHandler | None = None
+        self.start = 0  # the log's size when this run attached: the lines before are others'
 
     @contextlib.contextmanager
     def attached(self):
@@ -75,6 +77,7 @@ class RunLog:
             return
         logger = logging.getLogger("translator")
         level = logger.level
+        self.start = self.path.stat().st_size if self.path.is_file() else 0
         self.handler = logging.FileHandler(self.path, "a", encoding="utf-8")
         self.handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%Y-%m-%d %H:%M:%S"))
         logger.addHandler(self.handler)
@@ -96,6 +99,19 @@ class RunLog:
             logger.setLevel(level)
             self.handler.close()
             self.handler = None
+
+    def restart(self) -> None:
+        """Drop the lines train.log held before this run attached (an earlier run's, which
+        this one replaces), keeping this run's; written whole, then appended to again."""
+        if self.handler is None:
+            return
+        self.handler.flush()
+        with open(self.path, "rb") as f:
+            f.seek(self.start)
+            mine = f.read()
+        atomic_write_bytes(self.path, mine)
+        self.start = 0
+        self.handler.setStream(open(self.path, "a", encoding="utf-8")).close()
 
     def note(self, line: str, exc_info: bool = False) -> None:
         """A line for train.log alone (on a terminal the progress bar shows it already)."""

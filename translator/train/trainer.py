@@ -78,11 +78,14 @@ class Trainer:
         self.run_dir.create(hold=self.group.main)
         try:
             if not resume:
-                self.run_dir.claim(overwrite, init_from, remove=self.group.main)
+                self.run_dir.claim(overwrite, init_from)
             self.run_log = RunLog(self.run_dir.log, enabled=self.group.main)
             self.report = TrainingReport(self.run_dir, tc, self.group.main)
             with self.run_log.attached():
                 self._setup(resume, init_from)
+                if not resume and self.group.main:  # ready: the earlier run's files go
+                    self.run_dir.clear()
+                    self.run_log.restart()
         except BaseException:
             self.run_dir.release()  # a run that cannot start holds no folder
             if made and self.group.main:  # nor leaves one made for it (its error is shown)
@@ -375,12 +378,8 @@ class Trainer:
             self.bar.stopped(s.step)
 
     def _write_summary(self) -> None:
-        run = {
-            "parameters": self.model.num_parameters(),
-            "device": str(self.device),
-            "dtype": str(self.dtype).split(".")[-1],
-            "processes": self.group.world,
-        }
+        run = {"parameters": self.model.num_parameters(), "device": str(self.device),
+               "dtype": str(self.dtype).split(".")[-1], "processes": self.group.world}  # fmt: skip
         self.report.write_summary(self.stop, run, self.startup_seconds)
 
     @property
