@@ -11,7 +11,8 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from translator.config.ranges import BATCH_SIZE, BEAM, LEN_PENALTY, MAX_LEN_A, MAX_LEN_B
-from translator.fileio import creatable_file, readable_file
+from translator.errors import UserError
+from translator.fileio import creatable_file, kept, readable_file, real_target
 
 
 def _plain_types(params) -> None:
@@ -61,7 +62,19 @@ def _input_file(path: Path | None) -> Path | None:
     return None if path is None else readable_file(path)
 
 
-def _output_file(path: Path | None) -> Path | None:
+def _output_file(path: Path | None, option: str = "the output") -> Path | None:
+    """`path` checked as a text or picture to write: never over a model (fileio.kept)."""
+    if path is None:
+        return None
+    what = kept(path)
+    if what is not None:
+        link = f" (a link to {real_target(path)})" if path.is_symlink() else ""
+        raise UserError(f"{option} {path}{link} is {what}; refusing to replace it",
+                        "give a new file name")  # fmt: skip
+    return creatable_file(path)
+
+
+def _checkpoint_file(path: Path | None) -> Path | None:
     return None if path is None else creatable_file(path)
 
 
@@ -85,8 +98,8 @@ def checkpoint_option(help: str, metavar: str = "PATH"):
 PICTURE_FORMATS = (".png", ".svg", ".pdf")
 
 
-def _picture_file(path: Path | None) -> Path | None:
-    path = _output_file(path)
+def _picture_file(param: typer.CallbackParam, path: Path | None) -> Path | None:
+    path = _output_file(path, param.opts[0])
     if path is not None and path.suffix.lower() not in PICTURE_FORMATS:
         raise typer.BadParameter(
             f"{path} is not named as a picture; end it in {', '.join(PICTURE_FORMATS)}"
@@ -105,9 +118,16 @@ def input_option(name: str, help: str):
     return typer.Option(name, help=help, metavar="FILE", callback=_input_file)
 
 
-def output_option(name: str, help: str):
-    """A `--NAME FILE` option for a file the command writes (whole, atomically)."""
-    return typer.Option(name, help=help, metavar="FILE", callback=_output_file)
+def output_option(name: str, help: str, checkpoint: bool = False):
+    """A `--NAME FILE` option for a file the command writes (whole, atomically): a text,
+    never written over a model, or where `checkpoint`, a checkpoint (its command checks what
+    it may replace)."""
+
+    def text_file(path: Path | None) -> Path | None:
+        return _output_file(path, name)
+
+    return typer.Option(name, help=help, metavar="FILE",
+                        callback=_checkpoint_file if checkpoint else text_file)  # fmt: skip
 
 
 ConfigOpt = Annotated[

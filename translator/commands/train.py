@@ -65,7 +65,10 @@ def average(
         checkpoint_option("A checkpoint to average (repeatable)", "FILE"),
     ] = None,
     output: Annotated[
-        Path | None, output_option("--output", "The checkpoint to write (default RUN/average.pt)")
+        Path | None,
+        output_option(
+            "--output", "The checkpoint to write (default RUN/average.pt)", checkpoint=True
+        ),
     ] = None,
 ):
     """Average the weights of a run's step checkpoints (or of --checkpoint files)."""
