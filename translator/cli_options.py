@@ -12,7 +12,8 @@ from typer.core import TyperCommand, TyperGroup
 
 from translator.config.ranges import BATCH_SIZE, BEAM, LEN_PENALTY, MAX_LEN_A, MAX_LEN_B
 from translator.errors import UserError
-from translator.fileio import creatable_file, kept, readable_file, real_target
+from translator.fileio import creatable_file, readable_file, real_target
+from translator.fileio.outputs import kept
 
 
 def _plain_types(params) -> None:

@@ -1,7 +1,7 @@
 """`translator distill` as a user runs it: the teacher's translations of its own training
 sources, in files a student's config trains on."""
 
-from util import tiny_config
+from util import assert_user_error, tiny_config
 
 from translator.config import config_from_dict
 from translator.train.trainer import Trainer
@@ -35,3 +35,22 @@ def test_a_student_trains_on_what_the_teacher_distilled(transformer, tmp_path, h
     assert trainer.state.step == 2
     missing = here("distill", "--checkpoint", path, "--out", str(out), "--config", "no.yaml")
     assert missing.returncode == 2 and "no.yaml" in missing.stderr
+
+
+def test_a_distilled_file_edited_since_is_neither_done_nor_replaced(three_steps, tmp_path, here):
+    """Edits are found by the stamps in the output marker, as export finds them."""
+    out = tmp_path / "d"
+    args = ["distill", "--checkpoint", str(three_steps), "--out", str(out), "--device", "cpu",
+            "--set", "data.demo_train=12"]  # fmt: skip
+    for beam in ("1", "1", "2"):  # done, already done, and redone: no edit, no refusal
+        result = here(*args, "--beam", beam)
+        assert result.returncode == 0, result.stderr
+    outputs = out / "train.en"
+    with outputs.open("a", encoding="utf-8") as f:
+        f.write("a line of mine\n")
+    edited = outputs.read_bytes()
+    for beam in ("2", "1"):  # the same settings, and others
+        result = here(*args, "--beam", beam)
+        assert_user_error(result, f"{outputs} was changed since translator wrote it",
+                          "refusing to replace it")  # fmt: skip
+        assert outputs.read_bytes() == edited

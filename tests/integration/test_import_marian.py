@@ -276,6 +276,14 @@ def test_an_output_translator_did_not_write_is_refused(imported, tmp_path, capsy
     assert out.read_bytes() == before
 
 
+def test_a_folder_given_as_output_is_named_as_other_commands_name_it(imported, tmp_path, capsys):
+    folder = tmp_path / "adir"
+    folder.mkdir()
+    code, _, err = run_cli(capsys, "import", str(imported[0]), "--output", str(folder))
+    one_line_error(code, err, f"{folder} is a folder; give the name of a file to write")
+    assert list(folder.iterdir()) == []
+
+
 def test_import_makes_the_folder_of_its_output(imported, tmp_path, capsys):
     """README's `--output models/opus-de-en.pt` works on a fresh checkout (no models/)."""
     out = tmp_path / "models" / "opus.pt"

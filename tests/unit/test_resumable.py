@@ -90,6 +90,24 @@ def test_another_input_or_model_starts_over(job):
     assert again.calls == 4 and out.read_text().splitlines()[0] == "ROW 0"
 
 
+def test_an_export_folder_written_anew_in_place_starts_over(job, tmp_path):
+    """An exported folder is known by its files, not its path: another model exported into
+    the same folder is not taken for the one a stopped run translated with."""
+    src, out = job
+    folder = tmp_path / "exported"
+    folder.mkdir()
+    (folder / "model.bin").write_bytes(b"old model")
+    (folder / "manifest.json").write_text("{}")
+    with pytest.raises(KeyboardInterrupt):
+        run(Upper(stop_after=1), src, out, model=resumable.model_stamps([folder]))
+    (folder / "model.bin").unlink()  # rewritten in place, as an export does
+    (folder / "model.bin").write_bytes(b"new model, another size")
+    again = Upper()
+    run(again, src, out, model=resumable.model_stamps([folder]))
+    assert again.calls == 4 and len(out.read_text().splitlines()) == 10
+    assert resumable.model_stamps([folder]) == resumable.model_stamps([folder])
+
+
 def test_sampling_draws_each_chunk_from_its_own_seed(job):
     src, out = job
     straight = Upper()

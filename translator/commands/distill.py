@@ -22,7 +22,7 @@ from translator.cli_options import (
 )
 from translator.config.ranges import BEAM
 from translator.errors import UserError
-from translator.fileio.outputs import claim_folder
+from translator.fileio.outputs import claim_folder, refuse_edited
 
 # What distill writes in its folder: NAME.SRC, NAME.TGT, NAME.ref.TGT, NAME.json ...
 _DISTILLED = re.compile(r"\.?train\d*\..+")
@@ -50,12 +50,13 @@ def _training_files(cfg) -> list[Path]:
     return flat
 
 
-def _check_out(out: Path, cfg) -> tuple[set[str], set[str]]:
-    """--out is a folder distill may write: none of the training data is read from it, and
-    the data can be opened (else nothing is made). (The names translator wrote there, the
-    names this run may write.)"""
+def _check_out(out: Path, cfg) -> tuple[set[str], set[str], set[str]]:
+    """--out is a folder distill may write: none of the training data is read from it, the
+    data can be opened (else nothing is made), and no file this run may replace was edited
+    since translator wrote it. (The names translator wrote there, the names this run may
+    write, the corpus files among them that people read and edit.)"""
     from translator.data.corpora import training_sources
-    from translator.decode.distill import written_files
+    from translator.decode.distill import corpus_files, written_files
 
     names = [name for name, _ in training_sources(cfg)]
     for path in _training_files(cfg):
@@ -67,8 +68,10 @@ def _check_out(out: Path, cfg) -> tuple[set[str], set[str]]:
                 "give --out a folder of its own",
             )
     ours = claim_folder(out, "--out", _earlier_distill, "distill")
-    planned = set()
+    planned, corpora = set(), set()
     for name in names:  # what this run writes, replacing only its own
+        src, ref, tgt, *_ = corpus_files(out, name, cfg.data.src_lang, cfg.data.tgt_lang)
+        corpora |= {src.name, ref.name, tgt.name}
         for path in written_files(out, name, cfg.data.src_lang, cfg.data.tgt_lang):
             if path.exists() and path.name not in ours:
                 raise UserError(
@@ -76,7 +79,9 @@ def _check_out(out: Path, cfg) -> tuple[set[str], set[str]]:
                     "move it away or give another folder",
                 )
             planned.add(path.name)
-    return ours, planned
+    # an edited file is neither "already distilled" (it no longer lines up) nor replaced
+    refuse_edited(out, planned)
+    return ours, planned, corpora
 
 
 def distill(
@@ -136,14 +141,16 @@ def distill(
 
         cfg = config_from_dict(engine.cfg.to_dict(), overrides=set_ or [])
     dc = decode_overrides(engine.cfg.decode, beam, len_penalty, None, None, batch_size, nbest)
-    ours, planned = _check_out(out, cfg)
+    ours, planned, corpora = _check_out(out, cfg)
     before = {p.name for p in out.iterdir()} - ours
-    # listed before any is made: a run killed outright (SIGKILL) leaves them translator's
-    record(out, planned, "distill")
+    # listed before any is made: a run killed outright (SIGKILL) leaves them translator's;
+    # unstamped while rewritten, so that such a run leaves no stamp its own files break
+    record(out, planned, "distill", forget=corpora)
     try:
         done = distill_corpora(engine, cfg, out, dc, nbest, model_stamps(checkpoint))
     finally:  # what a stopped run wrote is translator's too, for the next run to go on
-        record(out, {p.name for p in out.iterdir()} - before, "distill")
+        new = {p.name for p in out.iterdir()} - before
+        record(out, new, "distill", stamp=corpora)
     entries = ", ".join(d.entry() for d in done)
     typer.echo(
         f"distilled {sum(d.lines for d in done):,} lines into {out}; "

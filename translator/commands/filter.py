@@ -19,6 +19,7 @@ model). This score is a log-ratio per subword, any real number; higher is better
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -152,17 +153,21 @@ def filter_pairs(
         backward = [s.mean for chunk in chunks for s in chunk]
     scores = means if contrast else [pair_score(f, b) for f, b in zip(means, backward)]
     stays = kept(scores, keep, min_score)
-    # Each output appears whole, by rename, once every pair is written.
+    # All outputs or none: each appears by rename once every one is written and flushed
+    # (a full disk or device fails inside the block, and then no rename is made).
     with (
         atomic_open(out_src, "w", encoding="utf-8") as s_out,
         atomic_open(out_tgt, "w", encoding="utf-8") as t_out,
+        atomic_open(scores_file, "w", encoding="utf-8") if scores_file else nullcontext() as out,
     ):
         for (s, t), stay in zip(iter_pair_files(src, tgt), stays):
             if stay:
                 s_out.write(s + "\n")
                 t_out.write(t + "\n")
-    if scores_file is not None:
-        with atomic_open(scores_file, "w", encoding="utf-8") as out:
+        if out is not None:
             out.writelines(f"{s:.6f}\n" for s in scores)
+        for written in (s_out, t_out, out):
+            if written is not None:
+                written.flush()
     n = sum(stays)
     typer.echo(f"kept {n} of {len(scores)} pairs in {out_src} and {out_tgt}", err=True)

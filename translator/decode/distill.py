@@ -150,7 +150,7 @@ def written_files(folder: Path, name: str, src_lang: str, tgt_lang: str) -> list
 
 def distill_corpora(engine, cfg, folder: Path, dc, nbest: int, model: list) -> list[Distilled]:
     """Translate each training corpus of `cfg` with `engine` into `folder` (module
-    docstring); `model`: what identifies the teacher (file stamps)."""
+    docstring); `model`: what identifies the teacher (model_stamps)."""
     folder.mkdir(parents=True, exist_ok=True)
     src_lang, tgt_lang = cfg.data.src_lang, cfg.data.tgt_lang
     teacher = engine.cfg.data

@@ -41,6 +41,7 @@ from translator.fileio import (
     writable_file,
     written_through,
 )
+from translator.fileio.outputs import MARKER
 from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
@@ -53,10 +54,19 @@ def file_stamp(path: str | Path) -> list:
     return [str(path.resolve()), st.st_size, st.st_mtime_ns]
 
 
+def folder_stamp(path: str | Path) -> list:
+    """What identifies an exported folder's version: its path and each of its files' name,
+    size and time. An export written anew in place holds new files, so the stamp changes
+    with the model (the output marker is bookkeeping, not the model)."""
+    folder = Path(path).resolve()
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MARKER)
+    return [str(folder), [[str(p.relative_to(folder)), *file_stamp(p)[1:]] for p in files]]
+
+
 def model_stamps(paths) -> list:
-    """What identifies the models a job translates with: checkpoint files' stamps, exported
-    folders' paths."""
-    return [file_stamp(p) if Path(p).is_file() else str(Path(p).resolve()) for p in paths]
+    """What identifies the models a job translates with: checkpoint files' and exported
+    folders' stamps."""
+    return [file_stamp(p) if Path(p).is_file() else folder_stamp(p) for p in paths]
 
 
 def stopped_files(output_file: Path) -> tuple[Path, Path, Path]:
@@ -141,7 +151,7 @@ def translate_file(
     translator, input_file: Path, output_file: Path, request, model, guides=None
 ) -> None:
     """Translate `input_file` into `output_file` (module docstring) as the DecodeRequest
-    `request` asks. `model`: what identifies the model (file stamps of the checkpoints);
+    `request` asks. `model`: what identifies the model (model_stamps of its checkpoints);
     `guides`: each line's prefix and required phrases (line_guides.LineGuides), or None."""
     if written_through(output_file):  # a descriptor, device or FIFO: nothing to resume
         _through_once(translator, input_file, output_file, request, guides)

@@ -126,31 +126,6 @@ def writable_file(path: str | Path) -> Path:
     return path
 
 
-def kept(path: str | Path) -> str | None:
-    """What an existing file `path` (a link followed) is, where a text or a picture must not
-    replace it: a PyTorch checkpoint (a run's last.pt holds its training), or a file that a
-    folder translator wrote lists as its own (fileio.outputs); None for any other."""
-    import zipfile
-
-    from translator.fileio.outputs import owned
-
-    path = real_target(path)
-    if not path.is_file():
-        return None
-    if path.name in (owned(path.parent) or ()):
-        return f"a file of the folder translator wrote in {path.parent}"
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    if magic == b"\x80\x02":  # torch.save's legacy pickle format
-        return "a PyTorch checkpoint"
-    with contextlib.suppress(zipfile.BadZipFile, OSError):
-        if magic == b"PK" and any(
-            n.endswith("/data.pkl") for n in zipfile.ZipFile(path).namelist()
-        ):
-            return "a PyTorch checkpoint"
-    return None
-
-
 def descriptor(path: str | Path) -> int | None:
     """The open file descriptor `path` names (/dev/stdout, /dev/fd/N, /proc/self/fd/N), or
     None. Written through a copy of it, a redirection's file keeps what it holds and its

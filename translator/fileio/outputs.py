@@ -13,11 +13,11 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from translator.errors import UserError
-from translator.fileio import atomic_write_bytes, file_digest
+from translator.fileio import atomic_write_bytes, file_digest, real_target
 
 MARKER = ".translator-output.json"  # a name no other program writes
 
@@ -38,17 +38,20 @@ def owned(folder: Path) -> set[str] | None:
 
 def mark(
     folder: Path, names: Iterable[str], command: str = "", scratch: bool = False,
-    stamps: bool = False,
+    stamps: bool | dict = False,
 ) -> None:  # fmt: skip
     """Write the marker of `folder`, listing `names`; `scratch`: all of it is translator's
-    work in progress, to remove whole; `stamps`: with each file's size, modification time
-    and digest, so that a file edited since is known to be the user's (edited)."""
+    work in progress, to remove whole; `stamps`: True: with each file's size, modification
+    time and digest, so that a file edited since is known to be the user's (edited); a dict:
+    those stamps (name -> stamp) of the listed names."""
     record = {"written_by": f"translator {command}".strip(), "files": sorted(set(names))}
     if scratch:
         record["scratch"] = True
+    if stamps is True:
+        stamps = {n: _stamp(Path(folder) / n) for n in record["files"]
+                  if (Path(folder) / n).is_file()}  # fmt: skip
     if stamps:
-        record["stamps"] = {n: _stamp(Path(folder) / n) for n in record["files"]
-                            if (Path(folder) / n).is_file()}  # fmt: skip
+        record["stamps"] = {n: s for n, s in stamps.items() if n in record["files"]}
     atomic_write_bytes(Path(folder) / MARKER, json.dumps(record, indent=1).encode())
 
 
@@ -68,16 +71,34 @@ def _changed(path: Path, stamp: list) -> bool:
     return len(stamp) < 3 or file_digest(path) != stamp[2]
 
 
-def edited(folder: Path) -> list[str]:
-    """The files of `folder` that differ from what its marker recorded when translator wrote
-    them (_changed): the user's edits, such as a model card."""
+def _stamps(folder: Path) -> dict:
+    """The stamps the marker of `folder` holds (name -> stamp; none: {})."""
     try:
         stamps = json.loads((Path(folder) / MARKER).read_text(encoding="utf-8"))["stamps"]
         assert isinstance(stamps, dict)
     except (OSError, ValueError, KeyError, TypeError, AssertionError):
-        return []
-    return sorted(name for name, stamp in stamps.items()
+        return {}
+    return stamps
+
+
+def edited(folder: Path) -> list[str]:
+    """The files of `folder` that differ from what its marker recorded when translator wrote
+    them (_changed): the user's edits, such as a model card."""
+    return sorted(name for name, stamp in _stamps(folder).items()
                   if (Path(folder) / name).is_file() and _changed(Path(folder) / name, stamp))  # fmt: skip
+
+
+def refuse_edited(folder: Path, names: Iterable[str] | None = None) -> None:
+    """A UserError naming the first file of `folder` (of `names`, where given) edited since
+    translator wrote it: replacing it would lose the user's work."""
+    among = None if names is None else set(names)
+    changed = [n for n in edited(folder) if among is None or n in among]
+    if changed:
+        raise UserError(
+            f"{Path(folder) / changed[0]} was changed since translator wrote it; refusing to "
+            "replace it",
+            "move it away or give another folder",
+        )
 
 
 def _writer(folder: Path) -> str:
@@ -89,9 +110,17 @@ def _writer(folder: Path) -> str:
         return ""
 
 
-def record(folder: Path, names: Iterable[str], command: str = "") -> None:
-    """Add `names` to the marker of `folder`."""
-    mark(folder, (owned(folder) or set()) | set(names), command)
+def record(
+    folder: Path, names: Iterable[str], command: str = "", stamp: Iterable[str] = (),
+    forget: Iterable[str] = (),
+) -> None:  # fmt: skip
+    """Add `names` to the marker of `folder`, keeping the stamps it holds (mark) except those
+    of `forget` (files about to be rewritten); the files of `stamp` (just written, and not
+    edited since) are stamped anew."""
+    dropped = set(forget) | set(stamp)
+    stamps = {n: s for n, s in _stamps(folder).items() if n not in dropped}
+    stamps |= {n: _stamp(Path(folder) / n) for n in stamp if (Path(folder) / n).is_file()}
+    mark(folder, (owned(folder) or set()) | set(names), command, stamps=stamps)
 
 
 def _entries(folder: Path) -> list[str]:
@@ -225,12 +254,8 @@ def replace_folder(tmp: Path, target: Path, command: str = "", keep_edits: bool 
     mine = owned(target)
     if mine is None:
         raise UserError(f"{target} holds files translator did not write; refusing to replace it")
-    changed = edited(target) if keep_edits else []
-    if changed:
-        raise UserError(
-            f"{target / changed[0]} was changed since translator wrote it; refusing to replace it",
-            "move it away or give another folder",
-        )
+    if keep_edits:
+        refuse_edited(target)
     theirs = [name for name in _entries(target) if name not in mine]
     clash = sorted(set(theirs) & set(new))
     if clash:
@@ -297,3 +322,26 @@ def distinct_outputs(
                     f"give {option} another file",
                 )
         seen.append((option, path))
+
+
+def kept(path: str | Path) -> str | None:
+    """What an existing file `path` (a link followed) is, where a text or a picture must not
+    replace it: a PyTorch checkpoint (a run's last.pt holds its training), or a file that a
+    folder translator wrote lists as its own (`owned`); None for any other."""
+    import zipfile
+
+    path = real_target(path)
+    if not path.is_file():
+        return None
+    if path.name in (owned(path.parent) or ()):
+        return f"a file of the folder translator wrote in {path.parent}"
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    if magic == b"\x80\x02":  # torch.save's legacy pickle format
+        return "a PyTorch checkpoint"
+    with suppress(zipfile.BadZipFile, OSError):
+        if magic == b"PK" and any(
+            n.endswith("/data.pkl") for n in zipfile.ZipFile(path).namelist()
+        ):
+            return "a PyTorch checkpoint"
+    return None
