@@ -3,6 +3,7 @@ people run against it (libretranslatepy, deep-translator), requests shaped as Ma
 Weblate send them, files, keys, limits and errors, in both batching modes."""
 
 import json
+import re
 import signal
 import urllib.parse
 import urllib.request
@@ -131,7 +132,8 @@ def test_errors_are_libretranslates_and_a_bad_request_stops_nothing(streaming, t
     assert_error(post(base + "translate", {**ok, "format": "pdf"}), 400, "pdf format")
     assert_error(post(base + "translate", {**ok, "q": [1, 2]}), 400, "list of strings")
     assert_error(post(base + "translate", {**ok, "alternatives": "x"}), 400, "not a number")
-    assert_error(post(base + "translate", {**ok, "q": "\ud800"}), 400, "q.0")
+    assert_error(post(base + "translate", {**ok, "q": "\ud800"}), 400, "q: not valid Unicode")
+    assert_error(post(base + "translate", {**ok, "q": ["a", "\udfff"]}), 400, "q.1: not valid")
     assert_error(request("POST", base + "translate", b"{not json"), 400, "JSON")
     assert_error(get(base + "translate"), 405)
     status, body, raw = post(base + "translate", ok)  # the server still answers
@@ -270,10 +272,24 @@ def test_a_text_file_round_trip_and_its_download(keyed, transformer):
 def test_detect_and_settings(server):
     status, body, raw = form(lt(server) + "detect", {"q": SENTENCES[0]})
     assert status == 200 and body == [{"confidence": 100.0, "language": "de"}], raw
+    for q in (5, [{}], True, {"a": 1}):  # q as /translate takes it
+        assert_error(post(lt(server) + "detect", {"q": q}), 400, "q must be a string or a list")
+    assert_error(post(lt(server) + "detect", {"q": "\ud800"}), 400, "q: not valid Unicode")
     status, body, raw = get(lt(server) + "frontend/settings")
     assert status == 200 and body["language"]["target"]["code"] == "en", raw
     assert ".txt" in body["supportedFilesFormat"] and body["apiKeys"] is False
     assert json.loads(json.dumps(body)) == body
+
+
+def test_the_schema_declares_every_path_parameter(server):
+    """Each {name} of a path is a declared parameter (schemathesis reports a schema error
+    for one that is not)."""
+    paths = get(server.url + "/openapi.json")[1]["paths"]
+    assert "/libretranslate/download_file/{name}" in paths
+    for path, operations in paths.items():
+        for method, operation in operations.items():
+            declared = {p["name"] for p in operation.get("parameters", []) if p["in"] == "path"}
+            assert declared == set(re.findall(r"{(\w+)}", path)), (method, path)
 
 
 def test_suggest_is_refused_as_libretranslate_refuses_it(server):

@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+import requests
 from serving import SENTENCES, Server, assert_error, concurrently, expected, get, post, request
 from util import at_once, cli
 
@@ -147,6 +148,9 @@ def test_limits_and_bad_input_get_one_line_json_errors(server):
     assert_error(post(url, {"texts": ["Hund", "x" * 201]}), 413, "text 1", "201")
     assert_error(request("POST", url, b'{"text": "Hund'), 400, "not valid JSON")
     assert_error(request("POST", url, b'{"text": "Hund"}', "text/plain"), 400, "Content-Type")
+    bare = requests.post(url, data=b'{"text": "Hund"}')  # (bytes: sent with no Content-Type)
+    assert "content-type" not in bare.request.headers
+    assert_error((bare.status_code, bare.json(), bare.content), 400, "as JSON with Content-Type")
     assert_error(post(url, ["Hund"]), 400, "must be a JSON object, not an array")
     assert_error(post(url, None), 400, "must be a JSON object, not null")
     assert_error(request("POST", url, b""), 400, "body is empty")
@@ -163,6 +167,9 @@ def test_limits_and_bad_input_get_one_line_json_errors(server):
     assert_error(post(url, {}), 422, "either")
     assert_error(post(url, {"text": "Hund", "color": 1}), 422, "color")
     assert_error(get(server.url + "/nowhere"), 404)
+    for method, path, allowed in (("TRACE", "/health", "GET"), ("GET", "/translate", "POST")):
+        wrong = requests.request(method, server.url + path)
+        assert wrong.status_code == 405 and wrong.headers["allow"] == allowed
     assert post(url, {"text": "Hund"})[0] == 200  # and the server keeps serving
     assert "Traceback" not in server.log()
 

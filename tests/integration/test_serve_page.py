@@ -33,7 +33,7 @@ def check_prefixes(url: str, translator, long: tuple) -> None:
 
 def check_constraints(url: str, translator) -> None:
     """Required phrases and terms per request: every translation holds them, as the
-    translator's own search gives; mistakes are one-line 400s."""
+    translator's own search gives; mistakes are one-line 4xxs."""
     texts = SENTENCES[:4]
     dc = translator.cfg.decode.replace(beam=3)
     musts = [["red ball", "Katzen" in t and "kittens" or ""] for t in texts]
@@ -44,7 +44,7 @@ def check_constraints(url: str, translator) -> None:
     for text, out in zip(texts, body["translations"]):
         assert "red ball" in out and ("kittens" in out) == ("Katzen" in text)
     bad = {"text": texts[0], "beam": 2, "constraints": ["a", "b"]}
-    assert_error(post(url + "/translate", bad), 400, "2 constraints need a beam of at least 3")
+    assert_error(post(url + "/translate", bad), 422, "2 required phrases", 'set "beam" to 3')
     assert_error(post(url + "/translate", {"text": texts[0], "constraints": [" "]}), 400, "empty")
 
 

@@ -4,6 +4,8 @@ the client's error with its status."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from checkpoints import untrained
 
@@ -69,7 +71,7 @@ def test_terms_found_in_a_text_become_its_required_phrases(door):
         ({"text": "a", "constraints": [" "], "beam": 2}, 400),  # a blank phrase
         ({"text": "a", "prefix": "\u200b "}, 400),  # a prefix for every text of nothing
         ({"texts": ["a", "b"], "prefixes": ["", "A"]}, 200),  # (a text's own may be none)
-        ({"text": "a", "constraints": ["x", "y"], "beam": 2}, 400),  # more than the beam holds
+        ({"text": "a", "constraints": ["x", "y"], "beam": 2}, 422),  # more than the beam holds
         ({"text": "a", "tgt_lang": "xx"}, 400),
         # what an output must hold is bounded as a text is (max_chars 40)
         ({"text": "a", "constraints": ["x" * 21, "y" * 20], "beam": 4}, 413),
@@ -88,6 +90,21 @@ def test_an_nbest_over_the_servers_beam_is_named_as_the_nbest(door):
         with pytest.raises(LimitError) as caught:
             parse_translate(door, TranslateRequest(text="a", **body), never)
         assert str(caught.value.message).startswith(f"{said} is over this server's limit of 6")
+
+
+def test_phrases_the_beam_cannot_hold_name_the_requests_beam_field(door):
+    """(The command line's own message names its --beam option.)"""
+    narrow = dataclasses.replace(door, limits=dataclasses.replace(door.limits, max_beam=3))
+    bodies = (
+        (door, {"constraints": ["x", "y"], "beam": 2}, "text 0: 2 required", 'set "beam" to 3'),
+        (narrow, {"constraints": list("xyz"), "beam": 3}, "beam is 3", "beam limit is 3"),
+    )
+    for checker, body, *said in bodies:
+        with pytest.raises(LimitError) as caught:
+            parse_translate(checker, TranslateRequest(text="a", **body), never)
+        assert caught.value.status == 422
+        assert all(s in caught.value.message for s in said), caught.value.message
+        assert "--beam" not in caught.value.message
 
 
 def test_limits_on_prefixes_and_phrases_name_them_not_the_texts(door):

@@ -43,11 +43,15 @@ def _validation_message(request: Request, err: RequestValidationError) -> tuple[
     if first.get("type") == "json_invalid":
         return 400, "the body is not valid JSON"
     if first.get("loc") == ("body",):  # the body as a whole
-        kind = request.headers.get("content-type", "application/json")
-        if "json" not in kind:
-            return 400, f"send a JSON object with Content-Type: application/json, not {kind}"
+        kind = request.headers.get("content-type")
         if first.get("type") == "missing":
             return 400, "the body is empty; send a JSON object"
+        # FastAPI reads a body as JSON only under a JSON Content-Type: one without any is
+        # what a browser may send cross-site unasked, so it is left unread
+        if not kind:
+            return 400, "send the body as JSON with Content-Type: application/json (none given)"
+        if "json" not in kind:
+            return 400, f"send a JSON object with Content-Type: application/json, not {kind}"
         return 400, f"the body must be a JSON object, not {_json_kind(first.get('input'))}"
     where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
     return 422, f"{where}: {first.get('msg', 'invalid request')}"
@@ -209,7 +213,9 @@ def _handlers(app: FastAPI) -> None:
     async def _http(request: Request, err: HTTPException):  # 404, 405: FastAPI's own
         if err.status_code == 400 and err.detail == UNREADABLE_BODY:
             return error(400, "the body cannot be read as JSON: not UTF-8, or nested too deeply")
-        return error(err.status_code, str(err.detail))
+        answer = error(err.status_code, str(err.detail))
+        answer.headers.update(err.headers or {})  # a 405's Allow: the route's methods
+        return answer
 
     @app.exception_handler(LimitError)
     async def _limit(request: Request, err: LimitError):

@@ -27,7 +27,7 @@ from translator.decode.request import DecodeRequest
 from translator.documents.units import has_letters, in_pieces
 from translator.errors import UserError
 from translator.serve.libretranslate_io import (
-    BODIES,
+    OPENAPI,
     PREFIX,
     UNZIPPED,
     Calls,
@@ -35,11 +35,12 @@ from translator.serve.libretranslate_io import (
     FileStore,
     lt_error,
     read_fields,
+    texts_of,
     unzipped_size,
 )
 from translator.serve.libretranslate_langs import Language, Languages
 from translator.serve.limits import LimitError
-from translator.serve.requests import Cancelled, OffLoop, check_unicode
+from translator.serve.requests import Cancelled, OffLoop
 
 log = logging.getLogger(__name__)
 FILE_FORMATS = {".txt": "text", ".html": "html", ".htm": "html", ".xhtml": "html",
@@ -271,17 +272,7 @@ class LibreTranslate:
     async def translate(self, request: Request):
         fields, _ = await read_fields(request)
         self.check_key(fields)
-        q = fields.get("q")
-        if q is None or q == "" or q == []:
-            raise LimitError(400, "Invalid request: missing q parameter")
-        batch = isinstance(q, list)
-        texts = q if batch else [q]
-        if not all(isinstance(t, str) for t in texts):
-            raise LimitError(400, "Invalid request: q must be a string or a list of strings")
-        check_unicode(texts, "q")
-        if len(texts) > self.limits.max_texts:
-            raise LimitError(400, f"Invalid request: request ({len(texts)}) exceeds text "
-                             f"limit ({self.limits.max_texts})")  # fmt: skip
+        texts, batch = texts_of(fields, self.limits.max_texts)
         source, target = required(fields, "source"), required(fields, "target")
         fmt = fields.get("format") or "text"
         if fmt not in ("text", "html"):
@@ -338,8 +329,7 @@ class LibreTranslate:
     async def detect(self, request: Request):
         fields, _ = await read_fields(request)
         self.check_key(fields)
-        if not fields.get("q"):
-            raise LimitError(400, "Invalid request: missing q parameter")
+        texts_of(fields, self.limits.max_texts)  # (checked as /translate checks it)
         lang, _ = self.langs.source("auto")  # one source language, or a 400 saying so
         return JSONResponse([{"confidence": 100.0, "language": lang.code}])
 
@@ -388,7 +378,7 @@ def mount(
     for path, handler, methods in routes:
         name = re.sub(r"\W", "_", f"libretranslate{path}")
         app.add_api_route(PREFIX + path, answered(handler), methods=methods, name=name,
-                          tags=["libretranslate"], openapi_extra=BODIES.get(path))  # fmt: skip
+                          tags=["libretranslate"], openapi_extra=OPENAPI.get(path))  # fmt: skip
     # POST /languages as LibreTranslate's clients send it, the GET's twin in the schema
     app.add_api_route(PREFIX + "/languages", answered(lt.languages), methods=["POST"],
                       include_in_schema=False)  # fmt: skip

@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 
 from translator.errors import one_line
 from translator.serve.limits import LimitError
+from translator.serve.requests import check_unicode
 
 PREFIX = "/libretranslate"
 # parts of one multipart form: a client sends a few fields and a file, or `q` once per text
@@ -61,6 +62,24 @@ async def read_fields(request: Request) -> tuple[dict, dict]:
         raise LimitError(400, "Invalid request: the body is nested too deeply") from None
     fields.update(more)
     return fields, files
+
+
+def texts_of(fields: dict, max_texts: int) -> tuple[list[str], bool]:
+    """(the texts of `q`, whether it was a list), as /translate and /detect take it: a
+    string or a list of strings, each encodable, at most `max_texts`; else a 400 in
+    LibreTranslate's words."""
+    q = fields.get("q")
+    if q is None or q == "" or q == []:
+        raise LimitError(400, "Invalid request: missing q parameter")
+    batch = isinstance(q, list)
+    texts = q if batch else [q]
+    if not all(isinstance(t, str) for t in texts):
+        raise LimitError(400, "Invalid request: q must be a string or a list of strings")
+    check_unicode(q, "q")  # (a string's error names q, a list's q.N)
+    if len(texts) > max_texts:
+        raise LimitError(400, f"Invalid request: request ({len(texts)}) exceeds text "
+                         f"limit ({max_texts})")  # fmt: skip
+    return texts, batch
 
 
 def _body_fields(content_type: str, body: bytes) -> tuple[dict, dict]:
@@ -265,9 +284,9 @@ def _body(kind: str, required: list[str], **fields) -> dict:
 
 _TEXT = {"type": "string"}
 _Q = {"oneOf": [_TEXT, {"type": "array", "items": _TEXT}], "description": "Text(s)"}
-# The request bodies the OpenAPI schema shows (the routes read their fields themselves:
-# read_fields), so that /docs and schema-driven clients and tests know them.
-BODIES = {
+# What the OpenAPI schema shows of each route's request (the routes read their fields and
+# path themselves: read_fields), so that /docs and schema-driven clients and tests know it.
+OPENAPI = {
     "/translate": _body(
         "application/json", ["q", "source", "target"], q=_Q,
         source={**_TEXT, "description": "A language code, or auto"}, target=_TEXT,
@@ -279,6 +298,10 @@ BODIES = {
         file={"type": "string", "format": "binary"}, source=_TEXT, target=_TEXT, api_key=_TEXT,
     ),
     "/detect": _body("application/json", ["q"], q=_Q, api_key=_TEXT),
+    "/download_file/{name}": {"parameters": [{
+        "name": "name", "in": "path", "required": True, "schema": _TEXT,
+        "description": "The file's name in translate_file's translatedFileUrl",
+    }]},
 }  # fmt: skip
 
 

@@ -133,6 +133,19 @@ def constraints_of(
     return musts
 
 
+def check_beam_holds(door: Door, musts: list[list[str]] | None, beam: int) -> None:
+    """A 422 naming the request's `beam` where a text has more required phrases than the
+    beam keeps apart (k - 1 for a beam of k); the search's own check (decode/guide.py)
+    names the command line's --beam."""
+    for i, given in enumerate(musts or []):
+        if len(given) >= beam:
+            most = door.limits.max_beam
+            fix = (f'set "beam" to {len(given) + 1} or more' if len(given) < most
+                   else f"this server's beam limit is {most}: give fewer phrases")  # fmt: skip
+            raise LimitError(422, f"text {i}: {len(given)} required phrases need a beam of "
+                                  f"at least {len(given) + 1} (beam is {beam}; {fix})")  # fmt: skip
+
+
 def parse_translate(
     door: Door, req: TranslateRequest, cancelled: Callable[[], bool]
 ) -> tuple[list[str], DecodeRequest]:
@@ -148,6 +161,7 @@ def parse_translate(
     if cancelled():
         raise Cancelled
     musts = constraints_of(door, req, texts, cancelled)
+    check_beam_holds(door, musts, beam)
     for i in range(len(texts)):  # what an output must hold bounds its search as a text does
         need = len(prefixes[i] if prefixes else "") + sum(map(len, musts[i] if musts else []))
         if need > door.limits.max_chars:
