@@ -100,3 +100,27 @@ def test_eval_confidence_mistakes(checkpoints, tmp_path, capsys):
         code, _, err = _eval(capsys, calibrated, *args)
         assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "c.png").exists()
+
+
+def test_blank_source_lines_are_left_out_of_the_confidence_figures(checkpoints, tmp_path, capsys):
+    """A blank line's confidence and its empty pair's chrF are both 0 by rule: counted, each
+    would be a tied point agreeing with any ranking (and pass calibrate's minimum)."""
+    from translator.errors import UserError
+
+    _, plain = checkpoints
+    engine = load_engine(plain, "cpu")
+    pairs = load_split(engine.cfg.data, "dev", engine.cfg.seed)
+    figures = []
+    for blanks in (0, 12):
+        src, ref = tmp_path / f"s{blanks}.de", tmp_path / f"r{blanks}.en"
+        src.write_text("".join(s + "\n" for s, _ in pairs) + "\n" * blanks)
+        ref.write_text("".join(t + "\n" for _, t in pairs) + "\n" * blanks)
+        code, out, err = _eval(capsys, plain, "--json", "--confidence", "--src", src, "--ref", ref)
+        assert code == 0, err
+        figures.append(json.loads(out)["confidence"])
+    assert figures[1]["sentences"] == len(pairs) and figures[1]["blank_left_out"] == 12
+    for key in ("spearman", "pearson", "spearman_ci"):
+        assert figures[1][key] == figures[0][key], key
+    nine = [s for s, _ in pairs[:9]] + [""] * 12
+    with pytest.raises(UserError, match=r"got 9 \(12 blank lines left out\)"):
+        fit(engine, nine, [t for _, t in pairs[:9]] + [""] * 12, engine.request())

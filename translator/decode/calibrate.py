@@ -121,9 +121,16 @@ def with_confidence(engine, lines, found, request: DecodeRequest) -> list[list]:
 def fit(engine, sources: list[str], refs: list[str], request: DecodeRequest):
     """(the Calibration of `engine` under `request`, fitted on `sources` against `refs`,
     and how it ranks them: Spearman and Pearson against sentence chrF, beside the raw mean
-    log-probability's)."""
+    log-probability's). A blank source line is left out: its confidence is 0 by rule, and
+    so is the chrF of its empty pair, a point that would agree with any fit."""
+    pairs = [(s, r) for s, r in zip(sources, refs, strict=True) if s.strip()]
+    blank = len(sources) - len(pairs)
+    sources, refs = [s for s, _ in pairs], [r for _, r in pairs]
     if len(sources) < 10:
-        raise UserError(f"calibrate needs 10 or more sentences with references, got {len(sources)}")
+        left = f" ({blank} blank lines left out)" if blank else ""
+        raise UserError(
+            f"calibrate needs 10 or more sentences with references, got {len(sources)}{left}"
+        )
     asked = confidence_request(request)
     nbests = engine.translate(sources, asked)
     outs = outputs(engine, sources, nbests)
@@ -144,6 +151,7 @@ def fit(engine, sources: list[str], refs: list[str], request: DecodeRequest):
     raw = [r[0] for r in rows]
     report = {
         "sentences": len(sources),
+        "blank_left_out": blank,
         "spearman": round(spearman(predicted, targets), 4),
         "pearson": round(pearson(predicted, targets), 4),
         "spearman_mean_logprob": round(spearman(raw, targets), 4),

@@ -80,19 +80,25 @@ def rankings(shown: list[float], raw: list[float] | None, chrf: list[float]) -> 
     return out
 
 
-def confidence_report(best: Sequence, references: Sequence[str], calibration: Calibration | None):
+def confidence_report(
+    best: Sequence, references: Sequence[str], calibration: Calibration | None, sources=None
+):
     """(the report of `best`, each sentence's best Translation with its confidence, against
-    `references`; the points a picture draws: (confidence, sentence chrF / 100) each)."""
+    `references`; the points a picture draws: (confidence, sentence chrF / 100) each). A
+    pair whose source line (`sources`) is blank is left out: its confidence and chrF are
+    both 0 by rule, a point that would agree with any ranking."""
+    keep = [k for k, s in enumerate(sources) if s.strip()] if sources else range(len(best))
+    blank = len(best) - len(keep)
+    best, references = [best[k] for k in keep], [references[k] for k in keep]
     chrf = sentence_chrf([t.text for t in best], references)
     raw = [raw_confidence(t) for t in best]
     calibrated = calibration is not None
     shown = [t.confidence for t in best] if calibrated else raw
-    report: dict = {"calibrated": calibrated, "sentences": len(best)}
-    if calibrated:
+    report: dict = {"calibrated": calibrated, "sentences": len(best), "blank_left_out": blank}
+    if calibrated and best:
         report["mae"] = round(float(np.mean(np.abs(np.subtract(shown, chrf)))), 4)
-    flat = [
-        name for name, xs in (("confidence", shown), ("sentence chrF", chrf)) if np.std(xs) == 0
-    ]
+    flat = [name for name, xs in (("confidence", shown), ("sentence chrF", chrf))
+            if len(xs) < 2 or np.std(xs) == 0]  # fmt: skip
     if flat:  # a rank correlation with a constant is undefined, not 0: none is computed
         report["undefined"] = f"every {flat[0]} is the same"
         report.update(dict.fromkeys(RANKS + (RAW_RANKS if calibrated else ())))

@@ -132,7 +132,9 @@ def evaluate_translator(
         from translator.decode.confidence_report import confidence_report
 
         calibration = getattr(translator, "calibration", None)
-        result["confidence"], drawn = confidence_report([r[0] for r in found], refs, calibration)
+        result["confidence"], drawn = confidence_report(
+            [r[0] for r in found], refs, calibration, sources
+        )
         points.extend(drawn)
     return result, hyps
 
