@@ -97,6 +97,20 @@ def test_a_long_paragraph_is_split_a_window_at_a_time_as_it_would_be_whole(monke
     assert len(text) > 5 * segment.WINDOW and max(seen) <= segment.WINDOW
 
 
+@pytest.mark.parametrize("shift", range(8))
+def test_a_sentence_longer_than_a_window_stays_whole(shift):
+    """A window that finds no sentence end hands on from a word inside the sentence; where
+    it begins is no sentence start, whatever abbreviation stands just before it."""
+    from translator.documents import segment
+
+    long = "y" * shift + " ".join(
+        ["he met Mr. Smith and Dr. Jones at 5 p.m. in the U.S. capital"] * 40
+    )
+    text = long + ". After that, a sentence. And another."
+    assert len(long) > segment.WINDOW
+    assert split_sentences(text, "en") == [long + ".", "After that, a sentence.", "And another."]
+
+
 def test_unknown_languages_use_english_rules():
     assert rules_language("de-DE") == "de" and rules_language("pt_BR") == "en"
     assert rules_language(None) == "en" and rules_language("xx") == "en"

@@ -115,18 +115,28 @@ def segments_to_cuts(text: str, segments: list[str]) -> list[int]:
 def _pysbd_cuts(text: str, rules: str) -> list[int]:
     """Where pysbd starts sentences in `text`, a window at a time (WINDOW). Its segments are
     placed by segments_to_cuts: pysbd's own placement (segment()) searches the text from its
-    start for each one, which takes minutes for a paragraph of thousands of sentences."""
+    start for each one, which takes minutes for a paragraph of thousands of sentences. A
+    window that keeps no cut is followed by one begun at a word inside a sentence, whose
+    first segment starts at that word: a start that counts only where the window before
+    found it too."""
     process = _segmenter(rules).processor
-    cuts, start = [], 0
+    cuts, start, seen = [], 0, set()
     while True:
         end = min(len(text), start + WINDOW)
         piece = text[start:end]
         found = [start + c for c in segments_to_cuts(piece, process(piece).process())]
+        found = [c for c in found if c > start or c in seen]
         if end == len(text):
-            return cuts + [c for c in found if c > start]
-        kept = [c for c in found if start < c <= end - MARGIN]
+            return cuts + found
+        kept = [c for c in found if c <= end - MARGIN]
         cuts += kept
-        start = kept[-1] if kept else end - MARGIN
+        if kept:
+            start, seen = kept[-1], set()
+        else:  # the last word start before the margin (a whole word: pysbd reads its stop)
+            at = end - MARGIN
+            while at > start + 1 and not text[at - 1].isspace():
+                at -= 1
+            start, seen = (at if at > start + 1 else end - MARGIN), set(found)
 
 
 def sentence_spans(text: str, lang: str | None = DEFAULT_LANG) -> list[tuple[int, int]]:
