@@ -108,6 +108,25 @@ def test_an_export_folder_written_anew_in_place_starts_over(job, tmp_path):
     assert resumable.model_stamps([folder]) == resumable.model_stamps([folder])
 
 
+def test_a_run_writing_into_an_export_folder_resumes_with_it(job, tmp_path):
+    """Files beside an export's own (its marker lists them) are no part of the model: a run
+    whose output, and so its .partial files, lies in the folder goes on where it stopped."""
+    from translator.fileio.outputs import record
+
+    src, _ = job
+    folder = tmp_path / "exported"
+    folder.mkdir()
+    (folder / "model.bin").write_bytes(b"model")
+    record(folder, ["model.bin"], "export")
+    out = folder / "out.txt"
+    with pytest.raises(KeyboardInterrupt):
+        run(Upper(stop_after=1), src, out, model=resumable.model_stamps([folder]))
+    (folder / "notes.txt").write_text("mine")
+    again = Upper()
+    run(again, src, out, model=resumable.model_stamps([folder]))
+    assert again.calls == 3 and len(out.read_text().splitlines()) == 10
+
+
 def test_sampling_draws_each_chunk_from_its_own_seed(job):
     src, out = job
     straight = Upper()

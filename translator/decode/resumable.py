@@ -41,7 +41,7 @@ from translator.fileio import (
     writable_file,
     written_through,
 )
-from translator.fileio.outputs import MARKER
+from translator.fileio.outputs import MARKER, owned
 from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
@@ -55,11 +55,14 @@ def file_stamp(path: str | Path) -> list:
 
 
 def folder_stamp(path: str | Path) -> list:
-    """What identifies an exported folder's version: its path and each of its files' name,
-    size and time. An export written anew in place holds new files, so the stamp changes
-    with the model (the output marker is bookkeeping, not the model)."""
+    """What identifies an exported folder's version: its path and the name, size and time of
+    each file the export wrote (its output marker lists them; a folder without one: every
+    file). An export written anew in place holds new files, so the stamp changes with the
+    model, and not with a file written beside them (a translation and its .partial files)."""
     folder = Path(path).resolve()
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MARKER)
+    listed = owned(folder)
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MARKER and
+                   (listed is None or p.relative_to(folder).parts[0] in listed))  # fmt: skip
     return [str(folder), [[str(p.relative_to(folder)), *file_stamp(p)[1:]] for p in files]]
 
 
