@@ -160,6 +160,21 @@ def test_table_cells_and_items_without_a_letter_are_left_as_they_are():
     assert out == "| Name | Alter |\n| --- | ---: |\n| Frau Eine | **42** |\n\n* 3.5\n* Hund Ein\n"
 
 
+def test_a_sentence_whose_letters_are_all_code_is_left_as_it_is():
+    """Code stays as written, so a sentence of code and numbers (`make test`, `x` 42) has
+    nothing for a model to translate, which could only add words around it."""
+    doc = "`code` 42\n\n* `make test`\n* Ein `Hund`\n\n![Bild](a.png) und `x`\n"
+    seen = []
+
+    def translate(sentences):
+        seen.extend(sentences)
+        return reverse(sentences)
+
+    out = translate_markdown(doc, translate, "de")
+    assert sorted(seen) == ["Bild und x", "Ein Hund"]
+    assert out.startswith("`code` 42\n\n* `make test`\n* `Hund` Ein\n")
+
+
 def test_markup_nested_too_deep_is_left_as_it_is_and_the_rest_translated(caplog):
     deep = "*" * 2000 + "Hund" + "*" * 2000
     out = translate_markdown(f"Ein Hund.\n\n{deep}\n\n*Eine* Katze.\n", reverse, "de")

@@ -12,7 +12,7 @@ Line breaks between units are never touched: callers keep the text between units
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from translator.documents.segment import sentence_spans
 
@@ -123,13 +123,15 @@ def words_and_seps(text: str) -> tuple[list[str], list[str]]:
     return words, seps
 
 
-def translate_all(units: list[str], translate: Translate) -> list[tuple[str, Alignment]]:
+def translate_all(
+    units: list[str], translate: Translate, kept: Collection[int] = ()
+) -> list[tuple[str, Alignment]]:
     """Each unit's (translation, alignment), `translate` called once per BATCH units. A unit
     of whitespace only is its own translation; so is one without a letter (a number, a
     date, a rule of dashes: a table cell, a list item), word for word, which a model would
-    only get wrong."""
+    only get wrong, and so are the units numbered in `kept` (code alone, say)."""
     flat = [" ".join(u.split()) for u in units]
-    todo = [k for k, u in enumerate(flat) if has_letters(u)]
+    todo = [k for k, u in enumerate(flat) if has_letters(u) and k not in kept]
     out: list[tuple[str, Alignment]] = [
         (u, [(i, i) for i in range(len(u.split()))]) if u else (units[k], None)
         for k, u in enumerate(flat)
@@ -267,6 +269,16 @@ class Marked:
             ))  # fmt: skip
         for unit in self.spans:
             self._uncross(unit)
+
+    def letterless(self, kinds: Collection[str]) -> list[bool]:
+        """Per unit, whether its only letters lie in spans of `kinds` (code and images,
+        which stay as written): such a unit is copied, as one without a letter is."""
+        out = []
+        for (a, b), spans in zip(self.units, self.spans):
+            words = self.plain[a:b].split()
+            inside = {i for s, e, mark in spans if mark.kind in kinds for i in range(s, e)}
+            out.append(not has_letters(" ".join(w for i, w in enumerate(words) if i not in inside)))
+        return out
 
     def joins(self, a, b) -> bool:
         """Whether two payloads whose word ranges cross (markup glued together in one word,
