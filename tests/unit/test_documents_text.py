@@ -242,6 +242,9 @@ def test_a_refused_input_leaves_nothing(tmp_path):
 def test_a_translation_shorter_than_its_lines_joins_them():
     one_word = lambda ss: [("X", None) for _ in ss]  # noqa: E731
     assert translate_text("a b\nc d.\n\ne f\ng.\n", one_word, "en") == "X\n\nX\n"
+    nothing = lambda ss: [("", []) for _ in ss]  # noqa: E731 (a model may end at once)
+    assert translate_text("a\nb\n", nothing, "en") == "\n"
+    assert translate_text("a\r\nb\r\n\r\nc\r\n", nothing, "en") == "\r\n\r\n\r\n"
 
 
 def test_units_without_a_letter_are_copied_and_never_sent_to_the_model():

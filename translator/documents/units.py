@@ -197,8 +197,9 @@ def target_seps(source: str, translation: str, alignment: Alignment) -> list[str
 
 
 def with_breaks(source: str, translation: str, alignment: Alignment) -> str:
-    """`translation` with the line breaks of `source` put back (target_seps)."""
-    if "\n" not in source:
+    """`translation` with the line breaks of `source` put back (target_seps); an empty one
+    (a model may end a sentence at once) has no words to put them between."""
+    if "\n" not in source or not translation.split():
         return translation
     seps = target_seps(source, translation, alignment)
     return "".join(s + w for s, w in zip(seps, translation.split(), strict=True))
