@@ -148,7 +148,11 @@ def _inlines(text: str, lang) -> tuple[list[str], list[_Inline]]:
             continue  # an admonition's title made from its kind (!!! note: "Note")
         places = _locate(lines, tok, cursors, cell)
         read = read_inline(tok.content, tok.children or []) if places else None
-        if read is None or (depth := deepest(nesting(read[1]))) > MAX_NESTING:
+        try:  # (markup read as crossing spans, such as a lone tag closing emphasis)
+            depth = deepest(nesting(read[1])) if read is not None else 0
+        except ValueError:
+            read = None
+        if read is None or depth > MAX_NESTING:
             why = "" if read is None else f" (markup nested {depth} deep)"
             log.warning("line %d: Markdown inline left untranslated%s", tok.map[0] + 1, why)
             continue
