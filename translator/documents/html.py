@@ -4,10 +4,11 @@ Markup outside translated text is copied byte for byte (html_units.py says how).
 
 Block elements (and br, hr) end a unit; a unit's text is split into sentences
 (segment.py). Inline elements inside a sentence become spans over its words, carried to
-the translation's words by its alignment (inline.py). code, kbd, samp, svg, math and
+the translation's words by its alignment (inline.py). code, kbd, samp, math and
 elements marked translate="no" travel whole inside their sentence (the model sees their
-text, their place follows its alignment); pre, script, style, textarea and blocks marked
-translate="no" are copied and end a unit. The attributes readers see (alt, title,
+text, their place follows its alignment); svg, and script or style among a unit's text,
+travel whole unread, as an image does; pre, script, style, textarea and blocks marked
+translate="no" elsewhere are copied and end a unit. The attributes readers see (alt, title,
 placeholder, aria-label) are translated in their tags, and the language attributes name
 the target's language (html_attributes.py).
 """
@@ -59,6 +60,7 @@ class _Writer:
         self.atom = None  # a piece copied whole being written: (its place, the words it covers)
         self.owned = None  # the spaces that piece's text ended in, if it was the last thing written
         self.held = None  # the place in out of a closing tag the next whitespace goes before
+        self.gap = None  # the whitespace after an empty piece standing apart, for the next word
 
     def event(self, kind: str, k: int, ahead: int, sep: str) -> None:
         mark = self.unit.marks[self.sentence.spans[k][2]] if kind != "word" else None
@@ -82,6 +84,8 @@ class _Writer:
             self.out.append(self.escape(self.pending))
             self.pending = ""
         sep = self._held(sep) if kind in ("word", "open") and self.atom is None else sep
+        if self.gap is not None and kind in ("word", "open"):
+            sep, self.gap = self.gap, None
         if kind == "word":
             if self.atom is not None:
                 self.atom[1].append(self.words[k])
@@ -144,6 +148,10 @@ class _Writer:
             # "(<b>Hund": after "(" (in any case: "Copyright<a>" of "COPYRIGHTX")
             self.words[ahead] = word[len(lead) :]
             self.out.append(sep + self.escape(word[: len(lead)]) + mark.open_raw)
+        elif k in self.sentence.apart and sep == "".join(self.sentence.apart[k]):
+            # "a <img> b": the source's whitespace split around it, not written on both sides
+            before, self.gap = self.sentence.apart[k]
+            self.out.append(before + mark.open_raw)
         elif k in self.sentence.atoms:  # written whole when it closes, with its words' glue
             self.atom = (len(self.out), [])
             self.out.append(sep)

@@ -46,6 +46,9 @@ class Sentence:
     # "crates.io</a><!-- x -->.") and to the word after them
     after: dict[int, str] = field(default_factory=dict)
     before: set[int] = field(default_factory=set)
+    # empty pieces between two words, glued to neither: the source's whitespace before and
+    # after them, so that whitespace is split around them rather than written on both sides
+    apart: dict[int, tuple[str, str]] = field(default_factory=dict)
     # pieces whose own text ends in spaces ("<code># </code>,"): the spaces are theirs, so
     # the whitespace before the next word is less those, none where the source glued it
     tight: dict[int, tuple[str, bool]] = field(default_factory=dict)
@@ -55,11 +58,13 @@ class Sentence:
 
 
 def _bounds(unit: Unit, lang: str | None) -> list[tuple[int, int]]:
-    """The unit's sentence spans, those a piece copied whole would cut joined again."""
+    """The unit's sentence spans, those a piece copied whole would cut joined again (an
+    empty one, an image, cuts nothing)."""
     text = re.sub(r"\s", " ", "".join(unit.text))  # a line break in the source is a space
     out: list[tuple[int, int]] = []
     for a, b in sentence_spans(text, lang):
-        if out and any(m.atom and m.open_at < a and m.close_at > out[-1][1] for m in unit.marks):
+        if out and any(m.atom and m.open_at < a and m.close_at > max(out[-1][1], m.open_at)
+                       for m in unit.marks):  # fmt: skip
             out[-1] = (out[-1][0], b)
         else:
             out.append((a, b))
@@ -75,6 +80,8 @@ def _sentence_of(bounds: list[tuple[int, int]], mark: Mark, text: str):
     edges = [x for x in (at, close) if x is not None]
     if bounds and (all(x >= bounds[-1][1] for x in edges) or all(x <= bounds[0][0] for x in edges)):
         return None, None
+    if _between(bounds, mark):
+        return None, None  # an empty piece in the whitespace between sentences: in place
     opens = closes = None
     if at is not None:
         glued = mark.atom and at == close and at > 0 and not text[at - 1].isspace()
@@ -85,6 +92,14 @@ def _sentence_of(bounds: list[tuple[int, int]], mark: Mark, text: str):
         if opens is not None and (closes < opens or close == at):
             closes = opens
     return opens, closes
+
+
+def _between(bounds: list[tuple[int, int]], mark: Mark) -> bool:
+    """Whether `mark` is an empty piece in the whitespace between two sentences."""
+    at = mark.open_at
+    if not bounds or not mark.atom or at != mark.close_at:
+        return False
+    return bounds[0][0] < at < bounds[-1][1] and not any(a <= at <= b for a, b in bounds)
 
 
 def _outer(bounds: list[tuple[int, int]], where, mark: Mark, closing: bool) -> bool:
@@ -122,7 +137,7 @@ def sentences(unit: Unit, lang: str | None):
     where = [_sentence_of(bounds, m, text) for m in unit.marks]
     for n, mark in enumerate(unit.marks):  # (a parent comes before its children)
         if where[n] == (None, None) and mark.parent is not None and (
-                where[mark.parent][1] is not None):  # fmt: skip
+                where[mark.parent][1] is not None) and not _between(bounds, mark):  # fmt: skip
             where[n] = (where[mark.parent][1],) * 2  # inside an element a sentence writes
     solid, out = _solid(unit), []
     for k, (a, b) in enumerate(bounds):
@@ -235,6 +250,7 @@ def _solid(unit: Unit) -> set[int]:
 
 def _glue(sentence: Sentence, unit: Unit, text: str, groups, starts, ends, solid) -> None:
     """The sentence's leads, trails, atoms, after and before (Sentence)."""
+    gaps: list[tuple[int, int]] = []  # the pieces standing apart so far: (offset, word)
     for j, (s, e, n) in enumerate(sentence.spans):
         mark = unit.marks[n]
         if e == s:  # an empty piece: glued to a word, or standing apart
@@ -243,6 +259,11 @@ def _glue(sentence: Sentence, unit: Unit, text: str, groups, starts, ends, solid
                 sentence.after[j] = text[at : ends[s - 1]]
             elif n in solid and s < len(starts) and starts[s] == at:
                 sentence.before.add(j)
+            elif n in solid and 0 < s < len(starts):
+                # (after another such piece between the same words: the whitespace after it)
+                lo = max([ends[s - 1]] + [a for a, w in gaps if w == s])
+                sentence.apart[j] = (text[lo:at], text[at : starts[s]])
+                gaps.append((at, s))
         elif n in groups:
             lo, hi, members = groups[n]
             sentence.atoms[j] = (" ".join(text[lo:hi].split()), text[starts[s] : lo],

@@ -36,6 +36,8 @@ VOID = frozenset(
 )
 VERBATIM_BLOCK = frozenset("pre script style textarea template".split())
 VERBATIM_INLINE = frozenset("code kbd samp svg math".split())
+# Elements whose text is not prose: inside a piece copied whole it is copied, not read.
+UNREAD = frozenset("script style svg".split())
 # Elements whose end tag HTML lets go unwritten, and the start tags that close each.
 CLOSED_BY = {
     "p": BLOCK - {"br", "col", "link", "meta", "title"},
@@ -252,7 +254,12 @@ class Builder:
         quiet = any(k == "translate" and (v or "").lower() == "no" for k, v in tok.attrs)
         if not quiet:
             self.carriers.append(self.n - 1)
-        if tag in BLOCK or tag in VERBATIM_BLOCK:
+        if tag in ("script", "style") and not void and self.unit is not None:
+            # inside text: a piece copied whole the model never reads, not a block's edge
+            self.stack.append(Open(tag, tok.at))
+            self.verbatim = (len(self.stack), self.atom(tok.raw))
+            self.stack.copying()
+        elif tag in BLOCK or tag in VERBATIM_BLOCK:
             self.literal(tok.raw)
             if not void:
                 self.stack.append(Open(tag, tok.at))
@@ -370,7 +377,7 @@ class Builder:
             return self.literal(tok.raw, boundary=False)
         mark.open_raw += tok.raw
         self.unit.raw.append(tok.raw)
-        if tok.kind == "text":
+        if tok.kind == "text" and not any(self.stack.holds_in_region(t) for t in UNREAD):
             self.add_text(tok.raw)
         if self.verbatim is None:
             mark.close_at = self.unit.length
