@@ -12,6 +12,7 @@ their edges in place (`sentences` returns them beside the sentences).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from translator.documents.html_units import Mark, Unit
@@ -140,16 +141,19 @@ def sentences(unit: Unit, lang: str | None):
                 where[mark.parent][1] is not None) and not _between(bounds, mark):  # fmt: skip
             where[n] = (where[mark.parent][1],) * 2  # inside an element a sentence writes
     solid, out = _solid(unit), []
+    by_sentence: dict = {}  # (each sentence's marks found once, not by a pass per sentence)
+    for n, w in enumerate(where):
+        by_sentence.setdefault(w, []).append(n)
     for k, (a, b) in enumerate(bounds):
         starts = [a + w.start() for w in re.finditer(r"\S+", text[a:b])]
         ends = [a + w.end() for w in re.finditer(r"\S+", text[a:b])]
-        inside = [n for n, w in enumerate(where)
-                  if w == (k, k) and not _outer(bounds, w, unit.marks[n], False)]  # fmt: skip
+        inside = [n for n in by_sentence.get((k, k), [])
+                  if not _outer(bounds, (k, k), unit.marks[n], False)]  # fmt: skip
         ranges, groups = _ranges(unit, text, inside, starts, ends, solid)
         kept = [n for n in inside if n in ranges]
         spans = [(*ranges[n], n) for n in kept]
-        parents = [kept.index(unit.marks[n].parent) if unit.marks[n].parent in kept else None
-                   for n in kept]  # fmt: skip
+        at = {n: i for i, n in enumerate(kept)}
+        parents = [at.get(unit.marks[n].parent) for n in kept]
         edges = _edges(unit, bounds, where, k, starts, ends)
         sentence = Sentence((a, b), text[a:b], spans, parents, *edges)
         _glue(sentence, unit, text, groups, starts, ends, solid)
@@ -167,13 +171,13 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
     ranges, groups, last, members = {}, {}, {}, {}
     for n in inside:
         mark = unit.marks[n]
-        s = sum(e <= mark.open_at for e in ends)
+        s = bisect_right(ends, mark.open_at)  # (words before it: the lists are sorted)
         if mark.close_at == mark.open_at:
             if n in solid and mark.open_at > 0 and not text[mark.open_at - 1].isspace():
-                s = sum(t < mark.open_at for t in starts)  # glued to the word before it
+                s = bisect_left(starts, mark.open_at)  # glued to the word before it
             ranges[n] = (s, s)
             continue
-        ranges[n] = (s, max(s, sum(t < mark.close_at for t in starts)))
+        ranges[n] = (s, max(s, bisect_left(starts, mark.close_at)))
         prev = last.get(mark.parent)
         width = max(ranges[prev][1], ranges[n][1]) - ranges[prev][0] if prev is not None else 0
         # (pieces copied whole keep their text anyway: glued ones join over any words)

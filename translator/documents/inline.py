@@ -13,6 +13,7 @@ the list, and an empty span at the end of a nonempty one sits after it. A caller
 its tree better (empty elements at edges) passes `parents` itself.
 """
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -148,8 +149,11 @@ def _apart(targets: dict[int, list[int]], lo: int, hi: int) -> dict[int, tuple[i
     keys = [k for _, k in order]
     cuts = [lo]
     for a, b in zip(keys, keys[1:]):
-        pair = (targets[a], targets[b])
-        cuts.append(min(range(cuts[-1], hi + 1), key=lambda c, pair=pair: _cut_cost(c, *pair)))
+        left, right = targets[a], targets[b]
+        # the cost only changes just after a word of either side: those and the first
+        # candidate are the only cuts that can be cheapest (ties go to the smaller cut)
+        tried = [cuts[-1], *(j + 1 for j in (*left, *right) if cuts[-1] < j + 1 <= hi)]
+        cuts.append(min(tried, key=lambda c, left=left, right=right: _cut_cost(c, left, right)))
     cuts.append(hi)
     out = {}
     for n, k in enumerate(keys):
@@ -167,7 +171,7 @@ def _cut_cost(c: int, left: list[int], right: list[int]) -> tuple[int, int, int,
     word of its own (its tag would wrap words aligned to nothing it wrapped), then words on
     the wrong side, then the left side's loss before the right's, then c."""
     has_left, has_right = left[0] < c, right[-1] >= c
-    wrong = sum(j >= c for j in left) + sum(j < c for j in right)
+    wrong = len(left) - bisect_left(left, c) + bisect_left(right, c)  # both sorted
     return -(has_left + has_right), wrong, -has_left, c
 
 
@@ -199,10 +203,13 @@ def _pack(wanted: list[tuple[int, int, int]], needs: list[int], lo: int, hi: int
     range as room allows, and as wide as it needs (`needs`), leaving what later siblings
     need while there are words enough."""
     need = [needs[k] for *_, k in wanted]
+    after = [0] * (len(need) + 1)  # what the siblings after each need, summed once
+    for n in range(len(need) - 1, -1, -1):
+        after[n] = after[n + 1] + need[n]
     cursor = lo
     out = []
     for n, (start, end, _) in enumerate(wanted):
-        last = hi - sum(need[n + 1 :])
+        last = hi - after[n + 1]
         x = max(cursor, min(max(start, cursor), last - need[n]))
         y = max(x, min(max(end, x + need[n]), last))
         out.append((x, y))

@@ -145,17 +145,46 @@ class _Reader:
             # <a id="x"></a>: a tag holding no words, glued as a lone one
             self.lone(src_at, self.src[src_at : self.at], True)  # (it may take a space)
             return
-        text = "".join(self.plain)
+        before = max(start - 1, 0)  # the span's text and the character before it
+        tail = self._since(before)
+        text = tail[start - before :]
+        # (at most the span's own: more whitespace before it would fail the test below too)
         space = len(text) - len(text.rstrip())
         if 0 < space < self.size - start and self._spaced(self.at):
             # `[runtime ](url)`: the space the markup holds stays inside its closing
             self._drop(self.size - space, space)
             close = text[len(text) - space :] + close
-        lead = len(text[start:]) - len(text[start:].lstrip())
-        if lead and (start == 0 or text[start - 1].isspace()):  # `[ text](url)`: its opening
+        lead = len(text) - len(text.lstrip())
+        if lead and (start == 0 or tail[0].isspace()):  # `[ text](url)`: its opening
             self._drop(start, lead)
-            raw += text[start : start + lead]
+            raw += text[:lead]
         self.span(start, Mark("pair", raw, close, order))
+
+    def _since(self, at: int) -> str:
+        """The plain text from `at` on, joined from the last pieces only: a span's closing
+        reads its own words, not the whole paragraph's."""
+        parts, begin = [], self.size
+        for piece in reversed(self.plain):
+            if begin <= at:
+                break
+            parts.append(piece)
+            begin -= len(piece)
+        return "".join(reversed(parts))[at - begin :]
+
+    def _ending(self, at: int) -> tuple[bool, str]:
+        """Whether the plain text before `at` holds a word, and the whitespace it ends in,
+        read back from `at` only as far as its last word."""
+        begin, space = self.size, ""
+        for piece in reversed(self.plain):
+            begin -= len(piece)
+            if begin >= at:
+                continue  # after `at`
+            part = piece[: at - begin]
+            kept = part.rstrip()
+            if kept:
+                return True, part[len(kept) :] + space
+            space = part + space
+        return False, space
 
     def _spaced(self, at: int) -> bool:
         return at >= len(self.src) or self.src[at].isspace()
@@ -188,8 +217,8 @@ class _Reader:
             return self.lone(start, src[start:end], take_space, at if not ahead else None)
         spaced_before = src_at == 0 or src[src_at - 1].isspace()
         spaced_after = self._spaced(end)
-        text = "".join(self.plain)[:at]
-        if not text.strip():  # before the first word: with the whitespace after it
+        worded, ends_in = self._ending(at)
+        if not worded:  # before the first word: with the whitespace after it
             run = len(src[end:]) - len(src[end:].lstrip())
             self.trim = run if ahead and run < len(src) - end else 0  # (none: nothing follows)
             mark = Mark("lead", raw + src[end : end + self.trim])
@@ -198,7 +227,7 @@ class _Reader:
         elif not spaced_before and not spaced_after:  # s3.<region>.com, (<a@b.c>)
             mark = Mark("inside", raw)
         else:
-            space = text[len(text.rstrip()) :] if spaced_before and take_space else ""
+            space = ends_in if spaced_before and take_space else ""
             if space:
                 self._drop(at - len(space), len(space))
                 at -= len(space)

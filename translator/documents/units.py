@@ -12,6 +12,7 @@ Line breaks between units are never touched: callers keep the text between units
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection
 
 from translator.documents.segment import sentence_spans
@@ -208,35 +209,58 @@ def with_breaks(source: str, translation: str, alignment: Alignment) -> str:
 def _units(plain: str, spans, lang) -> list[tuple[int, int]]:
     """Sentence spans of `plain`, those that one markup span crosses merged."""
     flat = re.sub(r"\s", " ", plain)
-    units = [list(u) for u in sentence_spans(flat, lang)]
+    units = sentence_spans(flat, lang)
+    starts, ends = [a for a, _ in units], [b for _, b in units]  # sorted, units apart
     for start, end, _ in spans:
         if end <= start:
             continue
-        hit = [k for k, (a, b) in enumerate(units) if a < end and start < b]
-        if len(hit) > 1:
-            units[hit[0]][1] = units[hit[-1]][1]
-            del units[hit[0] + 1 : hit[-1] + 1]
-    return [tuple(u) for u in units]
+        # it meets the units from the first ending after its start to the last starting
+        # before its end
+        first, last = bisect_right(ends, start), bisect_left(starts, end) - 1
+        if last > first:
+            ends[first] = ends[last]
+            del starts[first + 1 : last + 1], ends[first + 1 : last + 1]
+    return list(zip(starts, ends))
 
 
-def _word_range(words_at: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
-    """The word range of a character span (an empty one: after the words before it)."""
+def _word_range(words_at: tuple[list[int], list[int]], start: int, end: int) -> tuple[int, int]:
+    """The word range of a character span (an empty one: after the words before it), from
+    the unit's word starts and ends."""
+    starts, ends = words_at
+    before = bisect_right(ends, start)  # the words ending before it, which all come first
     if end <= start:
-        k = sum(1 for _, e in words_at if e <= start)
-        return k, k
-    inside = [k for k, (a, b) in enumerate(words_at) if a < end and start < b]
-    if not inside:
-        k = sum(1 for _, e in words_at if e <= start)
-        return k, k
-    return inside[0], inside[-1] + 1
+        return before, before
+    last = bisect_left(starts, end) - 1  # the last word starting before its end
+    if last < before:
+        return before, before
+    return before, last + 1
 
 
-def _unit_of(units, start: int, end: int) -> int:
-    for k, (a, b) in enumerate(units):
-        if (a < end and start < b) or (end <= start and a <= start <= b):
+def _unit_of(starts: list[int], ends: list[int], start: int, end: int) -> int:
+    """The first unit a span overlaps (an empty one: touches), else the last starting at
+    or before it; units are sorted and apart, so both are found by bisection."""
+    if end <= start:
+        k = bisect_left(ends, start)
+        if k < len(starts) and starts[k] <= start:
             return k
-    before = [k for k, (a, _) in enumerate(units) if a <= start]
-    return before[-1] if before else 0
+    else:
+        k = bisect_right(ends, start)
+        if k < len(starts) and starts[k] < end:
+            return k
+    return max(bisect_right(starts, start) - 1, 0)
+
+
+def _any_cross(spans: list) -> bool:
+    """Whether two ranges cross (s1 < s2 < e1 < e2), in one sweep: taken by start (longer
+    first), the open ranges nest while none cross, so only the innermost can be crossed."""
+    open_ends: list[int] = []  # each inside the one before while none cross
+    for start, end, _ in sorted(spans, key=lambda span: (span[0], -span[1])):
+        while open_ends and open_ends[-1] <= start:
+            open_ends.pop()
+        if open_ends and open_ends[-1] < end:
+            return True
+        open_ends.append(end)
+    return False
 
 
 class Marked:
@@ -253,17 +277,21 @@ class Marked:
         # outside it: it starts after and ends before punctuation glued to its first and last
         # words ("(" and ")." of "(Hund)."), or at their letters or digits ("Hund")
         self.glued: list[list[tuple[bool, bool]]] = [[] for _ in self.units]
+        starts, ends = [a for a, _ in self.units], [b for _, b in self.units]
+        words: dict[int, tuple[list[int], list[int]]] = {}  # per unit, its word offsets
         for start, end, mark in spans if self.units else ():  # no words: nothing to place
-            k = _unit_of(self.units, start, end)
-            a, b = self.units[k]
-            words_at = [(m.start() + a, m.end() + a) for m in re.finditer(r"\S+", plain[a:b])]
-            s, e = _word_range(words_at, start, end)
+            k = _unit_of(starts, ends, start, end)
+            if k not in words:
+                a, b = self.units[k]
+                found = [m.span() for m in re.finditer(r"\S+", plain[a:b])]
+                words[k] = [x + a for x, _ in found], [y + a for _, y in found]
+            s, e = _word_range(words[k], start, end)
             self.spans[k].append((s, e, mark))
             inside = e > s and start < end
             if not inside:
                 self.glued[k].append((False, False))
                 continue
-            lead, trail = plain[words_at[s][0] : start], plain[end : words_at[e - 1][1]]
+            lead, trail = plain[words[k][0][s] : start], plain[end : words[k][1][e - 1]]
             self.glued[k].append((
                 punctuation(lead) or not lead and plain[start].isalnum(),
                 punctuation(trail) or not trail and plain[end - 1].isalnum(),
@@ -290,7 +318,7 @@ class Marked:
     def _uncross(self, spans: list) -> None:
         """The unit's word ranges made to nest (inline.transfer needs a tree): two that
         cross share a word, which markup glued inside one word gives."""
-        crossed = True
+        crossed = _any_cross(spans)  # rare: only then the passes below, which try every pair
         for _ in range(len(spans) ** 2 + 1):  # each pass joins or narrows: few passes
             if not crossed:
                 return
