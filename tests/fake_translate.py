@@ -29,3 +29,15 @@ def bracketed(sentences):
         words = ["(" + "".join(c for c in w if c.isalnum()) + ")." for w in s.split()]
         out.append((" ".join(words), [(i, i) for i in range(len(words))]))
     return out
+
+
+def recording(inner):
+    """(a translate that records the sentences it is given, then answers as `inner`, the
+    list it records them in)."""
+    seen = []
+
+    def translate(sentences):
+        seen.extend(sentences)
+        return inner(sentences)
+
+    return translate, seen

@@ -4,23 +4,13 @@ alignment, copied elements untouched, blocks apart, bad HTML one UserError line.
 import re
 
 import pytest
-from fake_translate import bracketed, reverse, same, upper
+from fake_translate import bracketed, recording, reverse, same, upper
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from translator.documents.html import build, translate_html
 from translator.documents.html_units import VOID, tokens
 from translator.errors import UserError
-
-
-def recording(inner):
-    seen = []
-
-    def translate(sentences):
-        seen.extend(sentences)
-        return inner(sentences)
-
-    return translate, seen
 
 
 def skeleton(text):

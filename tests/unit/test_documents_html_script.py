@@ -2,20 +2,10 @@
 (images, comments) keep the whitespace around them."""
 
 import pytest
-from fake_translate import reverse, same
+from fake_translate import recording, reverse, same, upper
 
 from translator.documents.html import translate_html
 from translator.documents.html_units import tokens
-
-
-def recording(inner):
-    seen = []
-
-    def translate(sentences):
-        seen.extend(sentences)
-        return inner(sentences)
-
-    return translate, seen
 
 
 def markup(text):
@@ -59,3 +49,26 @@ def test_a_script_inside_an_inline_element_stays_in_it():
 )
 def test_an_empty_piece_between_words_keeps_the_whitespace_around_it(doc):
     assert translate_html(doc, same, "en") == doc
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        '<h1>Constant <span class="c">_CMP_<wbr>FALSE_<wbr>OS</span> <button>x</button></h1>',
+        "<p>a <b>x86_<wbr>64</b> b</p>",
+        "<p>a <b><i>x86_<wbr>64</i></b> b</p>",
+    ],
+)
+def test_empty_pieces_inside_a_word_leave_its_end_in_the_element(doc):
+    assert translate_html(doc, same, "en") == doc
+
+
+@pytest.mark.parametrize(
+    ("doc", "out"),
+    [
+        ("<p>a <b>x86_<wbr>64</b> b</p>", "<p>A <b>X86_<wbr>64</b> B</p>"),
+        ("<p>a <b>x_<wbr>os</b> b</p>", "<p>A <b>X_OS<wbr></b> B</p>"),
+    ],
+)
+def test_a_changed_word_with_empty_pieces_stays_whole_in_the_element(doc, out):
+    assert translate_html(doc, upper, "en") == out

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from fake_translate import bracketed, reverse
+from fake_translate import bracketed, recording, reverse
 
 from translator.documents.markdown import front_matter_lines, translate_markdown
 from translator.documents.markdown_inline import read_inline
@@ -149,12 +149,7 @@ def test_the_projects_own_markdown_comes_back_through_an_identity_model(caplog):
 
 def test_table_cells_and_items_without_a_letter_are_left_as_they_are():
     doc = "| Name | Alter |\n| --- | ---: |\n| Eine Frau | **42** |\n\n* 3.5\n* Ein Hund\n"
-    seen = []
-
-    def translate(sentences):
-        seen.extend(sentences)
-        return reverse(sentences)
-
+    translate, seen = recording(reverse)
     out = translate_markdown(doc, translate, "de")
     assert sorted(seen) == ["Alter", "Ein Hund", "Eine Frau", "Name"]
     assert out == "| Name | Alter |\n| --- | ---: |\n| Frau Eine | **42** |\n\n* 3.5\n* Hund Ein\n"
@@ -164,12 +159,7 @@ def test_a_sentence_whose_letters_are_all_code_is_left_as_it_is():
     """Code stays as written, so a sentence of code and numbers (`make test`, `x` 42) has
     nothing for a model to translate, which could only add words around it."""
     doc = "`code` 42\n\n* `make test`\n* Ein `Hund`\n\n![Bild](a.png) und `x`\n"
-    seen = []
-
-    def translate(sentences):
-        seen.extend(sentences)
-        return reverse(sentences)
-
+    translate, seen = recording(reverse)
     out = translate_markdown(doc, translate, "de")
     assert sorted(seen) == ["Bild und x", "Ein Hund"]
     assert out.startswith("`code` 42\n\n* `make test`\n* `Hund` Ein\n")

@@ -61,6 +61,7 @@ class _Writer:
         self.owned = None  # the spaces that piece's text ended in, if it was the last thing written
         self.held = None  # the place in out of a closing tag the next whitespace goes before
         self.gap = None  # the whitespace after an empty piece standing apart, for the next word
+        self.piece = None  # the empty piece that held back `pending`, with what it held back
 
     def event(self, kind: str, k: int, ahead: int, sep: str) -> None:
         mark = self.unit.marks[self.sentence.spans[k][2]] if kind != "word" else None
@@ -69,7 +70,10 @@ class _Writer:
             self.out.append(mark.close_raw)
             return
         if kind == "close" and k in self.sentence.bare_ends:  # "dog</b>." of "<b>hinter</b>"
-            if own := self._own_trail():
+            if self._glued_inside(k):  # "<b>x86_<wbr>64</b>": the word's rest is the element's
+                self.out.append(self.escape(self.pending))
+                self.pending = ""
+            elif own := self._own_trail():
                 self._keep(own)
             self.out.append(mark.close_raw)
             return
@@ -78,6 +82,7 @@ class _Writer:
         if kind == "open" and k in self.sentence.after:  # "crates.io</a><!-- x -->."
             if self.sentence.after[k]:
                 self._keep(self.sentence.after[k])
+                self.piece = (k, self.pending)
             self.out.append(mark.open_raw if mark.atom else mark.open_raw + mark.close_raw)
             return
         if self.pending:
@@ -129,6 +134,16 @@ class _Writer:
             at, sep, word = self.last
             if word.endswith(rest) and len(word) > len(rest):
                 self.out[at], self.pending = sep + self.escape(word[: -len(rest)]), rest
+
+    def _glued_inside(self, k: int) -> bool:
+        """Whether the text held back is the rest of a word after an empty piece inside
+        span `k` (`64` of "<b>x86_<wbr>64</b>"): it is written before `k` closes."""
+        if not self.pending or self.piece is None or self.piece[1] != self.pending:
+            return False
+        parent = self.sentence.parents[self.piece[0]]
+        while parent is not None and parent != k:
+            parent = self.sentence.parents[parent]
+        return parent == k
 
     def _own_trail(self) -> str:
         """The punctuation the word just written ends in (none held back yet), where it has
