@@ -40,9 +40,6 @@ def import_model(
     --src-lang and --tgt-lang set the languages of a model of language codes (NLLB-200,
     M2M100, OPUS-MT's multilingual models) that translate, eval and serve take when a call
     names none."""
-    from translator.fileio import writable_file
     from translator.pretrained import import_pretrained
 
-    if output.is_dir():  # named as every command names a folder given for a file
-        writable_file(output)
     typer.echo(import_pretrained(source, output, src_lang, tgt_lang))

@@ -24,7 +24,7 @@ from translator.config import Config, config_from_dict
 from translator.data.tokenizer import Tokenizer, fingerprint
 from translator.data.vocab import tokenizer_from_state
 from translator.errors import UserError, checkpoint_not_found
-from translator.fileio import atomic_open, atomic_write_bytes
+from translator.fileio import atomic_open, atomic_write_bytes, writable_file
 from translator.models.base import Seq2Seq
 from translator.models.family import build_model
 
@@ -60,6 +60,8 @@ def check_replaceable(path: str | Path, option: str, command: str, ours=None) ->
     path = Path(path)
     if not path.exists():
         return
+    if path.is_dir():  # named as every command names a folder given for a file
+        writable_file(path)
     try:
         ckpt = load_checkpoint(path)
     except UserError:
