@@ -43,17 +43,17 @@ ISO_639_3 = {"amh": "am", "ara": "ar", "arb": "ar", "bul": "bg", "dan": "da", "d
 _CLOSED_END = re.compile(
     r"[.!?…](?:[\s\u202f]?[\"“”»«’‘›‹)\]]|\[\^?\w{1,10}\])+\s+(?=[\"„“”»«‹›‚‘(]?(\w))"
 )
+# pysbd's time grows faster than a paragraph's length (a paragraph of 1,000 sentences takes
+# about 4 times as long a character as one of 30), so a long paragraph is split a window of
+# WINDOW characters at a time; a window's cuts in its last MARGIN characters, where what
+# follows is cut off, are found again by the next window (_pysbd_cuts).
+WINDOW, MARGIN = 2000, 400
 # words capitalised only at a sentence's start (module docstring), per pysbd language
 _STARTERS = {
     "de": "Ein Eine Der Die Das Zwei Drei Vier Fünf Sechs Mehrere Einige Viele",
 }
 # one of them after a letter, a digit or a stop and a space, and not the start of a
 # compound (`Ein-Mann-Orchester`); quotes, colons and dashes before it are left alone
-# pysbd's time grows faster than a paragraph's length (a paragraph of 1,000 sentences takes
-# about 30 times as long a character as one of 30), so a long paragraph is split a window of
-# WINDOW characters at a time; a window's cuts in its last MARGIN characters, where what
-# follows is cut off, are found again by the next window, which starts at its last cut.
-WINDOW, MARGIN = 2000, 400
 _START_AFTER = {
     lang: re.compile(r"(?<=[^\W_.]|\.)\s+((?:" + "|".join(words.split()) + r")(?=\s))")
     for lang, words in _STARTERS.items()
