@@ -102,8 +102,9 @@ class RunLog:
 
     def restart(self) -> None:
         """Drop the lines train.log held before this run attached (an earlier run's, which
-        this one replaces), keeping this run's; written whole, then appended to again."""
-        if self.handler is None:
+        this one replaces), keeping this run's; written whole, then appended to again. A
+        log that held nothing before is left as it is."""
+        if self.handler is None or not self.start:
             return
         self.handler.flush()
         with open(self.path, "rb") as f:
