@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from translator.data.user_text import blank, checked
+from translator.decode.rules import phrases_problem
 from translator.errors import UserError
 
 
@@ -57,11 +58,8 @@ def required_phrases(
         given = [checked(text, f"{where}: a constraint").strip() for text in given]
         if any(blank(text) for text in given):
             raise UserError(f"{where}: a constraint is empty; give the words it must hold")
-        if len(given) >= beam:
-            raise UserError(
-                f"{where}: {len(given)} constraints need a beam of at least {len(given) + 1} "
-                f"(beam is {beam}; give --beam)"
-            )
+        if problem := phrases_problem(len(given), beam, "constraints"):
+            raise UserError(f"{where}: {problem}: give --beam")
         ids = target_ids(tokenizer, given)
         for text, phrase_ids in zip(given, ids):
             if not phrase_ids:  # characters the subword model's normaliser drops

@@ -145,6 +145,14 @@ def nbest_problem(nbest: int, beam: int) -> str | None:
     return None
 
 
+def phrases_problem(count: int, beam: int, kind: str = "required phrases") -> str | None:
+    """What is wrong with a search of width `beam` for a text with `count` phrases it must
+    hold, if anything: a beam of k keeps k - 1 of them apart."""
+    if count >= beam:
+        return f"{count} {kind} need a beam of at least {count + 1} (beam is {beam})"
+    return None
+
+
 def cut(
     ids: list[list[int]], limit: int | None, lines: list[int], side: str = "", framing: int = 1
 ) -> list[list[int]]:

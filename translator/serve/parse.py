@@ -13,7 +13,7 @@ from translator.config import DecodeConfig
 from translator.data.user_text import phrase
 from translator.decode.line_guides import Terms
 from translator.decode.request import DecodeRequest
-from translator.decode.rules import nbest_problem
+from translator.decode.rules import nbest_problem, phrases_problem
 from translator.engines.load import starts
 from translator.serve.limits import LimitError, Limits
 from translator.serve.requests import (
@@ -138,12 +138,11 @@ def check_beam_holds(door: Door, musts: list[list[str]] | None, beam: int) -> No
     beam keeps apart (k - 1 for a beam of k); the search's own check (decode/guide.py)
     names the command line's --beam."""
     for i, given in enumerate(musts or []):
-        if len(given) >= beam:
+        if problem := phrases_problem(len(given), beam):
             most = door.limits.max_beam
             fix = (f'set "beam" to {len(given) + 1} or more' if len(given) < most
                    else f"this server's beam limit is {most}: give fewer phrases")  # fmt: skip
-            raise LimitError(422, f"text {i}: {len(given)} required phrases need a beam of "
-                                  f"at least {len(given) + 1} (beam is {beam}; {fix})")  # fmt: skip
+            raise LimitError(422, f"text {i}: {problem}: {fix}")
 
 
 def parse_translate(
