@@ -115,6 +115,24 @@ def test_a_tag_or_autolink_inside_a_word_stays_inside_it():
         assert word in got.split(), word
 
 
+def test_a_lone_tag_at_the_edge_of_emphasis_or_a_link_keeps_the_markup_working():
+    """A tag left unclosed is glued as the text outside the markup around it decides, so
+    no space is left before a closing `**` (where emphasis would no longer close)."""
+    from markdown_it import MarkdownIt
+
+    def shown(text):  # the elements the page shows, tags aside, and its words
+        tokens = MarkdownIt().parseInline(text)[0].children
+        words = "".join(t.content for t in tokens if t.type in ("text", "html_inline"))
+        return [t.type for t in tokens if t.type not in ("text", "html_inline")], sorted(
+            words.split()
+        )
+
+    for text in ("Say **a <b>** now.\n", "See [Go <b>](u) x.\n"):
+        for fake in (same, reverse):
+            got = translate_markdown(text, fake)
+            assert shown(got) == shown(text), (text, got)
+
+
 def test_docx_runs_formatted_apart_inside_one_word_do_not_crash():
     d = docx.Document()
     p = d.add_paragraph("Use ")

@@ -129,15 +129,22 @@ class _Reader:
         self.stack.append((key, raw, self.size, self.opened, self.at - len(raw)))
         self.opened += 1
 
-    def demote(self) -> None:
+    def demote(self, closing: int | None = None) -> None:
         """The innermost open inline HTML tag was never closed inside this inline (or is
-        crossed): a lone tag, placed as an empty atom where it stood."""
+        crossed): a lone tag, placed as an empty atom where it stood. `closing`: where the
+        markup being closed starts in the source. A tag right inside that markup is glued
+        as the text outside it decides (`**a <b>** c`: to the word before)."""
         _, raw, at, _, src_at = self.stack.pop()
-        self.lone(src_at, raw, True, at)
+        begin, end = src_at, src_at + len(raw)
+        if closing is not None:
+            _, opening, _, _, opened_at = self.stack[-1]
+            begin = opened_at if src_at == opened_at + len(opening) else begin
+            end = self.at if end == closing else end
+        self.lone(src_at, raw, True, at, (begin, end))
 
     def pop(self, key: str, close: str) -> None:
         while self.stack and self.stack[-1][0] != key and self.stack[-1][0].startswith("html:"):
-            self.demote()
+            self.demote(self.at - len(close) if len(self.stack) > 1 else None)
         if not self.stack or self.stack[-1][0] != key:
             raise _Unreadable(f"{key} closes nothing open")
         _, raw, start, order, src_at = self.stack.pop()
@@ -202,21 +209,31 @@ class _Reader:
         self.spans = [(moved(a), moved(b), m) for a, b, m in self.spans]
         self.stack = [(*e[:2], moved(e[2]), *e[3:]) for e in self.stack]
 
-    def lone(self, src_at: int, raw: str, take_space: bool = False, at: int | None = None):
+    def lone(
+        self,
+        src_at: int,
+        raw: str,
+        take_space: bool = False,
+        at: int | None = None,
+        around: tuple[int, int] | None = None,
+    ):
         """A raw with no words (a lone tag, an autolink) put at plain position `at` (the end:
         what follows is unread) and glued as in the source: to the word after it when only
         that touches it, else to the word before it, with the whitespace between them;
         `take_space`: that whitespace is taken out of the plain text (else a sentence that
-        keeps its spacing would have it twice)."""
+        keeps its spacing would have it twice); `around`: the source's stretch whose neighbours
+        decide that gluing, where it is more than the raw (the markup around a tag)."""
         src, end = self.src, src_at + len(raw)
         ahead, at = at is None, self.size if at is None else at
         if self.last_lone is not None and self.last_lone[1:] == (src_at, at):
             # right after another (`<span></span>[^1]`): one piece, glued as both together
             self.spans.pop()
             start, self.last_lone = self.last_lone[0], None
-            return self.lone(start, src[start:end], take_space, at if not ahead else None)
-        spaced_before = src_at == 0 or src[src_at - 1].isspace()
-        spaced_after = self._spaced(end)
+            glued = (start, around[1]) if around else None
+            return self.lone(start, src[start:end], take_space, at if not ahead else None, glued)
+        begin, after = around or (src_at, end)
+        spaced_before = begin == 0 or src[begin - 1].isspace()
+        spaced_after = self._spaced(after)
         worded, ends_in = self._ending(at)
         if not worded:  # before the first word: with the whitespace after it
             run = len(src[end:]) - len(src[end:].lstrip())
