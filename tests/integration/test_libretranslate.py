@@ -175,6 +175,8 @@ def test_bodies_no_parser_takes_are_400s_and_forms_of_either_kind_agree(keyed, t
     latin = f"q=Ein+Hund+l%E4uft.&source=de&target=en&api_key={KEY}".encode()
     assert_error(request("POST", url, latin, form), 400, "the form is not UTF-8")
     assert_error(request("POST", url + "?q=l%E4uft", latin, form), 400, "the query is not UTF-8")
+    raw_latin = multipart([("q", "Ein Hund läuft."), *ask]).replace("ä".encode(), b"\xe4")
+    assert_error(request("POST", url, raw_latin, kind), 400, "field 'q' is not UTF-8")
     huge = multipart([("q", "x")] * MAX_PARTS + ask)  # over the limit, refused before parsing
     assert_error(request("POST", url, huge, kind), 400, f"more than {MAX_PARTS} parts")
     assert "Traceback" not in keyed.log()

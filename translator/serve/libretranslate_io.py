@@ -159,7 +159,7 @@ def _multipart(content_type: str, body: bytes) -> tuple[dict, dict]:
         if filename is not None:  # the first of a name, as Flask's request.files gives it
             files.setdefault(name, (filename, payload))
         else:
-            pairs.append((name, _text(payload, part.get_content_charset())))
+            pairs.append((name, _text(payload, part.get_content_charset(), name)))
     return _pairs(pairs), files
 
 
@@ -172,11 +172,17 @@ def _boundary(content_type: str) -> bytes | None:
     return boundary.encode("latin-1", "replace") if boundary else None
 
 
-def _text(payload: bytes, charset: str | None) -> str:
+def _text(payload: bytes, charset: str | None, name: str) -> str:
+    """A form field's text in its declared charset (one Python does not know: the form's
+    own, UTF-8); bytes that are not of it are a 400, as in the other kinds of body."""
     try:
-        return payload.decode(charset or "utf-8", "replace")
-    except LookupError:  # a charset Python does not know: the form's own, UTF-8
-        return payload.decode("utf-8", "replace")
+        return payload.decode(charset or "utf-8")
+    except LookupError:
+        return _text(payload, None, name)
+    except UnicodeDecodeError:
+        raise LimitError(
+            400, f"the form's field {name!r} is not {(charset or 'utf-8').upper()}"
+        ) from None
 
 
 def cors(path: str) -> list[tuple[bytes, bytes]]:
