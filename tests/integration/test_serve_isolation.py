@@ -45,6 +45,10 @@ def test_score_and_attention_check_their_texts_too(any_server):
     bad = post(any_server.url + "/score", {"sources": ["a"], "targets": ["\ud800"]})
     assert_error(bad, 422, "targets.0")
     assert_error(post(any_server.url + "/attention", {"text": SURROGATE}), 422, "text")
+    # each character three byte-fallback pieces: more than the model reads, never cut
+    long = post(any_server.url + "/attention", {"text": "\u6f22" * 600})
+    assert_error(long, 413, "text 0 is", "subwords")
+    assert_error(post(any_server.url + "/attention", {"text": "\u200b"}), 422, "empty")
 
 
 def test_good_requests_beside_bad_ones_are_all_answered(any_server, transformer):

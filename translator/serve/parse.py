@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from translator.config import DecodeConfig
-from translator.data.user_text import phrase
+from translator.data.user_text import blank, phrase
 from translator.decode.line_guides import Terms
 from translator.decode.request import DecodeRequest
 from translator.decode.rules import nbest_problem, phrases_problem
@@ -212,11 +212,12 @@ def parse_attention(
     layers = engine.attention_layers
     if not -layers <= req.layer < layers:
         raise LimitError(422, f"layer {req.layer}: the model has {layers} (0..{layers - 1}, or -1)")
-    if not req.text.strip():
+    if blank(req.text):
         raise LimitError(422, "text: an empty sentence has no attention to show")
     starts = door.starts_of(req.tgt_lang, req.src_lang)
     beam = door.beam_of(req.beam, 1)
     request = DecodeRequest(door.decode.replace(beam=beam), **starts)
+    check_subwords(engine, [req.text], engine.source_of(request))
     if req.prefix:
         door.check_texts([req.prefix])
         request = request.guided(engine.tokenizer, [req.text], engine.max_target, [req.prefix])
