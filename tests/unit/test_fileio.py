@@ -121,3 +121,31 @@ def test_a_descriptor_is_written_through_keeping_its_file(tmp_path, name):
         shell.write(b"footer\n")
     assert log.read_bytes() == b"header\nscores\nmore\nfooter\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["log.txt"]
+
+
+def test_a_write_removes_the_temporary_files_of_killed_writers_only(tmp_path):
+    """A writer killed mid-write leaves its temporary file; the next write of the same
+    file removes it, but not one a running writer (this process) is filling."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys\n"
+        "from translator.fileio import atomic_open\n"
+        "with atomic_open(sys.argv[1]) as f:\n"
+        "    f.write(b'x' * 1000); f.flush(); os._exit(9)\n"  # killed before the rename
+    )
+    target = tmp_path / "average.pt"
+    dead = subprocess.run([sys.executable, "-c", code, str(target)], check=False)
+    assert dead.returncode == 9
+    orphans = list(tmp_path.glob(".average.pt.*.tmp"))
+    assert len(orphans) == 1 and not target.exists()
+    live = tmp_path / f".average.pt.{os.getpid()}-abc.tmp"
+    live.write_bytes(b"being written")
+    other = tmp_path / ".other.pt.1-abc.tmp"  # another file's: not this write's business
+    other.write_bytes(b"")
+    atomic_write_bytes(target, b"new")
+    assert target.read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["average.pt", live.name, other.name]
+    )

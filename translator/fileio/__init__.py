@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import hashlib
 import os
 import re
@@ -184,12 +185,36 @@ def _through(path: Path, mode: str, encoding: str | None) -> Iterator[IO]:
 
 
 def _temporary(path: Path) -> tuple[int, str]:
-    """A new temporary file beside `path` (descriptor, name), or a UserError naming `path`."""
+    """A new temporary file beside `path` (descriptor, name), or a UserError naming `path`.
+    Its name holds this process's id, so that the next write of `path` removes those of
+    writers that were killed (`_drop_orphans`)."""
     try:
-        return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        return tempfile.mkstemp(
+            prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent
+        )
     except OSError as err:
         hint = _HINT if err.errno in _REFUSED else None
         raise UserError(f"cannot write {path}: {err.strerror or err}", hint) from None
+
+
+def _drop_orphans(path: Path) -> None:
+    """The temporary files of `path` whose writers are gone (killed mid-write): a
+    checkpoint-sized file each, which nothing else would ever remove."""
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*-*.tmp"):
+        pid = tmp.name[len(path.name) + 2 :].split("-", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (another user's process: alive)
+        return True
+    return True
 
 
 def creatable_file(path: str | Path) -> Path:
@@ -214,6 +239,7 @@ def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None)
             yield f
         return
     path = writable_file(real_target(path))
+    _drop_orphans(path)
     fd, tmp = _temporary(path)
     try:
         # a file replaced keeps its mode (a read-only checkpoint `calibrate` rewrites)
