@@ -257,3 +257,8 @@ def test_emphasis_left_without_a_word_is_dropped_and_a_link_kept():
     assert out.count("*") in (0, 2) and "**" not in out, out
     assert "](http://x.de)" in out and out.endswith(".\n"), out
     assert translate_markdown("__Mann__\n", lambda s: [("", [])] * len(s), "en") == "\n"
+
+
+def test_a_nul_is_read_as_commonmark_reads_it_and_its_paragraph_translated():
+    got = translate_markdown("Ein Hund\0 Ende.\n\nZwei *Hunde*.\n", upper)
+    assert got == "EIN HUND\ufffd ENDE.\n\nZWEI *HUNDE*.\n"

@@ -166,7 +166,9 @@ def _inlines(text: str, lang) -> tuple[list[str], list[_Inline]]:
 
 def translate_markdown(text: str, translate: Translate, lang: str | None = "en") -> str:
     """`text` with its prose translated and its Markdown kept (module docstring)."""
-    lines, inlines = _inlines(text, lang)
+    # CommonMark reads a NUL as U+FFFD (as every renderer shows it), so the parser's
+    # tokens are found in the lines only once they hold the same
+    lines, inlines = _inlines(text.replace("\0", "\ufffd"), lang)
     # a unit whose letters are all code (an item `make test`) stays as written
     code = [c for i in inlines for c in i.letterless(("atom",))]
     results = iter(translate_all([s for i in inlines for s in i.sources], translate,
