@@ -250,8 +250,7 @@ BeamOpt = Annotated[
     number_option(
         "--beam",
         "N",
-        "Beam size, 1: greedy search; serve: the beam of requests that name none "
-        "(default: decode.beam)",
+        "Beam size, 1: greedy search (default: decode.beam)",
         BEAM,
     ),
 ]
@@ -284,8 +283,7 @@ BatchSizeOpt = Annotated[
     number_option(
         "--batch-size",
         "N",
-        "Sentences decoded together at most; serve: the most it gathers from concurrent "
-        "requests into one batch (default: decode.batch_size)",
+        "Sentences decoded together at most (default: decode.batch_size)",
         BATCH_SIZE,
     ),
 ]

@@ -12,8 +12,6 @@ from typing import Annotated
 import typer
 
 from translator.cli_options import (
-    BatchSizeOpt,
-    BeamOpt,
     DeviceOpt,
     LenPenaltyOpt,
     MaxLenAOpt,
@@ -23,7 +21,7 @@ from translator.cli_options import (
     decode_overrides,
     number_option,
 )
-from translator.config.ranges import BEAM
+from translator.config.ranges import BATCH_SIZE, BEAM
 from translator.serve.limits import Limits
 
 D = Limits()
@@ -39,6 +37,22 @@ ServeLangOpt = Annotated[
         metavar="LANG",
         help="Target language of the requests that name none (a model of several "
         "target languages); without it each request names its own",
+    ),
+]
+BeamOpt = Annotated[
+    int | None,
+    number_option(
+        "--beam", "N", "Beam of the requests that name none (default: decode.beam)", BEAM
+    ),
+]
+BatchSizeOpt = Annotated[
+    int | None,
+    number_option(
+        "--batch-size",
+        "N",
+        "Sentences it gathers from concurrent requests into one batch at most "
+        "(default: decode.batch_size)",
+        BATCH_SIZE,
     ),
 ]
 MaxBeamOpt = Annotated[
