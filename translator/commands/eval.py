@@ -60,7 +60,8 @@ SetOpt = Annotated[
     typer.Option(
         "--set",
         metavar="KEY=VALUE",
-        help="Override a key of the model's config, e.g. --set data.test.src=F (repeatable)",
+        help="Override a data.* or decode.* key of the model's config, e.g. --set "
+        "data.test.src=F (repeatable)",
     ),
 ]
 
@@ -99,12 +100,14 @@ def evaluate(
     confidence ranks them."""
     from translator.config import config_from_dict
     from translator.config.languages import scored_direction
+    from translator.config.overrides import refuse_other_sections
     from translator.decode.evaluate import evaluate_translator
     from translator.decode.line_guides import LineGuides, Terms
     from translator.engines.load import load_engine
     from translator.fileio import atomic_write_bytes
 
     _check_options(split, src, ref, confidence, plot_confidence)
+    refuse_other_sections(set_ or [], ("data", "decode"), "eval")
     glossary = Terms.option(terms, terms_ignore_case)
     guides = LineGuides(constraint_file=constraint_file, terms=glossary, terms_file=terms)
     from translator.fileio.outputs import distinct_outputs

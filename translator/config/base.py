@@ -50,8 +50,8 @@ class ModelConfig(Section):
     """The keys every family has. A family's config subclasses this and adds its own."""
 
     type: str = "transformer"  # the model family: transformer | lstm | bahdanau | luong
-    enc_layers: NonNegative = 3  # encoder layers
-    dec_layers: NonNegative = 3  # decoder layers
+    enc_layers: NonNegative = 3  # encoder layers (at least 1 for the recurrent families)
+    dec_layers: NonNegative = 3  # decoder layers (at least 1)
     dropout: Probability = 0.1  # dropout probability on embeddings and between layers
     tie_embeddings: bool = True  # decoder input and output embeddings (and source, if joint)
     max_positions: Positive = (

@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 import logging
 import re
-import types
 import typing
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,9 @@ from pydantic import ValidationError
 
 from translator.config.base import ModelConfig, Section
 from translator.config.languages import directions
-from translator.config.overrides import apply_override
+from translator.config.overrides import KeyProblem, apply_override
 from translator.config.schema import SPLIT_FILE, Config, SplitFiles
+from translator.config.shapes import hints, members, shape
 from translator.config.words import as_written, type_words
 from translator.errors import UserError
 from translator.models import family as families
@@ -37,9 +37,14 @@ class _Loader(yaml.SafeLoader):
     def construct_mapping(self, node, deep=False):
         seen: dict = {}
         for key_node, _ in node.value if isinstance(node, yaml.MappingNode) else ():
+            if not isinstance(key_node, yaml.ScalarNode):  # a list or mapping hashes to nothing
+                kind = "a list" if isinstance(key_node, yaml.SequenceNode) else "a mapping"
+                raise KeyProblem(
+                    None, None, f"a key must be a name, got {kind}", key_node.start_mark
+                )
             key = key_node.value
             if key in seen and key_node.tag == "tag:yaml.org,2002:str":
-                raise yaml.constructor.ConstructorError(
+                raise KeyProblem(
                     None, None, f"key '{key}' is given twice (first on line {seen[key] + 1})",
                     key_node.start_mark,
                 )  # fmt: skip
@@ -58,19 +63,6 @@ def read_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader)
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    """The annotations of a section's keys, constraints included."""
-    return {name: f.rebuild_annotation() for name, f in cls.model_fields.items()}
-
-
-def _members(tp: Any) -> tuple[Any, ...]:
-    if typing.get_origin(tp) is typing.Annotated:
-        tp = typing.get_args(tp)[0]
-    if typing.get_origin(tp) in (typing.Union, types.UnionType):
-        return typing.get_args(tp)
-    return (tp,)
-
-
 def _message(err: dict, cls: type, prefix: str, where: str) -> tuple[int, str]:
     """One pydantic error as (preference, one line): the key as the user wrote it, what it
     must be, and the value. An error inside a mapping a union allows (data.train: {src, tgt})
@@ -80,20 +72,20 @@ def _message(err: dict, cls: type, prefix: str, where: str) -> tuple[int, str]:
     while parts:
         part = parts.pop(0)
         if tp is None:  # `part` is a key of `section`
-            hints = _hints(section)
-            if part not in hints:
-                close = difflib.get_close_matches(str(part), list(hints), n=1)
+            keys = hints(section)
+            if part not in keys:
+                close = difflib.get_close_matches(str(part), list(keys), n=1)
                 key = ".".join(names + [str(part)])
                 hint = f"; did you mean '{prefix}{'.'.join(names + [close[0]])}'?" if close else ""
                 return -1, f"{where}: unknown key '{prefix}{key}'{hint}"
             names.append(str(part))
-            tp = hints[part]
+            tp = keys[part]
         elif isinstance(part, int):  # an item of a list
             names[-1] += f"[{part}]"
-            listed = next(m for m in _members(tp) if typing.get_origin(m) is list)
+            listed = next(m for m in members(tp) if typing.get_origin(m) is list)
             tp = typing.get_args(listed)[0]
         else:  # the member of a union that was tried
-            member = next((m for m in _members(tp) if getattr(m, "__name__", "") == part), None)
+            member = next((m for m in members(tp) if getattr(m, "__name__", "") == part), None)
             if member is None or not parts:
                 break
             tp, section, rank = None, member, 0
@@ -131,8 +123,8 @@ def section_with(section: Section, changes: dict, where: str) -> Any:
 
 def _build_model(raw: Any, prefix: str, where: str) -> ModelConfig:
     """The `model:` section, typed by its family. A key that only other families have is
-    ignored (with a warning when it is set to something other than its default there), so
-    a config can switch model.type without deleting the other family's keys."""
+    ignored with a warning, so a config can switch model.type without deleting the other
+    family's keys."""
     if not isinstance(raw, dict):
         raise UserError(
             f"{where}: '{prefix.rstrip('.')}' must be a mapping of keys, got {as_written(raw)}"
@@ -141,14 +133,16 @@ def _build_model(raw: Any, prefix: str, where: str) -> ModelConfig:
     if kind not in families.names():
         raise UserError(
             f"{where}: key '{prefix}type' must be one of {', '.join(families.names())}, "
-            f"got {kind!r}"
+            f"got {as_written(kind)}"
         )
     cls = families.config_class(kind)
-    own = cls.model_fields
     others = families.all_keys()
-    for key in [k for k in raw if k not in own and k in others]:
-        value = raw.pop(key)
-        if any(value != families.config_class(f).model_fields[key].default for f in others[key]):
+    # A section that holds every family's keys (the flat layout some checkpoints carry) was
+    # written whole, not chosen key by key: it loads quietly.
+    flat = set(others) <= set(raw)
+    for key in [k for k in raw if k not in cls.model_fields and k in others]:
+        raw.pop(key)
+        if not flat:
             log.warning(
                 "%s: key '%s%s' belongs to model.type %s, not %s; ignored",
                 where, prefix, key, " / ".join(others[key]), kind,
@@ -169,6 +163,9 @@ def _check(cfg: Config, where: str) -> None:
     if cfg.train.attention != "fused" and cfg.model.type != "transformer":
         log.warning("%s: key 'train.attention' is the Transformer's; model.type %s ignores it",
                     where, cfg.model.type)  # fmt: skip
+    if cfg.train.warmup_share is not None and cfg.train.lr_schedule == "inverse_sqrt":
+        log.warning("%s: key 'train.warmup_share' belongs to train.lr_schedule linear / cosine; "
+                    "inverse_sqrt ignores it", where)  # fmt: skip
     device = cfg.train.device
     if device not in ("auto", "cpu", "cuda", "mps") and not re.fullmatch(r"cuda:\d+", device):
         raise bad("train.device", "must be auto, cpu, cuda, cuda:N or mps")
@@ -183,21 +180,21 @@ def _check(cfg: Config, where: str) -> None:
         if isinstance(files, str) and not SPLIT_FILE.fullmatch(files.lower()):
             raise UserError(
                 f"{where}: key '{key}' must be a .tsv or .jsonl file (optionally .gz), or "
-                f"{{src: PATH, tgt: PATH}}, got {files!r}"
+                f"{{src: PATH, tgt: PATH}}, got {as_written(files)}"
             )
         for side in ("src", "tgt") if isinstance(files, SplitFiles) else ():
-            if not getattr(files, side).strip():
-                raise UserError(f"{where}: key '{key}.{side}' must name a file, got ''")
+            name = getattr(files, side)
+            if not name.strip():
+                got = as_written(name)
+                raise UserError(f"{where}: key '{key}.{side}' must name a file, got {got}")
     _check_directions(cfg, where)
     _check_corpora(cfg.data, where)
     for src, tgt in directions(cfg.data):
         if src == tgt:
             raise UserError(f"{where}: a corpus translates {src} into {tgt}; give two languages")
     if len(directions(cfg.data)) > 1 and not cfg.tokenizer.joint:
-        raise UserError(
-            f"{where}: key 'tokenizer.joint' must be true for several directions (one "
-            "vocabulary for all languages), got False"
-        )
+        raise bad("tokenizer.joint", "must be true for several directions (one vocabulary for "
+                  "all languages)")  # fmt: skip
 
 
 def _check_directions(cfg: Config, where: str) -> None:
@@ -266,7 +263,7 @@ def config_from_dict(raw: Any, where: str = "config", overrides: list[str] = ())
         )
     given, raw = raw, read_yaml(yaml.safe_dump(raw))  # a deep copy of plain data
     for assignment in overrides:
-        apply_override(raw, assignment, read_yaml)
+        apply_override(raw, assignment, read_yaml, shape)
     if not overrides:
         return _validated(raw, where)
     label = f"{where} (with --set)"
@@ -281,7 +278,18 @@ def config_from_dict(raw: Any, where: str = "config", overrides: list[str] = ())
         raise
 
 
+def _named_keys(raw: Any) -> Any:
+    """`raw` with each key that YAML read as something else than a string (null, true, a
+    date) spelt as the file spells it, so that an unknown key is named as it was written."""
+    if isinstance(raw, dict):
+        return {k if isinstance(k, str) else as_written(k): _named_keys(v) for k, v in raw.items()}
+    if isinstance(raw, list):
+        return [_named_keys(item) for item in raw]
+    return raw
+
+
 def _validated(raw: dict, label: str) -> Config:
+    raw = _named_keys(raw)
     if "model" in raw:  # typed by its family first, so its errors name model.<key>
         raw["model"] = _build_model(raw["model"], "model.", label)
     cfg = _build(Config, raw, "", label)

@@ -183,6 +183,7 @@ class TrainConfig(Section):
     lr_schedule: Schedule = "inverse_sqrt"
     # linear and cosine: warm up over this share of the planned run (as the decay plans it)
     # instead of warmup_steps, which shapes the warmup until a time budget's first plan; null = off
+    # (inverse_sqrt ignores it, with a warning)
     warmup_share: Probability | None = None
     betas: list[Probability] = Field(default_factory=lambda: [0.9, 0.98])  # Adam's beta1, beta2
     weight_decay: NonNegativeNumber = 0.0  # decoupled weight decay (AdamW); 0 = none

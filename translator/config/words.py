@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import base64
+import math
 import types
 import typing
 from dataclasses import fields
 from typing import Any
 
+import yaml
 from annotated_types import Le
 
 from translator.config.base import LARGEST, Section
@@ -75,7 +78,16 @@ def type_words(tp: Any) -> str:
 
 
 def as_written(value: Any) -> str:
-    """A config value as YAML spells it (true, null), so an error shows what was typed."""
+    """A config value as YAML spells it (true, null, 2024-01-01, [1, 2]), so an error
+    shows what was typed; a string keeps its quotes, so that ' ' shows as a space."""
     if value is None or isinstance(value, bool):
         return {None: "null", True: "true", False: "false"}[value]
-    return repr(value)
+    if isinstance(value, (str, int, float)):
+        return repr(value)
+    if isinstance(value, bytes):
+        return f"!!binary {base64.b64encode(value).decode('ascii')}"
+    try:
+        text = yaml.safe_dump(value, default_flow_style=True, width=math.inf, allow_unicode=True)
+    except yaml.YAMLError:  # not plain data: no YAML spelling
+        return repr(value)
+    return text.removesuffix("\n").removesuffix("\n...").strip()

@@ -66,6 +66,10 @@ class TransformerConfig(ModelConfig):
 
     def problems(self) -> Iterator[tuple[str, str]]:
         yield from super().problems()
+        # Without a decoder layer no cross-attention reads the source, so every output would
+        # be the same whatever the input; no encoder layer leaves the embeddings to attend to.
+        if self.dec_layers < 1:
+            yield "dec_layers", "must be at least 1 (its cross-attention reads the source)"
         if self.d_model % self.heads:
             yield "d_model", f"must be divisible by model.heads ({self.heads})"
         if self.dec_layers and self.alignment_layer >= self.dec_layers:
