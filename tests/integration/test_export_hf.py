@@ -540,7 +540,9 @@ def test_set_changes_the_decoding_settings_not_the_layout(imported, tmp_path, ca
     assert code == 0 and "MarianMTModel" in said, err
     generation = json.loads((tmp_path / "hf" / "generation_config.json").read_text())
     assert generation["num_beams"] == 3
-    sets = ["--set", "decode.beam=3", "--set", "model.positions=interleaved"]
-    code, _, err = export(capsys, imported, tmp_path / "other", *sets)
-    assert code == 2 and "--set model.positions" in err and len(err.splitlines()) == 1, err
-    assert not (tmp_path / "other").exists()
+    for key in ("model.positions=interleaved", "train.max_steps=3", "seed=2"):
+        sets = ["--set", "decode.beam=3", "--set", key]
+        code, _, err = export(capsys, imported, tmp_path / "other", *sets)
+        assert code == 2 and f"--set '{key}': export applies only" in err, err
+        assert len(err.splitlines()) == 1, err
+        assert not (tmp_path / "other").exists()
