@@ -54,3 +54,14 @@ def test_a_distilled_file_edited_since_is_neither_done_nor_replaced(three_steps,
         assert_user_error(result, f"{outputs} was changed since translator wrote it",
                           "refusing to replace it")  # fmt: skip
         assert outputs.read_bytes() == edited
+
+
+def test_a_set_key_distill_would_not_apply_is_refused(three_steps, tmp_path, here):
+    """Only the config's training data is read: a decoding or model key is refused before
+    any work, not left unused."""
+    out = tmp_path / "d"
+    args = ["distill", "--checkpoint", str(three_steps), "--out", str(out), "--device", "cpu"]
+    for key in ("decode.beam=3", "model.d_model=8"):
+        result = here(*args, "--set", key)
+        assert_user_error(result, f"--set '{key}': distill applies only data.* keys")
+        assert "--beam" in result.stderr and not out.exists()

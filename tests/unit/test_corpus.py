@@ -262,6 +262,9 @@ def test_missing_target_file_of_a_split(tmp_path):
 def test_missing_folder(tmp_path):
     with pytest.raises(UserError, match="data.dir: folder not found"):
         load_corpus(cfg(dir=str(tmp_path / "absent")))
+    (tmp_path / "train.de.gz").write_bytes(b"")
+    with pytest.raises(UserError, match=r"data.dir: .*train\.de\.gz is a file; give the folder"):
+        load_corpus(cfg(dir=str(tmp_path / "train.de.gz")))
 
 
 def test_line_count_mismatch_names_both(tmp_path):

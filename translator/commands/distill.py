@@ -123,11 +123,15 @@ def distill(
     that stops continues where it stopped when run again."""
     from translator.config import load_config
     from translator.config.languages import target_languages
+    from translator.config.overrides import refuse_other_sections
     from translator.decode.distill import distill_corpora
     from translator.decode.resumable import model_stamps
     from translator.engines.load import load_engine
     from translator.fileio.outputs import record
 
+    # (only the training data is read from the config; the teacher decodes by its options)
+    hint = "the teacher decodes as its own decode section and --beam, --len-penalty say"
+    refuse_other_sections(set_ or [], ("data",), "distill", hint)
     engine = load_engine(checkpoint, device, quantize, ensemble, any_language=True)
     if len(targets := target_languages(engine.cfg.data)) > 1:
         raise UserError(

@@ -89,7 +89,9 @@ def _entry(assignment: str, where: str, child: Any, index: int, known) -> None:
         )
 
 
-def refuse_other_sections(assignments: list[str], sections: tuple[str, ...], command: str) -> None:
+def refuse_other_sections(
+    assignments: list[str], sections: tuple[str, ...], command: str, hint: str | None = None
+) -> None:
     """Refuse a `--set` key outside `sections`: a command that reads a saved model's config
     can apply only some of it, and a key it would leave unused must not look applied."""
     for assignment in assignments:
@@ -98,5 +100,6 @@ def refuse_other_sections(assignments: list[str], sections: tuple[str, ...], com
             taken = " and ".join(f"{name}.*" for name in sections)
             raise UserError(
                 f"--set '{assignment}': {command} applies only {taken} keys; the model, "
-                "its vocabulary and its training are the checkpoint's"
+                "its vocabulary and its training are the checkpoint's",
+                hint,
             )

@@ -255,6 +255,8 @@ def _load_hub(cfg: DataConfig) -> Source:
 
 def _load_dir(cfg: DataConfig) -> Source:
     folder = Path(cfg.dir)
+    if folder.is_file():
+        raise UserError(f"data.dir: {folder} is a file; give the folder that holds the data")
     if not folder.is_dir():
         raise UserError(f"data.dir: folder not found: {folder}")
     if any((folder / marker).is_file() for marker in SAVE_TO_DISK_MARKERS):
