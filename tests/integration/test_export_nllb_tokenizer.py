@@ -97,7 +97,7 @@ def test_a_language_set_on_export_is_read_as_the_models_code(released, tmp_path,
     assert generation["forced_bos_token_id"] == ids(released)["fra_Latn"]
     for setting, needles in [
         ("data.tgt_lang=xx_Latn", ["--set data.tgt_lang xx_Latn", "eng_Latn"]),
-        ("model.d_model=64", ["--set model.d_model", "keeps the model"]),
+        ("model.d_model=64", ["--set 'model.d_model=64'", "export applies only data.*"]),
     ]:
         code, _, err = run_cli(capsys, *export, str(tmp_path / "no"), "--set", setting)
         one_line_error(code, err, *needles)

@@ -263,7 +263,7 @@ def test_missing_folder(tmp_path):
     with pytest.raises(UserError, match="data.dir: folder not found"):
         load_corpus(cfg(dir=str(tmp_path / "absent")))
     (tmp_path / "train.de.gz").write_bytes(b"")
-    with pytest.raises(UserError, match=r"data.dir: .*train\.de\.gz is a file; give the folder"):
+    with pytest.raises(UserError, match=r"data.dir: a file, not a folder: .*train\.de\.gz"):
         load_corpus(cfg(dir=str(tmp_path / "train.de.gz")))
 
 

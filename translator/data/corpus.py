@@ -255,10 +255,9 @@ def _load_hub(cfg: DataConfig) -> Source:
 
 def _load_dir(cfg: DataConfig) -> Source:
     folder = Path(cfg.dir)
-    if folder.is_file():
-        raise UserError(f"data.dir: {folder} is a file; give the folder that holds the data")
     if not folder.is_dir():
-        raise UserError(f"data.dir: folder not found: {folder}")
+        found = "a file, not a folder" if folder.is_file() else "folder not found"
+        raise UserError(f"data.dir: {found}: {folder}")
     if any((folder / marker).is_file() for marker in SAVE_TO_DISK_MARKERS):
         return _load_saved(folder, cfg)
     files = _scan(folder)
@@ -395,8 +394,7 @@ def load_corpus(cfg: DataConfig, seed: int = 1) -> Corpus:
     log.info(
         "%s: %d training pairs kept of %d (dropped %d empty, %d over %d words); dev %d, test %d",
         source.description, len(train), read, dropped["empty"], dropped["too_long"],
-        cfg.max_words, len(dev), len(test),
-    )  # fmt: skip
+        cfg.max_words, len(dev), len(test))  # fmt: skip
     if not train:
         raise empty_after_cleaning(source.description, read, dropped, cfg.max_words)
     return Corpus(train=train, dev=dev, test=test, source=source.description)
