@@ -140,6 +140,9 @@ def test_a_write_removes_the_temporary_files_of_killed_writers_only(tmp_path):
     assert dead.returncode == 9
     orphans = list(tmp_path.glob(".average.pt.*.tmp"))
     assert len(orphans) == 1 and not target.exists()
+    scratch = tmp_path / orphans[0].name.replace(".tmp", "x.tmp")  # a killed writer's folder
+    (scratch / "ct2").mkdir(parents=True)
+    (scratch / "ct2" / "model.bin").write_bytes(b"half")
     live = tmp_path / f".average.pt.{os.getpid()}-abc.tmp"
     live.write_bytes(b"being written")
     other = tmp_path / ".other.pt.1-abc.tmp"  # another file's: not this write's business

@@ -17,10 +17,59 @@ from translator.fileio.outputs import (
     MARKER,
     claim_folder,
     distinct_outputs,
+    mark,
     owned,
     replace_folder,
     temporary_folder,
 )
+
+
+def _gone_pid() -> int:
+    """The id of a process that has ended."""
+    import subprocess
+    import sys
+
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    return int(child.stdout)
+
+
+def test_a_swap_killed_between_its_renames_gets_the_old_contents_back(tmp_path):
+    """A command killed after moving the old folder aside and before putting the new one
+    in place: the next build of the folder puts the old contents back, then replaces them."""
+    target = tmp_path / "out"
+    tmp = temporary_folder(target)
+    (tmp / "model.bin").write_text("old")
+    replace_folder(tmp, target, "export")
+    pid = _gone_pid()
+    target.rename(tmp_path / f".out.tmp-old-{pid}")  # as the killed swap left them
+    half = tmp_path / f".out.tmp-{pid}"
+    half.mkdir()
+    (half / "model.bin").write_text("new, never put in place")
+    mark(half, ["model.bin"], "export")
+    tmp = temporary_folder(target)
+    assert (target / "model.bin").read_text() == "old" and owned(target) == {"model.bin"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out", tmp.name])
+
+
+def test_a_folder_another_live_process_is_building_is_refused(tmp_path):
+    import subprocess
+    import sys
+
+    target = tmp_path / "out"
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        theirs = tmp_path / f".out.tmp-{sleeper.pid}"
+        theirs.mkdir()
+        mark(theirs, (), scratch=True)
+        message = user_error(temporary_folder, target)
+        assert message.startswith(f"{target} is being written by another command"), message
+        assert theirs.is_dir() and not target.exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    temporary_folder(target)  # its builder gone: what it left is cleared
+    assert not theirs.exists()
 
 
 def test_a_users_folder_is_refused_and_an_empty_or_missing_one_is_claimed(tmp_path):

@@ -43,6 +43,7 @@ How argostranslate 1.11 runs a package, and what the package does about it:
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import struct
@@ -284,7 +285,9 @@ def export_argos(
             f"several ({pairs}), whose target tags argostranslate cannot add"
         )
     src, tgt = cfg.data.src_lang, cfg.data.tgt_lang
-    with tempfile.TemporaryDirectory(prefix=f".{output.name}.", dir=output.parent) as scratch:
+    # (named as atomic_open names its files: writing the package removes a killed one's)
+    scratch_name = {"prefix": f".{output.name}.{os.getpid()}-", "suffix": ".tmp"}
+    with tempfile.TemporaryDirectory(**scratch_name, dir=output.parent) as scratch:
         ct2 = Path(scratch) / "ct2"
         manifest, _ = export_checkpoint(checkpoint, "ctranslate2", quantization, ct2, False,
                                         overrides)  # fmt: skip

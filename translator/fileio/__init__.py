@@ -21,6 +21,7 @@ import glob
 import hashlib
 import os
 import re
+import shutil
 import stat
 import sys
 import tempfile
@@ -198,16 +199,20 @@ def _temporary(path: Path) -> tuple[int, str]:
 
 
 def _drop_orphans(path: Path) -> None:
-    """The temporary files of `path` whose writers are gone (killed mid-write): a
-    checkpoint-sized file each, which nothing else would ever remove."""
+    """The temporary files (or scratch folders, named alike) of `path` whose writers are
+    gone (killed mid-write): a checkpoint-sized file each, which nothing else would ever
+    remove."""
     for tmp in path.parent.glob(f".{glob.escape(path.name)}.*-*.tmp"):
         pid = tmp.name[len(path.name) + 2 :].split("-", 1)[0]
-        if pid.isdigit() and not _running(int(pid)):
+        if pid.isdigit() and not running(int(pid)):
+            if tmp.is_dir() and not tmp.is_symlink():
+                shutil.rmtree(tmp, ignore_errors=True)
             with contextlib.suppress(OSError):
                 tmp.unlink()
 
 
-def _running(pid: int) -> bool:
+def running(pid: int) -> bool:
+    """Whether process `pid` exists on this machine."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from translator.errors import UserError
-from translator.fileio import atomic_write_bytes, file_digest, real_target
+from translator.fileio import atomic_write_bytes, file_digest, real_target, running
 
 MARKER = ".translator-output.json"  # a name no other program writes
 
@@ -193,16 +194,35 @@ def require_owned(folder: Path, option: str) -> None:
 
 
 def temporary_folder(target: Path) -> Path:
-    """A fresh marked sibling of `target` to build the new contents in; the ones a killed
-    command left (marked, so translator's) are removed first."""
+    """A fresh marked sibling of `target` to build the new contents in, named with this
+    process's id. Another live process building `target` is refused; what killed ones
+    left is cleared first (`_left_behind`)."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    for old in target.parent.glob(f".{target.name}.tmp-*"):
-        remove_own_tree(old)
+    _left_behind(target)
     tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
     tmp.mkdir()
     mark(tmp, (), scratch=True)
     return tmp
+
+
+def _left_behind(target: Path) -> None:
+    """Refuse where a live process is building `target`; else put back the old contents a
+    swap killed between its two renames left aside (`target` missing), and remove the
+    rest of what killed builds left (marked, so translator's)."""
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.tmp-(old-)?(\d+)")
+    found = [(m, p) for p in target.parent.iterdir() if (m := pattern.fullmatch(p.name))]
+    for m, _ in found:
+        if int(m[2]) != os.getpid() and running(int(m[2])):
+            raise UserError(
+                f"{target} is being written by another command (process {m[2]})",
+                "wait for it to finish, or write to another folder",
+            )
+    for m, path in sorted(found, key=lambda f: not f[0][1]):  # the old contents first
+        if m[1] and not target.exists():
+            os.replace(path, target)
+        else:
+            remove_own_tree(path)
 
 
 @contextmanager
