@@ -262,3 +262,41 @@ def test_emphasis_left_without_a_word_is_dropped_and_a_link_kept():
 def test_a_nul_is_read_as_commonmark_reads_it_and_its_paragraph_translated():
     got = translate_markdown("Ein Hund\0 Ende.\n\nZwei *Hunde*.\n", upper)
     assert got == "EIN HUND\ufffd ENDE.\n\nZWEI *HUNDE*.\n"
+
+
+def test_taking_text_out_moves_spans_and_open_markup_as_a_rebuilt_text_would():
+    """The reader takes whitespace out of its plain text, at its end (cheaply) or inside
+    it; either way its text, forms, spans and open markup are those of a text rebuilt."""
+    import random
+
+    from translator.documents.markdown_inline import Mark, _Reader
+
+    rng = random.Random(7)
+    for _ in range(200):
+        reader = _Reader("")
+        pieces = ["".join(rng.choice("ab ") for _ in range(rng.randint(0, 4))) for _ in range(6)]
+        for piece in pieces:
+            at = reader.size
+            reader.add(piece)
+            reader._span(at, reader.size, Mark("pair", "*", "*"))
+            reader.stack.append(("em", "*", reader.size, 0, 0))
+        text, forms = "".join(pieces), list("".join(pieces))
+        spans = [(a, b) for a, b, _ in reader.spans]
+        marks = [e[2] for e in reader.stack]
+        for _ in range(3):
+            if not text:
+                break
+            at = rng.choice([rng.randrange(len(text)), len(text) - 1])
+            n = rng.randint(1, len(text) - at)
+            reader._drop(at, n)
+            text, forms = text[:at] + text[at + n :], forms[:at] + forms[at + n :]
+
+            def moved(p, at=at, n=n):
+                return p - min(n, max(0, p - at))
+
+            spans = [(moved(a), moved(b)) for a, b in spans]
+            marks = [moved(p) for p in marks]
+            assert "".join(reader.plain) == text and reader.size == len(text)
+            assert reader.forms == forms
+            assert [(a, b) for a, b, _ in reader.spans] == spans
+            assert [e[2] for e in reader.stack] == marks

@@ -15,13 +15,18 @@ cannot follow is reported as None and left as it is.
 from __future__ import annotations
 
 import dataclasses
-import html
 import re
 from dataclasses import dataclass
 
 from translator.documents.markdown_escapes import Escapes
+from translator.documents.markdown_source import (
+    Unreadable,
+    balanced,
+    destination,
+    expect,
+    match_text,
+)
 
-_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});")
 _BREAK = re.compile(r"[ \t]*(\\?)\n[ \t]*")
 _OPEN_TAG = re.compile(r"<([A-Za-z][A-Za-z0-9-]*)\b[^>]*(?<!/)>$")
 _CLOSE_TAG = re.compile(r"</([A-Za-z][A-Za-z0-9-]*)\s*>$")
@@ -51,66 +56,13 @@ class Mark:
     bare: tuple[bool, bool] = (False, False)  # punctuation there stays out ("*dog*.")
 
 
-class _Unreadable(Exception):
-    pass
-
-
-def _match_text(src: str, at: int, text: str, forms: list[str] | None = None) -> int:
-    """Where `text` (a text token's decoded content) ends in `src` read from `at`: each
-    character as is, backslash-escaped or as an entity (each as written: `forms`)."""
-    forms = [] if forms is None else forms
-    for ch in text:
-        if (m := _ENTITY.match(src, at)) and html.unescape(m.group()) == ch:
-            forms.append(m.group())  # before the character itself: '&' of '&amp;'
-            at = m.end()
-        elif src.startswith("\\" + ch, at):  # first: `\\"` is an escaped \ then a "
-            forms.append("\\" + ch)
-            at += 2
-        elif src.startswith(ch, at):
-            forms.append(ch)
-            at += 1
-        else:
-            raise _Unreadable(f"text {text!r} not found at {at}")
-    return at
-
-
-def _expect(src: str, at: int, raw: str) -> int:
-    if not src.startswith(raw, at):
-        raise _Unreadable(f"{raw!r} not found at {at}")
-    return at + len(raw)
-
-
-def _balanced(src: str, at: int, opening: str, closing: str) -> int:
-    """The end of the bracketed run starting at `at` (src[at] == opening)."""
-    depth, k = 0, at
-    while k < len(src):
-        ch = src[k]
-        if ch == "\\":
-            k += 2
-            continue
-        depth += (ch == opening) - (ch == closing)
-        k += 1
-        if depth == 0:
-            return k
-    raise _Unreadable(f"unclosed {opening} at {at}")
-
-
-def _destination(src: str, at: int) -> int:
-    """The end of a link's `]` and what follows it: `(url "title")`, `[label]` or nothing."""
-    at = _expect(src, at, "]")
-    if src.startswith("(", at):
-        return _balanced(src, at, "(", ")")
-    if src.startswith("[", at):
-        return _balanced(src, at, "[", "]")
-    return at
-
-
 class _Reader:
     def __init__(self, src: str):
         self.src, self.at, self.plain = src, 0, []
         self.size, self.stack, self.spans, self.opened = 0, [], [], 0
         self.forms: list[str] = []  # each plain character as the source wrote it
         self.trim = 0
+        self.reach = 0  # where the spans end, at the furthest
         self.last_lone: tuple[int, int, int] | None = None  # the last span, if a lone piece
 
     def add(self, text: str, forms: list[str] | None = None) -> None:
@@ -123,7 +75,7 @@ class _Reader:
         self.size += len(text)
 
     def span(self, start: int, mark: Mark) -> None:
-        self.spans.append((start, self.size, mark))
+        self._span(start, self.size, mark)
 
     def push(self, key: str, raw: str) -> None:
         self.stack.append((key, raw, self.size, self.opened, self.at - len(raw)))
@@ -146,7 +98,7 @@ class _Reader:
         while self.stack and self.stack[-1][0] != key and self.stack[-1][0].startswith("html:"):
             self.demote(self.at - len(close) if len(self.stack) > 1 else None)
         if not self.stack or self.stack[-1][0] != key:
-            raise _Unreadable(f"{key} closes nothing open")
+            raise Unreadable(f"{key} closes nothing open")
         _, raw, start, order, src_at = self.stack.pop()
         if start == self.size and raw.startswith("<"):
             # <a id="x"></a>: a tag holding no words, glued as a lone one
@@ -198,16 +150,34 @@ class _Reader:
 
     def _drop(self, at: int, n: int) -> None:
         """The plain text's `n` characters from `at` taken out, the spans and open markup
-        after them moved back."""
-        text = "".join(self.plain)
-        self.plain, self.size = [text[:at] + text[at + n :]], len(text) - n
-        self.forms = self.forms[:at] + self.forms[at + n :]
+        after them moved back. Most drops are of the text's end, with nothing after them:
+        those cost only what they remove (a paragraph of many tags stays linear)."""
+        if at + n == self.size:
+            while n > (end := len(self.plain[-1])):
+                n -= end
+                self.plain.pop()
+            self.plain[-1] = self.plain[-1][: end - n]
+            n = self.size - at
+        else:
+            text = "".join(self.plain)
+            self.plain = [text[:at] + text[at + n :]]
+        self.size -= n
+        del self.forms[at : at + n]
 
         def moved(p: int) -> int:
             return p - min(n, max(0, p - at))
 
-        self.spans = [(moved(a), moved(b), m) for a, b, m in self.spans]
-        self.stack = [(*e[:2], moved(e[2]), *e[3:]) for e in self.stack]
+        if self.reach > at:  # (else every span ends before the drop)
+            self.spans = [(moved(a), moved(b), m) for a, b, m in self.spans]
+            self.reach = moved(self.reach)
+        for i in range(len(self.stack) - 1, -1, -1):  # positions grow along the stack
+            if self.stack[i][2] <= at:
+                break
+            self.stack[i] = (*self.stack[i][:2], moved(self.stack[i][2]), *self.stack[i][3:])
+
+    def _span(self, start: int, end: int, mark: Mark) -> None:
+        self.spans.append((start, end, mark))
+        self.reach = max(self.reach, end)
 
     def lone(
         self,
@@ -249,7 +219,7 @@ class _Reader:
                 self._drop(at - len(space), len(space))
                 at -= len(space)
             mark = Mark("after", (space or (" " if spaced_before else "")) + raw)
-        self.spans.append((at, at, mark))
+        self._span(at, at, mark)
         self.last_lone = (src_at, end, at)  # (where it starts and ends in src, its place)
 
     def atom(self, start: int, words: str) -> None:
@@ -260,7 +230,7 @@ class _Reader:
             return
         at = self.size
         self.add(words)
-        self.spans.append((at, self.size, Mark("atom", raw, text=words)))
+        self._span(at, self.size, Mark("atom", raw, text=words))
 
     def child(self, tok, skipping: bool) -> bool:
         """Read one child token; True while inside an autolink (its text is in the atom)."""
@@ -272,30 +242,30 @@ class _Reader:
         elif kind in ("softbreak", "hardbreak"):
             m = _BREAK.match(src, self.at)
             if m is None:
-                raise _Unreadable(f"no line break at {self.at}")
+                raise Unreadable(f"no line break at {self.at}")
             if m.group(1):  # a backslash break: the backslash stays after the word
                 self.at = m.start(1) + 1
                 self.lone(m.start(1), "\\", True)  # (it may take the space before it)
             self.add(src[self.at if m.group(1) else m.start() : m.end()])
             self.at = m.end()
         elif kind.endswith("_open") and kind[:-5] in PAIRS:
-            self.at = _expect(src, self.at, tok.markup)
+            self.at = expect(src, self.at, tok.markup)
             self.push(kind[:-5], tok.markup)
         elif kind.endswith("_close") and kind[:-6] in PAIRS:
-            self.at = _expect(src, self.at, tok.markup)
+            self.at = expect(src, self.at, tok.markup)
             self.pop(kind[:-6], tok.markup)
         elif kind == "link_open" and tok.markup in ("autolink", "linkify"):
             start = self.at
             self.at = (src.index(">", self.at) + 1) if src.startswith("<", start) else (
-                _match_text(src, start, tok.attrs.get("href", "")))  # fmt: skip
+                match_text(src, start, tok.attrs.get("href", "")))  # fmt: skip
             self.atom(start, "")
             return True
         elif kind == "link_open":
-            self.at = _expect(src, self.at, "[")
+            self.at = expect(src, self.at, "[")
             self.push("link", "[")
         elif kind == "link_close":
             start = self.at
-            self.at = _destination(src, self.at)
+            self.at = destination(src, self.at)
             self.pop("link", src[start : self.at])
         else:
             self.leaf(tok)
@@ -312,7 +282,7 @@ class _Reader:
             if m.start() < at:
                 continue
             self._words(content[at : m.start()])
-            start, self.at = self.at, _match_text(self.src, self.at, m.group())
+            start, self.at = self.at, match_text(self.src, self.at, m.group())
             self.lone(start, self.src[start : self.at], True)
             at = m.end()
         self._words(content[at:])
@@ -321,28 +291,28 @@ class _Reader:
         """Decoded text read along the source, each character as it was written there."""
         if text:
             forms: list[str] = []
-            end = _match_text(self.src, self.at, text, forms)
+            end = match_text(self.src, self.at, text, forms)
             self.add(text, forms)
             self.at = end
 
     def leaf(self, tok) -> None:
         src, start = self.src, self.at
         if tok.type == "code_inline":
-            self.at = _expect(src, start, tok.markup)
+            self.at = expect(src, start, tok.markup)
             end = src.find(tok.markup, self.at)
             if end < 0:
-                raise _Unreadable("unclosed code span")
+                raise Unreadable("unclosed code span")
             self.at = end + len(tok.markup)
             self.atom(start, tok.content)
         elif tok.type in ("math_inline", "math_inline_double"):  # $x$, $$x$$: kept as code is
-            self.at = _expect(src, start, tok.markup + tok.content + tok.markup)
+            self.at = expect(src, start, tok.markup + tok.content + tok.markup)
             self.atom(start, tok.content)
         elif tok.type == "image":
-            self.at = _balanced(src, _expect(src, start, "!"), "[", "]") - 1
-            self.at = _destination(src, self.at)
+            self.at = balanced(src, expect(src, start, "!"), "[", "]") - 1
+            self.at = destination(src, self.at)
             self.atom(start, tok.content)
         elif tok.type == "html_inline":
-            self.at = _expect(src, start, tok.content)
+            self.at = expect(src, start, tok.content)
             opening, closing = _OPEN_TAG.match(tok.content), _CLOSE_TAG.match(tok.content)
             open_keys = [entry[0] for entry in self.stack]
             if opening:
@@ -352,7 +322,7 @@ class _Reader:
             else:
                 self.atom(start, "")
         else:
-            raise _Unreadable(f"inline token {tok.type}")
+            raise Unreadable(f"inline token {tok.type}")
 
 
 def read_inline(src: str, children) -> tuple[str, list, Escapes] | None:
@@ -366,10 +336,10 @@ def read_inline(src: str, children) -> tuple[str, list, Escapes] | None:
         while reader.stack and reader.stack[-1][0].startswith("html:"):
             reader.demote()  # an HTML tag opened and never closed: a lone tag after all
         if reader.stack:
-            raise _Unreadable("unclosed markup")
+            raise Unreadable("unclosed markup")
         if src[reader.at :].strip():
-            raise _Unreadable(f"text left at {reader.at}")
-    except (_Unreadable, ValueError):
+            raise Unreadable(f"text left at {reader.at}")
+    except (Unreadable, ValueError):
         return None
     plain = "".join(reader.plain) + src[reader.at :]
     forms = reader.forms + list(src[reader.at :])
