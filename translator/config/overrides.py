@@ -39,10 +39,10 @@ def _named(steps: list[str | int]) -> str:
     return "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in steps).lstrip(".")
 
 
-def apply_override(raw: dict, assignment: str, read=yaml.safe_load, shape=None) -> None:
+def apply_override(raw: dict, assignment: str, read, shape) -> None:
     """Set one key of `raw` in place; an unset section (`data.test: null`) is made on the
-    way, a list entry must exist already (the list is set whole otherwise). `shape(raw,
-    steps)` (shapes.py) says what a key the config leaves out holds: a list at its default
+    way, a list entry must exist already (the list is set whole otherwise). `read` reads
+    the value's YAML; `shape(raw, steps)` (shapes.py) says what a key the config leaves out holds: a list at its default
     is indexed from that default, and a key that holds no section is not walked into."""
     if "=" not in assignment:
         raise UserError(f"--set '{assignment}': expected KEY=VALUE, e.g. --set train.lr=0.001")
@@ -57,7 +57,7 @@ def apply_override(raw: dict, assignment: str, read=yaml.safe_load, shape=None) 
     node: Any = raw
     for i, (step, following) in enumerate(zip(steps, steps[1:])):
         where = _named(steps[: i + 1])
-        known = shape(raw, steps[: i + 1]) if shape is not None else None
+        known = shape(raw, steps[: i + 1])  # (None for a key the schema lacks)
         if isinstance(step, int):
             child = node[step]
         elif step not in node and known is not None and isinstance(known.default, list):

@@ -74,9 +74,6 @@ class _Reader:
         self.forms += forms
         self.size += len(text)
 
-    def span(self, start: int, mark: Mark) -> None:
-        self._span(start, self.size, mark)
-
     def push(self, key: str, raw: str) -> None:
         self.stack.append((key, raw, self.size, self.opened, self.at - len(raw)))
         self.opened += 1
@@ -117,7 +114,7 @@ class _Reader:
         if lead and (start == 0 or tail[0].isspace()):  # `[ text](url)`: its opening
             self._drop(start, lead)
             raw += text[:lead]
-        self.span(start, Mark("pair", raw, close, order))
+        self._span(start, self.size, Mark("pair", raw, close, order))
 
     def _since(self, at: int) -> str:
         """The plain text from `at` on, joined from the last pieces only: a span's closing

@@ -207,6 +207,7 @@ def _drop_orphans(path: Path) -> None:
         if pid.isdigit() and not running(int(pid)):
             if tmp.is_dir() and not tmp.is_symlink():
                 shutil.rmtree(tmp, ignore_errors=True)
+                continue
             with contextlib.suppress(OSError):
                 tmp.unlink()
 
