@@ -50,3 +50,31 @@ def test_spans_find_their_words_without_rereading_the_unit(monkeypatch):
         _markdown(n)
         read.append(counting.read)
     assert 0 < read[1] <= 2.5 * read[0]
+
+
+def test_tags_left_open_rebuild_the_text_a_bounded_number_of_times(monkeypatch):
+    """Inline HTML tags that nothing closes (`<br>`) are each taken out of the text: the
+    characters rebuilt doing so grow linearly with their number in one paragraph."""
+    from translator.documents import markdown_inline, markdown_source
+
+    rebuilt = []
+    drop, taken_out = markdown_inline._Reader._drop, markdown_source.taken_out
+
+    def counted_drop(self, at, n):
+        if self.pending is None and at + n != self.size:  # (a drop inside the text)
+            rebuilt.append(self.size)
+        return drop(self, at, n)
+
+    def counted_taken_out(text, *args):
+        rebuilt.append(len(text))
+        return taken_out(text, *args)
+
+    monkeypatch.setattr(markdown_inline._Reader, "_drop", counted_drop)
+    monkeypatch.setattr(markdown_inline, "taken_out", counted_taken_out)
+    counts = []
+    for n in (200, 400):
+        rebuilt.clear()
+        src = ("word <br> " * n).encode()
+        assert translate_bytes(src, Path("f.md"), "markdown", _same, "en", "de") == src
+        counts.append(sum(rebuilt))
+    assert 0 < counts[1] <= 2.5 * counts[0]

@@ -269,7 +269,8 @@ def test_taking_text_out_moves_spans_and_open_markup_as_a_rebuilt_text_would():
     it; either way its text, forms, spans and open markup are those of a text rebuilt."""
     import random
 
-    from translator.documents.markdown_inline import Mark, _Reader
+    from translator.documents.markdown_inline import _Reader
+    from translator.documents.markdown_marks import Mark
 
     rng = random.Random(7)
     for _ in range(200):
@@ -300,3 +301,50 @@ def test_taking_text_out_moves_spans_and_open_markup_as_a_rebuilt_text_would():
             assert reader.forms == forms
             assert [(a, b) for a, b, _ in reader.spans] == spans
             assert [e[2] for e in reader.stack] == marks
+
+
+def test_tags_left_open_are_settled_as_demoting_them_one_at_a_time_would(monkeypatch):
+    """Tags no markup closed are demoted together and the text rebuilt once; random
+    paragraphs of words, spaces, emphasis and open tags read as demoting each in turn reads
+    them (text, spans and forms alike)."""
+    import random
+
+    from translator.documents import markdown_inline
+    from translator.documents.markdown import _parser
+
+    def one_at_a_time(reader):
+        first = len(reader.stack)
+        while first and reader.stack[first - 1][0].startswith("html:"):
+            first -= 1
+        while len(reader.stack) > first:
+            reader.demote(index=first)
+
+    rng = random.Random(3)
+    pieces = ["w", "ab", " ", "  ", "<br>", "<span>", "</span>", "*a*", "<b>", " x.", "<x@y.z>"]
+    for _ in range(300):
+        src = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 14))).strip() or "w"
+        children = _parser().parseInline(src)[0].children
+        settled = read_inline(src, children)
+        with monkeypatch.context() as patched:
+            patched.setattr(markdown_inline._Reader, "settle", one_at_a_time)
+            assert read_inline(src, children) == settled, src
+
+
+def test_tags_left_open_keep_their_order_and_spacing():
+    for text in [
+        '<img src="a.png"> A caption here.\n',
+        "<b> <i> a dog.\n",
+        "A dog <b> <i> runs.\n",
+        "A dog <br>  <br>\n",
+        "A dog  <b><span><br>\n",
+    ]:
+        assert translate_markdown(text, identity, "en") == text
+    assert translate_markdown("<br> <b> a dog.\n", upper, "en") == "<br> <b> A DOG.\n"
+
+
+def test_tags_between_other_markup_with_no_word_beside_them_are_all_kept():
+    text = "A <i>dog</i>   <x@y.z><span><br><x@y.z>\n"
+    out = translate_markdown(text, upper, "en")
+    assert out.startswith("A <i>DOG</i>") and sorted(re.findall("<[^>]+>", out)) == sorted(
+        re.findall("<[^>]+>", text)
+    )

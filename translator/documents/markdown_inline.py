@@ -14,17 +14,17 @@ cannot follow is reported as None and left as it is.
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from dataclasses import dataclass
 
 from translator.documents.markdown_escapes import Escapes
+from translator.documents.markdown_marks import Mark, glued
 from translator.documents.markdown_source import (
     Unreadable,
     balanced,
     destination,
     expect,
     match_text,
+    taken_out,
 )
 
 _BREAK = re.compile(r"[ \t]*(\\?)\n[ \t]*")
@@ -38,24 +38,6 @@ _EXTENSION = re.compile(r"\[\^[^\]\s]+\]:?|\{%.*?%\}|\{\{.*?\}\}|\{[#.:][^{}\n]*
 _BOX = re.compile(r"\[[ xX]\](?=\s)")  # a task list item's box, where an inline begins
 
 
-@dataclass(frozen=True)
-class Mark:
-    """A span's payload. kind: 'pair' (opening + words + closing), 'atom' (raw replaces the
-    words), 'after' / 'before' (raw glued to the word before / after it), 'inside' (raw
-    inside a word, after its `prefix`), 'lead' (raw before the first word). order: the
-    opening's rank."""
-
-    kind: str
-    raw: str
-    close: str = ""
-    order: int = 0
-    prefix: str = ""  # the text glued before it in its word: '(' of '(**a**)'
-    suffix: str = ""  # the text glued after it in its word: '),' of '(**a**),'
-    text: str = ""  # an atom's words as the model read them
-    # a pair's start / end with no glued text, at a letter or digit: its translated word's
-    bare: tuple[bool, bool] = (False, False)  # punctuation there stays out ("*dog*.")
-
-
 class _Reader:
     def __init__(self, src: str):
         self.src, self.at, self.plain = src, 0, []
@@ -64,6 +46,7 @@ class _Reader:
         self.trim = 0
         self.reach = 0  # where the spans end, at the furthest
         self.last_lone: tuple[int, int, int] | None = None  # the last span, if a lone piece
+        self.pending: list[tuple[int, int]] | None = None  # drops noted, not yet made
 
     def add(self, text: str, forms: list[str] | None = None) -> None:
         forms = list(text) if forms is None else forms
@@ -78,22 +61,26 @@ class _Reader:
         self.stack.append((key, raw, self.size, self.opened, self.at - len(raw)))
         self.opened += 1
 
-    def demote(self, closing: int | None = None) -> None:
-        """The innermost open inline HTML tag was never closed inside this inline (or is
-        crossed): a lone tag, placed as an empty atom where it stood. `closing`: where the
-        markup being closed starts in the source. A tag right inside that markup is glued
-        as the text outside it decides (`**a <b>** c`: to the word before)."""
-        _, raw, at, _, src_at = self.stack.pop()
+    def demote(self, closing: int | None = None, index: int = -1) -> None:
+        """An open inline HTML tag (the innermost, or the stack's `index`) was never closed
+        inside this inline (or is crossed): a lone tag, placed as an empty atom where it
+        stood. `closing`: where the markup being closed starts in the source. A tag right
+        inside that markup is glued as the text outside it decides (`**a <b>** c`: to the
+        word before)."""
+        _, raw, at, _, src_at = self.stack.pop(index)
+        if self.pending and at == sum(self.pending[-1]):  # right after whitespace taken out
+            at = self.pending[-1][0]
         begin, end = src_at, src_at + len(raw)
         if closing is not None:
-            _, opening, _, _, opened_at = self.stack[-1]
+            _, opening, _, _, opened_at = self.stack[index - 1 if index >= 0 else -1]
             begin = opened_at if src_at == opened_at + len(opening) else begin
             end = self.at if end == closing else end
         self.lone(src_at, raw, True, at, (begin, end))
 
     def pop(self, key: str, close: str) -> None:
-        while self.stack and self.stack[-1][0] != key and self.stack[-1][0].startswith("html:"):
-            self.demote(self.at - len(close) if len(self.stack) > 1 else None)
+        first = self._open_tags(key)
+        while len(self.stack) > first:  # (in their order, as they are glued)
+            self.demote(self.at - len(close) if first else None, first)
         if not self.stack or self.stack[-1][0] != key:
             raise Unreadable(f"{key} closes nothing open")
         _, raw, start, order, src_at = self.stack.pop()
@@ -131,15 +118,17 @@ class _Reader:
         """Whether the plain text before `at` holds a word, and the whitespace it ends in,
         read back from `at` only as far as its last word."""
         begin, space = self.size, ""
+        floor = sum(self.pending[-1]) if self.pending else -1  # (a word was there before)
         for piece in reversed(self.plain):
             begin -= len(piece)
             if begin >= at:
                 continue  # after `at`
-            part = piece[: at - begin]
-            kept = part.rstrip()
-            if kept:
-                return True, part[len(kept) :] + space
-            space = part + space
+            end = word = min(at - begin, len(piece))
+            while word and piece[word - 1].isspace() and begin + word != floor:
+                word -= 1
+            if word:
+                return True, piece[word:end] + space
+            space = piece[:end] + space
         return False, space
 
     def _spaced(self, at: int) -> bool:
@@ -149,6 +138,11 @@ class _Reader:
         """The plain text's `n` characters from `at` taken out, the spans and open markup
         after them moved back. Most drops are of the text's end, with nothing after them:
         those cost only what they remove (a paragraph of many tags stays linear)."""
+        if self.pending is not None:  # (in order: one run with the last, where it follows it)
+            if self.pending and sum(self.pending[-1]) == at:
+                at, n = self.pending[-1][0], self.pending.pop()[1] + n
+            self.pending.append((at, n))
+            return
         if at + n == self.size:
             while n > (end := len(self.plain[-1])):
                 n -= end
@@ -171,6 +165,48 @@ class _Reader:
             if self.stack[i][2] <= at:
                 break
             self.stack[i] = (*self.stack[i][:2], moved(self.stack[i][2]), *self.stack[i][3:])
+
+    def settle(self) -> None:
+        """The inline HTML tags left open at its end demoted, in their order: none was
+        closed, so each is a lone tag after all. The whitespace each takes out is noted, and
+        the text and spans are rebuilt once, after the last: a paragraph of thousands of
+        unclosed tags is read in linear time."""
+        first = self._open_tags()
+        self.plain, self.pending = ["".join(self.plain)], []
+        while len(self.stack) > first:
+            self.demote(index=first)
+        drops, self.pending = self.pending, None
+        if drops:
+            self.plain, self.forms, moved = taken_out(self.plain[0], self.forms, drops)
+            self.size = len(self.plain[0])
+            self.spans = [(moved(a), moved(b), m) for a, b, m in self.spans]
+
+    def _open_tags(self, key: str = "") -> int:
+        """Where the open inline HTML tags on top of the stack (up to markup `key`) begin."""
+        first = len(self.stack)
+        while (
+            first
+            and self.stack[first - 1][0] != key
+            and self.stack[first - 1][0].startswith("html:")
+        ):
+            first -= 1
+        return first
+
+    def _take_lead(self, at: int, run: int) -> int:
+        """The whitespace (at most `run` characters) after plain position `at`, which a lone
+        piece before the first word holds, taken out: how much."""
+        if self.pending is None:
+            text, start = self._since(at), 0
+        else:  # (past the whitespace taken out there, if any)
+            text, start = self.plain[0], at
+            if self.pending and at == self.pending[-1][0]:
+                start = sum(self.pending[-1])
+        n = 0
+        while n < run and start + n < len(text) and text[start + n].isspace():
+            n += 1
+        if n:
+            self._drop(at if self.pending is None else start, n)
+        return n
 
     def _span(self, start: int, end: int, mark: Mark) -> None:
         self.spans.append((start, end, mark))
@@ -204,8 +240,12 @@ class _Reader:
         worded, ends_in = self._ending(at)
         if not worded:  # before the first word: with the whitespace after it
             run = len(src[end:]) - len(src[end:].lstrip())
-            self.trim = run if ahead and run < len(src) - end else 0  # (none: nothing follows)
-            mark = Mark("lead", raw + src[end : end + self.trim])
+            run = run if run < len(src) - end else 0  # (none: nothing follows)
+            if ahead:  # (taken out of the text read after it)
+                self.trim = run
+            else:
+                run = self._take_lead(at, run)
+            mark = Mark("lead", raw + src[end : end + run])
         elif spaced_before and not spaced_after:
             mark = Mark("before", raw)
         elif not spaced_before and not spaced_after:  # s3.<region>.com, (<a@b.c>)
@@ -330,8 +370,7 @@ def read_inline(src: str, children) -> tuple[str, list, Escapes] | None:
     try:
         for tok in children:
             skipping = reader.child(tok, skipping)
-        while reader.stack and reader.stack[-1][0].startswith("html:"):
-            reader.demote()  # an HTML tag opened and never closed: a lone tag after all
+        reader.settle()
         if reader.stack:
             raise Unreadable("unclosed markup")
         if src[reader.at :].strip():
@@ -341,25 +380,5 @@ def read_inline(src: str, children) -> tuple[str, list, Escapes] | None:
     plain = "".join(reader.plain) + src[reader.at :]
     forms = reader.forms + list(src[reader.at :])
     code = {p for a, b, m in reader.spans if m.kind == "atom" for p in range(a, b)}
-    spans = [_glued(plain, span, code) for span in reader.spans]
+    spans = [glued(plain, span, code) for span in reader.spans]
     return plain, spans, Escapes.of(plain, forms, code)
-
-
-def _glued(plain: str, span, code: set[int]):
-    """The span with the text its word holds before and after it (Mark.prefix, .suffix); a
-    mark inside a word spans that word, so the word's alignment carries it. An atom's word
-    runs on over spaces inside code (`code`: their positions), as its rendering joins the
-    words of atoms glued together."""
-    start, end, mark = span
-    if not (end > start and mark.kind in ("pair", "atom")) and mark.kind != "inside":
-        return span
-    code = code if mark.kind == "atom" else set()
-    head, tail = start, end
-    while head > 0 and (not plain[head - 1].isspace() or head - 1 in code):
-        head -= 1
-    while tail < len(plain) and (not plain[tail].isspace() or tail in code):
-        tail += 1
-    prefix, suffix = plain[head:start], plain[end:tail]
-    bare = (not prefix and plain[start].isalnum(), not suffix and plain[end - 1].isalnum())
-    glued = dataclasses.replace(mark, prefix=prefix, suffix=suffix, bare=bare)
-    return (head, tail, glued) if mark.kind == "inside" else (start, end, glued)

@@ -6,7 +6,7 @@ characters escaped as the source escaped them."""
 from __future__ import annotations
 
 from translator.documents.markdown_escapes import Escapes
-from translator.documents.markdown_inline import Mark
+from translator.documents.markdown_marks import Mark
 from translator.documents.units import GLUED
 
 Segments = list[tuple[int, int, str]]  # atoms' (start, end, raw) in a word's plain text
