@@ -52,14 +52,16 @@ def docx_text(data: bytes, capitals: bool = False) -> list:
     blocks = word._code_styles(doc, "PARAGRAPH", word.CODE_PARAGRAPHS)
     code = word._code_styles(doc, "CHARACTER", word.CODE_RUNS)
     out = []
+    marks = [word._NS + n for n in ("t", "tab", "ptab", "br", "cr")]
     for part in word._parts(doc):
+        fields = word.Fields()  # (a field may run over paragraphs, as translate_docx counts)
         for p in part.iter(word._NS + "p"):
             segments: list[list] = []
             # the runs translate_docx translates (kept alive: lxml reuses a dropped proxy's id)
-            alive = [r for s in word.stretches(p) for item in s
-                     for r in (item if item.tag == word.HYPERLINK else [item])]  # fmt: skip
+            alive = [r for s in word.stretches(p, fields) for item in s
+                     for r in (item.iterchildren(word.R) if item.tag == word.HYPERLINK else [item])]  # fmt: skip
             translated = {id(r) for r in alive}
-            for el in p.iter(word._NS + "t", word._NS + "tab", word._NS + "br"):
+            for el in p.iter(*marks):
                 r = el.getparent()
                 link = r.getparent().get(f"{{{RELS}}}id") or r.getparent().get(word._NS + "anchor")
                 rpr = r.find(word.RPR)

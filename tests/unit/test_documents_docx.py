@@ -313,3 +313,116 @@ def test_a_part_with_a_dtd_is_refused():
             b.writestr(item, data)
     with pytest.raises(UserError, match=r"^in\.docx: /word/document\.xml declares a DTD"):
         translate_docx(patched.getvalue(), upper, "en", name="in.docx")
+
+
+def _run(p, xml: str):
+    """A run parsed from `xml` (its children, in the w namespace) appended to `p`."""
+    from docx.oxml import parse_xml
+    from docx.oxml.ns import nsdecls
+
+    run = parse_xml(f"<w:r {nsdecls('w')}>{xml}</w:r>")
+    p._p.append(run)
+    return run
+
+
+def _inner(paragraph) -> list[str]:
+    """The paragraph's runs' children: a text by its text, anything else by its tag and
+    attributes."""
+    return [el.text if el.tag == qn("w:t") else el.tag.split("}")[1] + "".join(
+            f" {k.split('}')[1]}={v}" for k, v in sorted(el.attrib.items()))
+            for el in paragraph._p.iter() if el.getparent() is not None and el.getparent().tag
+            == qn("w:r") and el.tag != qn("w:rPr")]  # fmt: skip
+
+
+def test_page_and_column_breaks_stay_and_part_the_text_on_their_sides():
+    from docx.enum.text import WD_BREAK
+    from fake_translate import recording
+
+    d = docx.Document()
+    p = d.add_paragraph("Ein Mann spielt Gitarre.")
+    p.add_run().add_break(WD_BREAK.PAGE)
+    p = d.add_paragraph()
+    p.add_run().add_break(WD_BREAK.PAGE)
+    p.add_run("Zwei Hunde laufen.")
+    p = d.add_paragraph()
+    p.add_run("Eine Frau singt").add_break(WD_BREAK.COLUMN)
+    p.add_run("Ein Kind lacht.")
+    translate, seen = recording(upper)
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), translate, "de"))).paragraphs
+    assert seen == ["Ein Mann spielt Gitarre.", "Zwei Hunde laufen.", "Eine Frau singt",
+                    "Ein Kind lacht."]  # fmt: skip
+    assert [_inner(p) for p in out] == [
+        ["EIN MANN SPIELT GITARRE.", "br type=page"], ["br type=page", "ZWEI HUNDE LAUFEN."],
+        ["EINE FRAU SINGT", "br type=column", "EIN KIND LACHT."],
+    ]  # fmt: skip
+
+
+def test_line_breaks_tabs_and_hyphens_keep_their_elements():
+    d = docx.Document()
+    p = d.add_paragraph()
+    _run(p, '<w:t>Ein Mann</w:t><w:br w:clear="all"/><w:t>spielt</w:t><w:cr/><w:t>'
+            'Gitarre</w:t><w:ptab w:relativeTo="margin" w:alignment="right" w:leader="none"/>'
+            '<w:t>im E</w:t><w:noBreakHyphen/><w:t>Park und Ge</w:t><w:softHyphen/>'
+            '<w:t>sang.</w:t>')  # fmt: skip
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), upper, "de"))).paragraphs[0]
+    assert _inner(out) == [
+        "EIN MANN", "br clear=all", "SPIELT", "cr", "GITARRE",
+        "ptab alignment=right leader=none relativeTo=margin", "IM E", "noBreakHyphen",
+        "PARK UND GE", "softHyphen", "SANG.",
+    ]  # fmt: skip
+
+
+def test_a_run_with_a_positional_tab_is_translated_and_keeps_it():
+    d = docx.Document()
+    _run(d.add_paragraph(), '<w:t>Ein Mann</w:t><w:ptab w:relativeTo="margin" '
+         'w:alignment="right" w:leader="none"/><w:t>spielt.</w:t>')  # fmt: skip
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), upper, "de"))).paragraphs[0]
+    assert _inner(out) == ["EIN MANN", "ptab alignment=right leader=none relativeTo=margin",
+                           "SPIELT."]  # fmt: skip
+
+
+def test_a_link_holding_spelling_marks_and_a_bookmark_is_translated_with_its_sentence():
+    from docx.oxml import parse_xml
+    from docx.oxml.ns import nsdecls
+    from fake_translate import recording
+
+    d = docx.Document()
+    rid = d.part.relate_to("https://example.com/", RELATIONSHIP_TYPE.HYPERLINK, is_external=True)
+    body = d.element.body
+    body.insert(0, parse_xml(
+        f'<w:p {nsdecls("w", "r")}><w:r><w:t xml:space="preserve">Ein </w:t></w:r>'
+        f'<w:hyperlink r:id="{rid}"><w:proofErr w:type="spellStart"/><w:r><w:t>Mann</w:t>'
+        '</w:r><w:proofErr w:type="spellEnd"/><w:bookmarkStart w:id="1" w:name="b"/><w:r>'
+        '<w:t xml:space="preserve"> spielt</w:t></w:r><w:bookmarkEnd w:id="1"/></w:hyperlink>'
+        '<w:r><w:t xml:space="preserve"> Gitarre.</w:t></w:r></w:p>'))  # fmt: skip
+    translate, seen = recording(upper)
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), translate, "de"))).paragraphs[0]
+    assert seen == ["Ein Mann spielt Gitarre."] and out.text == "EIN MANN SPIELT GITARRE."
+    (link,) = out._p.findall(qn("w:hyperlink"))
+    assert link.get(qn("r:id")) == rid
+    # each mark where it stood among the words: inside the link between two of its words,
+    # else beside it
+    assert _children(out) == ["EIN ", "proofErr", "hyperlink", "bookmarkEnd", " GITARRE."]
+    assert [c.tag.split("}")[1] for c in link] == ["r", "proofErr", "bookmarkStart", "r"]
+
+
+def _field_char(p, kind: str) -> None:
+    _run(p, f'<w:fldChar w:fldCharType="{kind}"/>')
+
+
+def test_a_field_over_paragraphs_is_left_as_it_is_and_the_text_after_it_translated():
+    d = docx.Document()
+    p = d.add_paragraph()
+    _field_char(p, "begin")
+    _run(p, '<w:instrText xml:space="preserve"> TOC \\o "1-3" </w:instrText>')
+    _field_char(p, "separate")
+    p.add_run("Ein Mann spielt")
+    d.add_paragraph("Zwei Hunde laufen")
+    p = d.add_paragraph("Eine Frau singt")
+    _field_char(p, "end")
+    p.add_run(" Ein Kind lacht im Park.")
+    d.add_paragraph("Ein Hund schläft.")
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), upper, "de"))).paragraphs
+    assert [p.text for p in out] == ["Ein Mann spielt", "Zwei Hunde laufen",
+                                     "Eine Frau singt EIN KIND LACHT IM PARK.",
+                                     "EIN HUND SCHLÄFT."]  # fmt: skip

@@ -5,9 +5,11 @@ numbering, sections and every part not translated are kept as they are. Translat
 the paragraphs of the body, of tables (nested ones too), text boxes, and of each section's
 headers and footers.
 
-A paragraph's text is read from its runs of text (text, tabs, breaks) and hyperlinks; a
-run of anything else (an image, a field, a footnote mark) ends a stretch of text and stays
-where it is, and each stretch is translated on its own. Within a stretch, runs formatted
+A paragraph's text is read from its runs of text (text, tabs, line breaks, hyphens:
+docx_runs.py) and hyperlinks; a run of anything else (an image, a field, a footnote mark, a
+page or column break) ends a stretch of text and stays where it is, and each stretch is
+translated on its own. A field's text, its result included, is left as it is, over however
+many paragraphs it runs. Within a stretch, runs formatted
 otherwise than most of its text, and hyperlinks, are spans that inline.transfer carries to
 the words aligned to theirs; the translation is written as clones of the source runs (so
 bold, italics, fonts, colours come along) and of the hyperlink elements (their targets
@@ -31,50 +33,24 @@ from translator.documents.docx_parts import (  # (CODE_*, _parts: also the ident
     _parts,
     _style,
 )
+from translator.documents.docx_runs import (  # (stretches...: also the identity check's)
+    HYPERLINK,
+    RPR,
+    Fields,
+    R,
+    Specials,
+    run_text,
+    split_breaks,
+    stretches,
+)
 from translator.documents.language import Retag
 from translator.documents.units import GLUED, Marked, Translate, translate_all
 
-R, HYPERLINK, RPR = _NS + "r", _NS + "hyperlink", _NS + "rPr"
 MARK = object()  # a segment that is an element holding no text, moved to its place
-TEXT_PARTS = {_NS + n for n in ("rPr", "t", "tab", "br", "cr", "noBreakHyphen", "softHyphen",
-                                "lastRenderedPageBreak")}  # fmt: skip
 # a run's language and "do not check spelling": Word's proofing, which no reader sees, so
 # runs differing in these alone are not set apart as spans (runs written as Word's spell
 # checker left them)
 PROOFING = {_NS + "lang", _NS + "noProof"}
-# kept where they are and not a stretch's end: they hold no text
-QUIET = {_NS + n for n in ("pPr", "bookmarkStart", "bookmarkEnd", "proofErr", "permStart",
-                           "permEnd", "commentRangeStart", "commentRangeEnd")}  # fmt: skip
-
-
-def _text_run(r) -> bool:
-    return all(child.tag in TEXT_PARTS for child in r)
-
-
-def stretches(p) -> list[list]:
-    """The paragraph `p`'s stretches: lists of consecutive text runs and hyperlinks (of text
-    runs only), each ended by anything else it holds (module docstring)."""
-    out, cur, field = [], [], 0
-    for child in p:
-        tag = child.tag
-        if tag == R and child.find(_NS + "fldChar") is not None:
-            kind = child.find(_NS + "fldChar").get(_NS + "fldCharType")
-            field += {"begin": 1, "end": -1}.get(kind, 0)
-            ok = False
-        elif tag == R:
-            ok = not field and _text_run(child)
-        elif tag == HYPERLINK and not len(child):
-            ok = None  # an empty link holds no text: kept where it is
-        elif tag == HYPERLINK:
-            ok = not field and all(r.tag == R and _text_run(r) for r in child)
-        else:
-            ok = None if tag in QUIET else False
-        if ok:
-            cur.append(child)
-        elif ok is False and cur:
-            out.append(cur)
-            cur = []
-    return [s for s in out + [cur] if s]
 
 
 def _props(r) -> bytes:
@@ -103,8 +79,8 @@ class Stretch(Marked):
 
     def __init__(self, items: list, lang, code: frozenset[str] = frozenset()):
         runs = [(r, item if item.tag == HYPERLINK else None)
-                for item in items for r in (item if item.tag == HYPERLINK else [item])]  # fmt: skip
-        self.items, texts = items, [r.text or "" for r, _ in runs]
+                for item in items for r in (item.iterchildren(R) if item.tag == HYPERLINK else [item])]  # fmt: skip
+        self.items, texts = items, [run_text(r) for r, _ in runs]
         plain, at, starts = "".join(texts), 0, []
         for text in texts:
             starts.append(at)
@@ -159,22 +135,27 @@ class Stretch(Marked):
                              for c, ch in enumerate(plain) if ch.isalpha())  # fmt: skip
 
     def _markers(self, runs, starts: list[int], plain: str) -> list:
-        """Empty spans ('mark', element) for the elements between the stretch's items that
-        hold no text (a bookmark's or a comment's start and end): placed by the alignment
-        of the words before them, they keep marking the translation of the words they did,
-        glued to the word before them where they were (else after the space)."""
-        first = {}
-        for (r, link), at in zip(runs, starts, strict=True):
-            first.setdefault(id(link if link is not None else r), at)
-        found, members = [], {id(item) for item in self.items}
-        for el in self.items[0].itersiblings() if len(self.items) > 1 else ():
+        """Empty spans ('mark', element) for the elements between the stretch's runs that
+        hold no text (a bookmark's or a comment's start and end, in a link too): placed by
+        the alignment of the words before them, they keep marking the translation of the
+        words they did, glued to the word before them where they were (else after the
+        space)."""
+        at = {id(r): start for (r, _), start in zip(runs, starts, strict=True)}
+        members, flat = {id(item) for item in self.items}, []
+        for el in [self.items[0], *self.items[0].itersiblings()]:
+            if el.tag == HYPERLINK and id(el) in members:
+                flat += list(el)
+            else:
+                flat.append(el)
             if el is self.items[-1]:
                 break
-            if id(el) in members:
-                continue
-            ahead = next((x for x in el.itersiblings() if id(x) in members), None)
-            at = first.get(id(ahead), len(plain)) if ahead is not None else len(plain)
-            found.append((at, at, ("mark", (el, at > 0 and not plain[at - 1].isspace()))))
+        found = []
+        for k, el in enumerate(flat):
+            if el.tag != R:
+                ahead = next((x for x in flat[k + 1 :] if x.tag == R and id(x) in at), None)
+                where = len(plain) if ahead is None else at[id(ahead)]
+                glued = where > 0 and not plain[where - 1].isspace()
+                found.append((where, where, ("mark", (el, glued))))
         return found
 
     def segments(self, results) -> list[tuple[object, object, str]]:
@@ -323,13 +304,19 @@ class Stretch(Marked):
         """Replace the stretch's runs and links by the translation's (module docstring)."""
         anchor = self.items[0]
         parent = anchor.getparent()
+        specials = Specials([r for item in self.items for r in item.iter(R)])
         links: dict[int, object] = {}
-        for link, run, text in self.segments(results):
-            if link is MARK:
-                anchor.addprevious(run)  # (moved: it stands between the source's items)
+        segments = self.segments(results)
+        for k, (link, run, text) in enumerate(segments):
+            if link is MARK:  # (moved: it stands between the source's runs)
+                # inside the link whose words are on both sides of it
+                before = next((s[0] for s in segments[k::-1] if s[0] is not MARK), None)
+                after = next((s[0] for s in segments[k:] if s[0] is not MARK), None)
+                inside = before is not None and before is after and id(before) in links
+                (links[id(before)].append if inside else anchor.addprevious)(run)
                 continue
             new = copy.deepcopy(run)
-            new.text = text
+            specials.fill(new, text)
             if link is None:
                 anchor.addprevious(new)
             elif id(link) in links:
@@ -353,9 +340,12 @@ def translate_docx(data: bytes, translate: Translate, lang: str | None = "en",
     blocks = _code_styles(doc, "PARAGRAPH", CODE_PARAGRAPHS)
     code = _code_styles(doc, "CHARACTER", CODE_RUNS)
     for part in parts:
+        fields = Fields()  # a field's text may run over paragraphs (docx_runs.py)
         for p in list(part.iter(_NS + "p")):
             if _style(p, "p") not in blocks:
-                found += [x for s in stretches(p) if not (x := Stretch(s, lang, code)).only_code]
+                split_breaks(p)
+            found += [x for s in stretches(p, fields)
+                      if _style(p, "p") not in blocks and not (x := Stretch(s, lang, code)).only_code]  # fmt: skip
     results = iter(translate_all([u for s in found for u in s.sources], translate))
     turned = list({id(p): p for s in found if s.sources for p in [s.items[0].getparent()]}.values())
     for stretch in found:
