@@ -348,3 +348,19 @@ def test_tags_between_other_markup_with_no_word_beside_them_are_all_kept():
     assert out.startswith("A <i>DOG</i>") and sorted(re.findall("<[^>]+>", out)) == sorted(
         re.findall("<[^>]+>", text)
     )
+
+
+def test_a_shortcut_or_collapsed_reference_link_keeps_finding_its_definition():
+    text = "A [Hund][] sees [the  Katze] and [Vogel][v].\n\n[hund]: /h\n[The Katze]: /k\n[v]: /v\n"
+    assert translate_markdown(text, identity, "en") == text
+    assert translate_markdown(text, upper, "en") == (  # (labels match blind to case)
+        "A [HUND][] SEES [THE KATZE] AND [VOGEL][v].\n\n[hund]: /h\n[The Katze]: /k\n[v]: /v\n"
+    )
+    from translator.documents.markdown import _parser
+
+    def links(markdown):
+        inline = _parser().parse(markdown)[1]
+        return [t.attrs["href"] for t in inline.children if t.type == "link_open"]
+
+    out = translate_markdown(text, bracketed, "en")  # (every word rewritten)
+    assert "[the  Katze]" in out and links(out) == links(text) == ["/h", "/k", "/v"]

@@ -84,6 +84,9 @@ class _Reader:
         if not self.stack or self.stack[-1][0] != key:
             raise Unreadable(f"{key} closes nothing open")
         _, raw, start, order, src_at = self.stack.pop()
+        # `[label]`, `[label][]`: the words are the label, which rendering keeps
+        shortcut = key == "link" and close in ("]", "][]")
+        label = self.src[src_at + len(raw) : self.at - len(close)] if shortcut else ""
         if start == self.size and raw.startswith("<"):
             # <a id="x"></a>: a tag holding no words, glued as a lone one
             self.lone(src_at, self.src[src_at : self.at], True)  # (it may take a space)
@@ -101,7 +104,7 @@ class _Reader:
         if lead and (start == 0 or tail[0].isspace()):  # `[ text](url)`: its opening
             self._drop(start, lead)
             raw += text[:lead]
-        self._span(start, self.size, Mark("pair", raw, close, order))
+        self._span(start, self.size, Mark("pair", raw, close, order, label=label))
 
     def _since(self, at: int) -> str:
         """The plain text from `at` on, joined from the last pieces only: a span's closing

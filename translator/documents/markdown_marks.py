@@ -21,6 +21,7 @@ class Mark:
     prefix: str = ""  # the text glued before it in its word: '(' of '(**a**)'
     suffix: str = ""  # the text glued after it in its word: '),' of '(**a**),'
     text: str = ""  # an atom's words as the model read them
+    label: str = ""  # a shortcut or collapsed reference link's label: its words as written
     # a pair's start / end with no glued text, at a letter or digit: its translated word's
     bare: tuple[bool, bool] = (False, False)  # punctuation there stays out ("*dog*.")
 

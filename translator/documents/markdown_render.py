@@ -5,6 +5,9 @@ characters escaped as the source escaped them."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 from translator.documents.markdown_escapes import Escapes
 from translator.documents.markdown_marks import Mark
 from translator.documents.units import GLUED
@@ -148,6 +151,7 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
     (start, end, Mark) word ranges of `words` as inline.transfer gives them; characters the
     source escaped are escaped the same way in the words."""
     chars = escapes.writer() if escapes else list
+    spans, labels = _marked_labels(spans)
     n = len(words)
     opens, closes = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)]
     after, before, lead = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)], []
@@ -190,4 +194,43 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
         out += [seps[k] if k else "", *before[k], text, *after[k], *lost]
     if not n:
         out += after[0]
-    return "".join(out)
+    return _labelled("".join(out), labels)
+
+
+_LINK = re.compile(r"\0(\d+)\[(.*?)\0\1\]", re.S)
+_LEFT = re.compile(r"\0(\d+)([\[\]])")
+
+
+def _marked_labels(spans) -> tuple[list, list[Mark]]:
+    """The spans with each shortcut or collapsed reference link's words marked at their
+    edges (NUL, which no text holds, and its number), and those links' marks."""
+    labels, out = [], []
+    for start, end, mark in spans:
+        if mark.label:
+            k = len(labels)
+            labels.append(mark)
+            mark = dataclasses.replace(mark, raw=f"{mark.raw}\0{k}[", close=f"\0{k}]")
+        out.append((start, end, mark))
+    return out, labels
+
+
+def _labelled(text: str, labels: list[Mark]) -> str:
+    """`text` with the marked links' closings written back: as they were where the words
+    still match the label (CommonMark matches labels case- and spacing-blind), else naming
+    the label (`[guitar][Gitarre]`), so the link still finds its definition."""
+
+    def same(a: str, b: str) -> bool:
+        return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+    def closing(k: int, words: str | None) -> str:
+        close, label = labels[k].close, labels[k].label
+        if words is None or same(words, label):
+            return close
+        space = close[: len(close) - len(close.lstrip())]
+        return f"{space}][{label}]"
+
+    if not labels:
+        return text
+    text = _LINK.sub(lambda m: m.group(2) + closing(int(m.group(1)), m.group(2)), text)
+    # a link's edge rendered without the other: its raw as it was
+    return _LEFT.sub(lambda m: closing(int(m.group(1)), None) if m.group(2) == "]" else "", text)
