@@ -188,7 +188,12 @@ class Model:
                           zip(LANGUAGES, self._languages()))  # fmt: skip
         translate = engine_translate(self.engine, self._request(settings))
         raw = data.encode("utf-8") if isinstance(data, str) else data
-        out = translate_bytes(raw, name, fmt, translate, source, target)
+        try:
+            out = translate_bytes(raw, name, fmt, translate, source, target)
+        except UserError as err:  # (a hint naming the command's option: this call's)
+            if err.hint is None or "--format " not in err.hint:
+                raise
+            raise UserError(err.message, err.hint.replace("--format ", "format=")) from None
         return out.decode("utf-8") if isinstance(document, str) else out
 
     def _languages(self) -> tuple[str | None, str | None]:

@@ -451,7 +451,9 @@ def test_markdown_html_and_docx_files_keep_their_structure(keyed, transformer):
     zipped = requests.post(lt(keyed) + "translate_file", data=fields,
                            files={"file": ("c.md", b"PK\x03\x04zip")})  # fmt: skip
     # the command's option is no answer to a client of the API
-    assert zipped.json()["error"] == "c.md: a zip file (docx?), not markdown text", zipped.text
+    assert zipped.json()["error"] == "c.md: a zip file (a Word document?), not markdown text", (
+        zipped.text
+    )
     assert "Traceback" not in keyed.log()
 
 

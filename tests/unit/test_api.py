@@ -103,6 +103,10 @@ def test_documents_keep_their_markup(model, tmp_path):
     assert "give format=" in user_error(model.translate_document, html)
     assert "takes no nbest" in user_error(model.translate_document, page, nbest=2)
     assert "no such file" in user_error(model.translate_document, tmp_path / "gone.html")
+    renamed = tmp_path / "report.doc"  # (a Word document under another extension)
+    renamed.write_bytes(b"PK\x03\x04" + bytes(range(256)))
+    said = user_error(model.translate_document, renamed)
+    assert "a zip file (a Word document?), not text (give format=docx)" in said, said
 
 
 @pytest.mark.parametrize(

@@ -284,6 +284,10 @@ def test_not_utf8_names_the_line(tmp_path):
     (tmp_path / "bad.de.gz").write_bytes(gzip.compress(path.read_bytes()))
     with pytest.raises(UserError, match=r"bad\.de\.gz:3: not valid UTF-8"):
         read_lines(tmp_path / "bad.de.gz")
+    renamed = tmp_path / "report.doc"  # (a Word document: a zip, bad bytes past a newline)
+    renamed.write_bytes(b"PK\x03\x04\n\n\xff rest")
+    with pytest.raises(UserError, match=r"report\.doc:1: a zip file, not text; .*--format docx"):
+        read_lines(renamed)
 
 
 def test_gz_suffix_that_is_not_gzip(tmp_path):

@@ -22,6 +22,7 @@ Pair = tuple[str, str]
 
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
+ZIP_MAGIC = b"PK\x03\x04"
 LANG_CODE = re.compile(r"[a-z]{2,3}([-_][A-Za-z0-9]{2,8})?")
 
 
@@ -47,9 +48,11 @@ def decode_lines(raw_lines, place, hint: str, start: int = 1) -> Iterator[str]:
     """UTF-8 lines from byte lines: a leading byte order mark and each line's "\\n" and one
     "\\r" removed; bytes that are not UTF-8 are a one-line error at `place(line number)`,
     the first line numbered `start`."""
+    zipped = False
     for number, raw in enumerate(raw_lines, start):
         if number == 1 and raw.startswith(BOM):  # a byte order mark is not text
             raw = raw[3:]
+        zipped = zipped or (number == 1 and raw.startswith(ZIP_MAGIC))
         if raw.endswith(b"\n"):
             raw = raw[:-1]
         if raw.endswith(b"\r"):
@@ -57,6 +60,9 @@ def decode_lines(raw_lines, place, hint: str, start: int = 1) -> Iterator[str]:
         try:
             yield raw.decode("utf-8")
         except UnicodeDecodeError as err:
+            if zipped:  # (a Word document, most often, read as lines)
+                raise UserError(f"{place(1)}: a zip file, not text; translate reads a Word "
+                                "document with --format docx") from None  # fmt: skip
             raise UserError(
                 f"{place(number)}: not valid UTF-8 (byte 0x{raw[err.start]:02x}); {hint}"
             ) from None

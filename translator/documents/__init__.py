@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from translator.data.readers import BOM, ZIP_MAGIC
 from translator.errors import FileProblem, UserError
 
 FORMATS = ("text", "html", "markdown", "docx")
 EXTENSIONS = {".html": "html", ".htm": "html", ".xhtml": "html", ".md": "markdown",
               ".markdown": "markdown", ".docx": "docx"}  # fmt: skip
-ZIP_MAGIC = b"PK\x03\x04"
-BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark
 
 
 def format_of(path: str | Path | None, asked: str | None) -> str | None:
@@ -37,7 +36,8 @@ def _text_of(data: bytes, path: Path, fmt: str) -> str:
     that are not UTF-8 are a UserError naming the file, whose hint names the command's
     option (the server answers without it)."""
     if data.startswith(ZIP_MAGIC):
-        raise UserError(f"{path}: a zip file (docx?), not {fmt} text", "give --format docx")
+        what = "text" if fmt == "text" else f"{fmt} text"
+        raise UserError(f"{path}: a zip file (a Word document?), not {what}", "give --format docx")
     try:
         return data.decode("utf-8-sig" if data.startswith(BOM) else "utf-8")
     except UnicodeDecodeError as err:
