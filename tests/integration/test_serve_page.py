@@ -174,6 +174,8 @@ def test_the_page_names_a_bad_beam_and_asks_a_failed_request_once(server, tmp_pa
         assert browser.run("window.asked") == 1
         assert browser.run("document.getElementById('translation').textContent") == ""
         assert browser.run("document.getElementById('nbest').children.length") == 0
+        for note in ("alignment-note", "attention-note"):  # (no hint over empty sections)
+            assert browser.run(f"document.getElementById('{note}').textContent") == ""
         browser.run("document.getElementById('text').value = '   ';"
                     " document.getElementById('form').requestSubmit()")  # fmt: skip
         assert browser.wait_for(error) == "nothing to translate: the text is empty"
