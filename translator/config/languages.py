@@ -41,6 +41,29 @@ def languages(data) -> list[str]:
     return list(dict.fromkeys(lang for pair in directions(data) for lang in pair))
 
 
+def served_directions(data, codes=None) -> list[tuple[str, str]]:
+    """The (source, target) pairs a model translates: its corpora's directions, or those of
+    its language `codes` (engines/lang_codes.py), where an imported model has them."""
+    if codes is None:
+        return directions(data)
+    if codes.at == "source":  # OPUS-MT: its one source, the target's token before it
+        return [(data.src_lang, code) for code in codes]
+    return [(a, b) for a in codes for b in codes if a != b]  # NLLB, M2M100: every code both ways
+
+
+def served_languages(data, codes=None) -> dict[str, list[str]]:
+    """What `serve` and describe() report of a model's languages (served_directions): its
+    source and target languages, and every one it reads or writes, each once."""
+    if codes is not None and codes.at == "both":  # every code both ways, in the model's order
+        return {key: list(codes) for key in ("languages", "source_languages", "target_languages")}
+    pairs = served_directions(data, codes)
+    return {
+        "languages": list(dict.fromkeys(lang for pair in pairs for lang in pair)),
+        "source_languages": list(dict.fromkeys(s for s, _ in pairs)),
+        "target_languages": list(dict.fromkeys(t for _, t in pairs)),
+    }
+
+
 def lang_tags(data) -> list[str]:
     """The target-language tags in use: one per target language when there are several."""
     targets = target_languages(data)
@@ -75,6 +98,17 @@ def check_target(data, tgt_lang: str | None, option: str = "--tgt-lang") -> str 
         raise UserError(f"{option} {tgt_lang}: the model does not translate into it; its "
                         f"target languages: {listed}")  # fmt: skip
     return lang_tag(tgt) if len(targets) > 1 else None
+
+
+def check_corpus_tag(data, tag: str | None) -> None:
+    """A --tag that is a target-language tag is a one-line error naming --tgt-lang, which
+    alone gives those tags (and checks the language)."""
+    langs = {lang_tag(t): t for t in target_languages(data)} if lang_tags(data) else {}
+    if tag is None or tag in data.corpus_tags or tag not in langs:
+        return  # (another unknown tag: Tokenizer.tag_prefix's error lists the corpus tags)
+    listed = ", ".join(data.corpus_tags) or "none (it was trained without data.corpora tags)"
+    raise UserError(f"--tag {tag}: a target-language tag, which only --tgt-lang gives (use "
+                    f"--tgt-lang {langs[tag]}); its tags: {listed}")  # fmt: skip
 
 
 def check_source(data, src_lang: str, option: str = "--src-lang") -> str:

@@ -143,11 +143,16 @@ class DataConfig(Section):
         return out
 
     @property
+    def corpus_tags(self) -> list[str]:
+        """The corpus tags, each once, in the order data.corpora names them: what --tag takes."""
+        tags = (c.tag for c in self.training_corpora() or [] if c.tag is not None)
+        return list(dict.fromkeys(tags))
+
+    @property
     def tags(self) -> list[str]:
-        """The source tags in use, each once: the corpus tags in the order data.corpora names
-        them, then the target-language tags of a model with several target languages."""
-        corpus = (c.tag for c in self.training_corpora() or [] if c.tag is not None)
-        return list(dict.fromkeys([*corpus, *lang_tags(self)]))
+        """The source tags in use, each once: the corpus tags, then the target-language tags
+        of a model with several target languages."""
+        return list(dict.fromkeys([*self.corpus_tags, *lang_tags(self)]))
 
 
 class TokenizerConfig(Section):

@@ -12,6 +12,7 @@ on (seed, epoch) alone, so a resumed run sees the same epochs.
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -28,7 +29,7 @@ from translator.data.batching import Batch, PairIds, TokenBatches
 from translator.data.corpus import Source, open_base, open_source, with_own_files
 from translator.data.multilingual import joint_tokenizer, wait_for_tokenizer
 from translator.data.prepare import Prepared, prepare, wait_for_prepared
-from translator.data.readers import check_split_files
+from translator.data.readers import MissingLanguage, check_split_files
 from translator.data.tokenizer import Tokenizer
 from translator.errors import UserError
 from translator.specials import PAD
@@ -79,10 +80,34 @@ def training_sources(cfg: Config) -> list[tuple[str, Source]]:
     corpora = cfg.data.training_corpora()
     if not corpora:
         return [("train", open_source(cfg.data, cfg.seed))]
-    return [
-        (f"train{i}", open_corpus(corpus, cfg.data, cfg.seed, f"data.corpora[{i}]"))
-        for i, corpus in enumerate(corpora)
-    ]
+    with languages_named(cfg.data):
+        return [
+            (f"train{i}", open_corpus(corpus, cfg.data, cfg.seed, f"data.corpora[{i}]"))
+            for i, corpus in enumerate(corpora)
+        ]
+
+
+@contextmanager
+def languages_named(data: DataConfig):
+    """A language the data lacks, named where the config sets it: the direction of
+    data.directions, or the data.corpora entry's own src_lang/tgt_lang, which the corpus's
+    data section (corpus_data) carries as data.src_lang/tgt_lang."""
+    try:
+        yield
+    except MissingLanguage as err:
+        for i, corpus in enumerate(data.training_corpora() or []):
+            if getattr(corpus, err.key) != err.lang:
+                continue  # (None: the data section's own key, which the error names)
+            if data.directions:
+                raise UserError(
+                    f"data.directions: {data.directions[i]}: language '{err.lang}' is not in "
+                    f"{err.where}; languages found: {err.found}"
+                ) from None
+            raise UserError(
+                f"data.corpora[{i}].{err.key} is '{err.lang}' but {err.where} does not hold "
+                f"that language; languages found: {err.found}"
+            ) from None
+        raise
 
 
 def corpus_name(cfg: Config, i: int) -> str:
@@ -98,6 +123,11 @@ def prepare_corpora(cfg: Config, tokenizer: Tokenizer | None, wait: bool) -> lis
     their own, so that adding or dropping another corpus leaves it and the others as they
     are; the others are prepared with it. Corpora of several languages share one subword
     model trained on all of them, each language sampled alike (data/multilingual.py)."""
+    with languages_named(cfg.data):
+        return _prepare_corpora(cfg, tokenizer, wait)
+
+
+def _prepare_corpora(cfg: Config, tokenizer: Tokenizer | None, wait: bool) -> list[Prepared]:
     symbols = cfg.data.tags
     corpora = cfg.data.training_corpora()
     sources = []

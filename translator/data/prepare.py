@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import itertools
 import json
 import logging
 import multiprocessing
@@ -207,8 +208,20 @@ def check_tags(sample: list[Pair], symbols, where: str) -> None:
             if tag in src or tag in tgt:
                 raise UserError(
                     f"tag {tag!r} occurs in the training text of {where} ({src!r}, "
-                    f"{tgt!r}); choose a tag that does not, such as <bt>"
+                    f"{tgt!r}); choose a tag that does not, such as {free_tag(sample, symbols)}"
                 )
+
+
+def free_tag(sample: list[Pair], symbols) -> str:
+    """A tag to suggest instead: in no text of `sample`, and neither holding nor held by
+    any of `symbols` (sentencepiece would match the one inside the other)."""
+    made = (f"<tag{n}>" for n in itertools.count(1))
+    return next(
+        tag
+        for tag in itertools.chain(["<bt>", "<tag>"], made)
+        if not any(tag in s or s in tag for s in symbols)
+        and not any(tag in src or tag in tgt for src, tgt in sample)
+    )
 
 
 def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer, symbols) -> None:

@@ -143,14 +143,23 @@ def iter_split_files(spec: Any, key: str, src_lang: str, tgt_lang: str) -> Itera
     return reader(path, src_lang, tgt_lang)
 
 
+class MissingLanguage(UserError):
+    """A language the data does not hold; `key` (src_lang or tgt_lang) and `lang` let a
+    caller that knows where the language was set (data.directions) name that instead."""
+
+    def __init__(self, key: str, lang: str, found: Any, where: str):
+        self.key, self.lang, self.where = key, lang, where
+        self.found = ", ".join(sorted(found)) or "none"
+        super().__init__(
+            f"{where}: 'data.{key}' is '{lang}' but that language is not in the data; "
+            f"languages found: {self.found}"
+        )
+
+
 def check_langs(src_lang: str, tgt_lang: str, found: Any, where: str) -> None:
     for key, lang in (("src_lang", src_lang), ("tgt_lang", tgt_lang)):
         if lang not in found:
-            names = ", ".join(sorted(found)) or "none"
-            raise UserError(
-                f"{where}: 'data.{key}' is '{lang}' but that language is not in "
-                f"the data; languages found: {names}"
-            )
+            raise MissingLanguage(key, lang, found, where)
 
 
 def text(value: Any, where: str) -> str:

@@ -9,6 +9,7 @@ import logging
 import torch
 
 from translator.config import Config
+from translator.config.languages import served_languages
 from translator.data.batching import pad_ids
 from translator.data.pharaoh import Alignment
 from translator.data.tokenizer import Tokenizer
@@ -88,7 +89,7 @@ class Translator(EngineBase):
             "engine": "pytorch",
             "parameters": self.model.num_parameters(),
             "device": str(self.device),
-            "languages": [self.cfg.data.src_lang, self.cfg.data.tgt_lang],
+            "languages": served_languages(self.cfg.data, self.language_codes)["languages"],
             "beam": self.cfg.decode.beam,
             "attention": self.capabilities.attention,
             "alignments": self.capabilities.alignments,  # (words aligned from its attention)

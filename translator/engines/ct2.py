@@ -40,6 +40,7 @@ from pathlib import Path
 import torch
 
 from translator.config import Config, config_from_dict
+from translator.config.languages import served_languages
 from translator.data.batching import pad_ids
 from translator.decode.alignment import word_alignment
 from translator.decode.batches import Translation, in_batches, source_ids
@@ -157,7 +158,7 @@ class ExportedTranslator(EngineBase):
             "engine": "ctranslate2",
             "parameters": None,
             "device": self.device,
-            "languages": [self.cfg.data.src_lang, self.cfg.data.tgt_lang],
+            "languages": served_languages(self.cfg.data, self.language_codes)["languages"],
             "beam": self.cfg.decode.beam,
             "attention": False,
             "alignments": self.capabilities.alignments,  # (words aligned from its attention)

@@ -48,7 +48,7 @@ def _prefix_of(
     if src_lang is not None:
         check_source(cfg.data, src_lang, _source_option(option))
     if any_language and tgt_lang is None and len(target_languages(cfg.data)) > 1:
-        return tokenizer.tag_prefix(tag, cfg.data.tags)
+        return corpus_tag_prefix(tokenizer, cfg.data, tag)
     return source_prefix(tokenizer, cfg.data, tgt_lang, tag, option)
 
 
@@ -59,7 +59,16 @@ def source_prefix(
     `option`: how an error names the language's setting."""
     from translator.config.languages import lang_prefix
 
-    return lang_prefix(tokenizer, data, tgt_lang, option) + tokenizer.tag_prefix(tag, data.tags)
+    return lang_prefix(tokenizer, data, tgt_lang, option) + corpus_tag_prefix(tokenizer, data, tag)
+
+
+def corpus_tag_prefix(tokenizer, data, tag: str | None) -> list[int]:
+    """The source ids of `tag`, one of the model's corpus tags ([] for None). A language tag
+    is refused: it comes from the target language alone, so that a source holds one."""
+    from translator.config.languages import check_corpus_tag
+
+    check_corpus_tag(data, tag)
+    return tokenizer.tag_prefix(tag, data.corpus_tags)
 
 
 def starts(
@@ -84,7 +93,7 @@ def starts(
     if src_lang is not None and codes.at == "source":
         raise UserError(f"{_source_option(option)}: this model's sources carry no language "
                         f"code; give {option} alone")  # fmt: skip
-    tags = tokenizer.tag_prefix(tag, cfg.data.tags)
+    tags = corpus_tag_prefix(tokenizer, cfg.data, tag)
     if any_language and tgt_lang is None and cfg.data.tgt_lang not in codes:
         return tags, ()  # (no language of its own: serve's requests name theirs)
     options = (_source_option(option), option)

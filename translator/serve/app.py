@@ -19,7 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.exceptions import HTTPException
 
-from translator.config.languages import source_languages, target_languages
+from translator.config.languages import served_languages
 from translator.errors import UserError, one_line
 from translator.serve.batcher import Batcher
 from translator.serve.libretranslate import mount as mount_libretranslate
@@ -145,15 +145,16 @@ def create_app(
 
 def _info(engine, path: str, door: Door) -> dict:
     """What /health reports of the model being served."""
-    data = engine.cfg.data
+    data, codes = engine.cfg.data, engine.language_codes
+    # a model of language codes (NLLB) translates into its own tgt_lang unless asked not to
+    default = data.tgt_lang if codes is not None and data.tgt_lang in codes else None
     return {
         "model": path,
         **engine.describe(),
         "beam": door.decode.beam,
         "max_beam": door.limits.max_beam,  # (the page's beam menu offers up to it)
-        "source_languages": source_languages(data),
-        "target_languages": target_languages(data),
-        "tgt_lang": door.tgt_lang,  # what a request that names no language gets
+        **served_languages(data, codes),
+        "tgt_lang": door.tgt_lang or default,  # what a request that names no language gets
     }
 
 

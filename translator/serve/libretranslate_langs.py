@@ -9,7 +9,7 @@ A request may name a language by either code, or a regional variant of one
 from __future__ import annotations
 
 from translator.config.language_names import Language, Names, named_languages
-from translator.config.languages import directions
+from translator.config.languages import served_directions
 from translator.serve.limits import LimitError
 
 
@@ -17,13 +17,8 @@ class Languages:
     """The served engine's source and target languages, and each source's targets."""
 
     def __init__(self, engine):
-        data, codes = engine.cfg.data, engine.language_codes
-        if codes is None:  # a model trained here: its corpora's directions
-            pairs = directions(data)
-        elif codes.at == "source":  # OPUS-MT: its one source, the target's token before it
-            pairs = [(data.src_lang, code) for code in codes]
-        else:  # NLLB, M2M100: every code both ways
-            pairs = [(a, b) for a in codes for b in codes if a != b]
+        codes = engine.language_codes
+        pairs = served_directions(engine.cfg.data, codes)
         self.codes = codes
         models = list(dict.fromkeys(lang for pair in pairs for lang in pair))
         self.all = named_languages(models)
