@@ -77,6 +77,9 @@ def test_a_tag_in_the_text_is_answered_with_one_that_is_not():
     assert "tag '<bt>' occurs" in message and message.endswith("such as <tag1>"), message
     message = user_error(check_tags, [("<x> y", "z")], ["<x>", "<bt>"], "data.corpora[0] (x)")
     assert message.endswith("such as <tag>"), message  # (<bt> is a tag already)
+    # a target-language tag is no choice of the config's: the text is what must change
+    said = user_error(check_tags, [("a <2de> b", "c")], ["<bt>", "<2de>"], "x", ["<bt>"])
+    assert "'<2de>' occurs" in said and "target-language tag" in said and "such as" not in said
 
 
 @pytest.mark.parametrize(

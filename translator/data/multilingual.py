@@ -33,7 +33,7 @@ def language_sample(cfg: Config, sources: list[tuple[Source, str, str]]) -> dict
     found: dict[str, dict[str, None]] = {lang: {} for lang in langs}
     for source, src_lang, tgt_lang in sources:
         pairs, _ = clean_pairs(reservoir(source, quota, cfg.seed), cfg.data.max_words)
-        check_tags(pairs, cfg.data.tags, source.description)
+        check_tags(pairs, cfg.data.tags, source.description, cfg.data.corpus_tags)
         for src, tgt in pairs:
             found[src_lang][src] = None
             found[tgt_lang][tgt] = None

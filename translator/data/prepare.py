@@ -200,16 +200,19 @@ def _dedupe(folder: Path, hashes: np.ndarray, dtype) -> int:
     return len(hashes) - len(first)
 
 
-def check_tags(sample: list[Pair], symbols, where: str) -> None:
+def check_tags(sample: list[Pair], symbols, where: str, chosen=None) -> None:
     """A tag must not occur in the text the subword model learns from: sentencepiece would
-    cut it out of every word that holds it."""
+    cut it out of every word that holds it. `chosen`: the tags the config names (the
+    others, target-language tags, cannot be chosen otherwise); all where not given."""
     for src, tgt in sample:
         for tag in symbols:
             if tag in src or tag in tgt:
-                raise UserError(
-                    f"tag {tag!r} occurs in the training text of {where} ({src!r}, "
-                    f"{tgt!r}); choose a tag that does not, such as {free_tag(sample, symbols)}"
-                )
+                said = f"tag {tag!r} occurs in the training text of {where} ({src!r}, {tgt!r})"
+                if chosen is not None and tag not in chosen:
+                    raise UserError(f"{said}; it is a target-language tag: take it out of the "
+                                    "text, or leave those lines out")  # fmt: skip
+                raise UserError(f"{said}; choose a tag that does not, such as "
+                                f"{free_tag(sample, symbols)}")  # fmt: skip
 
 
 def free_tag(sample: list[Pair], symbols) -> str:
@@ -232,7 +235,7 @@ def _build(cfg: Config, source: Source, tmp: Path, identity: dict, tokenizer, sy
         if not sample:  # the sample is the whole corpus or a share of it: all dropped
             read = dropped["empty"] + dropped["too_long"]
             raise empty_after_cleaning(source.description, read, dropped, d.max_words)
-        check_tags(sample, symbols, source.description)
+        check_tags(sample, symbols, source.description, cfg.data.corpus_tags)
         tokenizer = Tokenizer.train(sample, cfg.tokenizer, cfg.seed, symbols)
         del sample
     tokenizer_seconds = time.perf_counter() - start
