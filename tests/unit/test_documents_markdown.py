@@ -312,12 +312,9 @@ def test_tags_left_open_are_settled_as_demoting_them_one_at_a_time_would(monkeyp
     from translator.documents import markdown_inline
     from translator.documents.markdown import _parser
 
-    def one_at_a_time(reader):
-        first = len(reader.stack)
-        while first and reader.stack[first - 1][0].startswith("html:"):
-            first -= 1
+    def one_at_a_time(reader, first, closing=None):
         while len(reader.stack) > first:
-            reader.demote(index=first)
+            reader.demote(closing, first)
 
     rng = random.Random(3)
     pieces = ["w", "ab", " ", "  ", "<br>", "<span>", "</span>", "*a*", "<b>", " x.", "<x@y.z>"]
@@ -326,7 +323,7 @@ def test_tags_left_open_are_settled_as_demoting_them_one_at_a_time_would(monkeyp
         children = _parser().parseInline(src)[0].children
         settled = read_inline(src, children)
         with monkeypatch.context() as patched:
-            patched.setattr(markdown_inline._Reader, "settle", one_at_a_time)
+            patched.setattr(markdown_inline._Reader, "demote_all", one_at_a_time)
             assert read_inline(src, children) == settled, src
 
 
@@ -337,6 +334,10 @@ def test_tags_left_open_keep_their_order_and_spacing():
         "A dog <b> <i> runs.\n",
         "A dog <br>  <br>\n",
         "A dog  <b><span><br>\n",
+        "<br> </b> Two dogs.\n",  # (an opening left open, a closing that closes nothing)
+        "<br> <br/> red\n",
+        "A man <i><br/>\n",
+        "</span><i>`c d`\n",
     ]:
         assert translate_markdown(text, identity, "en") == text
     assert translate_markdown("<br> <b> a dog.\n", upper, "en") == "<br> <b> A DOG.\n"

@@ -15,6 +15,7 @@ cannot follow is reported as None and left as it is.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from translator.documents.markdown_escapes import Escapes
 from translator.documents.markdown_marks import Mark, glued
@@ -42,10 +43,12 @@ class _Reader:
     def __init__(self, src: str):
         self.src, self.at, self.plain = src, 0, []
         self.size, self.stack, self.spans, self.opened = 0, [], [], 0
+        self.keys: Counter[str] = Counter()  # how many of each key the stack holds
         self.forms: list[str] = []  # each plain character as the source wrote it
         self.trim = 0
         self.reach = 0  # where the spans end, at the furthest
-        self.last_lone: tuple[int, int, int] | None = None  # the last span, if a lone piece
+        # the last lone piece: where it starts and ends in src, its place, its span's index
+        self.last_lone: tuple[int, int, int, int] | None = None
         self.pending: list[tuple[int, int]] | None = None  # drops noted, not yet made
 
     def add(self, text: str, forms: list[str] | None = None) -> None:
@@ -59,6 +62,7 @@ class _Reader:
 
     def push(self, key: str, raw: str) -> None:
         self.stack.append((key, raw, self.size, self.opened, self.at - len(raw)))
+        self.keys[key] += 1
         self.opened += 1
 
     def demote(self, closing: int | None = None, index: int = -1) -> None:
@@ -67,7 +71,8 @@ class _Reader:
         stood. `closing`: where the markup being closed starts in the source. A tag right
         inside that markup is glued as the text outside it decides (`**a <b>** c`: to the
         word before)."""
-        _, raw, at, _, src_at = self.stack.pop(index)
+        key, raw, at, _, src_at = self.stack.pop(index)
+        self.keys[key] -= 1
         if self.pending and at == sum(self.pending[-1]):  # right after whitespace taken out
             at = self.pending[-1][0]
         begin, end = src_at, src_at + len(raw)
@@ -78,12 +83,12 @@ class _Reader:
         self.lone(src_at, raw, True, at, (begin, end))
 
     def pop(self, key: str, close: str) -> None:
-        first = self._open_tags(key)
-        while len(self.stack) > first:  # (in their order, as they are glued)
-            self.demote(self.at - len(close) if first else None, first)
+        first = self.open_tags(key)  # (those crossed by the markup closed: lone tags)
+        self.demote_all(first, self.at - len(close) if first else None)
         if not self.stack or self.stack[-1][0] != key:
             raise Unreadable(f"{key} closes nothing open")
         _, raw, start, order, src_at = self.stack.pop()
+        self.keys[key] -= 1
         # `[label]`, `[label][]`: the words are the label, which rendering keeps
         shortcut = key == "link" and close in ("]", "][]")
         label = self.src[src_at + len(raw) : self.at - len(close)] if shortcut else ""
@@ -104,7 +109,7 @@ class _Reader:
         if lead and (start == 0 or tail[0].isspace()):  # `[ text](url)`: its opening
             self._drop(start, lead)
             raw += text[:lead]
-        self._span(start, self.size, Mark("pair", raw, close, order, label=label))
+        self._span(start, self.size, Mark("pair", raw, close, order, label=label, src=src_at))
 
     def _since(self, at: int) -> str:
         """The plain text from `at` on, joined from the last pieces only: a span's closing
@@ -169,22 +174,27 @@ class _Reader:
                 break
             self.stack[i] = (*self.stack[i][:2], moved(self.stack[i][2]), *self.stack[i][3:])
 
-    def settle(self) -> None:
-        """The inline HTML tags left open at its end demoted, in their order: none was
-        closed, so each is a lone tag after all. The whitespace each takes out is noted, and
-        the text and spans are rebuilt once, after the last: a paragraph of thousands of
-        unclosed tags is read in linear time."""
-        first = self._open_tags()
+    def demote_all(self, first: int, closing: int | None = None) -> None:
+        """The open inline HTML tags from the stack's `first` on demoted, in their order.
+        The whitespace each takes out is noted, and the text, spans and open markup are
+        moved once, after the last: thousands of unclosed tags are read in linear time."""
+        if len(self.stack) == first:
+            return
         self.plain, self.pending = ["".join(self.plain)], []
         while len(self.stack) > first:
-            self.demote(index=first)
+            self.demote(closing, first)
         drops, self.pending = self.pending, None
         if drops:
             self.plain, self.forms, moved = taken_out(self.plain[0], self.forms, drops)
             self.size = len(self.plain[0])
             self.spans = [(moved(a), moved(b), m) for a, b, m in self.spans]
+            self.stack = [(k, raw, moved(at), *rest) for k, raw, at, *rest in self.stack]
+            self.reach = moved(self.reach)
+            if self.last_lone is not None:
+                start, end, at, k = self.last_lone
+                self.last_lone = (start, end, moved(at), k)
 
-    def _open_tags(self, key: str = "") -> int:
+    def open_tags(self, key: str = "") -> int:
         """Where the open inline HTML tags on top of the stack (up to markup `key`) begin."""
         first = len(self.stack)
         while (
@@ -231,13 +241,15 @@ class _Reader:
         decide that gluing, where it is more than the raw (the markup around a tag)."""
         src, end = self.src, src_at + len(raw)
         ahead, at = at is None, self.size if at is None else at
-        if self.last_lone is not None and self.last_lone[1:] == (src_at, at):
-            # right after another (`<span></span>[^1]`): one piece, glued as both together
-            self.spans.pop()
-            start, self.last_lone = self.last_lone[0], None
-            glued = (start, around[1]) if around else None
-            return self.lone(start, src[start:end], take_space, at if not ahead else None, glued)
         begin, after = around or (src_at, end)
+        last = self.last_lone
+        if last is not None and last[2] == at and (last[1] == src_at or last[0] == end):
+            # right beside another (`<span></span>[^1]`; a tag left open before a piece
+            # kept at once, `<i><br/>`): one piece, glued as both together
+            del self.spans[last[3]]
+            start, stop, self.last_lone = min(last[0], src_at), max(last[1], end), None
+            glued = (min(last[0], begin), max(last[1], after))
+            return self.lone(start, src[start:stop], take_space, at if not ahead else None, glued)
         spaced_before = begin == 0 or src[begin - 1].isspace()
         spaced_after = self._spaced(after)
         worded, ends_in = self._ending(at)
@@ -248,19 +260,19 @@ class _Reader:
                 self.trim = run
             else:
                 run = self._take_lead(at, run)
-            mark = Mark("lead", raw + src[end : end + run])
+            mark = Mark("lead", raw + src[end : end + run], src=src_at)
         elif spaced_before and not spaced_after:
-            mark = Mark("before", raw)
+            mark = Mark("before", raw, src=src_at)
         elif not spaced_before and not spaced_after:  # s3.<region>.com, (<a@b.c>)
-            mark = Mark("inside", raw)
+            mark = Mark("inside", raw, src=src_at)
         else:
             space = ends_in if spaced_before and take_space else ""
             if space:
                 self._drop(at - len(space), len(space))
                 at -= len(space)
-            mark = Mark("after", (space or (" " if spaced_before else "")) + raw)
+            mark = Mark("after", (space or (" " if spaced_before else "")) + raw, src=src_at)
         self._span(at, at, mark)
-        self.last_lone = (src_at, end, at)  # (where it starts and ends in src, its place)
+        self.last_lone = (src_at, end, at, len(self.spans) - 1)
 
     def atom(self, start: int, words: str) -> None:
         raw = self.src[start : self.at]
@@ -270,7 +282,7 @@ class _Reader:
             return
         at = self.size
         self.add(words)
-        self._span(at, self.size, Mark("atom", raw, text=words))
+        self._span(at, self.size, Mark("atom", raw, text=words, src=start))
 
     def child(self, tok, skipping: bool) -> bool:
         """Read one child token; True while inside an autolink (its text is in the atom)."""
@@ -354,10 +366,9 @@ class _Reader:
         elif tok.type == "html_inline":
             self.at = expect(src, start, tok.content)
             opening, closing = _OPEN_TAG.match(tok.content), _CLOSE_TAG.match(tok.content)
-            open_keys = [entry[0] for entry in self.stack]
             if opening:
                 self.push("html:" + opening.group(1).lower(), tok.content)
-            elif closing and "html:" + closing.group(1).lower() in open_keys:
+            elif closing and self.keys["html:" + closing.group(1).lower()]:
                 self.pop("html:" + closing.group(1).lower(), tok.content)
             else:
                 self.atom(start, "")
@@ -373,7 +384,7 @@ def read_inline(src: str, children) -> tuple[str, list, Escapes] | None:
     try:
         for tok in children:
             skipping = reader.child(tok, skipping)
-        reader.settle()
+        reader.demote_all(reader.open_tags())  # (left open at the end: lone tags after all)
         if reader.stack:
             raise Unreadable("unclosed markup")
         if src[reader.at :].strip():
@@ -382,6 +393,7 @@ def read_inline(src: str, children) -> tuple[str, list, Escapes] | None:
         return None
     plain = "".join(reader.plain) + src[reader.at :]
     forms = reader.forms + list(src[reader.at :])
+    reader.spans.sort(key=lambda span: (span[0], span[1], span[2].src))  # (ties: as written)
     code = {p for a, b, m in reader.spans if m.kind == "atom" for p in range(a, b)}
     spans = [glued(plain, span, code) for span in reader.spans]
     return plain, spans, Escapes.of(plain, forms, code)
