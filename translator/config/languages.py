@@ -64,6 +64,27 @@ def served_languages(data, codes=None) -> dict[str, list[str]]:
     }
 
 
+def served_target(data, codes, lang: str, option: str = "tgt_lang") -> str:
+    """The model's own code for target language `lang`, given in any spelling
+    (model_language); one the model does not translate into is a one-line error listing
+    those it does."""
+    targets = served_languages(data, codes)["target_languages"]
+    found = model_language(lang, targets)
+    if found is None:
+        raise UserError(f"{option} {lang}: the model does not translate into it; its target "
+                        f"languages: {', '.join(targets)}")  # fmt: skip
+    return found
+
+
+def default_target(data, codes, tgt_lang: str | None = None) -> str | None:
+    """The model's code for the target of a request that names none: serve's `tgt_lang` (in
+    any spelling), else the default of a model of language codes (NLLB-200 has none), else
+    None: a model trained here names its target languages with tags, and needs no default."""
+    if tgt_lang is not None:
+        return served_target(data, codes, tgt_lang)
+    return data.tgt_lang if codes is not None and data.tgt_lang in codes else None
+
+
 def lang_tags(data) -> list[str]:
     """The target-language tags in use: one per target language when there are several."""
     targets = target_languages(data)

@@ -19,7 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.exceptions import HTTPException
 
-from translator.config.languages import served_languages
+from translator.config.languages import default_target, served_languages, served_target
 from translator.errors import UserError, one_line
 from translator.serve.batcher import Batcher
 from translator.serve.libretranslate import mount as mount_libretranslate
@@ -121,6 +121,20 @@ def create_app(
             "label": engine.attention_label(req.layer),
         }
 
+    _model_routes(app, engine, info, batcher)
+    page = resources.files("translator.serve").joinpath("static/index.html").read_text("utf-8")
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def index() -> str:
+        return page
+
+    mount_libretranslate(app, engine, door, batcher, api_key, off_loop)  # serve/libretranslate.py
+    return BodyLimit(app, limits.max_body)
+
+
+def _model_routes(app: FastAPI, engine, info: dict, batcher: Batcher) -> None:
+    """/health and /language: what the server tells of its model."""
+
     @app.get("/health")
     async def health() -> dict:
         """The model being served, and the queue."""
@@ -133,28 +147,26 @@ def create_app(
             "batch_sentences": batcher.batch_sentences,
         }
 
-    page = resources.files("translator.serve").joinpath("static/index.html").read_text("utf-8")
-
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    async def index() -> str:
-        return page
-
-    mount_libretranslate(app, engine, door, batcher, api_key, off_loop)  # serve/libretranslate.py
-    return BodyLimit(app, limits.max_body)
+    @app.get("/language")
+    async def language(tgt_lang: str) -> dict:
+        """The model's own code for a target language named in any spelling `tgt_lang`
+        takes (`fr` for NLLB's fra_Latn), as the page's menu lists them."""
+        data = engine.cfg.data
+        return {"tgt_lang": served_target(data, engine.language_codes, tgt_lang)}
 
 
 def _info(engine, path: str, door: Door) -> dict:
     """What /health reports of the model being served."""
     data, codes = engine.cfg.data, engine.language_codes
-    # a model of language codes (NLLB) translates into its own tgt_lang unless asked not to
-    default = data.tgt_lang if codes is not None and data.tgt_lang in codes else None
     return {
         "model": path,
         **engine.describe(),
         "beam": door.decode.beam,
         "max_beam": door.limits.max_beam,  # (the page's beam menu offers up to it)
         **served_languages(data, codes),
-        "tgt_lang": door.tgt_lang or default,  # what a request that names no language gets
+        # what a request that names no language gets, as the model's code (the page's menu
+        # holds those), however --tgt-lang spelled it
+        "tgt_lang": default_target(data, codes, door.tgt_lang),
     }
 
 

@@ -330,13 +330,15 @@ class LibreTranslate:
         fields, _ = await read_fields(request)
         self.check_key(fields)
         texts_of(fields, self.limits.max_texts)  # (checked as /translate checks it)
-        lang, _ = self.langs.source("auto")  # one source language, or a 400 saying so
+        # one source language, or a 400 saying so (/detect has no source field to fill)
+        lang = self.langs.only_source(
+            "/detect", "it names the language only for a model of one: name the source to "
+            "/translate instead"
+        )  # fmt: skip
         return JSONResponse([{"confidence": 100.0, "language": lang.code}])
 
     async def settings(self, request: Request):
-        sources = self.langs.sources
-        first = sources[0]
-        target = self.langs.targets[first.model][0]
+        source, target = self.langs.defaults(self.door.tgt_lang)  # (None: auto)
         return JSONResponse({
             "charLimit": self.limits.max_chars,
             "frontendTimeout": 500,  # LibreTranslate's: ms its page waits after typing
@@ -346,8 +348,8 @@ class LibreTranslate:
             "filesTranslation": True,
             "supportedFilesFormat": list(FILE_FORMATS),
             "language": {
-                "source": {"code": "auto" if len(sources) == 1 else first.code,
-                           "name": "Auto Detect" if len(sources) == 1 else first.name},
+                "source": {"code": "auto" if source is None else source.code,
+                           "name": "Auto Detect" if source is None else source.name},
                 "target": {"code": target.code, "name": target.name},
             },
         })  # fmt: skip

@@ -9,7 +9,7 @@ A request may name a language by either code, or a regional variant of one
 from __future__ import annotations
 
 from translator.config.language_names import Language, Names, named_languages
-from translator.config.languages import served_directions
+from translator.config.languages import default_target, served_directions
 from translator.serve.limits import LimitError
 
 
@@ -19,7 +19,7 @@ class Languages:
     def __init__(self, engine):
         codes = engine.language_codes
         pairs = served_directions(engine.cfg.data, codes)
-        self.codes = codes
+        self.codes, self.data = codes, engine.cfg.data
         models = list(dict.fromkeys(lang for pair in pairs for lang in pair))
         self.all = named_languages(models)
         by_model = {lang.model: lang for lang in self.all}
@@ -42,16 +42,34 @@ class Languages:
         one language, since nothing here detects a language."""
         listed = ", ".join(lang.code for lang in self.sources)
         if code.strip().lower() == "auto":
-            if len(self.sources) == 1:
-                return self.sources[0], True
-            raise LimitError(
-                400, f"source auto: this server detects no language and the model reads "
-                f"several ({listed}); name one"
-            )  # fmt: skip
+            return self.only_source("source auto", "name one"), True
         lang = self.find(code)
         if lang is None or lang not in self.sources:
             raise LimitError(400, f"{code} is not supported as a source; this model reads {listed}")
         return lang, False
+
+    def only_source(self, what: str, fix: str) -> Language:
+        """The model's one source language, which `auto` and /detect stand for; a model of
+        several is a 400 that names `what` was asked and what to do instead (`fix`)."""
+        if len(self.sources) == 1:
+            return self.sources[0]
+        listed = ", ".join(lang.code for lang in self.sources)
+        raise LimitError(400, f"{what}: this server detects no language and the model reads "
+                              f"several ({listed}); {fix}")  # fmt: skip
+
+    def defaults(self, tgt_lang: str | None = None) -> tuple[Language | None, Language]:
+        """(the source, None for `auto` where the model reads one language, and the target)
+        a request that names none would get: the model's default languages, the target
+        `tgt_lang` (serve's --tgt-lang) where given; the first where it has none."""
+        by_model = {lang.model: lang for lang in self.all}
+        source = by_model.get(self.data.src_lang)
+        if source not in self.sources:
+            source = self.sources[0]
+        targets = self.targets[source.model]
+        target = by_model.get(default_target(self.data, self.codes, tgt_lang) or self.data.tgt_lang)
+        if target not in targets:
+            target = targets[0]
+        return (None if len(self.sources) == 1 else source), target
 
     def target(self, source: Language, code: str) -> Language:
         lang = self.find(code)
