@@ -338,6 +338,8 @@ def test_tags_left_open_keep_their_order_and_spacing():
         "<br> <br/> red\n",
         "A man <i><br/>\n",
         "</span><i>`c d`\n",
+        "[Home](/)<br>[About](/about)\n",  # (a piece glued after a closing stays after it)
+        "A <i>dog</i><br>runs.\n",
     ]:
         assert translate_markdown(text, identity, "en") == text
     assert translate_markdown("<br> <b> a dog.\n", upper, "en") == "<br> <b> A DOG.\n"

@@ -89,9 +89,9 @@ class _Reader:
             raise Unreadable(f"{key} closes nothing open")
         _, raw, start, order, src_at = self.stack.pop()
         self.keys[key] -= 1
+        ends = self.at - len(close)  # (where the closing starts in the source)
         # `[label]`, `[label][]`: the words are the label, which rendering keeps
-        shortcut = key == "link" and close in ("]", "][]")
-        label = self.src[src_at + len(raw) : self.at - len(close)] if shortcut else ""
+        label = self.src[src_at + 1 : ends] if key == "link" and close in ("]", "][]") else ""
         if start == self.size and raw.startswith("<"):
             # <a id="x"></a>: a tag holding no words, glued as a lone one
             self.lone(src_at, self.src[src_at : self.at], True)  # (it may take a space)
@@ -109,7 +109,8 @@ class _Reader:
         if lead and (start == 0 or tail[0].isspace()):  # `[ text](url)`: its opening
             self._drop(start, lead)
             raw += text[:lead]
-        self._span(start, self.size, Mark("pair", raw, close, order, label=label, src=src_at))
+        mark = Mark("pair", raw, close, order, label=label, src=src_at, close_src=ends)
+        self._span(start, self.size, mark)
 
     def _since(self, at: int) -> str:
         """The plain text from `at` on, joined from the last pieces only: a span's closing

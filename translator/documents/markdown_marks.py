@@ -23,6 +23,7 @@ class Mark:
     text: str = ""  # an atom's words as the model read them
     label: str = ""  # a shortcut or collapsed reference link's label: its words as written
     src: int = -1  # where it starts in the inline's source (marks in one place: its order)
+    close_src: int = -1  # where a pair's closing starts in the source
     # a pair's start / end with no glued text, at a letter or digit: its translated word's
     bare: tuple[bool, bool] = (False, False)  # punctuation there stays out ("*dog*.")
 

@@ -76,7 +76,7 @@ def _fits(folded: str, edge: Edge, opening: bool) -> int | None:
 
 def _edges(word: str, opens: list[Edge], closes: list[Edge], inside: list[Mark], inner):
     """{mark: [where it opens, where it closes]} in `word` (-1: before it, len + 1: after
-    it) for the pairs opening and closing on it, and [(where, raw)] for the lone marks glued
+    it) for the pairs opening and closing on it, and [(where, mark)] for the lone marks glued
     inside it. Each edge goes where the source had it inside its word; where the word no
     longer has that text, or the edges would cross or fall inside an atom (`inner`),
     openings go to their word's start and closings to its end."""
@@ -105,7 +105,7 @@ def _edges(word: str, opens: list[Edge], closes: list[Edge], inside: list[Mark],
     for m in inside:
         at = len(m.prefix)
         fits = at <= n and folded.startswith(m.prefix.lower()) and at not in inner
-        lone.append((at if fits else None, m.raw))
+        lone.append((at if fits else None, m))
     return spans, lone
 
 
@@ -116,9 +116,14 @@ def _word(word: str, segments: Segments, opens, closes, inside, chars) -> tuple[
     lone marks that found no place in it, to go after it."""
     inner = {p for s, e, _ in segments for p in range(s + 1, e)}
     spans, lone = _edges(word, opens, closes, inside, inner)
-    lost = [raw for at, raw in lone if at is None]
-    # at one place: lone marks, closings (inner first), openings (outer first)
-    events = [(at, 0, 0, raw) for at, raw in lone if at is not None]
+    lost = [m.raw for at, m in lone if at is None]
+    # at one place: lone marks, closings (inner first), openings (outer first); a lone mark
+    # the source wrote after a closing there comes after the closings (`[a](u)<br>[b](v)`)
+    closed: dict[int, int] = {}
+    for m, (_, b) in spans.items():
+        closed[b] = max(closed.get(b, -1), m.close_src)
+    events = [(at, 1.5 if m.src > closed.get(at, m.src) else 0, 0, m.raw)
+              for at, m in lone if at is not None]  # fmt: skip
     events += [(b, 1, (-a, -m.order), m.close) for m, (a, b) in spans.items() if b <= len(word)]
     events += [(a, 2, (-b, m.order), m.raw) for m, (a, b) in spans.items() if a >= 0]
     forms = chars(word, bool(segments))
