@@ -426,3 +426,79 @@ def test_a_field_over_paragraphs_is_left_as_it_is_and_the_text_after_it_translat
     assert [p.text for p in out] == ["Ein Mann spielt", "Zwei Hunde laufen",
                                      "Eine Frau singt EIN KIND LACHT IM PARK.",
                                      "EIN HUND SCHLÄFT."]  # fmt: skip
+
+
+def test_a_field_begun_inside_a_tracked_change_is_left_as_it_is():
+    from docx.oxml import parse_xml
+    from docx.oxml.ns import nsdecls
+
+    d = docx.Document()
+    p = d.add_paragraph()
+    p._p.append(parse_xml(
+        f'<w:ins {nsdecls("w")} w:id="20" w:author="a"><w:r><w:fldChar w:fldCharType="begin"/>'
+        '</w:r><w:r><w:instrText> REF x </w:instrText></w:r></w:ins>'))  # fmt: skip
+    _field_char(p, "separate")
+    p.add_run("Ergebnis Text")
+    _field_char(p, "end")
+    p.add_run(" Ein Hund.")
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), upper, "de"))).paragraphs[0]
+    assert [t for t in _inner(out) if not t.startswith(("fldChar", "instrText"))] == [
+        "Ergebnis Text", " EIN HUND."]  # fmt: skip
+
+
+def test_a_field_that_never_ends_ends_with_its_paragraph():
+    d = docx.Document()
+    p = d.add_paragraph("Ein Mann. ")
+    _field_char(p, "begin")
+    _run(p, '<w:instrText xml:space="preserve"> PAGE </w:instrText>')
+    _field_char(p, "separate")
+    p.add_run("Ergebnis")
+    d.add_paragraph("Ein Hund läuft schnell.")
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), upper, "de"))).paragraphs
+    assert [p.text for p in out] == ["EIN MANN. Ergebnis", "EIN HUND LÄUFT SCHNELL."]
+
+
+def test_tabs_and_line_breaks_stay_where_the_translation_moves_the_words():
+    from fake_translate import bracketed
+
+    d = docx.Document()
+    _run(d.add_paragraph(), "<w:t>Ein</w:t><w:tab/><w:t>Mann spielt.</w:t>")
+    _run(d.add_paragraph(), '<w:t>Ein Mann</w:t><w:br w:clear="all"/><w:t>spielt hier</w:t>'
+         "<w:cr/><w:t>draußen.</w:t>")  # fmt: skip
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), reverse, "de"))).paragraphs
+    # each after the target word aligned last to the words before it; two meet at the
+    # last place there is between two words rather than one being lost
+    assert _inner(out[0]) == ["spielt. Mann", "tab", "Ein"]
+    assert _inner(out[1]) == ["draußen. hier spielt Mann", "br clear=all", "cr", "Ein"]
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), bracketed, "de"))).paragraphs
+    assert _inner(out[0]) == ["(Ein).", "tab", "(Mann). (spielt)."]
+    assert _inner(out[1]) == ["(Ein). (Mann).", "br clear=all", "(spielt). (hier).", "cr",
+                              "(draußen)."]  # fmt: skip
+
+
+def test_a_positional_tab_parts_the_text_on_its_sides():
+    from fake_translate import recording
+
+    d = docx.Document()
+    _run(d.add_paragraph(), '<w:t>Kapitel Eins</w:t><w:ptab w:relativeTo="margin" '
+         'w:alignment="right" w:leader="none"/><w:t>Seite drei</w:t>')  # fmt: skip
+    translate, seen = recording(reverse)
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), translate, "de"))).paragraphs[0]
+    assert seen == ["Kapitel Eins", "Seite drei"]
+    assert _inner(out) == ["Eins Kapitel", "ptab alignment=right leader=none relativeTo=margin",
+                           "drei Seite"]  # fmt: skip
+
+
+def test_a_soft_hyphen_keeps_its_place_when_capitals_lengthen_the_word():
+    d = docx.Document()
+    _run(d.add_paragraph(), "<w:t>Fuß</w:t><w:softHyphen/><w:t>ball und Fuß</w:t><w:softHyphen/>"
+         "<w:t>weg.</w:t>")  # fmt: skip
+
+    def respelled(sentences):  # "Fussball": neither the word nor its capitals
+        return [(s.upper().replace("FUSSBALL", "Fussball"), [(i, i) for i in range(3)])
+                for s in sentences]  # fmt: skip
+
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), upper, "de"))).paragraphs[0]
+    assert _inner(out) == ["FUSS", "softHyphen", "BALL UND FUSS", "softHyphen", "WEG."]
+    out = docx.Document(io.BytesIO(translate_docx(saved(d), respelled, "de"))).paragraphs[0]
+    assert _inner(out) == ["Fussball UND FUSS", "softHyphen", "WEG."]

@@ -7,10 +7,10 @@ headers and footers.
 
 A paragraph's text is read from its runs of text (text, tabs, line breaks, hyphens:
 docx_runs.py) and hyperlinks; a run of anything else (an image, a field, a footnote mark, a
-page or column break) ends a stretch of text and stays where it is, and each stretch is
-translated on its own. A field's text, its result included, is left as it is, over however
-many paragraphs it runs. Within a stretch, runs formatted
-otherwise than most of its text, and hyperlinks, are spans that inline.transfer carries to
+page or column break, a positional tab) ends a stretch of text and stays where it is, and
+each stretch is translated on its own. A field's text, its result included, is left as it
+is, over however many paragraphs it runs (one never ended: to its paragraph's end). Within
+a stretch, runs formatted otherwise than most of its text, and hyperlinks, are spans that inline.transfer carries to
 the words aligned to theirs; the translation is written as clones of the source runs (so
 bold, italics, fonts, colours come along) and of the hyperlink elements (their targets
 kept), in place of the stretch's runs. The languages the file names become the target's
@@ -39,6 +39,7 @@ from translator.documents.docx_runs import (  # (stretches...: also the identity
     Fields,
     R,
     Specials,
+    gaps,
     run_text,
     split_breaks,
     stretches,
@@ -161,8 +162,9 @@ class Stretch(Marked):
     def segments(self, results) -> list[tuple[object, object, str]]:
         """(hyperlink or None, run to clone, text) in order, from the units' results."""
         out, at = [], 0
-        for (a, b), spans, (_, alignment), (words, seps, placed, glued) in zip(
+        for (a, b), spans, (text, alignment), (words, _, placed, glued) in zip(
                 self.units, self.spans, results, self.placed(results), strict=True):  # fmt: skip
+            seps = gaps(self.plain[a:b], text, alignment)  # (tabs and line breaks all kept)
             out += self._copied(at, a)
             twins = self._twins(words, a, b, alignment)
             placed = _paired(spans, placed, alignment, words)
@@ -213,7 +215,11 @@ class Stretch(Marked):
             if k in instead and instead[k] is None:
                 continue  # a later word of copied code
             between = self.plain[before[1] : here[0]] if here and before else "x"
-            if between == seps[k] or between.isspace() and "\n" not in between + seps[k]:
+            if (
+                between == seps[k]
+                or between.isspace()
+                and not {"\t", "\n"} & set(between + seps[k])
+            ):
                 pieces += self._copied(before[1], here[0])  # tabs, no-break spaces kept
             elif seps[k]:
                 pieces.append((None, seps[k]))

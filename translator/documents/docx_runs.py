@@ -1,11 +1,12 @@
 """A paragraph's stretches of text runs, and a run's text as docx.py reads and writes it.
 
-A run's text is read from its children: w:t, w:tab and w:ptab ("\t"), a line break (w:br,
-w:cr: "\n"), a no-break hyphen ("-"); a soft hyphen reads as nothing. The translation is
-written back keeping them: each "\n" and "\t" of a stretch's translation takes the source's
-line break or tab of its rank (a w:br's w:clear, a w:cr, a w:ptab's position kept), and a
-word the translation copies keeps its no-break and soft hyphens. A page or column break is
-put in a run of its own, which ends a stretch: the text on each side is translated apart.
+A run's text is read from its children: w:t, w:tab ("\t"), a line break (w:br, w:cr:
+"\n"), a no-break hyphen ("-"); a soft hyphen reads as nothing. The translation is written
+back keeping them: each tab and line break of the source goes where `gaps` puts it among
+the translated words, written as the source's element (a w:br's w:clear, a w:cr kept), and
+a word the translation copies keeps its no-break and soft hyphens. A page or column break
+and a positional tab (w:ptab: the left, centre and right parts of a header) are put in a
+run of their own, which ends a stretch: the text on each side is translated apart.
 """
 
 from __future__ import annotations
@@ -16,41 +17,81 @@ import re
 from docx.oxml import OxmlElement
 
 from translator.documents.docx_parts import _NS
+from translator.documents.units import Alignment, words_and_seps
 
 R, HYPERLINK, RPR, T = _NS + "r", _NS + "hyperlink", _NS + "rPr", _NS + "t"
 BR, CR, TAB, PTAB = _NS + "br", _NS + "cr", _NS + "tab", _NS + "ptab"
 NO_BREAK, SOFT = _NS + "noBreakHyphen", _NS + "softHyphen"
+FLD_CHAR, P = _NS + "fldChar", _NS + "p"
 TEXT_PARTS = {_NS + n for n in ("rPr", "t", "tab", "ptab", "br", "cr", "noBreakHyphen",
                                 "softHyphen", "lastRenderedPageBreak")}  # fmt: skip
 # kept where they are and not a stretch's end: they hold no text (in a hyperlink too)
 QUIET = {_NS + n for n in ("pPr", "bookmarkStart", "bookmarkEnd", "proofErr", "permStart",
                            "permEnd", "commentRangeStart", "commentRangeEnd")}  # fmt: skip
-_CHARS = {TAB: "\t", PTAB: "\t", CR: "\n", NO_BREAK: "-"}
+_CHARS = {TAB: "\t", CR: "\n", NO_BREAK: "-"}
 _WORD = re.compile(r"[\w-]+")
 
 
 class Fields:
     """How many fields are open (w:fldChar begin without its end yet) where a part's next
-    paragraph starts: a field's text, its result included, may run over paragraphs."""
+    paragraph starts: a field's text, its result included, may run over paragraphs. A
+    field whose end the part never holds is taken to end with its paragraph, so one broken
+    field does not leave the rest of the part untranslated."""
 
-    depth = 0
+    def __init__(self):
+        self.depth = 0
+        self.dangling = 0  # begins counted in this paragraph whose end the part lacks
+        self.unended: list | None = None  # those begins (kept alive: compared by identity)
 
     def count(self, el) -> bool:
-        """Count the field characters in run `el` (or a link's runs); whether it has any."""
-        chars = [c for r in ([el] if el.tag == R else el.iterchildren(R))
-                 for c in r.iterchildren(_NS + "fldChar")]  # fmt: skip
+        """Count the field characters in `el` (a run, a link, a tracked change, a content
+        control: anything a paragraph holds), in document order; whether it has any."""
+        chars = [c for c in el.iter(FLD_CHAR) if _own(c, el)]
         for c in chars:
             kind = c.get(_NS + "fldCharType")
+            if kind == "begin" and any(c is b for b in self._unended(c)):
+                self.dangling += 1
             self.depth = max(0, self.depth + {"begin": 1, "end": -1}.get(kind, 0))
         return bool(chars)
+
+    def paragraph_end(self) -> None:
+        """Close the fields begun in the paragraph that never end in its part."""
+        self.depth, self.dangling = max(0, self.depth - self.dangling), 0
+
+    def _unended(self, c) -> list:
+        """The begins of the part holding `c` (its XML tree) that no end closes."""
+        if self.unended is None:
+            opened: list = []
+            for x in c.getroottree().getroot().iter(FLD_CHAR):
+                kind = x.get(_NS + "fldCharType")
+                if kind == "begin":
+                    opened.append(x)
+                elif kind == "end" and opened:
+                    opened.pop()
+            self.unended = opened
+        return self.unended
+
+
+def _own(c, el) -> bool:
+    """Whether field character `c` inside `el` is the paragraph's own, not one of a
+    paragraph nested in it (a text box's, read as a paragraph of its own)."""
+    up = c.getparent()
+    while up is not el and up.tag != P:
+        up = up.getparent()
+    return up is el
 
 
 def _page_break(el) -> bool:
     return el.tag == BR and el.get(_NS + "type") in ("page", "column")
 
 
+def _parting(el) -> bool:
+    """Whether a run's child ends a stretch: a page or column break, a positional tab."""
+    return el.tag == PTAB or _page_break(el)
+
+
 def _text_run(r) -> bool:
-    return all(c.tag in TEXT_PARTS and not _page_break(c) for c in r)
+    return all(c.tag in TEXT_PARTS and not _parting(c) for c in r)
 
 
 def stretches(p, fields: Fields | None = None) -> list[list]:
@@ -61,7 +102,7 @@ def stretches(p, fields: Fields | None = None) -> list[list]:
     out, cur = [], []
     for child in p:
         tag = child.tag
-        if tag in (R, HYPERLINK) and fields.count(child):
+        if fields.count(child):
             ok = False
         elif tag == R:
             ok = not fields.depth and _text_run(child)
@@ -77,19 +118,20 @@ def stretches(p, fields: Fields | None = None) -> list[list]:
         elif ok is False and cur:
             out.append(cur)
             cur = []
+    fields.paragraph_end()
     return [s for s in out + [cur] if s]
 
 
 def split_breaks(p) -> None:
-    """Each page or column break in a run of `p` moved to a run of its own (the run's
-    properties copied) where the run holds more: there it ends a stretch."""
+    """Each page or column break and positional tab in a run of `p` moved to a run of its
+    own (the run's properties copied) where the run holds more: there it ends a stretch."""
     for r in list(p.iter(R)):
         kids = [c for c in r if c.tag != RPR]
-        if len(kids) < 2 or not any(_page_break(c) for c in kids):
+        if len(kids) < 2 or not any(_parting(c) for c in kids):
             continue
         pieces: list[list] = [[]]
         for c in kids:
-            if _page_break(c):
+            if _parting(c):
                 pieces += [[c], []]
             else:
                 pieces[-1].append(c)
@@ -119,7 +161,8 @@ def run_text(r) -> str:
 
 class Specials:
     """A stretch's line breaks and tabs in their order, and its words holding no-break or
-    soft hyphens (in any case: where each stands in the word), to write back."""
+    soft hyphens (by the word in any case: the word and where each stands in it), to write
+    back."""
 
     def __init__(self, runs):
         self.lines, self.tabs, self.words = [], [], {}
@@ -128,7 +171,7 @@ class Specials:
             for c in r:
                 if c.tag in (BR, CR) and not _page_break(c):
                     self.lines.append(c)
-                elif c.tag in (TAB, PTAB):
+                elif c.tag == TAB:
                     self.tabs.append(c)
                 elif c.tag in (NO_BREAK, SOFT):
                     marks.append((len(text), c.tag))
@@ -136,17 +179,20 @@ class Specials:
             for m in _WORD.finditer(text) if marks else ():
                 inside = [(at - m.start(), tag) for at, tag in marks if m.start() <= at <= m.end()]
                 if inside:
-                    self.words.setdefault(m.group().casefold(), inside)
+                    self.words.setdefault(m.group().casefold(), (m.group(), inside))
 
     def fill(self, r, text: str) -> None:
         """Run `r`'s content (not its properties) replaced by `text`, with the stretch's
-        line breaks and tabs in turn, and the hyphens of the words it copies."""
+        line breaks and tabs in turn, and the hyphens of the words it copies (in capitals
+        too: `_shifted`)."""
         for c in [c for c in r if c.tag != RPR]:
             r.remove(c)
         hyphens = {}
         for m in _WORD.finditer(text):
-            for at, tag in self.words.get(m.group().casefold(), ()):
-                hyphens[m.start() + at] = tag
+            source, marks = self.words.get(m.group().casefold(), ("", ()))
+            for at, tag in marks:
+                if (to := _shifted(source, m.group(), at)) is not None:
+                    hyphens[m.start() + to] = tag
         chunk = []
         for at, ch in enumerate(text + "\0"):
             tag = hyphens.get(at)
@@ -163,6 +209,39 @@ class Specials:
                     "w:tab" if ch == "\t" else "w:br"))  # fmt: skip
             elif ch != "\0" and tag != NO_BREAK:
                 chunk.append(ch)
+
+
+def _shifted(source: str, word: str, at: int) -> int | None:
+    """Where offset `at` of word `source` stands in `word`, the same word in another case:
+    moved as far as the case change lengthened the letters before it ("Fuß|ball",
+    "FUSS|BALL"); None where the change is not that (no place to tell)."""
+    for case in (str, str.upper, str.lower):
+        if case(source) == word:
+            return len(case(source[:at]))
+    return at if len(word) == len(source) else None
+
+
+def gaps(source: str, text: str, alignment: Alignment) -> list[str]:
+    """The whitespace before each word of `text.split()`, the translation of `source`:
+    single spaces, but the source's whitespace holding a tab or a line break goes before
+    the target word after the last one aligned to the source words before it (without an
+    alignment: at the same share of the words), between two words while there are two;
+    several may meet in one place, in the source's order, so none is lost. The source's
+    own whitespace where the translation has its words unchanged."""
+    words, seps = words_and_seps(source)
+    target = text.split()
+    if target == words:
+        return seps
+    out, n = [""] + [" "] * (len(target) - 1), len(target)
+    at, moved = (1 if n > 1 else 0), set()
+    for k, sep in enumerate(seps):
+        if not n or not k or not set(sep) & {"\t", "\n"}:
+            continue
+        linked = [j for i, j in alignment or () if i < k and 0 <= j < n]
+        at = max(at, min(max(linked) + 1 if linked else round(k * n / len(words)), n - 1))
+        out[at] = out[at] + sep if at in moved else sep
+        moved.add(at)
+    return out
 
 
 def _add_text(r, text: str) -> None:
