@@ -178,6 +178,8 @@ def test_missing_truncated_and_garbage_checkpoints(tmp_path, checkpoint, here):
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"hello world" * 100)
     assert_user_error(here("translate", "--checkpoint", str(junk), "Hallo"), "junk.pt")
+    device = "/dev/null"  # (it exists: not "not found")
+    assert_user_error(here("info", device), f"{device} is a pipe or a device, not a checkpoint")
 
 
 def test_checkpoint_from_an_incompatible_version(tmp_path, checkpoint, here):
@@ -227,6 +229,9 @@ def test_translate_input_edge_cases(checkpoint, here):
         here("translate", "--checkpoint", str(checkpoint), "--output", "x.txt"), "--input"
     )
     assert_user_error(here("eval", "--checkpoint", str(checkpoint), "--split", "train"), "--split")
+    # sentences from one place: TEXT and --input together would leave the file untranslated
+    both = here("translate", "--checkpoint", str(checkpoint), "--input", __file__, "Ein Hund.")
+    assert_user_error(both, "give TEXT arguments or --input F, not both")
 
 
 # -- files, folders and streams ---------------------------------------------------------------

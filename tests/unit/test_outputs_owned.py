@@ -206,6 +206,32 @@ def test_eval_on_given_files_still_refuses_to_write_over_the_models_data(tmp_pat
                             outputs={"--output": folder / "train.en"})  # fmt: skip
 
 
+def test_no_output_file_replaces_a_file_of_a_folder_translator_wrote(tmp_path):
+    """A file of an export written without the list of its files (its manifest lists
+    them), of a run folder, or the list itself: `kept` names each, so translate, score,
+    eval and filter refuse to write over it; a file of the user's beside them is free."""
+    from translator.fileio.outputs import kept
+
+    export = tmp_path / "ct2"
+    export.mkdir()
+    for name in ("model.bin", "config.json", "notes.txt"):
+        (export / name).write_text("x")
+    manifest = {"format": "translator-ctranslate2", "files": ["model.bin", "config.json"]}
+    (export / "manifest.json").write_text(json.dumps(manifest))
+    for name in ("model.bin", "config.json", "manifest.json"):
+        assert kept(export / name) == f"a file of the folder translator wrote in {export}"
+    assert kept(export / "notes.txt") is None
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("best.pt", "config.yaml", "mine.txt"):
+        (run / name).write_text("x")
+    assert kept(run / "config.yaml") is not None and kept(run / "mine.txt") is None
+    marked = tmp_path / "marked"
+    marked.mkdir()
+    mark(marked, ["a.txt"])
+    assert kept(marked / MARKER) == f"the list of the files translator wrote in {marked}"
+
+
 # ---------------------------------------------------------------- prepare
 
 

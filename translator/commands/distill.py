@@ -3,7 +3,6 @@ student trains on (decode/distill.py)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated
 
@@ -23,17 +22,7 @@ from translator.cli_options import (
 from translator.config.ranges import BEAM
 from translator.errors import UserError
 from translator.fileio.outputs import claim_folder, refuse_edited
-
-# What distill writes in its folder: NAME.SRC, NAME.TGT, NAME.ref.TGT, NAME.json ...
-_DISTILLED = re.compile(r"\.?train\d*\..+")
-
-
-def _earlier_distill(folder: Path) -> list[str] | None:
-    """A folder distill wrote without the output marker (nothing but its files, with the
-    record of each corpus it distilled): its names; None for any other folder."""
-    names = [p.name for p in folder.iterdir()]
-    ours = all(_DISTILLED.fullmatch(n) for n in names)
-    return names if ours and any(re.fullmatch(r"train\d*\.json", n) for n in names) else None
+from translator.fileio.recognise import earlier_distill
 
 
 def _training_files(cfg) -> list[Path]:
@@ -67,7 +56,7 @@ def _check_out(out: Path, cfg) -> tuple[set[str], set[str], set[str]]:
                 "would replace it",
                 "give --out a folder of its own",
             )
-    ours = claim_folder(out, "--out", _earlier_distill, "distill")
+    ours = claim_folder(out, "--out", earlier_distill, "distill")
     planned, corpora = set(), set()
     for name in names:  # what this run writes, replacing only its own
         src, ref, tgt, *_ = corpus_files(out, name, cfg.data.src_lang, cfg.data.tgt_lang)

@@ -222,6 +222,9 @@ def _check_sources(text, input_file, output_file, interactive: bool, nbest: int)
         what = "TEXT" if text else "--input" if input_file is not None else "--nbest"
         raise UserError(f"--interactive reads typed sentences and prints one translation "
                         f"each: give it or {what}, not both")  # fmt: skip
+    if text and input_file is not None:
+        raise UserError("give TEXT arguments or --input F, not both: the sentences come from "
+                        "one place")  # fmt: skip
     if output_file is not None and input_file is None:
         raise UserError("--output needs --input F (arguments and stdin go to standard output)")
 

@@ -16,6 +16,7 @@ from translator.data.tokenizer import Tokenizer
 from translator.data.vocab import tokenizer_from_state
 from translator.errors import UserError
 from translator.fileio import file_digest
+from translator.fileio.recognise import manifest_listed
 
 FORMAT = 1  # bump when the folder layout changes
 ARRAYS = ("src", "src_offsets", "tgt", "tgt_offsets", "cost")
@@ -63,15 +64,11 @@ def manifest_problem(manifest) -> str | None:
 def earlier_prepared(folder: Path) -> set[str] | None:
     """A prepared folder written without the output marker: its manifest lists every file
     in it (so adopting it as translator's loses no file of the user's)."""
-    try:
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        if manifest_problem(manifest) is not None:
-            return None
-        listed = set(manifest["files"]) | {"manifest.json"}
-        names = {p.name for p in folder.iterdir()}
-        return names if names <= listed else None
-    except (OSError, ValueError, UnicodeDecodeError):
+    found = manifest_listed(folder)
+    if found is None or manifest_problem(found[0]) is not None:
         return None
+    names = {p.name for p in folder.iterdir()}
+    return names if names <= found[1] else None
 
 
 def check_prepared(folder: Path, key: str) -> tuple[Prepared | None, str]:

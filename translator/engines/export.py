@@ -31,6 +31,7 @@ from translator.engines.export_settings import exported_config
 from translator.errors import UserError, optional_import
 from translator.fileio import atomic_write_bytes, file_digest
 from translator.fileio.outputs import MARKER, building, claim_folder, mark
+from translator.fileio.recognise import manifest_listed
 from translator.models.checkpoint import Checkpoint
 from translator.models.family import exporting
 from translator.specials import BOS, EOS, UNK
@@ -49,13 +50,9 @@ VMAP = "vmap.txt"  # the name CTranslate2 looks for in a model folder
 def _earlier_export(folder: Path) -> set[str] | None:
     """An export written without the output marker: translator's manifest lists every
     file in the folder, so adopting it as translator's loses no file of the user's."""
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        listed = set(manifest["files"]) | {MANIFEST}
-        names = {p.name for p in folder.iterdir()}
-        return names if manifest["format"] == MANIFEST_FORMAT and names <= listed else None
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return None
+    found = manifest_listed(folder)
+    names = {p.name for p in folder.iterdir()} if found is not None else set()
+    return names if found and found[0]["format"] == MANIFEST_FORMAT and names <= found[1] else None
 
 
 def _check_output(output: Path) -> None:

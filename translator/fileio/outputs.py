@@ -19,6 +19,7 @@ from pathlib import Path
 
 from translator.errors import UserError
 from translator.fileio import atomic_write_bytes, file_digest, real_target, running
+from translator.fileio.recognise import recognised
 
 MARKER = ".translator-output.json"  # a name no other program writes
 
@@ -353,7 +354,10 @@ def kept(path: str | Path) -> str | None:
     path = real_target(path)
     if not path.is_file():
         return None
-    if path.name in (owned(path.parent) or ()):
+    if path.name == MARKER:
+        return f"the list of the files translator wrote in {path.parent}"
+    ours = owned(path.parent)
+    if path.name in (recognised(path.parent) if ours is None else ours) or ():
         return f"a file of the folder translator wrote in {path.parent}"
     with open(path, "rb") as f:
         magic = f.read(2)

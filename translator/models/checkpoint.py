@@ -89,7 +89,8 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             what = "an exported model, not a checkpoint file; give the one it was exported from"
         raise UserError(f"{path} is {what}", "training writes RUN_DIR/best.pt and RUN_DIR/last.pt")
     if not path.is_file():
-        raise checkpoint_not_found(path)
+        raise checkpoint_not_found(path) if not path.exists() else UserError(
+            f"{path} is a pipe or a device, not a checkpoint file")  # fmt: skip
     with open(path, "rb") as f:
         magic = f.read(2)
     # torch.save writes a zip file (or, in its legacy format, a pickle): anything else is not

@@ -23,27 +23,10 @@ from pathlib import Path
 from translator.errors import UserError
 from translator.fileio import Busy, locked
 from translator.fileio.outputs import claim_folder, record
+from translator.fileio.recognise import RUN_NAMES, STEP_NAME, earlier_run
 
-STEP_NAME = re.compile(r"step-(\d+)\.pt")
 # fileio.atomic_open's temporary file of NAME: what a run killed while writing NAME leaves
 TEMPORARY = re.compile(r"\.(.+)\.[^.]+\.tmp")
-# The names a run writes in its folder (step checkpoints apart), listed in its marker.
-RUN_NAMES = (
-    "last.pt", "best.pt", "average.pt", "config.yaml", "summary.json", "train.log",
-    "validations.jsonl", "tensorboard",
-)  # fmt: skip
-
-
-def earlier_run(folder: Path) -> set[str] | None:
-    """A run folder written without the output marker (it holds a run's checkpoint, or
-    nothing but a run's own names with its log and config, a run stopped before its first
-    checkpoint): the names in it that a run writes; None for any other folder (a lone
-    train.log may be anyone's)."""
-    names = {p.name for p in folder.iterdir()}
-    own = {n for n in names if n in RUN_NAMES or STEP_NAME.fullmatch(n)}
-    if names & {"last.pt", "best.pt"} or (own == names and {"train.log", "config.yaml"} <= names):
-        return own
-    return None
 
 
 def _translator_checkpoint(path: Path) -> bool:
