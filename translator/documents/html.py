@@ -195,7 +195,43 @@ class _Writer:
             self.out.append(self.escape(suffix))
 
     def text(self) -> str:
-        return "".join(self.out + [self.escape(self.pending)] + self.sentence.tail)
+        head, tail = len(self.sentence.head), self.sentence.tail
+        body = "".join(self.out[head:] + [self.escape(self.pending)])
+        return "".join(self.out[:head]) + _in_word(body, self.sentence, self.escape) + "".join(tail)
+
+
+def _in_word(body: str, sentence: Sentence, escape) -> str:
+    """The rendered words with the edges inside the first word and the last (Sentence.head_in,
+    tail_in) written there, where the words keep the source's text around them (in any
+    case): an edge of a word glued across two elements ("Ein</i><b>Mann.") stays between
+    their parts; elsewhere before and after the words."""
+    if sentence.head_in:
+        texts = [escape(t) for t, _ in sentence.head_in]
+        lead = "".join(texts)
+        if body[: len(lead)].lower() == lead.lower() and len(body) > len(lead):
+            body = _between_parts(body, texts, [r for _, r in sentence.head_in], 0)
+        else:
+            body = "".join(r for _, r in sentence.head_in) + body
+    if sentence.tail_in:
+        texts = [escape(t) for _, t in sentence.tail_in]
+        trail = "".join(texts)
+        if body[len(body) - len(trail) :].lower() == trail.lower() and len(body) > len(trail):
+            body = _between_parts(body, texts, [r for r, _ in sentence.tail_in], len(trail))
+        else:
+            body += "".join(r for r, _ in sentence.tail_in)
+    return body
+
+
+def _between_parts(body: str, texts: list[str], edges: list[str], trail: int) -> str:
+    """`body` with each edge written after the part of it as long as its text (`texts`,
+    from the start), or (`trail`: their length) before it, in the end of `body`."""
+    at = len(body) - trail if trail else 0
+    out = [body[:at]]
+    for text, edge in zip(texts, edges, strict=True):
+        part = body[at : at + len(text)]
+        out += [edge, part] if trail else [part, edge]
+        at += len(text)
+    return "".join(out) + body[at:]
 
 
 def _escaper(entities: dict[str, str]):

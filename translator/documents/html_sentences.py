@@ -25,7 +25,7 @@ class Sentence:
     index of their mark) and their parents, and the edges of marks that cross its ends,
     put before or after its words."""
 
-    at: tuple[int, int]  # its characters in the unit's text
+    at: tuple[int, int]  # its characters in the unit's text, and those of pieces it copies whole
     text: str
     spans: list[tuple[int, int, int]]
     parents: list[int | None]
@@ -56,6 +56,11 @@ class Sentence:
     # elements whose text ends in the space before the next word ("<a>Macro </a>X"): that
     # space is written before their closing tag
     spaced: set[int] = field(default_factory=set)
+    # edges of `head` and `tail` inside the first word and the last ("Ein</i><b>Mann."):
+    # (the word's text before it, edge) and (edge, the word's text after it), written there
+    # where the translation keeps that text, else with the rest of `head` and `tail`
+    head_in: list[tuple[str, str]] = field(default_factory=list)
+    tail_in: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _bounds(unit: Unit, lang: str | None) -> list[tuple[int, int]]:
@@ -137,7 +142,8 @@ def sentences(unit: Unit, lang: str | None):
     bounds = _bounds(unit, lang)
     where = [_sentence_of(bounds, m, text) for m in unit.marks]
     for n, mark in enumerate(unit.marks):  # (a parent comes before its children)
-        if where[n] == (None, None) and mark.parent is not None and (
+        # (not one left open into a later unit, after a line break: its start tag is in place)
+        if where[n] == (None, None) and mark.parent is not None and mark.close_at is not None and (
                 where[mark.parent][1] is not None) and not _between(bounds, mark):  # fmt: skip
             where[n] = (where[mark.parent][1],) * 2  # inside an element a sentence writes
     solid, out = _solid(unit), []
@@ -154,8 +160,15 @@ def sentences(unit: Unit, lang: str | None):
         spans = [(*ranges[n], n) for n in kept]
         at = {n: i for i, n in enumerate(kept)}
         parents = [at.get(unit.marks[n].parent) for n in kept]
-        edges = _edges(unit, bounds, where, k, starts, ends)
-        sentence = Sentence((a, b), text[a:b], spans, parents, *edges)
+        head, tail, head_in, tail_in = _edges(unit, bounds, where, k, starts, ends)
+        # (its extent takes in the spaces at the ends of a piece copied whole: the piece
+        # writes them, not the whitespace around the sentence)
+        reach = (
+            min([a] + [g[0] for g in groups.values()]),
+            max([b] + [g[1] for g in groups.values()]),
+        )
+        sentence = Sentence(reach, text[a:b], spans, parents, head, tail,
+                            head_in=head_in, tail_in=tail_in)  # fmt: skip
         _glue(sentence, unit, text, groups, starts, ends, solid)
         out.append(sentence)
     return out, _outside(unit, bounds, where) if bounds else []
@@ -215,7 +228,9 @@ def _pieces(unit: Unit, text: str, lo: int, hi: int, members) -> list[tuple[bool
     text) pieces: a piece copied whole stands for its own text."""
     edges = []
     for n, mark in enumerate(unit.marks):
-        if _within(unit, n, members):
+        # (not one ending in a later unit: its start tag is written with the sentence's
+        # edges, or in place)
+        if _within(unit, n, members) and mark.close_at is not None:
             edges.append((mark.open_at, mark.order[0], 0, mark))
             if not mark.atom:
                 edges.append((mark.close_at, mark.order[1], 1, mark))
@@ -229,19 +244,43 @@ def _pieces(unit: Unit, text: str, lo: int, hi: int, members) -> list[tuple[bool
 
 
 def _edges(unit: Unit, bounds, where, k: int, starts: list[int], ends: list[int]):
-    """(head, tail): the edges of marks that cross the sentence's ends, in source order,
-    but those the unit writes in place (_outer)."""
-    head: list[tuple[tuple[int, int], str]] = []
-    tail: list[tuple[tuple[int, int], str]] = []
+    """(head, tail, head_in, tail_in): the edges of marks that cross the sentence's ends, in
+    source order, but those the unit writes in place (_outer); those inside its first word
+    (head_in) and its last (tail_in) apart, with the word's text glued to them (Sentence)."""
+    head: list[tuple[tuple[int, int], int, str]] = []
+    tail: list[tuple[tuple[int, int], int, str]] = []
     for n, (opens, closes) in enumerate(where):
-        mark = unit.marks[n]
+        mark, at = unit.marks[n], unit.marks[n].close_at
         if closes == k and opens != k and not _outer(bounds, where[n], mark, True):
-            after = all(t < mark.close_at for t in starts)
-            (tail if after else head).append(((0, mark.order[1]), mark.close_raw))
+            # (one inside the first word goes before it, as an opening there does)
+            after = all(t < at for t in starts) and not (starts and starts[0] < at < ends[0])
+            (tail if after else head).append(((0, mark.order[1]), at, mark.close_raw))
+        at = mark.open_at
         if opens == k and closes != k and not _outer(bounds, where[n], mark, False):
-            before = all(e > mark.open_at for e in ends)
-            (head if before else tail).append(((1, mark.order[0]), mark.open_raw))
-    return [r for _, r in sorted(head)], [r for _, r in sorted(tail)]
+            before = all(e > at for e in ends)
+            (head if before else tail).append(((1, mark.order[0]), at, mark.open_raw))
+    head.sort()
+    tail.sort()
+    if not starts:
+        return [r for *_, r in head], [r for *_, r in tail], [], []
+    # (in source order, those inside a word come after the others in the head, before them
+    # in the tail; none is glued where some lie in a word between)
+    text = "".join(unit.text)
+    glued = [(at, r) for _, at, r in head if at > starts[0]]
+    if any(at >= ends[0] for at, _ in glued) or any(
+        at > starts[0] for _, at, _ in head[: len(head) - len(glued)]
+    ):
+        glued = []
+    outside = [r for _, at, r in head][: len(head) - len(glued)]
+    head_in = [(text[lo:at], r) for (at, r), lo in zip(glued, [starts[0]] + [a for a, _ in glued])]
+    inside = [(at, r) for _, at, r in tail if at < ends[-1]]
+    if any(at <= starts[-1] for at, _ in inside) or any(
+        at < ends[-1] for _, at, _ in tail[len(inside) :]
+    ):
+        inside = []
+    ats = [a for a, _ in inside[1:]] + [ends[-1]]
+    tail_in = [(r, text[at:hi]) for (at, r), hi in zip(inside, ats)]
+    return outside, [r for _, _, r in tail][len(inside) :], head_in, tail_in
 
 
 def _solid(unit: Unit) -> set[int]:
