@@ -1,6 +1,7 @@
 """Helpers shared by the test modules."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -220,3 +221,22 @@ def guided_translate(engine, lines, prefixes=None, constraints=None, decode=None
     request = DecodeRequest(decode or engine.cfg.decode, nbest)
     request = request.guided(engine.tokenizer, lines, engine.max_target, prefixes, constraints)
     return engine.translate(lines, request)
+
+
+def skeleton(html: str, closed: bool = True) -> list:
+    """Each HTML element's start tag (as written) with the start tags around it, sorted;
+    raises when an end tag does not close the element last opened, or (`closed`) when one
+    is left open at the end."""
+    from translator.documents.html_units import VOID, tokens
+
+    stack, found = [], []
+    for tok in tokens(html):
+        if tok.kind in ("start", "startend"):
+            found.append((tuple(stack), tok.raw))
+            if tok.kind == "start" and tok.tag not in VOID:
+                stack.append(tok.raw)
+        elif tok.kind == "end":
+            assert stack and re.match(rf"<{tok.tag}[\s>]", stack[-1]), (tok.raw, stack)
+            stack.pop()
+    assert not closed or not stack, stack
+    return sorted(found)

@@ -7,26 +7,11 @@ import pytest
 from fake_translate import bracketed, recording, reverse, same, upper
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import skeleton
 
 from translator.documents.html import build, translate_html
-from translator.documents.html_units import VOID, tokens
+from translator.documents.html_units import tokens
 from translator.errors import UserError
-
-
-def skeleton(text):
-    """Each element's start tag (as written) with the start tags around it; raises when
-    an end tag does not close the element last opened."""
-    stack, found = [], []
-    for tok in tokens(text):
-        if tok.kind in ("start", "startend"):
-            found.append((tuple(stack), tok.raw))
-            if tok.kind == "start" and tok.tag not in VOID:
-                stack.append(tok.raw)
-        elif tok.kind == "end":
-            assert stack and re.match(rf"<{tok.tag}[\s>]", stack[-1]), (tok.raw, stack)
-            stack.pop()
-    assert not stack, stack
-    return sorted(found)
 
 
 def test_identity_translation_gives_the_document_back_byte_for_byte():
