@@ -221,6 +221,8 @@ def test_no_output_file_replaces_a_file_of_a_folder_translator_wrote(tmp_path):
     for name in ("model.bin", "config.json", "manifest.json"):
         assert kept(export / name) == f"a file of the folder translator wrote in {export}"
     assert kept(export / "notes.txt") is None
+    (tmp_path / "mine.txt").write_text("x")  # (a folder of no kind translator writes)
+    assert kept(tmp_path / "mine.txt") is None
     run = tmp_path / "run"
     run.mkdir()
     for name in ("best.pt", "config.yaml", "mine.txt"):

@@ -347,8 +347,9 @@ def distinct_outputs(
 
 def kept(path: str | Path) -> str | None:
     """What an existing file `path` (a link followed) is, where a text or a picture must not
-    replace it: a PyTorch checkpoint (a run's last.pt holds its training), or a file that a
-    folder translator wrote lists as its own (`owned`); None for any other."""
+    replace it: a PyTorch checkpoint (a run's last.pt holds its training), a file that a
+    folder translator wrote lists as its own (`owned`), or that such a folder without the
+    list is known by (fileio/recognise.py), or the list; None for any other."""
     import zipfile
 
     path = real_target(path)
@@ -357,7 +358,7 @@ def kept(path: str | Path) -> str | None:
     if path.name == MARKER:
         return f"the list of the files translator wrote in {path.parent}"
     ours = owned(path.parent)
-    if path.name in (recognised(path.parent) if ours is None else ours) or ():
+    if ours is not None and path.name in ours:
         return f"a file of the folder translator wrote in {path.parent}"
     with open(path, "rb") as f:
         magic = f.read(2)
@@ -368,4 +369,6 @@ def kept(path: str | Path) -> str | None:
             n.endswith("/data.pkl") for n in zipfile.ZipFile(path).namelist()
         ):
             return "a PyTorch checkpoint"
+    if ours is None and path.name in (recognised(path.parent) or ()):
+        return f"a file of the folder translator wrote in {path.parent}"
     return None
