@@ -68,12 +68,7 @@ def served_target(data, codes, lang: str, option: str = "tgt_lang") -> str:
     """The model's own code for target language `lang`, given in any spelling
     (model_language); one the model does not translate into is a one-line error listing
     those it does."""
-    targets = served_languages(data, codes)["target_languages"]
-    found = model_language(lang, targets)
-    if found is None:
-        raise UserError(f"{option} {lang}: the model does not translate into it; its target "
-                        f"languages: {', '.join(targets)}")  # fmt: skip
-    return found
+    return _named_target(lang, served_languages(data, codes)["target_languages"], option)
 
 
 def default_target(data, codes, tgt_lang: str | None = None) -> str | None:
@@ -114,11 +109,18 @@ def check_target(data, tgt_lang: str | None, option: str = "--tgt-lang") -> str 
             raise UserError(f"this model translates into several languages; give {option} "
                             f"(one of {listed})")  # fmt: skip
         return None
-    tgt = model_language(tgt_lang, targets)
-    if tgt is None:
-        raise UserError(f"{option} {tgt_lang}: the model does not translate into it; its "
-                        f"target languages: {listed}")  # fmt: skip
+    tgt = _named_target(tgt_lang, targets, option)
     return lang_tag(tgt) if len(targets) > 1 else None
+
+
+def _named_target(lang: str, targets: list[str], option: str) -> str:
+    """The one of `targets` that `lang` names in any spelling (model_language); none is a
+    one-line error listing them."""
+    found = model_language(lang, targets)
+    if found is None:
+        raise UserError(f"{option} {lang}: the model does not translate into it; its target "
+                        f"languages: {', '.join(targets)}")  # fmt: skip
+    return found
 
 
 def check_corpus_tag(data, tag: str | None) -> None:

@@ -348,10 +348,11 @@ def translate_docx(data: bytes, translate: Translate, lang: str | None = "en",
     for part in parts:
         fields = Fields()  # a field's text may run over paragraphs (docx_runs.py)
         for p in list(part.iter(_NS + "p")):
-            if _style(p, "p") not in blocks:
+            prose = _style(p, "p") not in blocks
+            if prose:
                 split_breaks(p)
-            found += [x for s in stretches(p, fields)
-                      if _style(p, "p") not in blocks and not (x := Stretch(s, lang, code)).only_code]  # fmt: skip
+            held = stretches(p, fields)  # (a code paragraph's fields are counted too)
+            found += [x for s in held if prose and not (x := Stretch(s, lang, code)).only_code]
     results = iter(translate_all([u for s in found for u in s.sources], translate))
     turned = list({id(p): p for s in found if s.sources for p in [s.items[0].getparent()]}.values())
     for stretch in found:

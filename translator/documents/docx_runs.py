@@ -41,7 +41,8 @@ class Fields:
     def __init__(self):
         self.depth = 0
         self.dangling = 0  # begins counted in this paragraph whose end the part lacks
-        self.unended: list | None = None  # those begins (kept alive: compared by identity)
+        self.unended: list | None = None  # those begins, kept alive while their ids are used
+        self.unended_ids: set[int] = set()
 
     def count(self, el) -> bool:
         """Count the field characters in `el` (a run, a link, a tracked change, a content
@@ -49,7 +50,7 @@ class Fields:
         chars = [c for c in el.iter(FLD_CHAR) if _own(c, el)]
         for c in chars:
             kind = c.get(_NS + "fldCharType")
-            if kind == "begin" and any(c is b for b in self._unended(c)):
+            if kind == "begin" and id(c) in self._unended(c):
                 self.dangling += 1
             self.depth = max(0, self.depth + {"begin": 1, "end": -1}.get(kind, 0))
         return bool(chars)
@@ -58,8 +59,8 @@ class Fields:
         """Close the fields begun in the paragraph that never end in its part."""
         self.depth, self.dangling = max(0, self.depth - self.dangling), 0
 
-    def _unended(self, c) -> list:
-        """The begins of the part holding `c` (its XML tree) that no end closes."""
+    def _unended(self, c) -> set[int]:
+        """The ids of the begins of the part holding `c` (its XML tree) that no end closes."""
         if self.unended is None:
             opened: list = []
             for x in c.getroottree().getroot().iter(FLD_CHAR):
@@ -68,8 +69,8 @@ class Fields:
                     opened.append(x)
                 elif kind == "end" and opened:
                     opened.pop()
-            self.unended = opened
-        return self.unended
+            self.unended, self.unended_ids = opened, {id(x) for x in opened}
+        return self.unended_ids
 
 
 def _own(c, el) -> bool:

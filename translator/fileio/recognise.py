@@ -47,10 +47,10 @@ def manifest_listed(folder: Path) -> tuple[dict, set[str]] | None:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return None
-    files = manifest.get("files") if isinstance(manifest, dict) else None
-    if "format" not in (manifest if isinstance(manifest, dict) else {}) or not isinstance(
-        files, (list, dict)
-    ):
+    if not isinstance(manifest, dict) or "format" not in manifest:
+        return None
+    files = manifest.get("files")
+    if not isinstance(files, (list, dict)):
         return None
     return manifest, {n for n in files if isinstance(n, str)} | {MANIFEST}
 
