@@ -152,3 +152,69 @@ def test_a_write_removes_the_temporary_files_of_killed_writers_only(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["average.pt", live.name, other.name]
     )
+
+
+def _pair(tmp_path, text):
+    paths = tmp_path / "kept.de", tmp_path / "kept.en"
+    for path in paths:
+        path.write_text(text)
+    return paths
+
+
+def test_atomic_files_change_together_and_a_failed_rename_undoes_the_others(tmp_path, monkeypatch):
+    import translator.fileio as fileio
+
+    de, en = _pair(tmp_path, "old\n")
+    with fileio.atomic_files((de, "w", None), (en, "w", "utf-8"), (None, "w", None)) as files:
+        assert files[2] is None
+        files[0].write("neu\n")
+        files[1].write("new\n")
+        assert de.read_text() == en.read_text() == "old\n"
+    assert (de.read_text(), en.read_text()) == ("neu\n", "new\n")
+    real = os.replace
+
+    calls = []
+
+    def refused(tmp, path):  # the second rename fails, the first is made
+        calls.append(path)
+        if len(calls) == 2:
+            raise PermissionError(13, "Permission denied", tmp)
+        real(tmp, path)
+
+    monkeypatch.setattr(fileio.os, "replace", refused)
+    with (
+        pytest.raises(PermissionError) as err,
+        fileio.atomic_files((de, "w", None), (en, "w", None)) as (a, b),
+    ):
+        a.write("zwei\n")
+        b.write("two\n")
+    assert err.value.filename == str(calls[1])  # (not the temporary file's name)
+    assert (de.read_text(), en.read_text()) == ("neu\n", "new\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.de", "kept.en"]
+
+
+def test_ctrl_c_during_the_renames_of_atomic_files_waits_for_the_last(tmp_path, monkeypatch):
+    import signal
+
+    import translator.fileio as fileio
+
+    de, en = _pair(tmp_path, "old\n")
+    real = os.replace
+
+    calls = []
+
+    def interrupted(tmp, path):  # Ctrl-C arrives right after the first rename
+        real(tmp, path)
+        calls.append(path)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(fileio.os, "replace", interrupted)
+    with (
+        pytest.raises(KeyboardInterrupt),
+        fileio.atomic_files((de, "w", None), (en, "w", None)) as (a, b),
+    ):
+        a.write("neu\n")
+        b.write("new\n")
+    assert (de.read_text(), en.read_text()) == ("neu\n", "new\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.de", "kept.en"]

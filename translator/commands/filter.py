@@ -19,7 +19,6 @@ model). This score is a log-ratio per subword, any real number; higher is better
 from __future__ import annotations
 
 import math
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -113,7 +112,7 @@ def filter_pairs(
     With --reverse: exp(-(|Hf - Hr| + (Hf + Hr) / 2)), Hf and Hr each model's cross-entropy."""
     from translator.data.readers import iter_pair_files
     from translator.engines.load import load_engine
-    from translator.fileio import atomic_open
+    from translator.fileio import atomic_files
     from translator.fileio.outputs import distinct_outputs
 
     if (keep is None) == (min_score is None):
@@ -153,21 +152,14 @@ def filter_pairs(
         backward = [s.mean for chunk in chunks for s in chunk]
     scores = means if contrast else [pair_score(f, b) for f, b in zip(means, backward)]
     stays = kept(scores, keep, min_score)
-    # All outputs or none: each appears by rename once every one is written and flushed
-    # (a full disk or device fails inside the block, and then no rename is made).
-    with (
-        atomic_open(out_src, "w", encoding="utf-8") as s_out,
-        atomic_open(out_tgt, "w", encoding="utf-8") as t_out,
-        atomic_open(scores_file, "w", encoding="utf-8") if scores_file else nullcontext() as out,
-    ):
+    # All outputs or none: a failed write or rename, or Ctrl-C, changes none of them.
+    specs = [(path, "w", "utf-8") for path in (out_src, out_tgt, scores_file)]
+    with atomic_files(*specs) as (s_out, t_out, out):
         for (s, t), stay in zip(iter_pair_files(src, tgt), stays):
             if stay:
                 s_out.write(s + "\n")
                 t_out.write(t + "\n")
         if out is not None:
             out.writelines(f"{s:.6f}\n" for s in scores)
-        for written in (s_out, t_out, out):
-            if written is not None:
-                written.flush()
     n = sum(stays)
     typer.echo(f"kept {n} of {len(scores)} pairs in {out_src} and {out_tgt}", err=True)

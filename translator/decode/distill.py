@@ -27,7 +27,7 @@ from translator.data.corpora import training_sources
 from translator.decode.request import DecodeRequest
 from translator.decode.resumable import file_stamp, stopped_files, translate_file
 from translator.errors import UserError
-from translator.fileio import atomic_open, atomic_write_bytes
+from translator.fileio import atomic_files, atomic_open, atomic_write_bytes
 from translator.progress import progress_bar
 
 log = logging.getLogger(__name__)
@@ -78,10 +78,7 @@ def extract(source, src_file: Path, ref_file: Path, record: Path) -> dict:
         if saved is not None and saved.get("corpus") == stamp:
             return saved
     lines = 0
-    with (
-        atomic_open(src_file, "w", encoding="utf-8") as s,
-        atomic_open(ref_file, "w", encoding="utf-8") as r,
-    ):
+    with atomic_files((src_file, "w", "utf-8"), (ref_file, "w", "utf-8")) as (s, r):
         for src, ref in progress_bar(source.pairs("train"), desc="read", unit="pair"):
             s.write(one_line(src) + "\n")
             r.write(one_line(ref) + "\n")

@@ -22,6 +22,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import stat
 import sys
 import tempfile
@@ -235,11 +236,14 @@ def creatable_file(path: str | Path) -> Path:
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None) -> Iterator[IO]:
+def atomic_open(
+    path: str | Path, mode: str = "wb", encoding: str | None = None, *, renames=None
+) -> Iterator[IO]:
     """A file object to write `path` through; the target changes only when the block ends
     without an exception (an exception, Ctrl-C included, removes the temporary file). An
     OSError of the writing names `path`, not the temporary file. A device or FIFO is
-    written in place, a link's file replaced (module docstring)."""
+    written in place, a link's file replaced (module docstring). Given a list `renames`,
+    the written file's (temporary, target) pair goes there for `atomic_files` to rename."""
     if written_through(path):
         with _through(Path(path), mode, encoding) as f:
             yield f
@@ -254,6 +258,9 @@ def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None)
             yield f
             f.flush()
             os.fsync(f.fileno())
+        if renames is not None:
+            renames.append((tmp, path))
+            return
         os.replace(tmp, path)
     except BaseException as err:
         with contextlib.suppress(OSError):
@@ -262,6 +269,73 @@ def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None)
             err.filename, err.filename2 = str(path), None
         raise
     _fsync_folder(path.parent)
+
+
+@contextlib.contextmanager
+def atomic_files(*specs: tuple[str | Path | None, str, str | None]) -> Iterator[list]:
+    """Files that change together, each (path, mode, encoding) written as `atomic_open`
+    writes one (a None path gives None): no target changes unless every file is written,
+    Ctrl-C and SIGTERM wait until the renames are made, and a failed rename undoes those
+    made before it, so a parallel corpus never pairs new lines with old ones."""
+    renames: list[tuple[str, Path]] = []
+    try:
+        with contextlib.ExitStack() as stack:
+            yield [None if path is None else stack.enter_context(
+                atomic_open(path, mode, encoding, renames=renames))
+                for path, mode, encoding in specs]  # fmt: skip
+        _rename_together(renames)
+    except BaseException:
+        for tmp, _ in renames:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+
+
+def _rename_together(renames: list[tuple[str, Path]]) -> None:
+    """Each temporary file over its target, all or none: a target replaced is kept as a
+    hard link (named as a temporary file, which `_drop_orphans` removes should the
+    process be killed here) until every rename is made."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    mask = getattr(signal, "pthread_sigmask", None)
+    before = mask(signal.SIG_BLOCK, held) if mask else None
+    made: list[tuple[Path, str | None]] = []
+    try:
+        for tmp, path in renames:
+            made.append((path, _kept_copy(path)))  # (before: an undone rename is harmless)
+            os.replace(tmp, path)
+    except BaseException as err:
+        for path, old in reversed(made):
+            with contextlib.suppress(OSError):
+                os.replace(old, path) if old is not None else os.unlink(path)
+        if isinstance(err, OSError) and err.filename is not None:
+            named = next((str(p) for t, p in renames if t == err.filename), None)
+            if named is not None:
+                err.filename, err.filename2 = named, None
+        raise
+    finally:
+        for _, old in made:
+            if old is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(old)
+        if mask:
+            mask(signal.SIG_SETMASK, before)
+    for folder in {path.parent for _, path in renames}:
+        _fsync_folder(folder)
+
+
+def _kept_copy(path: Path) -> str | None:
+    """A hard link to the file at `path` for `_rename_together` to restore, or None where
+    there is none (no file, or a file system without hard links)."""
+    if not path.is_file():
+        return None
+    old = f"{path.parent}/.{path.name}.{os.getpid()}-old.tmp"
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(old)
+        os.link(path, old)
+    except OSError:
+        return None
+    return old
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
