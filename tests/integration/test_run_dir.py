@@ -55,7 +55,8 @@ def test_a_second_run_is_refused_then_replaces_the_first_with_overwrite(tmp_path
 
 def test_overwrite_keeps_the_earlier_run_until_the_new_one_is_ready(tmp_path, here):
     """A mistake that stops the new run before its first step (a missing data file, a model
-    it cannot build) leaves the earlier run whole; once ready, train.log is the new run's."""
+    it cannot build) leaves the earlier run whole, its log too; once ready, train.log is the
+    new run's."""
     path, run = config_file(tmp_path)
     assert here("train", "--config", str(path)).returncode == 0
     kept = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
@@ -63,15 +64,29 @@ def test_overwrite_keeps_the_earlier_run_until_the_new_one_is_ready(tmp_path, he
     failed = here("train", "--config", str(path), "--overwrite", "--set",
                   f"data.train.src={missing}", "--set", f"data.train.tgt={missing}")  # fmt: skip
     assert_user_error(failed, "data.train", str(missing))
-    for name, data in kept.items():
-        if name != "train.log":  # which gains the new run's error
-            assert (run / name).read_bytes() == data, name
-    log = (run / "train.log").read_text()
-    assert log.startswith(kept["train.log"].decode()) and str(missing) in log
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == kept
     replaced = here("train", "--config", str(path), "--overwrite", "--set", "seed=2")
     assert replaced.returncode == 0, replaced.stderr[-2000:]
     log = (run / "train.log").read_text()
     assert log.count("model transformer:") == 1 and str(missing) not in log
+
+
+def test_overwrite_interrupted_while_starting_leaves_the_earlier_run_and_its_log(
+    tmp_path, monkeypatch
+):
+    import translator.train.trainer as trainer_mod
+
+    run = tmp_path / "run"
+    trainer(tmp_path).run()
+    kept = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+
+    def interrupted(*args, **kwargs):  # Ctrl-C while the data is read
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(trainer_mod, "TrainingData", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        trainer(tmp_path, overwrite=True)
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == kept
 
 
 def test_resume_and_overwrite_together_are_refused(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import io
 import logging
 import sys
 from dataclasses import MISSING, dataclass, field, fields
@@ -60,12 +61,15 @@ class TrainState:
 
 class RunLog:
     """RUN/train.log: what the run prints (the `translator` logger's lines), appended across
-    resumes, each line flushed as it comes. `enabled`: this process writes it (rank 0)."""
+    resumes, each line flushed as it comes. `enabled`: this process writes it (rank 0).
+    `fresh`: a new run. Where the folder has a log already (an earlier run's, which this
+    run replaces once it has started), its start-up lines are held in memory until
+    `restart` makes them the log, so that a start that fails or is interrupted leaves that
+    log as it was."""
 
-    def __init__(self, path: Path, enabled: bool):
-        self.path, self.enabled = path, enabled
-        self.handler: logging.FileHandler | None = None
-        self.start = 0  # the log's size when this run attached: the lines before are others'
+    def __init__(self, path: Path, enabled: bool, fresh: bool = False):
+        self.path, self.enabled, self.held = path, enabled, fresh
+        self.handler: logging.StreamHandler | None = None
 
     @contextlib.contextmanager
     def attached(self):
@@ -77,8 +81,9 @@ class RunLog:
             return
         logger = logging.getLogger("translator")
         level = logger.level
-        self.start = self.path.stat().st_size if self.path.is_file() else 0
-        self.handler = logging.FileHandler(self.path, "a", encoding="utf-8")
+        self.held = self.held and self.path.is_file()
+        stream = io.StringIO() if self.held else open(self.path, "a", encoding="utf-8")
+        self.handler = logging.StreamHandler(stream)
         self.handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%Y-%m-%d %H:%M:%S"))
         logger.addHandler(self.handler)
         if logger.getEffectiveLevel() > logging.INFO:
@@ -97,21 +102,17 @@ class RunLog:
         finally:
             logger.removeHandler(self.handler)
             logger.setLevel(level)
-            self.handler.close()
+            self.handler.stream.close()
             self.handler = None
 
     def restart(self) -> None:
-        """Drop the lines train.log held before this run attached (an earlier run's, which
-        this one replaces), keeping this run's; written whole, then appended to again. A
-        log that held nothing before is left as it is."""
-        if self.handler is None or not self.start:
+        """A new run has started: its lines so far become train.log, written whole (an
+        earlier run's lines go), and the lines to come are appended."""
+        if self.handler is None or not self.held:
             return
-        self.handler.flush()
-        with open(self.path, "rb") as f:
-            f.seek(self.start)
-            mine = f.read()
-        atomic_write_bytes(self.path, mine)
-        self.start = 0
+        mine = self.handler.stream.getvalue()
+        atomic_write_bytes(self.path, mine.encode("utf-8"))
+        self.held = False
         self.handler.setStream(open(self.path, "a", encoding="utf-8")).close()
 
     def note(self, line: str, exc_info: bool = False) -> None:

@@ -79,7 +79,7 @@ class Trainer:
         try:
             if not resume:
                 self.run_dir.claim(overwrite, init_from)
-            self.run_log = RunLog(self.run_dir.log, enabled=self.group.main)
+            self.run_log = RunLog(self.run_dir.log, enabled=self.group.main, fresh=not resume)
             self.report = TrainingReport(self.run_dir, tc, self.group.main)
             with self.run_log.attached():
                 self._setup(resume, init_from)
