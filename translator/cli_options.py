@@ -3,6 +3,7 @@ and serve, files to write, and how help shows option values. Light: no torch, no
 
 from __future__ import annotations
 
+import inspect
 import math
 from pathlib import Path
 from typing import Annotated
@@ -25,9 +26,17 @@ def _plain_types(params) -> None:
             param.display_type_rich = lambda ctx: ""
 
 
+def _reflowed(text: str) -> str:
+    """Help text whose paragraphs the help screen wraps to its width: typer keeps the line
+    breaks of a docstring's later paragraphs (wrapped for the source) and wraps again."""
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(" ".join(p.split("\n")) for p in paragraphs)
+
+
 class Command(TyperCommand):
     def format_help(self, ctx, formatter) -> None:
         _plain_types(self.get_params(ctx))
+        self.help = _reflowed(self.help or "")
         super().format_help(ctx, formatter)
 
 

@@ -22,10 +22,15 @@ def test_version(here):
 
 @pytest.mark.parametrize("command", ["", *COMMANDS])
 def test_help_shows_no_python_types(command, here):
-    result = here(*[command] if command else [], "--help", env_extra={"COLUMNS": "100"})
+    result = here(*[command] if command else [], "--help", env_extra={"COLUMNS": "80"})
     assert result.returncode == 0, result.stderr
     text = result.stdout
     assert "Usage:" in text and "--help" in text, text
+    # the description's paragraphs fill the width (not the source's line breaks, wrapped again)
+    lines = [line.strip() for line in text.split("╭")[0].splitlines()]
+    for paragraph in "\n".join(lines).split("\n\n"):
+        lines = paragraph.strip().splitlines()
+        assert all(len(line) > 50 for line in lines[:-1]), paragraph
     shown = re.findall(r"<[a-zA-Z][^>]*>|\blist\[|\bbool\b|\bstr\b|\bPath\b", text)
     assert not shown, (shown, text)
     assert command == "serve" or "serve:" not in text, text  # (each option speaks of its own)
