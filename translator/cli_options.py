@@ -68,7 +68,9 @@ VersionOpt = Annotated[
 
 
 # Files named on the command line are checked as it is read, before any model is loaded.
-def _input_file(path: Path | None) -> Path | None:
+def _input_file(path: Path | list[Path] | None) -> Path | list[Path] | None:
+    if isinstance(path, list):  # (a repeatable option)
+        return [readable_file(p) for p in path] or None
     return None if path is None else readable_file(path)
 
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 import yaml
 from commandline import cli_captured
+from sacrebleu.metrics import BLEU, CHRF, TER
 from training import PIPELINE_TINY as TINY
 from util import cli, tiny_config
 
@@ -90,6 +91,19 @@ def test_eval_src_ref_scores_a_file_pair(trained, tmp_path, here):
     text = here(*args, "--ref", str(tmp_path / "r.en"), env_extra=env).stdout
     for metric in ("BLEU", "chrF", "TER"):  # each score with its sacreBLEU signature
         assert re.search(rf"^{metric} signature: nrefs:1\|", text, re.M), text
+    # a second reference: sacreBLEU's multi-reference scores of the same translations
+    (tmp_path / "r2.en").write_text("A dog is running.\nThe cat is asleep.\n")
+    hyps = tmp_path / "hyps.en"
+    both = ["--ref", str(tmp_path / "r.en"), "--ref", str(tmp_path / "r2.en")]
+    result = here(*args, *both, "--json", "--output", str(hyps), env_extra=env)
+    assert result.returncode == 0, result.stderr
+    got = json.loads(result.stdout)
+    refs = [(tmp_path / name).read_text().splitlines() for name in ("r.en", "r2.en")]
+    for metric in (BLEU(), CHRF(), TER()):
+        want = metric.corpus_score(hyps.read_text().splitlines(), refs)
+        name = type(metric).__name__.lower()
+        assert got[name] == round(want.score, 2), (name, got)
+    assert got["signature"].startswith("nrefs:2|") and got["data"].endswith("r.en + " + both[3])
 
 
 @pytest.mark.parametrize("files", [False, True], ids=["split", "src-ref"])

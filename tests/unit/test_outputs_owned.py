@@ -195,7 +195,7 @@ def test_eval_on_given_files_still_refuses_to_write_over_the_models_data(tmp_pat
 
     folder = corpus_folder(tmp_path / "data")
     cfg = config(tmp_path, folder)
-    files = (folder / "test.de", folder / "test.en")
+    files = (folder / "test.de", [folder / "test.en"])
     for guarded in ("train.en", "test.de"):
         message = user_error(evaluate_translator, None, cfg.data, 1, cfg.decode, "test", files,
                              False, outputs={"--output": folder / guarded})  # fmt: skip

@@ -36,7 +36,10 @@ SplitOpt = Annotated[
     str, typer.Option("--split", metavar="SPLIT", help="dev or test of the model's data")
 ]
 SrcOpt = Annotated[Path | None, input_option("--src", "Score this source file ...")]
-RefOpt = Annotated[Path | None, input_option("--ref", "... against this reference file")]
+RefOpt = Annotated[
+    list[Path] | None,
+    input_option("--ref", "... against this reference file (repeatable: several references)"),
+]
 OutputOpt = Annotated[Path | None, output_option("--output", "Write the translations to this file")]
 AsJsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object")]
 ByLengthOpt = Annotated[bool, typer.Option("--by-length", help="BLEU per source-length bucket")]
@@ -112,7 +115,8 @@ def evaluate(
     guides = LineGuides(constraint_file=constraint_file, terms=glossary, terms_file=terms)
     from translator.fileio.outputs import distinct_outputs
 
-    inputs = {"--src": src, "--ref": ref, "--constraints": constraint_file, "--terms": terms}
+    refs = {"--ref": ref[0]} if ref and len(ref) == 1 else {f"--ref {p}": p for p in ref or []}
+    inputs = {"--src": src, **refs, "--constraints": constraint_file, "--terms": terms}
     checkpoints = {f"--checkpoint {p}": p for p in checkpoint}
     written = {"--output": output, "--plot": plot, "--plot-confidence": plot_confidence}
     distinct_outputs(written, {**inputs, **checkpoints})

@@ -7,10 +7,11 @@ from sacrebleu.metrics import BLEU, CHRF, TER
 from translator.errors import UserError
 
 
-def score(hypotheses: list[str], references: list[str]) -> dict:
-    """BLEU, chrF and TER of hypotheses against one reference each."""
-    assert len(hypotheses) == len(references)
-    refs = [references]
+def score(hypotheses: list[str], references: list[str], more: list[list[str]] = ()) -> dict:
+    """BLEU, chrF and TER of hypotheses against a reference each, and as many more as
+    `more` holds (each a list as long as `references`)."""
+    refs = [references, *more]
+    assert all(len(hypotheses) == len(r) for r in refs)
     bleu, chrf, ter = BLEU(), CHRF(), TER()
     b = bleu.corpus_score(hypotheses, refs)
     c = chrf.corpus_score(hypotheses, refs)
@@ -26,8 +27,8 @@ def score(hypotheses: list[str], references: list[str]) -> dict:
     }
 
 
-def bleu(hypotheses: list[str], references: list[str]) -> float:
-    return BLEU().corpus_score(hypotheses, [references]).score
+def bleu(hypotheses: list[str], references: list[str], more: list[list[str]] = ()) -> float:
+    return BLEU().corpus_score(hypotheses, [references, *more]).score
 
 
 def by_length(
@@ -36,8 +37,10 @@ def by_length(
     references: list[str],
     width: int = 5,
     min_count: int = 20,
+    more: list[list[str]] = (),
 ) -> list[dict]:
-    """Corpus BLEU per source-length bucket (whitespace words), as in Bahdanau et al.'s Fig. 2.
+    """Corpus BLEU per source-length bucket (whitespace words), as in Bahdanau et al.'s Fig. 2,
+    against `references` and the further references `more`.
 
     Buckets are `width` words wide; the long tail is merged into one open bucket
     once fewer than `min_count` sentences would remain beyond it.
@@ -54,12 +57,9 @@ def by_length(
         if not idx:
             continue
         label = f"{first}-{high}" if high is not None else f"{first}+"
+        hyps, *refs = ([r[j] for j in idx] for r in (hypotheses, references, *more))
         rows.append(
-            {
-                "bucket": label,
-                "n": len(idx),
-                "bleu": round(bleu([hypotheses[j] for j in idx], [references[j] for j in idx]), 2),
-            }
+            {"bucket": label, "n": len(idx), "bleu": round(bleu(hyps, refs[0], refs[1:]), 2)}
         )
     return rows
 
@@ -83,8 +83,9 @@ def evaluate_translator(
     outputs=None,
     points: list | None = None,
 ) -> tuple[dict, list[str]]:
-    """Decode `split` of the data section `data` (or the (source, reference) `files` when
-    given) with the decode settings `dc` and score it: (scores and settings, hypotheses);
+    """Decode `split` of the data section `data` (or the `files` when given: a source file
+    and a list of reference files) with the decode settings `dc` and score it: (scores and
+    settings, hypotheses);
     `with_lengths` adds BLEU by source length; `guides` (line_guides.LineGuides, a line per
     sentence) adds required phrases, and how many the translations hold; `outputs` (option
     -> path): files the command writes, refused if they name one of the data's files;
@@ -96,6 +97,7 @@ def evaluate_translator(
     from translator.fileio.outputs import distinct_outputs
 
     src, ref = files
+    ref, more_refs, more = ref[0] if ref else None, ref[1:] if ref else [], []
     try:
         source = open_source(data, seed)  # the training split is not read
     except UserError:
@@ -105,7 +107,8 @@ def evaluate_translator(
     if source is not None:
         distinct_outputs(outputs, {f"of the model's data ({f.name})": f for f in source.files})
     if src is not None:
-        pairs, what = read_pair_files(src, ref), f"{src} -> {ref}"
+        pairs, what = read_pair_files(src, ref), f"{src} -> {' + '.join(map(str, files[1]))}"
+        more = [[t for _, t in read_pair_files(src, path)] for path in more_refs]
     else:
         pairs, what = list(source.pairs(split)), source.label(split)
     if not pairs:  # sacreBLEU has no score for no sentences; a score of 0 would mislead
@@ -123,11 +126,11 @@ def evaluate_translator(
     found = translator.translate(sources, request, progress=True)
     hyps = [r[0].text for r in found]
     settings = {"beam": dc.beam, "len_penalty": dc.len_penalty, "len_norm": dc.len_norm}
-    result = {**score(hyps, refs), **settings, "data": what}
+    result = {**score(hyps, refs, more), **settings, "data": what}
     if phrases is not None:
         result["constraints"] = honoured(hyps, phrases)
     if with_lengths:
-        result["by_length"] = by_length(sources, hyps, refs)
+        result["by_length"] = by_length(sources, hyps, refs, more=more)
     if points is not None:
         from translator.decode.confidence_report import confidence_report
 
