@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import logging
+from bisect import bisect_left
 
 from translator.documents.html_attributes import retag_languages, translate_attributes
 from translator.documents.html_sentences import Sentence, sentences
@@ -66,7 +67,9 @@ class _Writer:
     def event(self, kind: str, k: int, ahead: int, sep: str) -> None:
         mark = self.unit.marks[self.sentence.spans[k][2]] if kind != "word" else None
         if kind == "close" and k in self.sentence.trails:  # "hier</a>.": closes before the "."
-            self._keep(self.sentence.trails[k])
+            trail, word = self.sentence.trails[k], self.last[2] if self.last else ""
+            own = self._own_trail() if k in self.sentence.bare_ends else ""
+            self._keep(own if own and (own.endswith(trail) or not word.endswith(trail)) else trail)
             self.out.append(mark.close_raw)
             return
         if kind == "close" and k in self.sentence.bare_ends:  # "dog</b>." of "<b>hinter</b>"
@@ -96,10 +99,7 @@ class _Writer:
                 self.atom[1].append(self.words[k])
             else:
                 if self.owned:  # after a piece whose text ends in spaces ("<code># </code>,")
-                    own, glued = self.owned
-                    if glued or (sep.startswith(own) and len(sep) > len(own)):
-                        sep = "" if glued else sep[len(own) :]  # (kept: the source's whitespace)
-                    self.owned = None
+                    sep, self.owned = _less_own(sep, self.owned), None
                 self.out.append(sep + self.escape(self.words[k]))
                 self.last, self.spaced = (len(self.out) - 1, sep, self.words[k]), True
         elif kind == "open":
@@ -156,20 +156,21 @@ class _Writer:
     def _open(self, k: int, mark: Mark, ahead: int, sep: str) -> None:
         word = self.words[ahead] if ahead < len(self.words) else ""
         lead = self.sentence.leads.get(k, "")
-        if not lead and k in self.sentence.bare_starts:  # "(<b>dog" of "<b>Hund"
+        if k in self.sentence.bare_starts:  # "(<b>dog" of "<b>Hund" (and of "„<b>Hund")
             own, core, _ = GLUED.match(word).groups()
-            lead = own if core else ""
+            if core and (own.endswith(lead) or not word.lower().startswith(lead.lower())):
+                lead = own
         if lead and word.lower().startswith(lead.lower()) and len(word) > len(lead):
             # "(<b>Hund": after "(" (in any case: "Copyright<a>" of "COPYRIGHTX")
             self.words[ahead] = word[len(lead) :]
             self.out.append(sep + self.escape(word[: len(lead)]) + mark.open_raw)
         elif k in self.sentence.apart and sep == "".join(self.sentence.apart[k]):
             # "a <img> b": the source's whitespace split around it, not written on both sides
-            before, self.gap = self.sentence.apart[k]
+            before, _, self.gap = self.sentence.apart[k]
             self.out.append(before + mark.open_raw)
         elif k in self.sentence.atoms:  # written whole when it closes, with its words' glue
             self.atom = (len(self.out), [])
-            self.out.append(sep)
+            self.out.append(_less_own(sep, self.sentence.loose.get(k)))
         else:
             self.out.append(sep + mark.open_raw)
         # a piece copied whole stands for its words; one glued to the next word keeps it close
@@ -182,7 +183,8 @@ class _Writer:
         at, covered = self.atom
         text, prefix, suffix, pieces = self.sentence.atoms[k]
         joined = " ".join(covered)
-        found = joined.find(text) if text else -1
+        # (of its text's places in the words, the nearest to the source's: "z)<kbd>z)</kbd>")
+        found = min(_places(joined, text), key=lambda at: abs(at - len(prefix)), default=-1)
         if found >= 0:
             prefix, suffix = joined[:found], joined[found + len(text) :]
         source = "".join(piece if markup else self.escape(piece) for markup, piece in pieces)
@@ -198,6 +200,27 @@ class _Writer:
         head, tail = len(self.sentence.head), self.sentence.tail
         body = "".join(self.out[head:] + [self.escape(self.pending)])
         return "".join(self.out[:head]) + _in_word(body, self.sentence, self.escape) + "".join(tail)
+
+
+def _places(joined: str, text: str) -> list[int]:
+    """Where `text` (nonempty) begins in `joined`, each place."""
+    out, at = [], joined.find(text) if text else -1
+    while at >= 0:
+        out.append(at)
+        at = joined.find(text, at + 1)
+    return out
+
+
+def _less_own(sep: str, owned: tuple[str, bool] | None) -> str:
+    """The whitespace `sep` beside a piece whose own text ends there in spaces (`owned`: those,
+    and whether the source glued the piece to the word on that side): none where it was
+    glued, else less the piece's spaces where it holds more (kept: the source's own)."""
+    if owned is None:
+        return sep
+    own, glued = owned
+    if glued:
+        return ""
+    return sep[len(own) :] if sep.startswith(own) and len(sep) > len(own) else sep
 
 
 def _in_word(body: str, sentence: Sentence, escape) -> str:
@@ -307,8 +330,10 @@ def _between(text: str, lo: int, hi: int, edges, escape) -> str:
     """text[lo:hi] escaped, with the edges whose offsets fall in it written at their places
     (edges lie only before the first sentence and after the last)."""
     out, at = [], lo
-    for offset, _, raw in edges:
-        if lo <= offset <= hi:
-            out += [escape(text[at:offset]), raw]
-            at = offset
+    for n in range(bisect_left(edges, (lo,)), len(edges)):  # (sorted: those from lo on)
+        offset, _, raw = edges[n]
+        if offset > hi:
+            break
+        out += [escape(text[at:offset]), raw]
+        at = offset
     return "".join(out) + escape(text[at:hi])

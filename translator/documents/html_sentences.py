@@ -35,8 +35,9 @@ class Sentence:
     # of "0.9.<em>x</em>") and after its last ("." of "hier</a>.")
     leads: dict[int, str] = field(default_factory=dict)
     trails: dict[int, str] = field(default_factory=dict)
-    # spans with no such text whose own begins / ends with a letter or digit: the
-    # translated word's punctuation there stays outside them ("dog</b>." of "<b>hinter</b>")
+    # spans whose own text begins / ends with a letter or digit: the translated word's
+    # punctuation there stays outside them ("dog</b>." of "<b>hinter</b>", "(dog</b>)." of
+    # "<b>hinter</b>,"), but text like the source's glued there ("dog</b>'s")
     bare_starts: set[int] = field(default_factory=set)
     bare_ends: set[int] = field(default_factory=set)
     # pieces written as in the source (_ranges): their text as the model reads it, the text
@@ -49,10 +50,14 @@ class Sentence:
     before: set[int] = field(default_factory=set)
     # empty pieces between two words, glued to neither: the source's whitespace before and
     # after them, so that whitespace is split around them rather than written on both sides
-    apart: dict[int, tuple[str, str]] = field(default_factory=dict)
+    # (and the whitespace-only text of the piece itself, which its own source writes)
+    apart: dict[int, tuple[str, str, str]] = field(default_factory=dict)
     # pieces whose own text ends in spaces ("<code># </code>,"): the spaces are theirs, so
     # the whitespace before the next word is less those, none where the source glued it
     tight: dict[int, tuple[str, bool]] = field(default_factory=dict)
+    # and those whose text begins in spaces ("<kbd> Ctrl</kbd>"): the whitespace before them
+    # is less those, none where the source glued the piece to the word before it
+    loose: dict[int, tuple[str, bool]] = field(default_factory=dict)
     # elements whose text ends in the space before the next word ("<a>Macro </a>X"): that
     # space is written before their closing tag
     spaced: set[int] = field(default_factory=set)
@@ -63,21 +68,36 @@ class Sentence:
     tail_in: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _bounds(unit: Unit, lang: str | None) -> list[tuple[int, int]]:
+class Bounds(list):
+    """Sentence spans (sorted and apart) with their starts and ends, to find by bisection
+    the sentence an offset falls in: each mark's costs no pass over the sentences."""
+
+    def __init__(self, spans: list[tuple[int, int]]):
+        super().__init__(spans)
+        self.starts, self.ends = [a for a, _ in spans], [b for _, b in spans]
+
+
+def _bounds(unit: Unit, lang: str | None) -> Bounds:
     """The unit's sentence spans, those a piece copied whole would cut joined again (an
     empty one, an image, cuts nothing)."""
     text = re.sub(r"\s", " ", "".join(unit.text))  # a line break in the source is a space
     out: list[tuple[int, int]] = []
+    # pieces that hold text, by their start: the furthest end of those before a sentence
+    pieces = sorted(
+        (m.open_at, m.close_at) for m in unit.marks if m.atom and m.close_at > m.open_at
+    )
+    reach, n = -1, 0
     for a, b in sentence_spans(text, lang):
-        if out and any(m.atom and m.open_at < a and m.close_at > max(out[-1][1], m.open_at)
-                       for m in unit.marks):  # fmt: skip
+        while n < len(pieces) and pieces[n][0] < a:
+            reach, n = max(reach, pieces[n][1]), n + 1
+        if out and reach > out[-1][1]:
             out[-1] = (out[-1][0], b)
         else:
             out.append((a, b))
-    return out
+    return Bounds(out)
 
 
-def _sentence_of(bounds: list[tuple[int, int]], mark: Mark, text: str):
+def _sentence_of(bounds: Bounds, mark: Mark, text: str):
     """The sentences a mark opens and closes in: an edge between sentences goes with the
     words it stands next to (an opening with the next, a closing with the one before; an
     empty piece glued to the word before it, with that word); (None, None) for a mark
@@ -91,21 +111,22 @@ def _sentence_of(bounds: list[tuple[int, int]], mark: Mark, text: str):
     opens = closes = None
     if at is not None:
         glued = mark.atom and at == close and at > 0 and not text[at - 1].isspace()
-        opens = next((k for k, (_, b) in enumerate(bounds) if at < b or (glued and at == b)),
-                     last)  # fmt: skip
-    if close is not None:
-        closes = next((k for k in range(last, -1, -1) if bounds[k][0] < close), 0)
+        # the first ending after it (glued: at it), else the last
+        opens = min((bisect_left if glued else bisect_right)(bounds.ends, at), last)
+    if close is not None:  # the last starting before it, else the first
+        closes = max(bisect_left(bounds.starts, close) - 1, 0)
         if opens is not None and (closes < opens or close == at):
             closes = opens
     return opens, closes
 
 
-def _between(bounds: list[tuple[int, int]], mark: Mark) -> bool:
+def _between(bounds: Bounds, mark: Mark) -> bool:
     """Whether `mark` is an empty piece in the whitespace between two sentences."""
     at = mark.open_at
     if not bounds or not mark.atom or at != mark.close_at:
         return False
-    return bounds[0][0] < at < bounds[-1][1] and not any(a <= at <= b for a, b in bounds)
+    k = bisect_right(bounds.starts, at) - 1  # the last sentence starting at or before it
+    return bounds[0][0] < at < bounds[-1][1] and not (k >= 0 and at <= bounds[k][1])
 
 
 def _outer(bounds: list[tuple[int, int]], where, mark: Mark, closing: bool) -> bool:
@@ -148,8 +169,11 @@ def sentences(unit: Unit, lang: str | None):
             where[n] = (where[mark.parent][1],) * 2  # inside an element a sentence writes
     solid, out = _solid(unit), []
     by_sentence: dict = {}  # (each sentence's marks found once, not by a pass per sentence)
+    crossing: dict = {}  # per sentence, the marks with one edge in it and one elsewhere
     for n, w in enumerate(where):
         by_sentence.setdefault(w, []).append(n)
+        for k in {*w} - {None} if w[0] != w[1] else ():
+            crossing.setdefault(k, []).append(n)
     for k, (a, b) in enumerate(bounds):
         starts = [a + w.start() for w in re.finditer(r"\S+", text[a:b])]
         ends = [a + w.end() for w in re.finditer(r"\S+", text[a:b])]
@@ -160,7 +184,8 @@ def sentences(unit: Unit, lang: str | None):
         spans = [(*ranges[n], n) for n in kept]
         at = {n: i for i, n in enumerate(kept)}
         parents = [at.get(unit.marks[n].parent) for n in kept]
-        head, tail, head_in, tail_in = _edges(unit, bounds, where, k, starts, ends)
+        head, tail, head_in, tail_in = _edges(unit, text, bounds, where, k, crossing.get(k, []),
+                                              (starts, ends))  # fmt: skip
         # (its extent takes in the spaces at the ends of a piece copied whole: the piece
         # writes them, not the whitespace around the sentence)
         reach = (
@@ -227,7 +252,10 @@ def _pieces(unit: Unit, text: str, lo: int, hi: int, members) -> list[tuple[bool
     """text[lo:hi] with the marks `members` and those inside them, as (is markup, its
     text) pieces: a piece copied whole stands for its own text."""
     edges = []
-    for n, mark in enumerate(unit.marks):
+    for n in range(min(members), len(unit.marks)):  # (marks are in the order they open)
+        mark = unit.marks[n]
+        if mark.open_at is not None and mark.open_at > hi:
+            break
         # (not one ending in a later unit: its start tag is written with the sentence's
         # edges, or in place)
         if _within(unit, n, members) and mark.close_at is not None:
@@ -243,14 +271,16 @@ def _pieces(unit: Unit, text: str, lo: int, hi: int, members) -> list[tuple[bool
     return out + ([(False, text[at:hi])] if hi > at else [])
 
 
-def _edges(unit: Unit, bounds, where, k: int, starts: list[int], ends: list[int]):
-    """(head, tail, head_in, tail_in): the edges of marks that cross the sentence's ends, in
-    source order, but those the unit writes in place (_outer); those inside its first word
-    (head_in) and its last (tail_in) apart, with the word's text glued to them (Sentence)."""
+def _edges(unit: Unit, text: str, bounds, where, k: int, crossing: list[int], words_at):
+    """(head, tail, head_in, tail_in): the edges of marks that cross the sentence's ends
+    (`crossing`: the marks with an edge in it and one elsewhere), in source order, but those
+    the unit writes in place (_outer); those inside its first word (head_in) and its last
+    (tail_in) apart, with the word's text glued to them (Sentence)."""
+    starts, ends = words_at
     head: list[tuple[tuple[int, int], int, str]] = []
     tail: list[tuple[tuple[int, int], int, str]] = []
-    for n, (opens, closes) in enumerate(where):
-        mark, at = unit.marks[n], unit.marks[n].close_at
+    for n in crossing:
+        (opens, closes), mark, at = where[n], unit.marks[n], unit.marks[n].close_at
         if closes == k and opens != k and not _outer(bounds, where[n], mark, True):
             # (one inside the first word goes before it, as an opening there does)
             after = all(t < at for t in starts) and not (starts and starts[0] < at < ends[0])
@@ -265,7 +295,6 @@ def _edges(unit: Unit, bounds, where, k: int, starts: list[int], ends: list[int]
         return [r for *_, r in head], [r for *_, r in tail], [], []
     # (in source order, those inside a word come after the others in the head, before them
     # in the tail; none is glued where some lie in a word between)
-    text = "".join(unit.text)
     glued = [(at, r) for _, at, r in head if at > starts[0]]
     if any(at >= ends[0] for at, _ in glued) or any(
         at > starts[0] for _, at, _ in head[: len(head) - len(glued)]
@@ -305,22 +334,25 @@ def _glue(sentence: Sentence, unit: Unit, text: str, groups, starts, ends, solid
             elif n in solid and 0 < s < len(starts):
                 # (after another such piece between the same words: the whitespace after it)
                 lo = max([ends[s - 1]] + [a for a, w in gaps if w == s])
-                sentence.apart[j] = (text[lo:at], text[at : starts[s]])
-                gaps.append((at, s))
+                end = mark.close_at  # (past a piece of whitespace only: "<kbd> </kbd>")
+                sentence.apart[j] = (text[lo:at], text[at:end], text[end : starts[s]])
+                gaps.append((end, s))
         elif n in groups:
             lo, hi, members = groups[n]
             sentence.atoms[j] = (" ".join(text[lo:hi].split()), text[starts[s] : lo],
                                  text[hi : ends[e - 1]], _pieces(unit, text, lo, hi, members))  # fmt: skip
             if own := text[lo:hi][len(text[lo:hi].rstrip()) :]:
                 sentence.tight[j] = (own, bool(text[hi : hi + 1].strip()))
+            if own := text[lo:hi][: len(text[lo:hi]) - len(text[lo:hi].lstrip())]:
+                sentence.loose[j] = (own, lo > 0 and bool(text[lo - 1].strip()))
         elif not mark.atom:  # (a translated word that no longer holds them: all inside)
             if lead := text[starts[s] : mark.open_at]:
                 sentence.leads[j] = lead
-            elif text[mark.open_at : mark.open_at + 1].isalnum():
+            if text[mark.open_at : mark.open_at + 1].isalnum():
                 sentence.bare_starts.add(j)
             if trail := text[mark.close_at : ends[e - 1]]:
                 sentence.trails[j] = trail
-            elif text[mark.close_at - 1 : mark.close_at].isalnum():
+            if text[mark.close_at - 1 : mark.close_at].isalnum():
                 sentence.bare_ends.add(j)
             at = mark.close_at
             if 0 < at < len(text) and text[at - 1].isspace() and not text[at].isspace():
