@@ -313,6 +313,7 @@ class Stretch(Marked):
         specials = Specials([r for item in self.items for r in item.iter(R)])
         links: dict[int, object] = {}
         segments = self.segments(results)
+        specials.plan("".join(text for _, _, text in segments))
         for k, (link, run, text) in enumerate(segments):
             if link is MARK:  # (moved: it stands between the source's runs)
                 # inside the link whose words are on both sides of it

@@ -161,14 +161,13 @@ def run_text(r) -> str:
 
 
 class Specials:
-    """A stretch's line breaks and tabs in their order, and its words holding no-break or
-    soft hyphens (by the word in any case: the word and where each stands in it), to write
-    back."""
+    """A stretch's line breaks and tabs in their order, and its no-break and soft hyphens
+    by the word holding them (whitespace to whitespace, punctuation too, in any case; a
+    hyphen between words by the word before it), to write back."""
 
     def __init__(self, runs):
-        self.lines, self.tabs, self.words = [], [], {}
-        for r in runs:
-            text, marks = "", []  # marks: (where in text, its tag)
+        self.lines, self.tabs, text, marks = [], [], "", []  # marks: (where in text, tag)
+        for r in runs:  # (the stretch's text as a whole: a word may span runs)
             for c in r:
                 if c.tag in (BR, CR) and not _page_break(c):
                     self.lines.append(c)
@@ -177,38 +176,70 @@ class Specials:
                 elif c.tag in (NO_BREAK, SOFT):
                     marks.append((len(text), c.tag))
                 text += _text(c)
-            for m in _WORD.finditer(text) if marks else ():
-                inside = [(at - m.start(), tag) for at, tag in marks if m.start() <= at <= m.end()]
-                if inside:
-                    self.words.setdefault(m.group().casefold(), (m.group(), inside))
+        # casefolded word -> each of its (word, [(where in it, tag)]) in order
+        self.words: dict[str, list] = {}
+        spans = [m.span() for m in re.finditer(r"\S+", text)]
+        for k, (a, b) in enumerate(spans):
+            nxt = spans[k + 1][0] if k + 1 < len(spans) else len(text) + 1
+            inside = [(min(max(at - a, 0), b - a), tag) for at, tag in marks
+                      if (at >= a or not k) and at < nxt]  # fmt: skip
+            self.words.setdefault(text[a:b].casefold(), []).append((text[a:b], inside))
+        # a word's letters alone, for a target word that is no source word
+        self.cores: dict[str, tuple] = {}
+        for m in _WORD.finditer(text) if marks else ():
+            inside = [(at - m.start(), tag) for at, tag in marks if m.start() <= at <= m.end()]
+            if inside:
+                self.cores.setdefault(m.group().casefold(), (m.group(), inside))
+        self.hyphens: dict[int, list] = {}  # where in the target -> [(tag, at a word's end)]
+        self.offset = 0
+
+    def plan(self, text: str) -> None:
+        """Place the hyphens in `text`, the stretch's translation that `fill` writes in turn:
+        the n-th target word the same as a source word takes the n-th's, another takes the
+        hyphens inside its letters of a source word's letters."""
+        self.hyphens, self.offset, seen = {}, 0, {}
+        for m in re.finditer(r"\S+", text):
+            key = m.group().casefold()
+            n = seen[key] = seen.get(key, -1) + 1
+            if key in self.words:
+                if n < len(self.words[key]):
+                    self._put(m.start(), m.group(), *self.words[key][n])
+                continue
+            for w in _WORD.finditer(m.group()):
+                source, marks = self.cores.get(w.group().casefold(), ("", ()))
+                self._put(m.start() + w.start(), w.group(), source, marks)
+
+    def _put(self, start: int, word: str, source: str, marks) -> None:
+        for at, tag in marks:
+            if (to := _shifted(source, word, at)) is not None:
+                self.hyphens.setdefault(start + to, []).append((tag, to == len(word)))
 
     def fill(self, r, text: str) -> None:
-        """Run `r`'s content (not its properties) replaced by `text`, with the stretch's
-        line breaks and tabs in turn, and the hyphens of the words it copies (in capitals
-        too: `_shifted`)."""
+        """Run `r`'s content (not its properties) replaced by `text`, the next piece of the
+        text `plan` placed the hyphens in, with the stretch's line breaks and tabs in turn
+        and its hyphens (one at a word's end goes with the word)."""
         for c in [c for c in r if c.tag != RPR]:
             r.remove(c)
-        hyphens = {}
-        for m in _WORD.finditer(text):
-            source, marks = self.words.get(m.group().casefold(), ("", ()))
-            for at, tag in marks:
-                if (to := _shifted(source, m.group(), at)) is not None:
-                    hyphens[m.start() + to] = tag
+        start, self.offset = self.offset, self.offset + len(text)
+        hyphens: dict[int, list] = {}
+        for at, tags in self.hyphens.items():
+            for tag, end in tags:
+                if start <= at - end < start + len(text):
+                    hyphens.setdefault(at - start, []).append(tag)
         chunk = []
         for at, ch in enumerate(text + "\0"):
-            tag = hyphens.get(at)
-            if tag == NO_BREAK and ch != "-":
-                tag = None  # (a word whose case folds to another length)
-            if ch in "\t\n\0" or tag:
+            # (a no-break hyphen stands for a "-": none where a word's case folds to
+            # another length)
+            tags = [t for t in hyphens.get(at, ()) if t != NO_BREAK or ch == "-"]
+            if ch in "\t\n\0" or tags:
                 _add_text(r, "".join(chunk))
                 chunk = []
-            if tag:
-                r.append(OxmlElement("w:" + tag.rsplit("}", 1)[1]))
+            r.extend(OxmlElement("w:" + tag.rsplit("}", 1)[1]) for tag in tags)
             if ch in "\t\n":
                 queue = self.tabs if ch == "\t" else self.lines
                 r.append(copy.deepcopy(queue.pop(0)) if queue else OxmlElement(
                     "w:tab" if ch == "\t" else "w:br"))  # fmt: skip
-            elif ch != "\0" and tag != NO_BREAK:
+            elif ch != "\0" and NO_BREAK not in tags:
                 chunk.append(ch)
 
 
