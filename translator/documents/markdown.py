@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 
 from translator.documents.inline import MAX_NESTING, deepest, nesting
 from translator.documents.markdown_inline import read_inline
+from translator.documents.markdown_marks import Mark
 from translator.documents.markdown_render import render
 from translator.documents.text import replace_spans
 from translator.documents.units import Marked, Translate, translate_all
@@ -118,11 +120,18 @@ class _Inline(Marked):
     """One inline: where its lines stand in the source, its plain text and markup."""
 
     def __init__(self, places, cell: bool, plain: str, spans, escapes, lang):
+        self.gave_up: set[Mark] = set()  # (noted by joins while the spans are uncrossed)
         super().__init__(plain, spans, lang)
         self.places, self.escapes, self.cell = places, escapes, cell
+        if self.gave_up:
+            self.spans = [[(s, e, replace(m, shared=True) if m in self.gave_up else m)
+                           for s, e, m in unit] for unit in self.spans]  # fmt: skip
 
     def joins(self, a, b) -> bool:
-        return a.kind == b.kind == "atom"  # render puts atoms sharing words side by side
+        if a.kind == b.kind == "atom":
+            return True  # render puts atoms sharing words side by side
+        self.gave_up.add(b)  # (b gives up the word it shares with a)
+        return False
 
     def rendered(self, results) -> str:
         pieces = [render(words, seps, placed, self.escapes)

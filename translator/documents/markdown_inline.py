@@ -23,8 +23,10 @@ from translator.documents.markdown_source import (
     Unreadable,
     balanced,
     destination,
+    ending,
     expect,
     match_text,
+    since,
     taken_out,
 )
 
@@ -97,7 +99,7 @@ class _Reader:
             self.lone(src_at, self.src[src_at : self.at], True)  # (it may take a space)
             return
         before = max(start - 1, 0)  # the span's text and the character before it
-        tail = self._since(before)
+        tail = since(self.plain, self.size, before)
         text = tail[start - before :]
         # (at most the span's own: more whitespace before it would fail the test below too)
         space = len(text) - len(text.rstrip())
@@ -111,34 +113,6 @@ class _Reader:
             raw += text[:lead]
         mark = Mark("pair", raw, close, order, label=label, src=src_at, close_src=ends)
         self._span(start, self.size, mark)
-
-    def _since(self, at: int) -> str:
-        """The plain text from `at` on, joined from the last pieces only: a span's closing
-        reads its own words, not the whole paragraph's."""
-        parts, begin = [], self.size
-        for piece in reversed(self.plain):
-            if begin <= at:
-                break
-            parts.append(piece)
-            begin -= len(piece)
-        return "".join(reversed(parts))[at - begin :]
-
-    def _ending(self, at: int) -> tuple[bool, str]:
-        """Whether the plain text before `at` holds a word, and the whitespace it ends in,
-        read back from `at` only as far as its last word."""
-        begin, space = self.size, ""
-        floor = sum(self.pending[-1]) if self.pending else -1  # (a word was there before)
-        for piece in reversed(self.plain):
-            begin -= len(piece)
-            if begin >= at:
-                continue  # after `at`
-            end = word = min(at - begin, len(piece))
-            while word and piece[word - 1].isspace() and begin + word != floor:
-                word -= 1
-            if word:
-                return True, piece[word:end] + space
-            space = piece[:end] + space
-        return False, space
 
     def _spaced(self, at: int) -> bool:
         return at >= len(self.src) or self.src[at].isspace()
@@ -210,7 +184,7 @@ class _Reader:
         """The whitespace (at most `run` characters) after plain position `at`, which a lone
         piece before the first word holds, taken out: how much."""
         if self.pending is None:
-            text, start = self._since(at), 0
+            text, start = since(self.plain, self.size, at), 0
         else:  # (past the whitespace taken out there, if any)
             text, start = self.plain[0], at
             if self.pending and at == self.pending[-1][0]:
@@ -233,13 +207,15 @@ class _Reader:
         take_space: bool = False,
         at: int | None = None,
         around: tuple[int, int] | None = None,
+        taken: int = 0,
     ):
         """A raw with no words (a lone tag, an autolink) put at plain position `at` (the end:
         what follows is unread) and glued as in the source: to the word after it when only
         that touches it, else to the word before it, with the whitespace between them;
         `take_space`: that whitespace is taken out of the plain text (else a sentence that
         keeps its spacing would have it twice); `around`: the source's stretch whose neighbours
-        decide that gluing, where it is more than the raw (the markup around a tag)."""
+        decide that gluing, where it is more than the raw (the markup around a tag); `taken`:
+        the whitespace after it already taken out, by a piece it is joined with."""
         src, end = self.src, src_at + len(raw)
         ahead, at = at is None, self.size if at is None else at
         begin, after = around or (src_at, end)
@@ -247,20 +223,24 @@ class _Reader:
         if last is not None and last[2] == at and (last[1] == src_at or last[0] == end):
             # right beside another (`<span></span>[^1]`; a tag left open before a piece
             # kept at once, `<i><br/>`): one piece, glued as both together
-            del self.spans[last[3]]
+            gone = self.spans.pop(last[3])[2]
+            if gone.kind == "lead" and last[0] == end:  # (the whitespace it took stays taken)
+                taken = len(gone.raw) - (last[1] - last[0])
             start, stop, self.last_lone = min(last[0], src_at), max(last[1], end), None
             glued = (min(last[0], begin), max(last[1], after))
-            return self.lone(start, src[start:stop], take_space, at if not ahead else None, glued)
+            at = at if not ahead else None
+            return self.lone(start, src[start:stop], take_space, at, glued, taken)
         spaced_before = begin == 0 or src[begin - 1].isspace()
         spaced_after = self._spaced(after)
-        worded, ends_in = self._ending(at)
+        floor = sum(self.pending[-1]) if self.pending else -1  # (a word was there before)
+        worded, ends_in = ending(self.plain, self.size, at, floor)
         if not worded:  # before the first word: with the whitespace after it
             run = len(src[end:]) - len(src[end:].lstrip())
             run = run if run < len(src) - end else 0  # (none: nothing follows)
             if ahead:  # (taken out of the text read after it)
                 self.trim = run
             else:
-                run = self._take_lead(at, run)
+                run = taken + self._take_lead(at, run - taken)
             mark = Mark("lead", raw + src[end : end + run], src=src_at)
         elif spaced_before and not spaced_after:
             mark = Mark("before", raw, src=src_at)

@@ -26,6 +26,9 @@ class Mark:
     close_src: int = -1  # where a pair's closing starts in the source
     # a pair's start / end with no glued text, at a letter or digit: its translated word's
     bare: tuple[bool, bool] = (False, False)  # punctuation there stays out ("*dog*.")
+    # its first word is the last of markup before it, which kept that word (`*a b*w*c d*`,
+    # `` `c d`*a b* ``): it opens inside the word before its own where that word allows
+    shared: bool = False
 
 
 def glued(plain: str, span, code: set[int]):

@@ -97,9 +97,7 @@ def _edges(word: str, opens: list[Edge], closes: list[Edge], inside: list[Mark],
         if a >= b:
             spans[m] = plain[m]
     pairs = list(spans.values())
-    if any(a1 < a2 < b1 < b2 for a1, b1 in pairs for a2, b2 in pairs) or any(
-        p in inner for pair in pairs for p in pair
-    ):
+    if _crossed(pairs) or any(p in inner for pair in pairs for p in pair):
         spans = plain
     lone = []
     for m in inside:
@@ -109,13 +107,39 @@ def _edges(word: str, opens: list[Edge], closes: list[Edge], inside: list[Mark],
     return spans, lone
 
 
-def _word(word: str, segments: Segments, opens, closes, inside, chars) -> tuple[str, list[str]]:
+def _crossed(pairs) -> bool:
+    return any(a1 < a2 < b1 < b2 for a1, b1 in pairs for a2, b2 in pairs)
+
+
+def _early(folded: str, early: list[Edge], spans: dict, lone: list, inner: set[int], starts):
+    """The openings of pairs that share their first word with the word before (`early`,
+    Mark.shared) put in that word after their glued prefix, where it still has that text
+    and nothing else of the word (an edge, an atom) comes after them there; the marks of
+    those that found no place, to open on their own first word."""
+    unplaced = []
+    for edge in early:
+        mark, lo, hi = edge
+        at = _fits(folded, edge, True)
+        edges = [p for m, pair in spans.items() if m is not mark for p in pair]
+        later = [p for p in [*edges, *(a for a, _ in lone if a is not None), *starts]
+                 if p is not None and at is not None and at < p <= hi]  # fmt: skip
+        pairs = [*spans.values(), [at, spans.get(mark, [0, len(folded) + 1])[1]]]
+        if at is None or at in inner or at < lo or later or _crossed(pairs):
+            unplaced.append(mark)
+            continue
+        spans[mark] = [at, spans.get(mark, [0, len(folded) + 1])[1]]
+    return unplaced
+
+
+def _word(word: str, segments: Segments, opens, closes, inside, chars, early=()):
     """`word` rendered: its characters as `chars` writes them, the atoms' raws in place of
-    their `segments`, the markup of the pairs opening (`opens`) and closing (`closes`) on it
-    and the lone marks glued inside it (`inside`) at their edges (_edges); and the raws of
-    lone marks that found no place in it, to go after it."""
+    their `segments`, the markup of the pairs opening (`opens`, and where they fit `early`:
+    _early) and closing (`closes`) on it and the lone marks glued inside it (`inside`) at
+    their edges (_edges); the raws of lone marks that found no place in it, to go after it;
+    and the marks of `early` that found none."""
     inner = {p for s, e, _ in segments for p in range(s + 1, e)}
     spans, lone = _edges(word, opens, closes, inside, inner)
+    unplaced = _early(_fold(word), list(early), spans, lone, inner, [s for s, _, _ in segments])
     lost = [m.raw for at, m in lone if at is None]
     # at one place: lone marks, closings (inner first), openings (outer first); a lone mark
     # the source wrote after a closing there comes after the closings (`[a](u)<br>[b](v)`)
@@ -144,7 +168,7 @@ def _word(word: str, segments: Segments, opens, closes, inside, chars) -> tuple[
         text_to(where)
         out.append(raw)
     text_to(len(word))
-    return "".join(out), lost
+    return "".join(out), lost, unplaced
 
 
 def _sorted(marks) -> list[Mark]:
@@ -159,15 +183,20 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
     spans, labels = _marked_labels(spans)
     n = len(words)
     opens, closes = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)]
+    early = [[] for _ in range(n + 1)]  # pairs to open in the word before their own (_early)
     after, before, lead = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)], []
     inside: list[list[Mark]] = [[] for _ in range(n + 1)]
     atoms: dict[int, list[tuple[int, Mark]]] = {}
     covered: dict[int, int] = {}  # a word inside an atom -> the word the atom starts at
     for start, end, mark in sorted(spans, key=lambda span: span[:2]):
         if mark.kind == "pair" and end > start:
-            opens[start].append((-end, mark.order, mark))
+            (early[start - 1] if mark.shared and start else opens[start]).append(
+                (-end, mark.order, mark)
+            )
             closes[end - 1].append((-start, -mark.order, mark))
         elif mark.kind == "atom" and end > start:
+            if mark.shared and start and start not in atoms and _begins(words, start, end, mark):
+                start -= 1  # its text begins in the word before, which it shares
             first = covered.get(start, start)  # one atom starting inside another joins it
             atoms.setdefault(first, []).append((end, mark))
             covered |= dict.fromkeys(range(first + 1, max(end for end, _ in atoms[first])), first)
@@ -184,22 +213,46 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
     out = list(lead)
     for k in range(n):
         if k in covered:  # inside an atom, whose first word has its markup
-            out += [*after[k], *(m.raw for m in inside[k])]
+            out += [*(m.raw for m in inside[k]), *after[k]]  # (inside it: first)
             continue
-        if k in atoms:  # the atoms' words as one, with the markup on any of them
-            word, segments, bounds = _atoms(words, k, atoms[k])
-            o = [(m, *at) for j, at in enumerate(bounds, k) for m in _sorted(opens[j])]
-            c = [(m, *at) for j, at in enumerate(bounds, k) for m in _sorted(closes[j])]
-            text, _ = _word(word, segments, o, c, [], chars)
-            lost = [m.raw for m in inside[k]]
-        else:
-            o = [(m, 0, len(words[k])) for m in _sorted(opens[k])]
-            c = [(m, 0, len(words[k])) for m in _sorted(closes[k])]
-            text, lost = _word(words[k], [], o, c, inside[k], chars)
-        out += [seps[k] if k else "", *before[k], text, *after[k], *lost]
+        text, lost = _rendered(words, k, atoms.get(k), (opens, closes, early), inside[k], chars)
+        out += [seps[k] if k else "", *before[k], text, *lost, *after[k]]
     if not n:
         out += after[0]
     return _labelled("".join(out), labels)
+
+
+def _begins(words: list[str], start: int, end: int, mark: Mark) -> bool:
+    """Whether the target words from the one before `start` to `end` hold an atom's glued
+    prefix and then its text, as the source's shared word did."""
+    joined = _fold(" ".join(words[start - 1 : end]))
+    prefix, text = mark.prefix.lower(), " ".join(mark.text.split()).lower()
+    return bool(prefix) and joined.startswith(prefix + text)
+
+
+def _rendered(words: list[str], k: int, atoms, edges, inside: list[Mark], chars):
+    """Word `k` rendered, or with `atoms` (those starting there) the atoms' words from it as
+    one, with the markup on any of them (`edges`: per word, the pairs opening, closing and
+    opening early on it); and the raws to go after it. A pair that found no place in the
+    word before its own opens on its own first word: after these, or again among them."""
+    opens, closes, early = edges
+    while True:
+        if atoms:
+            word, segments, bounds = _atoms(words, k, atoms)
+        else:
+            word, segments, bounds = words[k], [], [(0, len(words[k]))]
+        o, c, e = ([(m, *at) for j, at in enumerate(bounds, k) for m in _sorted(table[j])]
+                   for table in (opens, closes, early))  # fmt: skip
+        text, lost, unplaced = _word(word, segments, o, c, [] if atoms else inside, chars, e)
+        again = False
+        for mark in unplaced:
+            j = next(j for j in range(k, k + len(bounds)) if any(e[2] is mark for e in early[j]))
+            entry = next(e for e in early[j] if e[2] is mark)
+            early[j].remove(entry)
+            opens[j + 1].append(entry)
+            again |= j + 1 < k + len(bounds)
+        if not again:
+            return text, [m.raw for m in inside] if atoms else lost
 
 
 _LINK = re.compile(r"\0(\d+)\[(.*?)\0\1\]", re.S)

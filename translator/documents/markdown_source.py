@@ -86,3 +86,34 @@ def taken_out(
         return p if i < 0 else p - before[i] - min(drops[i][1], p - drops[i][0])
 
     return ["".join(kept)], kept_forms, moved
+
+
+def since(plain: list[str], size: int, at: int) -> str:
+    """The plain text (its pieces `plain`, `size` characters in all) from `at` on, joined
+    from the last pieces only: a span's closing reads its own words, not the whole
+    paragraph's."""
+    parts, begin = [], size
+    for piece in reversed(plain):
+        if begin <= at:
+            break
+        parts.append(piece)
+        begin -= len(piece)
+    return "".join(reversed(parts))[at - begin :]
+
+
+def ending(plain: list[str], size: int, at: int, floor: int) -> tuple[bool, str]:
+    """Whether the plain text (its pieces `plain`, `size` characters in all) before `at`
+    holds a word, and the whitespace it ends in, read back from `at` only as far as its
+    last word; whitespace ending at `floor` is a word's (one taken out was there)."""
+    begin, space = size, ""
+    for piece in reversed(plain):
+        begin -= len(piece)
+        if begin >= at:
+            continue  # after `at`
+        end = word = min(at - begin, len(piece))
+        while word and piece[word - 1].isspace() and begin + word != floor:
+            word -= 1
+        if word:
+            return True, piece[word:end] + space
+        space = piece[:end] + space
+    return False, space
