@@ -2,19 +2,20 @@
 
 The document is opened with python-docx and edited in place, then saved: styles, images,
 numbering, sections and every part not translated are kept as they are. Translated are
-the paragraphs of the body, of tables (nested ones too), text boxes, and of each section's
-headers and footers.
+the paragraphs of the body, of tables (nested ones too), text boxes, of each section's
+headers and footers, and of the footnotes, endnotes and comments (docx_notes.py).
 
 A paragraph's text is read from its runs of text (text, tabs, line breaks, hyphens:
-docx_runs.py) and hyperlinks; a run of anything else (an image, a field, a footnote mark, a
-page or column break, a positional tab) ends a stretch of text and stays where it is, and
-each stretch is translated on its own. A field's text, its result included, is left as it
-is, over however many paragraphs it runs (one never ended: to its paragraph's end). Within
-a stretch, runs formatted otherwise than most of its text, and hyperlinks, are spans that inline.transfer carries to
-the words aligned to theirs; the translation is written as clones of the source runs (so
-bold, italics, fonts, colours come along) and of the hyperlink elements (their targets
-kept), in place of the stretch's runs. The languages the file names become the target's
-(docx_language.py).
+docx_runs.py), hyperlinks and the other wrappers of runs (docx_runs.WRAPPERS: a tracked
+insertion, a smart tag, a content control); a run of anything else (an image, a field, a
+footnote mark, a page or column break, a positional tab) ends a stretch of text and stays
+where it is, and each stretch is translated on its own. A field's text, its result
+included, is left as it is, over however many paragraphs it runs (one never ended: to its
+paragraph's end). Within a stretch, runs formatted otherwise than most of its text, and
+wrappers, are spans that inline.transfer carries to the words aligned to theirs; the
+translation is written as clones of the source runs (so bold, italics, fonts, colours come
+along) and of the wrappers (a link's target kept), in place of the stretch's runs. The
+languages the file names become the target's (docx_language.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import io
 import re
 
 from translator.documents.docx_language import retag_docx, turn_paragraphs
+from translator.documents.docx_notes import Notes, paragraphs
 from translator.documents.docx_parts import (  # (CODE_*, _parts: also the identity check's)
     _NS,
     CODE_PARAGRAPHS,
@@ -34,11 +36,14 @@ from translator.documents.docx_parts import (  # (CODE_*, _parts: also the ident
     _style,
 )
 from translator.documents.docx_runs import (  # (stretches...: also the identity check's)
-    HYPERLINK,
     RPR,
+    WRAPPERS,
     Fields,
     R,
     Specials,
+    _paired,
+    content,
+    emptied,
     gaps,
     run_text,
     split_breaks,
@@ -79,8 +84,8 @@ class Stretch(Marked):
     ('run', first run of a group formatted alike, not the stretch's usual formatting)."""
 
     def __init__(self, items: list, lang, code: frozenset[str] = frozenset()):
-        runs = [(r, item if item.tag == HYPERLINK else None)
-                for item in items for r in (item.iterchildren(R) if item.tag == HYPERLINK else [item])]  # fmt: skip
+        runs = [(r, item if item.tag in WRAPPERS else None) for item in items
+                for r in ([c for c in content(item) if c.tag == R] if item.tag in WRAPPERS else [item])]  # fmt: skip
         self.items, texts = items, [run_text(r) for r, _ in runs]
         plain, at, starts = "".join(texts), 0, []
         for text in texts:
@@ -102,7 +107,7 @@ class Stretch(Marked):
         self.template = max(alike, key=lambda r: weight.get((True, _props(r)), (0, 0)))
         spans = []
         for item in items:
-            if item.tag == HYPERLINK:
+            if item.tag in WRAPPERS:
                 ends = [starts[k] + len(texts[k]) for k, (_, h) in enumerate(runs) if h is item]
                 begins = [starts[k] for k, (_, h) in enumerate(runs) if h is item]
                 if begins and ends[-1] > begins[0]:
@@ -144,8 +149,8 @@ class Stretch(Marked):
         at = {id(r): start for (r, _), start in zip(runs, starts, strict=True)}
         members, flat = {id(item) for item in self.items}, []
         for el in [self.items[0], *self.items[0].itersiblings()]:
-            if el.tag == HYPERLINK and id(el) in members:
-                flat += list(el)
+            if el.tag in WRAPPERS and id(el) in members:
+                flat += content(el)
             else:
                 flat.append(el)
             if el is self.items[-1]:
@@ -168,6 +173,8 @@ class Stretch(Marked):
             out += self._copied(at, a)
             twins = self._twins(words, a, b, alignment)
             placed = _paired(spans, placed, alignment, words)
+            if not words:  # no word to put the unit's tabs and line breaks before
+                out += [seg for seg in self._copied(a, b) if seg[2] in "\t\n"]
             out += self._unit(words, seps, placed, glued, twins)
             at = b
         out += self._copied(at, len(self.plain))
@@ -311,7 +318,8 @@ class Stretch(Marked):
         anchor = self.items[0]
         parent = anchor.getparent()
         specials = Specials([r for item in self.items for r in item.iter(R)])
-        links: dict[int, object] = {}
+        links: dict[int, object] = {}  # a wrapper -> where its copy's runs go
+        copied, last = [], None  # the wrappers copied; the last segment's
         segments = self.segments(results)
         specials.plan("".join(text for _, _, text in segments))
         for k, (link, run, text) in enumerate(segments):
@@ -326,14 +334,13 @@ class Stretch(Marked):
             specials.fill(new, text)
             if link is None:
                 anchor.addprevious(new)
-            elif id(link) in links:
+            elif link is not last:  # (a wrapper the translation parts: a copy for each part)
+                clone, links[id(link)] = emptied(link, link in copied)
+                anchor.addprevious(clone)
+                copied.append(link)
+            if link is not None:
                 links[id(link)].append(new)
-            else:
-                links[id(link)] = holder = copy.deepcopy(link)
-                for r in list(holder):
-                    holder.remove(r)
-                holder.append(new)
-                anchor.addprevious(holder)
+            last = link
         for item in self.items:
             parent.remove(item)
 
@@ -343,49 +350,33 @@ def translate_docx(data: bytes, translate: Translate, lang: str | None = "en",
     """The docx `data` translated (module docstring), as the bytes of a docx; `name`: the
     file's name in errors; `retag`: how its languages change (docx_language.py)."""
     doc = _open(data, name)
-    found, parts = [], _parts(doc)
+    notes = Notes(doc, name)
+    found, parts = [], _parts(doc) + notes.roots
     blocks = _code_styles(doc, "PARAGRAPH", CODE_PARAGRAPHS)
     code = _code_styles(doc, "CHARACTER", CODE_RUNS)
     for part in parts:
         fields = Fields()  # a field's text may run over paragraphs (docx_runs.py)
-        for p in list(part.iter(_NS + "p")):
+        for p in paragraphs(part):
             prose = _style(p, "p") not in blocks
             if prose:
                 split_breaks(p)
             held = stretches(p, fields)  # (a code paragraph's fields are counted too)
             found += [x for s in held if prose and not (x := Stretch(s, lang, code)).only_code]
     results = iter(translate_all([u for s in found for u in s.sources], translate))
-    turned = list({id(p): p for s in found if s.sources for p in [s.items[0].getparent()]}.values())
+    turned = list(
+        {
+            id(p): p
+            for s in found
+            if s.sources
+            for p in [next(s.items[0].iterancestors(_NS + "p"))]
+        }.values()
+    )
     for stretch in found:
         if stretch.sources:  # a stretch of spaces alone is left as it is
             stretch.write([next(results) for _ in stretch.sources])
     retag_docx(doc, parts, retag)
     turn_paragraphs(turned, retag, lang)
+    notes.save()
     out = io.BytesIO()
     doc.save(out)
     return out.getvalue()
-
-
-def _paired(spans: list, placed: list, alignment, words: list[str]) -> list:
-    """`placed` with each start and end of one range in the unit (a bookmark's, a comment's:
-    empty marks of one w:id) moved to either side of the target words aligned to the source
-    words between them (inline.core's choice), so the range marks their translation however
-    the words moved; a range whose words align to nothing keeps its places."""
-    from translator.documents.inline import core
-
-    out, opened = list(placed), {}
-    for i, (s, _, (kind, payload)) in enumerate(spans):
-        if kind != "mark":
-            continue
-        name = payload[0].tag.rsplit("}", 1)[-1]
-        key = (name.removesuffix("Start").removesuffix("End"), payload[0].get(_NS + "id"))
-        if name.endswith("Start"):
-            opened[key] = i
-        elif name.endswith("End") and key in opened:
-            j = opened.pop(key)
-            links = [[t for w, t in alignment or () if w == k and 0 <= t < len(words)]
-                     for k in range(spans[j][0], s)]  # fmt: skip
-            if picked := core(links, words):
-                out[j] = (picked[0], picked[0], out[j][2])
-                out[i] = (picked[-1] + 1, picked[-1] + 1, out[i][2])
-    return out

@@ -71,13 +71,19 @@ def _open(data: bytes, name: str):
         raise UserError(f"{name}: not a docx file ({_why(err)})") from None
     for part in doc.part.package.iter_parts():
         element = getattr(part, "_element", None)
-        if element is not None and element.getroottree().docinfo.doctype:
-            # its entities would be left undefined in the file written (lxml drops the DTD)
-            raise UserError(
-                f"{name}: {part.partname} declares a DTD, which Office files never do",
-                "open it in Word or LibreOffice and save it again",
-            )
+        if element is not None:
+            _refuse_dtd(element, part.partname, name)
     return doc
+
+
+def _refuse_dtd(element, partname: str, name: str) -> None:
+    """Refuse a part whose XML declares a DTD: its entities would be left undefined in the
+    file written (lxml drops the DTD)."""
+    if element.getroottree().docinfo.doctype:
+        raise UserError(
+            f"{name}: {partname} declares a DTD, which Office files never do",
+            "open it in Word or LibreOffice and save it again",
+        )
 
 
 def _why(err: Exception) -> str:

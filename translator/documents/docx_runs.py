@@ -17,17 +17,26 @@ import re
 from docx.oxml import OxmlElement
 
 from translator.documents.docx_parts import _NS
+from translator.documents.inline import core
 from translator.documents.units import Alignment, words_and_seps
 
 R, HYPERLINK, RPR, T = _NS + "r", _NS + "hyperlink", _NS + "rPr", _NS + "t"
 BR, CR, TAB, PTAB = _NS + "br", _NS + "cr", _NS + "tab", _NS + "ptab"
 NO_BREAK, SOFT = _NS + "noBreakHyphen", _NS + "softHyphen"
 FLD_CHAR, P = _NS + "fldChar", _NS + "p"
+SDT, SDT_CONTENT = _NS + "sdt", _NS + "sdtContent"
+# elements around runs a sentence reads through (a link, a tracked insertion, a smart tag,
+# an inline content control...): their runs are translated with it and written back in
+# copies of them
+WRAPPERS = {_NS + n for n in ("hyperlink", "ins", "moveTo", "smartTag", "customXml", "sdt",
+                              "dir", "bdo")}  # fmt: skip
 TEXT_PARTS = {_NS + n for n in ("rPr", "t", "tab", "ptab", "br", "cr", "noBreakHyphen",
                                 "softHyphen", "lastRenderedPageBreak")}  # fmt: skip
 # kept where they are and not a stretch's end: they hold no text (in a hyperlink too)
+# (deleted text too: it stays as it is, where the words before it go)
 QUIET = {_NS + n for n in ("pPr", "bookmarkStart", "bookmarkEnd", "proofErr", "permStart",
-                           "permEnd", "commentRangeStart", "commentRangeEnd")}  # fmt: skip
+                           "permEnd", "commentRangeStart", "commentRangeEnd", "del",
+                           "moveFrom")}  # fmt: skip
 _CHARS = {TAB: "\t", CR: "\n", NO_BREAK: "-"}
 _WORD = re.compile(r"[\w-]+")
 
@@ -95,23 +104,73 @@ def _text_run(r) -> bool:
     return all(c.tag in TEXT_PARTS and not _parting(c) for c in r)
 
 
+def content(el) -> list:
+    """What wrapper `el` holds around its runs, its properties aside (a paragraph's
+    children, its own properties included, for a paragraph)."""
+    holder = el.find(SDT_CONTENT) if el.tag == SDT else el
+    if holder is None:
+        return []
+    return [c for c in holder if el.tag == P or not c.tag.endswith("Pr")]
+
+
+def emptied(el, fresh: bool) -> tuple:
+    """(a copy of wrapper `el` without its runs, the element in it to put runs in); `fresh`:
+    a further copy, given an id of its own where `el` has one (a tracked change's, a
+    content control's: Word's must be unique)."""
+    clone = copy.deepcopy(el)
+    holder = clone.find(SDT_CONTENT) if el.tag == SDT else clone
+    for c in content(clone):
+        holder.remove(c)
+    control = clone.find(f"{_NS}sdtPr/{_NS}id")
+    if fresh and clone.get(_NS + "id") is not None:
+        clone.set(_NS + "id", str(_next_id(el)))
+    if fresh and control is not None:
+        control.set(_NS + "val", str(_next_id(el)))
+    return clone, holder
+
+
+def _next_id(el) -> int:
+    """An id no element of `el`'s part holds (w:id, a content control's w:id/@w:val)."""
+    root, taken = el.getroottree().getroot(), [0]
+    for x in root.iter():
+        for value in (x.get(_NS + "id"), x.get(_NS + "val") if x.tag == _NS + "id" else None):
+            if value is not None and value.lstrip("-").isdigit():
+                taken.append(abs(int(value)))
+    return max(taken) + 1
+
+
 def stretches(p, fields: Fields | None = None) -> list[list]:
-    """The paragraph `p`'s stretches: lists of consecutive text runs and hyperlinks (of text
-    runs and quiet marks), each ended by anything else it holds, outside fields; `fields`:
-    those open before `p` (none where not given), counted on."""
+    """The paragraph `p`'s stretches: lists of consecutive text runs and wrappers of text
+    runs and quiet marks, each ended by anything else it holds, outside fields; a wrapper
+    holding more (a field, an image) ends one and its own text runs are stretches apart;
+    `fields`: those open before `p` (none where not given), counted on."""
     fields = fields or Fields()
-    out, cur = [], []
-    for child in p:
+    out: list[list] = []
+    _collect(p, fields, out)
+    fields.paragraph_end()
+    return out
+
+
+def _collect(parent, fields: Fields, out: list) -> None:
+    """The stretches in `parent` (a paragraph, a wrapper read into) added to `out`."""
+    cur: list = []
+    for child in content(parent):
         tag = child.tag
-        if fields.count(child):
+        if tag in WRAPPERS and not any(True for _ in child.iter(R)):
+            ok = None  # a wrapper without runs holds no text: kept where it is
+        elif tag in WRAPPERS:
+            kids = content(child)
+            ok = not fields.depth and not any(True for _ in child.iter(FLD_CHAR)) and all(
+                r.tag == R and _text_run(r) or r.tag in QUIET for r in kids)  # fmt: skip
+            if not ok:
+                out += [cur] if cur else []
+                cur = []
+                _collect(child, fields, out)
+                continue
+        elif fields.count(child):
             ok = False
         elif tag == R:
             ok = not fields.depth and _text_run(child)
-        elif tag == HYPERLINK and not any(r.tag == R for r in child):
-            ok = None  # a link without runs holds no text: kept where it is
-        elif tag == HYPERLINK:
-            ok = not fields.depth and all(
-                r.tag == R and _text_run(r) or r.tag in QUIET for r in child)  # fmt: skip
         else:
             ok = None if tag in QUIET else False
         if ok:
@@ -119,8 +178,7 @@ def stretches(p, fields: Fields | None = None) -> list[list]:
         elif ok is False and cur:
             out.append(cur)
             cur = []
-    fields.paragraph_end()
-    return [s for s in out + [cur] if s]
+    out += [cur] if cur else []
 
 
 def split_breaks(p) -> None:
@@ -283,3 +341,26 @@ def _add_text(r, text: str) -> None:
         if text != text.strip():
             t.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
         r.append(t)
+
+
+def _paired(spans: list, placed: list, alignment, words: list[str]) -> list:
+    """`placed` with each start and end of one range in the unit (a bookmark's, a comment's:
+    empty marks of one w:id) moved to either side of the target words aligned to the source
+    words between them (inline.core's choice), so the range marks their translation however
+    the words moved; a range whose words align to nothing keeps its places."""
+    out, opened = list(placed), {}
+    for i, (s, _, (kind, payload)) in enumerate(spans):
+        if kind != "mark":
+            continue
+        name = payload[0].tag.rsplit("}", 1)[-1]
+        key = (name.removesuffix("Start").removesuffix("End"), payload[0].get(_NS + "id"))
+        if name.endswith("Start"):
+            opened[key] = i
+        elif name.endswith("End") and key in opened:
+            j = opened.pop(key)
+            links = [[t for w, t in alignment or () if w == k and 0 <= t < len(words)]
+                     for k in range(spans[j][0], s)]  # fmt: skip
+            if picked := core(links, words):
+                out[j] = (picked[0], picked[0], out[j][2])
+                out[i] = (picked[-1] + 1, picked[-1] + 1, out[i][2])
+    return out
