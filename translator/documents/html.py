@@ -63,13 +63,24 @@ class _Writer:
         self.held = None  # the place in out of a closing tag the next whitespace goes before
         self.gap = None  # the whitespace after an empty piece standing apart, for the next word
         self.piece = None  # the empty piece that held back `pending`, with what it held back
+        # a span's end tag held for the lead of its sibling opening next (Sentence.shut)
+        self.shut, self.shuts = None, {prev: k for k, (_, prev) in sentence.shut.items()}
 
     def event(self, kind: str, k: int, ahead: int, sep: str) -> None:
         mark = self.unit.marks[self.sentence.spans[k][2]] if kind != "word" else None
+        if self.shut and not (
+            kind == "open" and self.sentence.shut.get(k, (0, None))[1] == self.shut[0]
+        ):
+            self.out.append(self.shut[1])
+            self.shut = None
+        if kind == "close" and k in self.shuts and not self.pending:
+            self.shut = (k, mark.close_raw)
+            return
         if kind == "close" and k in self.sentence.trails:  # "hier</a>.": closes before the "."
             trail, word = self.sentence.trails[k], self.last[2] if self.last else ""
             own = self._own_trail() if k in self.sentence.bare_ends else ""
             self._keep(own if own and (own.endswith(trail) or not word.endswith(trail)) else trail)
+            self.piece = (k, self.pending)  # (inside a parent it ends in: "<b><i>)</i>(a</b>")
             self.out.append(mark.close_raw)
             return
         if kind == "close" and k in self.sentence.bare_ends:  # "dog</b>." of "<b>hinter</b>"
@@ -86,6 +97,9 @@ class _Writer:
             if self.sentence.after[k]:
                 self._keep(self.sentence.after[k])
                 self.piece = (k, self.pending)
+            elif self.pending:  # at the word's end: after what another piece held back
+                self.out.append(self.escape(self.pending))
+                self.pending = ""
             self.out.append(mark.open_raw if mark.atom else mark.open_raw + mark.close_raw)
             return
         if self.pending:
@@ -132,12 +146,12 @@ class _Writer:
             self.pending = ""
         elif not self.pending and self.last is not None and self.last[0] == len(self.out) - 1:
             at, sep, word = self.last
-            if word.endswith(rest) and len(word) > len(rest):
+            if word.endswith(rest):
                 self.out[at], self.pending = sep + self.escape(word[: -len(rest)]), rest
 
     def _glued_inside(self, k: int) -> bool:
-        """Whether the text held back is the rest of a word after an empty piece inside
-        span `k` (`64` of "<b>x86_<wbr>64</b>"): it is written before `k` closes."""
+        """Whether the text held back is the rest of a word after an empty piece or a span
+        inside span `k` (`64` of "<b>x86_<wbr>64</b>"): it is written before `k` closes."""
         if not self.pending or self.piece is None or self.piece[1] != self.pending:
             return False
         parent = self.sentence.parents[self.piece[0]]
@@ -160,12 +174,25 @@ class _Writer:
             own, core, _ = GLUED.match(word).groups()
             if core and (own.endswith(lead) or not word.lower().startswith(lead.lower())):
                 lead = own
-        if lead and word.lower().startswith(lead.lower()) and len(word) > len(lead):
+        glued = lead and word.lower().startswith(lead.lower()) and len(word) > len(lead)
+        shut, self.shut = self.shut, None
+        if shut and not (glued and lead == self.sentence.leads.get(k)):
+            self.out.append(shut[1])  # (before the word, where its text is not the source's)
+            shut = None
+        if glued:
             # "(<b>Hund": after "(" (in any case: "Copyright<a>" of "COPYRIGHTX")
             self.words[ahead] = word[len(lead) :]
-            self.out.append(sep + self.escape(word[: len(lead)]) + mark.open_raw)
-        elif k in self.sentence.apart and sep == "".join(self.sentence.apart[k]):
-            # "a <img> b": the source's whitespace split around it, not written on both sides
+            cut = self.sentence.shut[k][0] if shut else len(lead)
+            head = (
+                self.escape(word[:cut])
+                + (shut[1] if shut else "")
+                + self.escape(word[cut : len(lead)])
+            )
+            self.out.append(sep + head + mark.open_raw)
+        elif k in self.sentence.apart and (
+            sep == "".join(self.sentence.apart[k]) or (sep == " " and self.sentence.apart[k][1])
+        ):  # "a <img> b": the source's whitespace split around it, not written on both sides
+            # (and around a piece of whitespace, which parts the words itself, any one space)
             before, _, self.gap = self.sentence.apart[k]
             self.out.append(before + mark.open_raw)
         elif k in self.sentence.atoms:  # written whole when it closes, with its words' glue
@@ -193,8 +220,9 @@ class _Writer:
         self.owned = self.sentence.tight.get(k)
         if punctuation(suffix):  # after the tags that close on it ("<code>x</code></a>.")
             self.pending = suffix
-        else:
+        else:  # (the word's end, for a piece glued after it to cut: "<code>x</code>y<img>z")
             self.out.append(self.escape(suffix))
+            self.last = (len(self.out) - 1, "", suffix)
 
     def text(self) -> str:
         head, tail = len(self.sentence.head), self.sentence.tail
@@ -203,7 +231,10 @@ class _Writer:
 
 
 def _places(joined: str, text: str) -> list[int]:
-    """Where `text` (nonempty) begins in `joined`, each place."""
+    """Where `text` (nonempty) begins in `joined`, each place (in any case, where the case
+    keeps the length: a piece copied whole keeps its source's case, the words may not)."""
+    if len(joined.lower()) == len(joined) and len(text.lower()) == len(text):
+        joined, text = joined.lower(), text.lower()
     out, at = [], joined.find(text) if text else -1
     while at >= 0:
         out.append(at)

@@ -5,67 +5,19 @@ Beside the word ranges, a sentence keeps what word alignment alone would lose: t
 glued to a tagged word outside its tag ("(<b>Hund</b>).", "will<sup>1</sup>"), the text
 around a piece copied whole inside its word ("(<code>x</code>):", pieces glued in one word
 taken as one), and which empty pieces (a comment, an image) are glued to the word before or after
-them. Elements before the first sentence or after the last are not spans: the unit writes
-their edges in place (`sentences` returns them beside the sentences).
+them (html_glue.py reads those). Elements before the first sentence or after the last are
+not spans: the unit writes their edges in place (`sentences` returns them beside the
+sentences).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
 
+from translator.documents.html_glue import Sentence, glue, within
 from translator.documents.html_units import Mark, Unit
 from translator.documents.segment import sentence_spans
-
-
-@dataclass
-class Sentence:
-    """A sentence of a unit: its words, the inline spans over them (word ranges with the
-    index of their mark) and their parents, and the edges of marks that cross its ends,
-    put before or after its words."""
-
-    at: tuple[int, int]  # its characters in the unit's text, and those of pieces it copies whole
-    text: str
-    spans: list[tuple[int, int, int]]
-    parents: list[int | None]
-    head: list[str]
-    tail: list[str]
-    # per span: the text glued before its first word outside it ("(" of "(<b>Hund", "0.9."
-    # of "0.9.<em>x</em>") and after its last ("." of "hier</a>.")
-    leads: dict[int, str] = field(default_factory=dict)
-    trails: dict[int, str] = field(default_factory=dict)
-    # spans whose own text begins / ends with a letter or digit: the translated word's
-    # punctuation there stays outside them ("dog</b>." of "<b>hinter</b>", "(dog</b>)." of
-    # "<b>hinter</b>,"), but text like the source's glued there ("dog</b>'s")
-    bare_starts: set[int] = field(default_factory=set)
-    bare_ends: set[int] = field(default_factory=set)
-    # pieces written as in the source (_ranges): their text as the model reads it, the text
-    # glued before and after them in their words, and their pieces of markup and text
-    # ("(", "):", "<code>x</code>" of "(<code>x</code>):")
-    atoms: dict[int, tuple[str, str, str, list]] = field(default_factory=dict)
-    # empty pieces glued to the word before them (with the rest of that word, "." of
-    # "crates.io</a><!-- x -->.") and to the word after them
-    after: dict[int, str] = field(default_factory=dict)
-    before: set[int] = field(default_factory=set)
-    # empty pieces between two words, glued to neither: the source's whitespace before and
-    # after them, so that whitespace is split around them rather than written on both sides
-    # (and the whitespace-only text of the piece itself, which its own source writes)
-    apart: dict[int, tuple[str, str, str]] = field(default_factory=dict)
-    # pieces whose own text ends in spaces ("<code># </code>,"): the spaces are theirs, so
-    # the whitespace before the next word is less those, none where the source glued it
-    tight: dict[int, tuple[str, bool]] = field(default_factory=dict)
-    # and those whose text begins in spaces ("<kbd> Ctrl</kbd>"): the whitespace before them
-    # is less those, none where the source glued the piece to the word before it
-    loose: dict[int, tuple[str, bool]] = field(default_factory=dict)
-    # elements whose text ends in the space before the next word ("<a>Macro </a>X"): that
-    # space is written before their closing tag
-    spaced: set[int] = field(default_factory=set)
-    # edges of `head` and `tail` inside the first word and the last ("Ein</i><b>Mann."):
-    # (the word's text before it, edge) and (edge, the word's text after it), written there
-    # where the translation keeps that text, else with the rest of `head` and `tail`
-    head_in: list[tuple[str, str]] = field(default_factory=list)
-    tail_in: list[tuple[str, str]] = field(default_factory=list)
 
 
 class Bounds(list):
@@ -165,7 +117,8 @@ def sentences(unit: Unit, lang: str | None):
     for n, mark in enumerate(unit.marks):  # (a parent comes before its children)
         # (not one left open into a later unit, after a line break: its start tag is in place)
         if where[n] == (None, None) and mark.parent is not None and mark.close_at is not None and (
-                where[mark.parent][1] is not None) and not _between(bounds, mark):  # fmt: skip
+                where[mark.parent][1] is not None) and not _between(bounds, mark) and not (
+                _outer(bounds, where[mark.parent], unit.marks[mark.parent], False)):  # fmt: skip
             where[n] = (where[mark.parent][1],) * 2  # inside an element a sentence writes
     solid, out = _solid(unit), []
     by_sentence: dict = {}  # (each sentence's marks found once, not by a pass per sentence)
@@ -179,7 +132,7 @@ def sentences(unit: Unit, lang: str | None):
         ends = [a + w.end() for w in re.finditer(r"\S+", text[a:b])]
         inside = [n for n in by_sentence.get((k, k), [])
                   if not _outer(bounds, (k, k), unit.marks[n], False)]  # fmt: skip
-        ranges, groups = _ranges(unit, text, inside, starts, ends, solid)
+        ranges, groups, shut = _ranges(unit, text, inside, starts, ends, solid)
         kept = [n for n in inside if n in ranges]
         spans = [(*ranges[n], n) for n in kept]
         at = {n: i for i, n in enumerate(kept)}
@@ -194,7 +147,7 @@ def sentences(unit: Unit, lang: str | None):
         )
         sentence = Sentence(reach, text[a:b], spans, parents, head, tail,
                             head_in=head_in, tail_in=tail_in)  # fmt: skip
-        _glue(sentence, unit, text, groups, starts, ends, solid)
+        glue(sentence, unit, text, (groups, shut), (starts, ends), solid)
         out.append(sentence)
     return out, _outside(unit, bounds, where) if bounds else []
 
@@ -206,12 +159,13 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
     holds text, and sibling marks that share one word ("<a>core</a><span>1.9</span>",
     "<code>a</code>/<code>b c</code>"), which word alignment cannot place apart, with
     everything inside them. Each group's characters in the unit's text."""
-    ranges, groups, last, members = {}, {}, {}, {}
-    for n in inside:
+    ranges, groups, last, members, shut = {}, {}, {}, {}, {}
+    for i, n in enumerate(inside):
         mark = unit.marks[n]
         s = bisect_right(ends, mark.open_at)  # (words before it: the lists are sorted)
         if mark.close_at == mark.open_at:
-            if n in solid and mark.open_at > 0 and not text[mark.open_at - 1].isspace():
+            if n in solid and mark.open_at > 0 and not text[mark.open_at - 1].isspace() and (
+                    s == len(ends) or not _leads_into(unit, inside[i:], ends[s])):  # fmt: skip
                 s = bisect_left(starts, mark.open_at)  # glued to the word before it
             ranges[n] = (s, s)
             continue
@@ -220,12 +174,15 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
         width = max(ranges[prev][1], ranges[n][1]) - ranges[prev][0] if prev is not None else 0
         # (pieces copied whole keep their text anyway: glued ones join over any words)
         if prev is not None and ranges[prev][1] > s and (
-                width == 1 or (mark.atom and unit.marks[prev].atom)):  # fmt: skip
+                width == 1 or mark.atom or unit.marks[prev].atom):  # fmt: skip
             lo = groups[prev][0] if prev in groups else unit.marks[prev].open_at
             groups[prev] = (lo, mark.close_at)
             members.setdefault(prev, [prev]).append(n)
             ranges[prev] = (ranges[prev][0], max(ranges[prev][1], ranges[n][1]))
             continue
+        if prev is not None and ranges[prev][1] > s and _shuts(unit, ranges, prev, s):
+            # (it ends in the word this one opens in: its end tag is written in that word)
+            ranges[prev], shut[n] = (ranges[prev][0], s), prev
         last[mark.parent] = n
         if mark.atom:
             groups[n], members[n] = (mark.open_at, mark.close_at), [n]
@@ -234,41 +191,35 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
                        and lo < unit.marks[n].open_at < hi and n not in members[g]
                        and unit.marks[n].parent == unit.marks[g].parent]  # fmt: skip
     for n in inside:  # the group's other members, and what they hold, are written with it
-        if any(g != n and _within(unit, n, members[g]) for g in groups):
+        if any(g != n and within(unit, n, members[g]) for g in groups):
             del ranges[n]
-    return ranges, {g: (*groups[g], members[g]) for g in groups}
+    return ranges, {g: (*groups[g], members[g]) for g in groups}, shut
 
 
-def _within(unit: Unit, n: int, members: list[int]) -> bool:
-    """Whether mark `n` is one of `members` or inside one of them."""
-    while n is not None:
-        if n in members:
+def _shuts(unit: Unit, ranges, prev: int, s: int) -> bool:
+    """Whether span `prev`, which ends inside word `s` where its next sibling opens, keeps
+    words before it and nothing inside it reaches that word: it is cut off there, its end
+    tag written in that sibling's lead ("<b>a b</b>c<i>d e</i>")."""
+    return ranges[prev][0] < s and not any(
+        m != prev and ranges[m][1] > s and within(unit, m, [prev]) for m in ranges
+    )
+
+
+def _leads_into(unit: Unit, inside: list[int], end: int) -> bool:
+    """Whether a sibling of the empty piece `inside[0]` (or of the elements it ends) opens
+    after it before `end`, the end of its word, or it starts its element: the piece goes
+    with the word's text before it, ahead of that element ("a<!--c--><b>x</b>"), not after
+    the word as the end of a word does ("x86_<wbr>64")."""
+    piece, marks = unit.marks[inside[0]], unit.marks
+    owners = [piece.parent]
+    while owners[-1] is not None and marks[owners[-1]].close_at == piece.open_at:
+        owners.append(marks[owners[-1]].parent)
+    for n in inside[1:]:  # (in the order they open)
+        if marks[n].open_at >= end:
+            return False
+        if marks[n].parent in owners and marks[n].close_at != marks[n].open_at:
             return True
-        n = unit.marks[n].parent
     return False
-
-
-def _pieces(unit: Unit, text: str, lo: int, hi: int, members) -> list[tuple[bool, str]]:
-    """text[lo:hi] with the marks `members` and those inside them, as (is markup, its
-    text) pieces: a piece copied whole stands for its own text."""
-    edges = []
-    for n in range(min(members), len(unit.marks)):  # (marks are in the order they open)
-        mark = unit.marks[n]
-        if mark.open_at is not None and mark.open_at > hi:
-            break
-        # (not one ending in a later unit: its start tag is written with the sentence's
-        # edges, or in place)
-        if _within(unit, n, members) and mark.close_at is not None:
-            edges.append((mark.open_at, mark.order[0], 0, mark))
-            if not mark.atom:
-                edges.append((mark.close_at, mark.order[1], 1, mark))
-    out, at = [], lo
-    for offset, _, closing, mark in sorted(edges, key=lambda x: x[:3]):
-        if offset > at:
-            out.append((False, text[at:offset]))
-        out.append((True, mark.close_raw if closing else mark.open_raw))
-        at = mark.close_at if mark.atom else offset
-    return out + ([(False, text[at:hi])] if hi > at else [])
 
 
 def _edges(unit: Unit, text: str, bounds, where, k: int, crossing: list[int], words_at):
@@ -318,42 +269,3 @@ def _solid(unit: Unit) -> set[int]:
     holders = {m.parent for m in unit.marks}
     return {n for n, m in enumerate(unit.marks)
             if m.atom or (m.open_at == m.close_at and n not in holders)}  # fmt: skip
-
-
-def _glue(sentence: Sentence, unit: Unit, text: str, groups, starts, ends, solid) -> None:
-    """The sentence's leads, trails, atoms, after and before (Sentence)."""
-    gaps: list[tuple[int, int]] = []  # the pieces standing apart so far: (offset, word)
-    for j, (s, e, n) in enumerate(sentence.spans):
-        mark = unit.marks[n]
-        if e == s:  # an empty piece: glued to a word, or standing apart
-            at = mark.open_at
-            if n in solid and s > 0 and ends[s - 1] >= at and not text[at - 1].isspace():
-                sentence.after[j] = text[at : ends[s - 1]]
-            elif n in solid and s < len(starts) and starts[s] == at:
-                sentence.before.add(j)
-            elif n in solid and 0 < s < len(starts):
-                # (after another such piece between the same words: the whitespace after it)
-                lo = max([ends[s - 1]] + [a for a, w in gaps if w == s])
-                end = mark.close_at  # (past a piece of whitespace only: "<kbd> </kbd>")
-                sentence.apart[j] = (text[lo:at], text[at:end], text[end : starts[s]])
-                gaps.append((end, s))
-        elif n in groups:
-            lo, hi, members = groups[n]
-            sentence.atoms[j] = (" ".join(text[lo:hi].split()), text[starts[s] : lo],
-                                 text[hi : ends[e - 1]], _pieces(unit, text, lo, hi, members))  # fmt: skip
-            if own := text[lo:hi][len(text[lo:hi].rstrip()) :]:
-                sentence.tight[j] = (own, bool(text[hi : hi + 1].strip()))
-            if own := text[lo:hi][: len(text[lo:hi]) - len(text[lo:hi].lstrip())]:
-                sentence.loose[j] = (own, lo > 0 and bool(text[lo - 1].strip()))
-        elif not mark.atom:  # (a translated word that no longer holds them: all inside)
-            if lead := text[starts[s] : mark.open_at]:
-                sentence.leads[j] = lead
-            if text[mark.open_at : mark.open_at + 1].isalnum():
-                sentence.bare_starts.add(j)
-            if trail := text[mark.close_at : ends[e - 1]]:
-                sentence.trails[j] = trail
-            if text[mark.close_at - 1 : mark.close_at].isalnum():
-                sentence.bare_ends.add(j)
-            at = mark.close_at
-            if 0 < at < len(text) and text[at - 1].isspace() and not text[at].isspace():
-                sentence.spaced.add(j)
