@@ -58,9 +58,17 @@ def test_calibrate_on_files_and_its_mistakes(calibrated, tmp_path, capsys):
     src, ref = tmp_path / "dev.de", tmp_path / "dev.en"
     src.write_text("Ein Hund läuft.\n" * 12, encoding="utf-8")
     ref.write_text("A dog runs.\n" * 12, encoding="utf-8")
-    code, out, err = run_cli(capsys, "calibrate", "--checkpoint", str(calibrated), "--src",
-                             str(src), "--ref", str(ref))  # fmt: skip
-    assert code == 0 and "calibrated" in out and "12 sentences" in out, err
+    files = ["--src", str(src), "--ref", str(ref)]
+    code, out, err = run_cli(capsys, "calibrate", "--checkpoint", str(calibrated), *files)
+    assert code == 2 and "all 12 translations score the same" in err, err  # nothing to fit
+    german = ["Ein Hund läuft.", "Zwei Katzen schlafen.", "Die Frau liest ein Buch.",
+              "Ein Mann fährt Rad.", "Kinder spielen im Park."]  # fmt: skip
+    english = ["A dog runs.", "Two cats sleep.", "The woman reads a book.",
+               "A man rides a bike.", "Children play in the park."]  # fmt: skip
+    src.write_text("\n".join(german * 3) + "\n", encoding="utf-8")
+    ref.write_text("\n".join(english * 3) + "\n", encoding="utf-8")
+    code, out, err = run_cli(capsys, "calibrate", "--checkpoint", str(calibrated), *files)
+    assert code == 0 and "calibrated" in out and "15 sentences" in out, err
     for args, needle in [
         (["--src", str(src)], "--src and --ref go together"),
         (["--src", str(src), "--ref", str(tmp_path)], ""),

@@ -2,6 +2,7 @@
 same numbers as the engine's, and a one-line error for files that are not aligned."""
 
 import json
+import math
 
 import pytest
 from util import assert_user_error, tiny_config
@@ -112,3 +113,35 @@ def test_contrast_scores_how_much_likelier_the_source_makes_the_target(checkpoin
     assert got == pytest.approx(want, abs=1e-5)
     assert_user_error(here(*args, "--keep", "0.5", "--contrast", "--reverse", str(checkpoint)),
                       "not both")  # fmt: skip
+
+
+def test_filter_scores_with_an_ensemble_and_its_scores_file_reproduces_each_decision(
+    checkpoint, tmp_path, here
+):
+    other = tmp_path / "other"
+    Trainer(config_from_dict(tiny_config(run_dir=str(other), train={"max_steps": 2}))).run()
+    sources, targets = SOURCES * 4, TARGETS[1:] + TARGETS[:1] + TARGETS * 3
+    src, tgt = files(tmp_path, sources, targets)
+    scores = tmp_path / "scores.txt"
+    outs = ["--out-src", str(tmp_path / "k.de"), "--out-tgt", str(tmp_path / "k.en")]
+    models = ["--checkpoint", str(checkpoint), "--checkpoint", str(other / "last.pt")]
+    args = ["filter", *models, "--ensemble", "--src", src, "--tgt", tgt, *outs]
+    result = here(*args, "--keep", "0.45", "--scores", str(scores))
+    assert result.returncode == 0, result.stderr
+    assert "kept 5 of 12 pairs" in result.stderr  # (0.45 of 12 is 5.4)
+    got = [float(v) for v in scores.read_text().split()]
+    engine = load_engine([checkpoint, other / "last.pt"], "cpu", ensemble=True)
+    assert got == pytest.approx([math.exp(s.mean) for s in engine.score(sources, targets)])
+    # a score copied from the file as --min-score keeps its own pair and every better one
+    threshold = scores.read_text().split()[3]
+    result = here(*args, "--min-score", threshold)
+    assert f"kept {sum(v >= float(threshold) for v in got)} of 12 pairs" in result.stderr
+    result = here(*args, "--keep", "0.01")
+    assert result.returncode == 0 and "--keep 0.01 kept no pair" in result.stderr
+
+
+def test_the_best_share_is_rounded_half_up():
+    from translator.commands.filter import kept
+
+    scores = [0.1 * k for k in range(10)]
+    assert [sum(kept(scores, share, None)) for share in (0.25, 0.35, 0.45, 0.55)] == [3, 4, 5, 6]

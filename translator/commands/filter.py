@@ -28,6 +28,7 @@ from translator.cli_options import (
     BatchSizeOpt,
     CkptOpt,
     DeviceOpt,
+    EnsembleOpt,
     TgtLangOpt,
     finite,
     input_option,
@@ -52,7 +53,7 @@ def kept(scores: list[float], keep: float | None, min_score: float | None) -> li
     at least `min_score`."""
     if min_score is not None:
         return [s >= min_score for s in scores]
-    n = round(len(scores) * keep)
+    n = math.floor(len(scores) * keep + 0.5)  # (half up: 0.45 of 10 pairs keeps 5)
     best = sorted(range(len(scores)), key=lambda i: -scores[i])[:n]
     out = [False] * len(scores)
     for i in best:
@@ -101,6 +102,7 @@ def filter_pairs(
     min_score: MinScoreOpt = None,
     scores_file: ScoresFileOpt = None,
     contrast: ContrastOpt = False,
+    ensemble: EnsembleOpt = False,
     batch_size: BatchSizeOpt = None,
     tgt_lang: TgtLangOpt = None,
     device: DeviceOpt = "auto",
@@ -132,7 +134,7 @@ def filter_pairs(
     if tgt_lang is not None and reverse is not None:
         raise UserError("--reverse takes two models of one direction each: give it or "
                         "--tgt-lang (of a model of several target languages), not both")  # fmt: skip
-    forward = load_engine(checkpoint, device, tgt_lang=tgt_lang)
+    forward = load_engine(checkpoint, device, ensemble=ensemble, tgt_lang=tgt_lang)
     backward_engine = None if reverse is None else load_engine(reverse, device)
     if backward_engine is not None:  # (checked before any scoring)
         langs = forward.cfg.data.src_lang, forward.cfg.data.tgt_lang
@@ -160,6 +162,9 @@ def filter_pairs(
                 s_out.write(s + "\n")
                 t_out.write(t + "\n")
         if out is not None:
-            out.writelines(f"{s:.6f}\n" for s in scores)
+            out.writelines(f"{s!r}\n" for s in scores)  # (exact: as --min-score reads it)
     n = sum(stays)
     typer.echo(f"kept {n} of {len(scores)} pairs in {out_src} and {out_tgt}", err=True)
+    if not n and scores:
+        option = f"--keep {keep}" if min_score is None else f"--min-score {min_score}"
+        typer.echo(f"warning: {option} kept no pair: the files are empty", err=True)

@@ -136,6 +136,14 @@ def fit(engine, sources: list[str], refs: list[str], request: DecodeRequest):
     outs = outputs(engine, sources, nbests)
     rows = feature_rows(outs)
     targets = sentence_chrf([n[0].text for n in nbests], refs)
+    if len(set(targets)) < 2 or len({tuple(r) for r in rows}) < 2:
+        # (a fit to a constant has nothing to learn, and would rate every translation alike)
+        alike = "translations score" if len(set(targets)) < 2 else "sentences are scored"
+        raise UserError(
+            f"calibrate: all {len(sources)} {alike} the same, so confidence has nothing to "
+            "learn from them",
+            "give varied held-out pairs, such as the model's dev split",
+        )
     conf, ok = [], []
     for out, nbest, ref in zip(outs, nbests, refs):
         per_word = words(out.pieces, out.logprobs)
