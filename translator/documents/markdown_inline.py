@@ -15,9 +15,11 @@ cannot follow is reported as None and left as it is.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
 
 from translator.documents.markdown_escapes import Escapes
+from translator.documents.markdown_lones import Lones
 from translator.documents.markdown_marks import Mark, glued
 from translator.documents.markdown_source import (
     Unreadable,
@@ -49,8 +51,7 @@ class _Reader:
         self.forms: list[str] = []  # each plain character as the source wrote it
         self.trim = 0
         self.reach = 0  # where the spans end, at the furthest
-        # the last lone piece: where it starts and ends in src, its place, its span's index
-        self.last_lone: tuple[int, int, int, int] | None = None
+        self.lones = Lones()  # the lone pieces placed, which one beside them joins
         self.pending: list[tuple[int, int]] | None = None  # drops noted, not yet made
 
     def add(self, text: str, forms: list[str] | None = None) -> None:
@@ -165,9 +166,6 @@ class _Reader:
             self.spans = [(moved(a), moved(b), m) for a, b, m in self.spans]
             self.stack = [(k, raw, moved(at), *rest) for k, raw, at, *rest in self.stack]
             self.reach = moved(self.reach)
-            if self.last_lone is not None:
-                start, end, at, k = self.last_lone
-                self.last_lone = (start, end, moved(at), k)
 
     def open_tags(self, key: str = "") -> int:
         """Where the open inline HTML tags on top of the stack (up to markup `key`) begin."""
@@ -219,17 +217,19 @@ class _Reader:
         src, end = self.src, src_at + len(raw)
         ahead, at = at is None, self.size if at is None else at
         begin, after = around or (src_at, end)
-        last = self.last_lone
-        if last is not None and last[2] == at and (last[1] == src_at or last[0] == end):
-            # right beside another (`<span></span>[^1]`; a tag left open before a piece
-            # kept at once, `<i><br/>`): one piece, glued as both together
-            gone = self.spans.pop(last[3])[2]
-            if gone.kind == "lead" and last[0] == end:  # (the whitespace it took stays taken)
-                taken = len(gone.raw) - (last[1] - last[0])
-            start, stop, self.last_lone = min(last[0], src_at), max(last[1], end), None
-            glued = (min(last[0], begin), max(last[1], after))
-            at = at if not ahead else None
-            return self.lone(start, src[start:stop], take_space, at, glued, taken)
+        if (k := self.lones.beside(self.spans, src_at, end, at, self.pending)) is not None:
+            # right beside another at the same place (`<span></span>[^1]`; tags left open
+            # before pieces placed at once, `<i><br/>`): one piece, glued as both together
+            a, b, gone = self.spans[k]
+            self.spans[k] = (a, b, None)  # (taken out of the spans at the end of reading)
+            first, last = self.lones.take(k)
+            if gone.kind == "lead" and first == end:  # (the whitespace it took stays taken)
+                taken = len(gone.raw) - (last - first)
+            start, stop = min(first, src_at), max(last, end)
+            glued = (min(first, begin), max(last, after))
+            return self.lone(
+                start, src[start:stop], take_space, None if ahead else at, glued, taken
+            )
         spaced_before = begin == 0 or src[begin - 1].isspace()
         spaced_after = self._spaced(after)
         floor = sum(self.pending[-1]) if self.pending else -1  # (a word was there before)
@@ -248,12 +248,16 @@ class _Reader:
             mark = Mark("inside", raw, src=src_at)
         else:
             space = ends_in if spaced_before and take_space else ""
+            # (only the whitespace after markup still open there: that before it is its own)
+            opened = bisect_left(self.stack, at, key=lambda entry: entry[2])
+            if opened and (cut := at - self.stack[opened - 1][2]) < len(space):
+                space = space[len(space) - cut :]
             if space:
                 self._drop(at - len(space), len(space))
                 at -= len(space)
             mark = Mark("after", (space or (" " if spaced_before else "")) + raw, src=src_at)
         self._span(at, at, mark)
-        self.last_lone = (src_at, end, at, len(self.spans) - 1)
+        self.lones.add(len(self.spans) - 1, src_at, end)
 
     def atom(self, start: int, words: str) -> None:
         raw = self.src[start : self.at]
@@ -374,7 +378,8 @@ def read_inline(src: str, children) -> tuple[str, list, Escapes] | None:
         return None
     plain = "".join(reader.plain) + src[reader.at :]
     forms = reader.forms + list(src[reader.at :])
-    reader.spans.sort(key=lambda span: (span[0], span[1], span[2].src))  # (ties: as written)
-    code = {p for a, b, m in reader.spans if m.kind == "atom" for p in range(a, b)}
-    spans = [glued(plain, span, code) for span in reader.spans]
+    kept = [span for span in reader.spans if span[2] is not None]  # (less those joined)
+    kept.sort(key=lambda span: (span[0], span[1], span[2].src))  # (ties: as written)
+    code = {p for a, b, m in kept if m.kind == "atom" for p in range(a, b)}
+    spans = [glued(plain, span, code) for span in kept]
     return plain, spans, Escapes.of(plain, forms, code)

@@ -140,6 +140,7 @@ def _word(word: str, segments: Segments, opens, closes, inside, chars, early=())
     inner = {p for s, e, _ in segments for p in range(s + 1, e)}
     spans, lone = _edges(word, opens, closes, inside, inner)
     unplaced = _early(_fold(word), list(early), spans, lone, inner, [s for s, _, _ in segments])
+    _links_apart(spans, len(word), inner)
     lost = [m.raw for at, m in lone if at is None]
     # at one place: lone marks, closings (inner first), openings (outer first); a lone mark
     # the source wrote after a closing there comes after the closings (`[a](u)<br>[b](v)`)
@@ -148,8 +149,11 @@ def _word(word: str, segments: Segments, opens, closes, inside, chars, early=())
         closed[b] = max(closed.get(b, -1), m.close_src)
     events = [(at, 1.5 if m.src > closed.get(at, m.src) else 0, 0, m.raw)
               for at, m in lone if at is not None]  # fmt: skip
-    events += [(b, 1, (-a, -m.order), m.close) for m, (a, b) in spans.items() if b <= len(word)]
-    events += [(a, 2, (-b, m.order), m.raw) for m, (a, b) in spans.items() if a >= 0]
+    # (a link _links_apart left no letter opens and closes after the closings there)
+    events += [(b, 1, (-a, -m.order), m.close) for m, (a, b) in spans.items()
+               if a < b <= len(word)]  # fmt: skip
+    events += [(a, 2, (-b, m.order), m.raw + (m.close if a == b else ""))
+               for m, (a, b) in spans.items() if a >= 0]  # fmt: skip
     forms = chars(word, bool(segments))
     starts = {s: (e, raw) for s, e, raw in segments}
     out, at = [], 0
@@ -169,6 +173,34 @@ def _word(word: str, segments: Segments, opens, closes, inside, chars, early=())
         out.append(raw)
     text_to(len(word))
     return "".join(out), lost, unplaced
+
+
+def _links_apart(spans: dict, n: int, inner: set[int]) -> None:
+    """Links the source had side by side in one word (`[a](u)[b](v)`) that `spans` put one
+    inside another (CommonMark reads a link inside a link as text) cut apart, in the order
+    of the source but for one running on over words before (first) or after (last): where
+    the second's opening or the first's closing found its place, else where the source's
+    text between them falls in proportion, and not inside an atom (`inner`)."""
+    links = sorted((m for m in spans if m.raw.startswith("[")),
+                   key=lambda m: ((spans[m][1] > n) - (spans[m][0] < 0), m.src))  # fmt: skip
+    for p, q in zip(links, links[1:]):
+        (a, b), (c, d) = spans[p], spans[q]
+        if b <= c or b > n or c < 0:
+            continue  # (apart, or both run on the same way: neither is inside the other)
+        lo, hi = max(a + 1, 0), min(d - 1, n)
+        if lo <= c <= hi:
+            cut = c
+        elif lo <= b <= hi:
+            cut = b
+        else:
+            share = len(q.prefix) / max(len(q.prefix) + len(p.suffix), 1)
+            cut = round(n * (share if p.src < q.src else 1 - share))
+        cut = min(max(cut, lo), max(hi, lo), n)  # (an earlier cut may leave p none)
+        while cut in inner and cut > lo:
+            cut -= 1
+        while cut in inner:
+            cut += 1
+        spans[p][1] = spans[q][0] = cut
 
 
 def _sorted(marks) -> list[Mark]:
@@ -213,7 +245,7 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
     out = list(lead)
     for k in range(n):
         if k in covered:  # inside an atom, whose first word has its markup
-            out += [*(m.raw for m in inside[k]), *after[k]]  # (inside it: first)
+            out += [*before[k], *(m.raw for m in inside[k]), *after[k]]  # (inside it: first)
             continue
         text, lost = _rendered(words, k, atoms.get(k), (opens, closes, early), inside[k], chars)
         out += [seps[k] if k else "", *before[k], text, *lost, *after[k]]
