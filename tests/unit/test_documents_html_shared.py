@@ -33,6 +33,9 @@ def _letters(doc: str) -> Counter:
         # two elements opening at one place inside a word
         "<p>, z)<em><a><kbd>z)( <img></kbd></a></em></p>",
         "<p>Go a<b><i>ab</i></b> now</p>",
+        # an element of one word glued to the next element, a piece copied whole opening
+        # in that word
+        "<p>Go <em>w,</em><i><code>1(y</code> z)</i> now</p>",
     ],
 )
 def test_text_is_written_once(doc):
@@ -58,6 +61,11 @@ def test_text_is_written_once(doc):
         # two elements of several words sharing one word
         "<p>Go <b>a b</b>c<i>d e</i> now</p>",
         "<p>Go <b>a b<!--c--></b>c<i>d e</i> now</p>",
+        # an element of one word glued to the next element, of several words
+        "<p>Go <em>w,</em><b>1(y z)</b> now</p>",
+        "<p>Go <em>w</em>,<b>1(y z)</b> now</p>",
+        "<p>Go <em>w,</em><i><wbr>1(y z)</i> now</p>",
+        "<p>Go <em>w,</em><i>1<b>(</b>y z)</i> now</p>",
         # an element's text after a child's end, in one word
         "<p>Go <span><i>)</i>(a</span> now</p>",
     ],
@@ -91,4 +99,27 @@ def _renamed(sentences):
     ],
 )
 def test_a_piece_copied_whole_writes_none_of_the_text_its_element_writes(doc, out):
+    assert translate_html(doc, _renamed, None) == out
+
+
+def test_an_element_glued_after_one_of_one_word_is_translated():
+    doc = "<p><b>Note</b><span>: long text here.</span></p>"
+    assert translate_html(doc, same, None) == doc
+    assert translate_html(doc, upper, None) == "<p><b>NOTE</b><span>: LONG TEXT HERE.</span></p>"
+
+
+@pytest.mark.parametrize(
+    ("doc", "out"),
+    [
+        (
+            "<p>Go <em>w,</em><i><wbr>1(y z)</i> now</p>",
+            "<p>Go <em>w,1(z</em> <i><wbr>z)</i> now</p>",
+        ),
+        (
+            "<p>Go <em>w,</em><i>1<b>(</b>y z)</i> now</p>",
+            "<p>Go <em>w,1(z</em> <i><b></b>z)</i> now</p>",
+        ),
+    ],
+)
+def test_tags_opening_in_a_trail_the_translation_does_not_keep_open_before_the_next_word(doc, out):
     assert translate_html(doc, _renamed, None) == out

@@ -20,6 +20,7 @@ import logging
 from bisect import bisect_left
 
 from translator.documents.html_attributes import retag_languages, translate_attributes
+from translator.documents.html_glue import in_trail
 from translator.documents.html_sentences import Sentence, sentences
 from translator.documents.html_units import Builder, Mark, Unit, tokens
 from translator.documents.inline import MAX_NESTING, deepest, events, transfer
@@ -65,6 +66,7 @@ class _Writer:
         self.piece = None  # the empty piece that held back `pending`, with what it held back
         # a span's end tag held for the lead of its sibling opening next (Sentence.shut)
         self.shut, self.shuts = None, {prev: k for k, (_, prev) in sentence.shut.items()}
+        self.opens = {prev for _, prev in sentence.opened.values()}  # (Sentence.opened)
 
     def event(self, kind: str, k: int, ahead: int, sep: str) -> None:
         mark = self.unit.marks[self.sentence.spans[k][2]] if kind != "word" else None
@@ -78,6 +80,8 @@ class _Writer:
             return
         if kind == "close" and k in self.sentence.trails:  # "hier</a>.": closes before the "."
             trail, word = self.sentence.trails[k], self.last[2] if self.last else ""
+            if k in self.opens and word[len(word) - len(trail) :].lower() == trail.lower():
+                trail = word[len(word) - len(trail) :]  # (in any case: a sibling opens in it)
             own = self._own_trail() if k in self.sentence.bare_ends else ""
             self._keep(own if own and (own.endswith(trail) or not word.endswith(trail)) else trail)
             self.piece = (k, self.pending)  # (inside a parent it ends in: "<b><i>)</i>(a</b>")
@@ -101,6 +105,8 @@ class _Writer:
                 self.out.append(self.escape(self.pending))
                 self.pending = ""
             self.out.append(mark.open_raw if mark.atom else mark.open_raw + mark.close_raw)
+            return
+        if kind == "open" and self._opens_in_trail(k):
             return
         if self.pending:
             self.out.append(self.escape(self.pending))
@@ -148,6 +154,18 @@ class _Writer:
             at, sep, word = self.last
             if word.endswith(rest):
                 self.out[at], self.pending = sep + self.escape(word[: -len(rest)]), rest
+
+    def _opens_in_trail(self, k: int) -> bool:
+        """Whether span `k` opens in the text held back after its sibling's end tag, that
+        sibling's trail as in the source (Sentence.opened): its start tag is written there."""
+        pieces, prev = self.sentence.opened.get(k, ([], None))
+        held = self.pending
+        trail = self.sentence.trails.get(prev, "")
+        if not held or self.piece != (prev, held) or held.lower() != trail.lower():
+            return False
+        self.out.append(in_trail(pieces, held, self.escape))
+        self.pending = ""
+        return True
 
     def _glued_inside(self, k: int) -> bool:
         """Whether the text held back is the rest of a word after an empty piece or a span
@@ -198,8 +216,9 @@ class _Writer:
         elif k in self.sentence.atoms:  # written whole when it closes, with its words' glue
             self.atom = (len(self.out), [])
             self.out.append(_less_own(sep, self.sentence.loose.get(k)))
-        else:
-            self.out.append(sep + mark.open_raw)
+        else:  # (with the tags that open in its sibling's trail, where that was not kept)
+            pieces = self.sentence.opened.get(k, ([(mark.open_raw, 0)], None))[0]
+            self.out.append(sep + "".join(raw for raw, _ in pieces if raw is not None))
         # a piece copied whole stands for its words; one glued to the next word keeps it close
         self.spaced = (mark.atom or k in self.sentence.atoms) and k not in self.sentence.before
 

@@ -56,6 +56,10 @@ class Sentence:
     # spans opening in a word where a sibling of several words ends ("<b>a b</b>c<i>d e</i>"):
     # where that one's end tag stands in their lead, and that one
     shut: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # spans cut to start at the word after the one their previous sibling ends in, where
+    # they open ("<em>w,</em><b>1(y z)</b>"): its trail as pieces (a tag or a piece copied
+    # whole, with the length of text it stands for; None for text), and that sibling
+    opened: dict[int, tuple[list[tuple[str | None, int]], int]] = field(default_factory=dict)
     # edges of `head` and `tail` inside the first word and the last ("Ein</i><b>Mann."):
     # (the word's text before it, edge) and (edge, the word's text after it), written there
     # where the translation keeps that text, else with the rest of `head` and `tail`
@@ -105,9 +109,9 @@ def _inside_parent(unit: Unit, mark: Mark, first: int, last: int) -> tuple[int, 
 
 
 def glue(sentence: Sentence, unit: Unit, text: str, found, words_at, solid) -> None:
-    """The sentence's leads, trails, atoms, after, before and shut (Sentence), from the
+    """The sentence's leads, trails, atoms, after, before, shut and opened (Sentence), from the
     groups and the spans cut off in a word (`found`) and its words' starts and ends."""
-    (groups, shut), (starts, ends) = found, words_at
+    (groups, (shut, opened)), (starts, ends) = found, words_at
     index = {n: j for j, (_, _, n) in enumerate(sentence.spans)}
     gaps: list[tuple[int, int]] = []  # the pieces standing apart so far: (offset, word)
     cuts: dict[int, int] = {}  # per word, the end of the text written before a piece in it
@@ -152,7 +156,10 @@ def glue(sentence: Sentence, unit: Unit, text: str, found, words_at, solid) -> N
                 sentence.leads[j] = lead
             if shut.get(n) in index and first <= unit.marks[shut[n]].close_at:
                 sentence.shut[j] = (unit.marks[shut[n]].close_at - first, index[shut[n]])
-            if text[mark.open_at : mark.open_at + 1].isalnum():
+            if n in opened and opened[n][0] in index:  # (its lead: the other's trail)
+                lo = unit.marks[opened[n][0]].close_at
+                sentence.opened[j] = (_trail(unit, lo, opened[n][1], n), index[opened[n][0]])
+            elif text[mark.open_at : mark.open_at + 1].isalnum():
                 sentence.bare_starts.add(j)
             if trail := text[mark.close_at : ends[e - 1]]:
                 sentence.trails[j] = trail
@@ -161,3 +168,33 @@ def glue(sentence: Sentence, unit: Unit, text: str, found, words_at, solid) -> N
             at = mark.close_at
             if 0 < at < len(text) and text[at - 1].isspace() and not text[at].isspace():
                 sentence.spaced.add(j)
+
+
+def _trail(unit: Unit, lo: int, hi: int, n: int) -> list[tuple[str | None, int]]:
+    """The characters [lo, hi) of a word with the start tag of span `n` and what opens
+    inside it there (Sentence.opened)."""
+    edges = []
+    for m in range(n, len(unit.marks)):  # (marks are in the order they open)
+        mark = unit.marks[m]
+        if m != n and mark.open_at >= hi:
+            break
+        if within(unit, m, [n]):
+            width = mark.close_at - mark.open_at if mark.atom else 0
+            edges.append((mark.open_at, mark.order[0], mark.open_raw, width))
+            if m != n and not mark.atom:
+                edges.append((mark.close_at, mark.order[1], mark.close_raw, 0))
+    out, at = [], lo
+    for offset, _, raw, width in sorted(edges):
+        out += [(None, offset - at)] if offset > at else []
+        out.append((raw, width))
+        at = offset + width
+    return out + ([(None, hi - at)] if hi > at else [])
+
+
+def in_trail(pieces: list[tuple[str | None, int]], held: str, escape) -> str:
+    """The trail `held` (as long as the source's) written with the tags in it (_trail)."""
+    out, at = [], 0
+    for raw, width in pieces:
+        out.append(escape(held[at : at + width]) if raw is None else raw)
+        at += width
+    return "".join(out)

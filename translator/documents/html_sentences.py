@@ -159,9 +159,13 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
     holds text, and sibling marks that share one word ("<a>core</a><span>1.9</span>",
     "<code>a</code>/<code>b c</code>"), which word alignment cannot place apart, with
     everything inside them. Each group's characters in the unit's text."""
-    ranges, groups, last, members, shut = {}, {}, {}, {}, {}
+    ranges, groups, last, members, shut, opened = {}, {}, {}, {}, {}, {}
     for i, n in enumerate(inside):
         mark = unit.marks[n]
+        if any(
+            n != o and mark.open_at < end and within(unit, n, [o]) for o, (_, end) in opened.items()
+        ):
+            continue  # (inside a span cut to start at the next word, before it: in its lead)
         s = bisect_right(ends, mark.open_at)  # (words before it: the lists are sorted)
         if mark.close_at == mark.open_at:
             if n in solid and mark.open_at > 0 and not text[mark.open_at - 1].isspace() and (
@@ -183,6 +187,10 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
         if prev is not None and ranges[prev][1] > s and _shuts(unit, ranges, prev, s):
             # (it ends in the word this one opens in: its end tag is written in that word)
             ranges[prev], shut[n] = (ranges[prev][0], s), prev
+        elif prev is not None and ranges[prev][1] > s and ranges[n][1] > s + 1 and (
+                _opens_late(unit, inside, n, ends[s])):  # fmt: skip
+            # (it goes on past the word the other ends in: its start tag is written there)
+            ranges[n], opened[n] = (s + 1, ranges[n][1]), (prev, ends[s])
         last[mark.parent] = n
         if mark.atom:
             groups[n], members[n] = (mark.open_at, mark.close_at), [n]
@@ -193,7 +201,7 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
     for n in inside:  # the group's other members, and what they hold, are written with it
         if any(g != n and within(unit, n, members[g]) for g in groups):
             del ranges[n]
-    return ranges, {g: (*groups[g], members[g]) for g in groups}, shut
+    return ranges, {g: (*groups[g], members[g]) for g in groups}, (shut, opened)
 
 
 def _shuts(unit: Unit, ranges, prev: int, s: int) -> bool:
@@ -202,6 +210,18 @@ def _shuts(unit: Unit, ranges, prev: int, s: int) -> bool:
     tag written in that sibling's lead ("<b>a b</b>c<i>d e</i>")."""
     return ranges[prev][0] < s and not any(
         m != prev and ranges[m][1] > s and within(unit, m, [prev]) for m in ranges
+    )
+
+
+def _opens_late(unit: Unit, inside: list[int], n: int, end: int) -> bool:
+    """Whether all inside span `n` that opens in the word (ending at `end`) where `n` opens
+    and its previous sibling ends, `n` going on past it, ends in it too: `n` is cut to start
+    at the next word, its start tag and those written in that sibling's trail
+    ("<em>w,</em><b>1(y z)</b>", "<b>Note</b><span>: long text</span>")."""
+    return all(
+        unit.marks[m].close_at is not None and unit.marks[m].close_at <= end
+        for m in inside
+        if m != n and unit.marks[m].open_at < end and within(unit, m, [n])
     )
 
 
