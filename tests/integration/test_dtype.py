@@ -3,6 +3,7 @@
 primitive)."""
 
 import logging
+from pathlib import Path
 
 import pytest
 import torch
@@ -29,3 +30,20 @@ def test_recurrent_training_in_bf16_without_native_bf16(family, no_native_bf16, 
     state = trainer.run()
     assert state.step == 3 and all(loss is not None for _, loss in state.losses)
     assert state.history and state.history[-1]["dev_loss"] < float("inf")
+
+
+@pytest.mark.parametrize("family", ["lstm", "luong", "bahdanau"])
+def test_fp16_on_the_cpu_is_refused_where_the_model_runs_an_lstm(family, tmp_path):
+    from translator.errors import UserError
+
+    cfg = tiny_config(
+        run_dir=str(tmp_path / "run"), train={"dtype": "fp16", "max_steps": 1, "device": "cpu"}
+    )
+    cfg["model"] = {"type": family, "embed_dim": 16, "hidden_size": 16, "dropout": 0.0}
+    if family == "bahdanau":  # GRUs: autocast leaves them in float32, and training runs
+        cfg["model"]["rnn_type"] = "gru"
+        assert Trainer(config_from_dict(cfg)).run().step == 1
+        cfg["model"]["rnn_type"], cfg["run_dir"] = "lstm", str(tmp_path / "lstm")
+    with pytest.raises(UserError, match=f"no float16 LSTM on the CPU, which the {family}"):
+        Trainer(config_from_dict(cfg))
+    assert not Path(cfg["run_dir"]).exists()  # (a run that cannot start leaves no folder)

@@ -80,7 +80,17 @@ def test_min_confidence_mistakes_are_one_line_errors(calibrated, capsys):
         _one_error(code, err, "--min-confidence")
     code, _, err = run_cli(capsys, *base, "--checkpoint", str(path), "--min-confidence", "0.5",
                            "--interactive")  # fmt: skip
-    _one_error(code, err, "--min-confidence adds a column")
+    _one_error(code, err, "--min-confidence adds a column", "--interactive")
+
+
+def test_the_attention_picture_refuses_columns_and_nbest_by_name(calibrated, capsys, tmp_path):
+    picture = str(tmp_path / "a.png")
+    base = ["translate", "--device", "cpu", "--checkpoint", str(calibrated[1])]
+    for extra, needles in ((["--alignments"], ("--alignments adds a column", "--plot-attention")),
+                           (["--confidence"], ("--confidence adds a column", "--plot-attention")),
+                           (["--nbest", "2"], ("--plot-attention", "--nbest, not both"))):  # fmt: skip
+        code, _, err = run_cli(capsys, *base, *extra, "--plot-attention", picture, "Ein Hund.")
+        _one_error(code, err, *needles)
 
 
 class Sure:

@@ -240,11 +240,17 @@ def _request(dc, nbest: int, sampler, columns: dict, elsewhere: tuple, guides):
             "--prefix, --constraint and --terms go with TEXT, standard input or --input"
         )
 
+    plot, interactive, fmt = elsewhere
+    other = "--plot-attention" if plot is not None else "--interactive" if interactive else (
+        f"--format {fmt}" if fmt is not None else None)  # fmt: skip
     for name, asked in columns.items():
-        if asked not in (None, False) and any(e not in (None, False) for e in elsewhere):
+        if asked not in (None, False) and other is not None:
             option = "--" + name.replace("_", "-")
-            raise UserError(f"{option} adds a column to lines: give TEXT, standard input or "
-                            "--input of one sentence a line")  # fmt: skip
+            raise UserError(f"{option} adds a column to lines, which {other} does not write: "
+                            "give one or the other")  # fmt: skip
+    if plot is not None and nbest > 1:
+        raise UserError("--plot-attention draws the best translation's attention: give it or "
+                        "--nbest, not both")  # fmt: skip
     return DecodeRequest(dc, nbest, sampler, **columns)
 
 
