@@ -242,7 +242,7 @@ def _request(dc, nbest: int, sampler, columns: dict, elsewhere: tuple, guides):
 
     plot, interactive, fmt = elsewhere
     other = "--plot-attention" if plot is not None else "--interactive" if interactive else (
-        f"--format {fmt}" if fmt is not None else None)  # fmt: skip
+        f"translating a document ({fmt})" if fmt is not None else None)  # fmt: skip
     for name, asked in columns.items():
         if asked not in (None, False) and other is not None:
             option = "--" + name.replace("_", "-")
