@@ -103,6 +103,18 @@ def pick_dtype(name: str, device: torch.device) -> torch.dtype:
     return torch.float32
 
 
+def check_dtype(model: torch.nn.Module, dtype: torch.dtype, device: torch.device) -> None:
+    """Refuse float16 training on a CPU for a model holding an LSTM: autocast sends it to
+    oneDNN in float16, which has no such kernel (a GRU stays in float32 and runs)."""
+    if (
+        dtype == torch.float16
+        and device.type == "cpu"
+        and any(isinstance(m, torch.nn.LSTM) for m in model.modules())
+    ):
+        raise UserError("train.dtype fp16: PyTorch has no float16 LSTM on the CPU, which "
+                        "this model runs", "use train.dtype: auto, bf16 or fp32 on the CPU")  # fmt: skip
+
+
 def autocast(device: torch.device, dtype: torch.dtype):
     """Mixed precision in `dtype`. On a CPU it also picks attention's plain (math) kernel:
     PyTorch's fused CPU attention runs bf16 as thousands of tiny matrix products per step,

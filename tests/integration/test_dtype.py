@@ -44,6 +44,6 @@ def test_fp16_on_the_cpu_is_refused_where_the_model_runs_an_lstm(family, tmp_pat
         cfg["model"]["rnn_type"] = "gru"
         assert Trainer(config_from_dict(cfg)).run().step == 1
         cfg["model"]["rnn_type"], cfg["run_dir"] = "lstm", str(tmp_path / "lstm")
-    with pytest.raises(UserError, match=f"no float16 LSTM on the CPU, which the {family}"):
+    with pytest.raises(UserError, match="no float16 LSTM on the CPU, which this model runs"):
         Trainer(config_from_dict(cfg))
     assert not Path(cfg["run_dir"]).exists()  # (a run that cannot start leaves no folder)

@@ -103,16 +103,6 @@ class Trainer:
         self.data = TrainingData(cfg, self.group, given, pin=self.device.type == "cuda")
         self.tokenizer = self.data.tokenizer
         self._build_model()
-        if (
-            self.dtype == torch.float16
-            and self.device.type == "cpu"
-            and any(isinstance(m, torch.nn.LSTM) for m in self.model.modules())
-        ):  # (autocast sends an LSTM to oneDNN in float16, which has no such kernel)
-            raise UserError(
-                f"train.dtype fp16: PyTorch has no float16 LSTM on the CPU, which the "
-                f"{cfg.model.type} model runs",
-                "use train.dtype: auto, bf16 or fp32 on the CPU",
-            )
         if start:
             start.load_weights(self.model, str(init_from))
             log.info(f"starting from the weights of {init_from}")

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from translator.errors import UserError
-from translator.runtime import autocast
+from translator.runtime import autocast, check_dtype
 from translator.train.compiling import compiled_loss, length_multiple
 from translator.train.loss import token_loss, training_loss
 from translator.train.report import StepStats
@@ -60,6 +60,7 @@ def parameter_groups(model: nn.Module, weight_decay: float) -> list[dict]:
 class Updater:
     def __init__(self, model, net, tc, group, device: torch.device, dtype: torch.dtype):
         """`model` owns the weights; `net` is what training calls (wrapped by DDP or compiled)."""
+        check_dtype(model, dtype, device)
         self.net, self.tc, self.group, self.device, self.dtype = net, tc, group, device, dtype
         self.params = [p for p in model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(
