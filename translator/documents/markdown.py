@@ -16,8 +16,10 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import replace
+from functools import cache
 
 from translator.documents.inline import MAX_NESTING, deepest, nesting
+from translator.documents.markdown_blocks import unblocked
 from translator.documents.markdown_inline import read_inline
 from translator.documents.markdown_marks import Mark
 from translator.documents.markdown_render import render
@@ -28,6 +30,7 @@ log = logging.getLogger(__name__)
 _FRONT_MATTER = re.compile(r"(?:---|\+\+\+)[ \t]*\r?\n")
 
 
+@cache  # (one parser serves every document: parsing leaves it as it was)
 def _parser():
     from markdown_it import MarkdownIt
     from mdit_py_plugins.admon import admon_plugin
@@ -123,6 +126,7 @@ class _Inline(Marked):
         self.gave_up: set[Mark] = set()  # (noted by joins while the spans are uncrossed)
         super().__init__(plain, spans, lang)
         self.places, self.escapes, self.cell = places, escapes, cell
+        self.paragraph = ""  # a paragraph's source, whose first line may not start a block
         if self.gave_up:
             self.spans = [[(s, e, replace(m, shared=True) if m in self.gave_up else m)
                            for s, e, m in unit] for unit in self.spans]  # fmt: skip
@@ -137,6 +141,8 @@ class _Inline(Marked):
         pieces = [render(words, seps, placed, self.escapes)
                   for words, seps, placed, _ in self.placed(results)]  # fmt: skip
         text = replace_spans(self.escapes.written, self.units, pieces)  # (&nbsp; stays so)
+        if self.paragraph:
+            text = unblocked(_parser(), text, self.paragraph)
         # a pipe in a table cell is written escaped, or it would end the cell
         return text.replace("|", "\\|") if self.cell else text
 
@@ -147,9 +153,12 @@ def _inlines(text: str, lang) -> tuple[list[str], list[_Inline]]:
     skip = front_matter_lines(lines)
     parsed = "\n" * skip + "".join(lines[skip:])  # the same line numbers, no front matter
     found, cursors = [], {}
-    cell = title = False
+    cell = title = para = False
     for tok in _tokens(_parser(), parsed):
         cell = tok.type in ("th_open", "td_open") or (cell and tok.type == "inline")
+        # (a setext heading's text is read as a paragraph's until its underline)
+        setext = tok.type == "heading_open" and tok.markup in ("=", "-")
+        para = tok.type == "paragraph_open" or setext or (para and tok.type == "inline")
         title = tok.type == "admonition_title_open" or (title and tok.type == "inline")
         if tok.type != "inline" or tok.map is None or not tok.content.strip():
             continue
@@ -168,6 +177,7 @@ def _inlines(text: str, lang) -> tuple[list[str], list[_Inline]]:
         for row, _, end in places:
             cursors[row] = end
         inline = _Inline(places, cell, *read, lang)
+        inline.paragraph = tok.content if para else ""
         if inline.sources:  # (markup without words, such as a bare <https://...>, stays)
             found.append(inline)
     return lines, found
