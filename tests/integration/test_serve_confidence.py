@@ -16,14 +16,18 @@ LINES = ["Ein Hund läuft.", "", "Die alte Frau liest ein Buch.", "Zwei Katzen s
 
 
 @pytest.fixture(scope="module")
-def calibrated(three_steps, tmp_path_factory):
-    """A copy of the three-step checkpoint calibrated on twelve sentences."""
+def calibrated(transformer, tmp_path_factory):
+    """A copy of the session's trained Transformer, calibrated on fifteen sentences."""
     root = tmp_path_factory.mktemp("serve-confidence")
     path = root / "model.pt"
-    shutil.copy(three_steps, path)
+    shutil.copy(transformer[0], path)
     src, ref = root / "dev.de", root / "dev.en"
-    src.write_text("Ein Hund läuft.\nZwei Katzen spielen im Garten.\n" * 6, encoding="utf-8")
-    ref.write_text("A dog runs.\nTwo cats play in the garden.\n" * 6, encoding="utf-8")
+    german = ["Ein Hund läuft.", "Zwei Katzen schlafen.", "Die Frau liest ein Buch.",
+              "Ein Mann fährt Rad.", "Kinder spielen im Park."]  # fmt: skip
+    english = ["A dog runs.", "Two cats sleep.", "The woman reads a book.",
+               "A man rides a bike.", "Children play in the park."]  # fmt: skip
+    src.write_text("\n".join(german * 3) + "\n", encoding="utf-8")
+    ref.write_text("\n".join(english * 3) + "\n", encoding="utf-8")
     done = cli_captured("calibrate", "--checkpoint", str(path), "--src", str(src), "--ref",
                         str(ref))  # fmt: skip
     assert done.returncode == 0, done.stderr

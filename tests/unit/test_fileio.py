@@ -1,6 +1,8 @@
 """translator.fileio: whole files or none, with the usual file mode."""
 
+import contextlib
 import os
+import signal
 
 import pytest
 
@@ -210,7 +212,10 @@ def test_ctrl_c_during_the_renames_of_atomic_files_waits_for_the_last(tmp_path, 
             os.kill(os.getpid(), signal.SIGINT)
 
     monkeypatch.setattr(fileio.os, "replace", interrupted)
+    # (Ctrl-C as Python's own handler takes it: a test runner's worker may ignore SIGINT)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     with (
+        _restored(signal.SIGINT, before),
         pytest.raises(KeyboardInterrupt),
         fileio.atomic_files((de, "w", None), (en, "w", None)) as (a, b),
     ):
@@ -218,3 +223,11 @@ def test_ctrl_c_during_the_renames_of_atomic_files_waits_for_the_last(tmp_path, 
         b.write("new\n")
     assert (de.read_text(), en.read_text()) == ("neu\n", "new\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.de", "kept.en"]
+
+
+@contextlib.contextmanager
+def _restored(signum, handler):
+    try:
+        yield
+    finally:
+        signal.signal(signum, handler)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import re
 
 import numpy as np
 import pytest
@@ -272,7 +273,7 @@ def test_a_manifest_of_another_shape_is_named_not_trusted(path, value):
     ],
 )
 def test_mistakes_in_the_dev_and_test_files_are_named_before_preparing(
-    tmp_path, monkeypatch, key, src, tgt, needle
+    tmp_path, monkeypatch, caplog, key, src, tgt, needle
 ):
     """The small splits are read first: a mistake in them costs no preparing of the training
     split (minutes on a large corpus) and no training before the test split is scored."""
@@ -291,5 +292,20 @@ def test_mistakes_in_the_dev_and_test_files_are_named_before_preparing(
     cfg = config(
         tmp_path, folder, **{key: {"src": str(own / f"{key}.de"), "tgt": str(own / f"{key}.en")}}
     )
-    with pytest.raises(UserError, match=needle):
+    if key == "dev":
+        with pytest.raises(UserError, match=needle):
+            feed.TrainingData(cfg, SimpleNamespace(local_rank=0), None, pin=False)
+        return
+    # the test split, which training never reads: named in a warning, and preparing goes on
+    with caplog.at_level(logging.WARNING), pytest.raises(_Prepared):
+        monkeypatch.setattr(feed, "prepare", _prepared)
         feed.TrainingData(cfg, SimpleNamespace(local_rank=0), None, pin=False)
+    assert re.search(needle, caplog.text) and "training goes on" in caplog.text, caplog.text
+
+
+class _Prepared(Exception):
+    """Raised where the training split would be prepared: the checks before it passed."""
+
+
+def _prepared(*args):
+    raise _Prepared

@@ -26,6 +26,7 @@ import signal
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -294,10 +295,13 @@ def atomic_files(*specs: tuple[str | Path | None, str, str | None]) -> Iterator[
 def _rename_together(renames: list[tuple[str, Path]]) -> None:
     """Each temporary file over its target, all or none: a target replaced is kept as a
     hard link (named as a temporary file, which `_drop_orphans` removes should the
-    process be killed here) until every rename is made."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    mask = getattr(signal, "pthread_sigmask", None)
-    before = mask(signal.SIG_BLOCK, held) if mask else None
+    process be killed here) until every rename is made. Ctrl-C and SIGTERM are noted
+    meanwhile and handled after the last rename (in the main thread, where Python runs
+    signal handlers; a mask would not do, as the kernel hands a signal to any thread)."""
+    caught: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    main = threading.current_thread() is threading.main_thread()
+    before = {s: signal.signal(s, lambda n, _: caught.append(n)) for s in held} if main else {}
     made: list[tuple[Path, str | None]] = []
     try:
         for tmp, path in renames:
@@ -317,10 +321,16 @@ def _rename_together(renames: list[tuple[str, Path]]) -> None:
             if old is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(old)
-        if mask:
-            mask(signal.SIG_SETMASK, before)
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
     for folder in {path.parent for _, path in renames}:
         _fsync_folder(folder)
+    for signum in caught[:1]:  # (as it would have been handled when it came)
+        handler = before[signum]
+        if callable(handler):
+            handler(signum, None)
+        elif handler == signal.SIG_DFL:
+            os.kill(os.getpid(), signum)
 
 
 def _kept_copy(path: Path) -> str | None:
