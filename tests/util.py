@@ -240,3 +240,15 @@ def skeleton(html: str, closed: bool = True) -> list:
             stack.pop()
     assert not closed or not stack, stack
     return sorted(found)
+
+
+def write_varied_pairs(src: Path, ref: Path, times: int = 3) -> int:
+    """Five German sentences and their references, `times` over: pairs a trained model
+    translates to different chrF, as calibrate needs (one sentence repeated is refused)."""
+    german = ["Ein Hund läuft.", "Zwei Katzen schlafen.", "Die Frau liest ein Buch.",
+              "Ein Mann fährt Rad.", "Kinder spielen im Park."]  # fmt: skip
+    english = ["A dog runs.", "Two cats sleep.", "The woman reads a book.",
+               "A man rides a bike.", "Children play in the park."]  # fmt: skip
+    src.write_text("\n".join(german * times) + "\n", encoding="utf-8")
+    ref.write_text("\n".join(english * times) + "\n", encoding="utf-8")
+    return len(german) * times

@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 from commandline import run_cli
+from util import write_varied_pairs
 
 from translator.decode.calibrate import confidence_request, confidences
 from translator.decode.confidence import Calibration
@@ -61,14 +62,9 @@ def test_calibrate_on_files_and_its_mistakes(calibrated, tmp_path, capsys):
     files = ["--src", str(src), "--ref", str(ref)]
     code, out, err = run_cli(capsys, "calibrate", "--checkpoint", str(calibrated), *files)
     assert code == 2 and "all 12 translations score the same" in err, err  # nothing to fit
-    german = ["Ein Hund läuft.", "Zwei Katzen schlafen.", "Die Frau liest ein Buch.",
-              "Ein Mann fährt Rad.", "Kinder spielen im Park."]  # fmt: skip
-    english = ["A dog runs.", "Two cats sleep.", "The woman reads a book.",
-               "A man rides a bike.", "Children play in the park."]  # fmt: skip
-    src.write_text("\n".join(german * 3) + "\n", encoding="utf-8")
-    ref.write_text("\n".join(english * 3) + "\n", encoding="utf-8")
+    n = write_varied_pairs(src, ref)
     code, out, err = run_cli(capsys, "calibrate", "--checkpoint", str(calibrated), *files)
-    assert code == 0 and "calibrated" in out and "15 sentences" in out, err
+    assert code == 0 and "calibrated" in out and f"{n} sentences" in out, err
     for args, needle in [
         (["--src", str(src)], "--src and --ref go together"),
         (["--src", str(src), "--ref", str(tmp_path)], ""),

@@ -9,6 +9,7 @@ import pytest
 from checkpoints import needs_ct2
 from commandline import cli_captured
 from serving import app_client
+from util import write_varied_pairs
 
 from translator.engines.load import load_engine
 
@@ -22,12 +23,7 @@ def calibrated(transformer, tmp_path_factory):
     path = root / "model.pt"
     shutil.copy(transformer[0], path)
     src, ref = root / "dev.de", root / "dev.en"
-    german = ["Ein Hund läuft.", "Zwei Katzen schlafen.", "Die Frau liest ein Buch.",
-              "Ein Mann fährt Rad.", "Kinder spielen im Park."]  # fmt: skip
-    english = ["A dog runs.", "Two cats sleep.", "The woman reads a book.",
-               "A man rides a bike.", "Children play in the park."]  # fmt: skip
-    src.write_text("\n".join(german * 3) + "\n", encoding="utf-8")
-    ref.write_text("\n".join(english * 3) + "\n", encoding="utf-8")
+    write_varied_pairs(src, ref)
     done = cli_captured("calibrate", "--checkpoint", str(path), "--src", str(src), "--ref",
                         str(ref))  # fmt: skip
     assert done.returncode == 0, done.stderr
