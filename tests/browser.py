@@ -15,6 +15,12 @@ def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+def browser_env(profile) -> dict:
+    """The environment for a Chromium with this profile: its temporary files (a singleton
+    socket's folder, left behind when it is killed) go into the profile, not /tmp."""
+    return {**os.environ, "TMPDIR": str(profile)}
+
+
 class Browser:
     def __init__(self, profile: str):
         to_browser, self._write = os.pipe()
@@ -24,6 +30,7 @@ class Browser:
         self.proc = subprocess.Popen(
             ["bash", "-c", command, chromium(), profile],
             pass_fds=(to_browser, from_browser),
+            env=browser_env(profile),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -7,7 +7,7 @@ import subprocess
 import urllib.parse
 
 import pytest
-from browser import Browser, chromium
+from browser import Browser, browser_env, chromium
 from serving import SENTENCES, Server, assert_error, get, post
 from util import guided_translate
 
@@ -76,6 +76,7 @@ def rendered(url: str, tmp_path, **query) -> str:
         capture_output=True,
         text=True,
         timeout=60,
+        env=browser_env(tmp_path),
     )
     return result.stdout
 
