@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.request
 from contextlib import contextmanager
+from pathlib import Path
 
 from util import tiny_config
 
@@ -53,6 +54,8 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+        # stop() kills the server outright, so its temporary folders go beside its log
+        env.setdefault("TMPDIR", str(Path(log_path).parent))
         args = ["serve", "--checkpoint", checkpoint, "--port", str(self.port), *options]
         with open(log_path, "wb") as log:
             self.proc = subprocess.Popen(

@@ -93,7 +93,9 @@ def two_step_trainer(tmp_path, **kwargs):
 
 
 def _environment(tmp_path) -> dict:
-    return {**os.environ, "TRANSLATOR_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
+    # torchrun's agent leaves a folder in TMPDIR: it goes into the test's own
+    env = {**os.environ, "TRANSLATOR_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
+    return {**env, "TMPDIR": str(tmp_path)}
 
 
 def train_processes(tmp_path, name, batch_tokens, procs):
