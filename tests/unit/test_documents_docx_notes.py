@@ -115,8 +115,8 @@ CONTROL = '<w:sdt><w:sdtPr><w:id w:val="5"/></w:sdtPr><w:sdtContent>' + _r("Berl
     ("xml", "capitals", "reversed_"),
     [
         (_r("Ein ") + INSERTED + DELETED + _r("Mann spielt."),
-         ["EIN ", ("ins", "GROSSER"), " ", ("del", "kleiner "), "MANN SPIELT."],
-         ["spielt. Mann ", ("del", "kleiner "), ("ins", "großer"), " Ein"]),
+         ["EIN ", ("ins", "GROSSER "), ("del", "kleiner "), "MANN SPIELT."],
+         ["spielt. Mann ", ("ins", "großer "), ("del", "kleiner "), "Ein"]),
         (_r("Ein Mann in ") + SMART + _r(" spielt."),
          ["EIN MANN IN ", ("smartTag", "BERLIN"), " SPIELT."],
          ["spielt. ", ("smartTag", "Berlin"), " in Mann Ein"]),

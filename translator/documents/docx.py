@@ -6,13 +6,13 @@ the paragraphs of the body, of tables (nested ones too), text boxes, of each sec
 headers and footers, and of the footnotes, endnotes and comments (docx_notes.py).
 
 A paragraph's text is read from its runs of text (text, tabs, line breaks, hyphens:
-docx_runs.py), hyperlinks and the other wrappers of runs (docx_runs.WRAPPERS: a tracked
-insertion, a smart tag, a content control); a run of anything else (an image, a field, a
-footnote mark, a page or column break, a positional tab) ends a stretch of text and stays
-where it is, and each stretch is translated on its own. A field's text, its result
-included, is left as it is, over however many paragraphs it runs (one never ended: to its
-paragraph's end). Within a stretch, runs formatted otherwise than most of its text, and
-wrappers, are spans that inline.transfer carries to the words aligned to theirs; the
+docx_runs.py), hyperlinks and the other wrappers of runs (docx_parts.WRAPPERS, nested too:
+a tracked insertion, a smart tag, a content control); a run of anything else (an image, a
+field, a footnote mark, a page or column break, a positional tab) ends a stretch of text
+and stays where it is, and each stretch is translated on its own. A field's text, its
+result included, is left as it is, over however many paragraphs it runs (one never ended:
+to its paragraph's end). Within a stretch, runs formatted otherwise than most of its text,
+and wrappers, are spans that inline.transfer carries to the words aligned to theirs; the
 translation is written as clones of the source runs (so bold, italics, fonts, colours come
 along) and of the wrappers (a link's target kept), in place of the stretch's runs. The
 languages the file names become the target's (docx_language.py).
@@ -34,16 +34,17 @@ from translator.documents.docx_parts import (  # (CODE_*, _parts: also the ident
     _open,
     _parts,
     _style,
+    emptied,
+    flattened,
+    shared,
+    wrapped_runs,
 )
 from translator.documents.docx_runs import (  # (stretches...: also the identity check's)
     RPR,
-    WRAPPERS,
     Fields,
     R,
     Specials,
     _paired,
-    content,
-    emptied,
     gaps,
     run_text,
     split_breaks,
@@ -84,8 +85,11 @@ class Stretch(Marked):
     ('run', first run of a group formatted alike, not the stretch's usual formatting)."""
 
     def __init__(self, items: list, lang, code: frozenset[str] = frozenset()):
-        runs = [(r, item if item.tag in WRAPPERS else None) for item in items
-                for r in ([c for c in content(item) if c.tag == R] if item.tag in WRAPPERS else [item])]  # fmt: skip
+        # each run with its innermost wrapper; each wrapper with those around it, outermost
+        # first (wrappers nest: a tracked insertion in a smart tag)
+        found = wrapped_runs(items)
+        runs = [(r, chain[-1] if chain else None) for r, chain in found]
+        self.chains = {id(c[n]): c[: n + 1] for _, c in found for n in range(len(c))}
         self.items, texts = items, [run_text(r) for r, _ in runs]
         plain, at, starts = "".join(texts), 0, []
         for text in texts:
@@ -105,13 +109,13 @@ class Stretch(Marked):
                         key=lambda key: weight[False, key], default=_key(first))  # fmt: skip
         alike = [r for r, _ in runs if _key(r) == self.base] or [first]
         self.template = max(alike, key=lambda r: weight.get((True, _props(r)), (0, 0)))
-        spans = []
-        for item in items:
-            if item.tag in WRAPPERS:
-                ends = [starts[k] + len(texts[k]) for k, (_, h) in enumerate(runs) if h is item]
-                begins = [starts[k] for k, (_, h) in enumerate(runs) if h is item]
-                if begins and ends[-1] > begins[0]:
-                    spans.append((begins[0], ends[-1], ("link", item)))
+        spans, self.edges = [], {}  # edges: a wrapper's (leading, trailing) space in it
+        for item in dict.fromkeys(w for _, c in found for w in c):  # outer ones first
+            held = [k for k, (_, c) in enumerate(found) if any(w is item for w in c)]
+            a, b = (starts[held[0]], starts[held[-1]] + len(texts[held[-1]])) if held else (0, 0)
+            if b > a:
+                spans.append((a, b, ("link", item)))
+                self.edges[id(item)] = (plain[a].isspace(), plain[b - 1].isspace())
         # each character's (link, run to clone), for words the translation copies
         self.code: dict[int, str] = {}  # a run in a code style -> its group's text
         self.owners: list[tuple[object, object]] = [(None, self.template)] * len(plain)
@@ -147,14 +151,8 @@ class Stretch(Marked):
         words they did, glued to the word before them where they were (else after the
         space)."""
         at = {id(r): start for (r, _), start in zip(runs, starts, strict=True)}
-        members, flat = {id(item) for item in self.items}, []
-        for el in [self.items[0], *self.items[0].itersiblings()]:
-            if el.tag in WRAPPERS and id(el) in members:
-                flat += content(el)
-            else:
-                flat.append(el)
-            if el is self.items[-1]:
-                break
+        siblings = [self.items[0], *self.items[0].itersiblings()]
+        flat = flattened(siblings[: siblings.index(self.items[-1]) + 1])
         found = []
         for k, el in enumerate(flat):
             if el.tag != R:
@@ -249,7 +247,7 @@ class Stretch(Marked):
                 owner = out[-1][:2] if out else after[:2]
                 if after and out and self._marked(out[-1]) and not self._marked(after):
                     owner = after[:2]
-                piece = (*owner, piece[1])
+                piece = (*self._edge(out[-1] if out else None, after, owner), piece[1])
             out.append(piece)
         places, last = [], 0  # in the source's order (a range's start before its end)
         for s, _, (_, (item, glued)) in (p for p in placed if p[2][0] == "mark"):
@@ -258,6 +256,23 @@ class Stretch(Marked):
         for at, item in reversed(places):  # from the end: the places before hold
             out.insert(at, (MARK, item, ""))
         return out
+
+    def _edge(self, before, after, owner) -> tuple:
+        """The (link, run) a space between pieces `before` and `after` goes in: a wrapper
+        ending or starting there holds it only where it held a space at that edge in the
+        source (a tracked insertion says what it inserted); else `owner`."""
+        was = self.chains.get(id(before[0]), ()) if before else ()
+        now = self.chains.get(id(after[0]), ()) if after and len(after) == 3 else ()
+        n = next(
+            (n for n, (a, b) in enumerate(zip(was, now)) if a is not b), min(len(was), len(now))
+        )
+        if any(self.edges.get(id(w), (0, 0))[1] for w in was[n:]):
+            return before[:2]
+        if any(self.edges.get(id(w), (0, 0))[0] for w in now[n:]):
+            return after[:2]
+        if was[n:] and now[n:]:  # between two wrappers: in the one holding both
+            return (was[n - 1] if n else None), self.template
+        return after[:2] if was[n:] else owner
 
     def _atoms(self, words, placed, glued, twins) -> tuple[dict, dict]:
         """Code copied as it was where the translation changed its words: ({first target
@@ -317,30 +332,30 @@ class Stretch(Marked):
         """Replace the stretch's runs and links by the translation's (module docstring)."""
         anchor = self.items[0]
         parent = anchor.getparent()
-        specials = Specials([r for item in self.items for r in item.iter(R)])
-        links: dict[int, object] = {}  # a wrapper -> where its copy's runs go
-        copied, last = [], None  # the wrappers copied; the last segment's
+        specials = Specials([r for r, _ in wrapped_runs(self.items)])
+        held: list[tuple] = []  # the wrapper copies the last segment is in: (wrapper, holder)
+        copied: set[int] = set()  # the wrappers copied
         segments = self.segments(results)
         specials.plan("".join(text for _, _, text in segments))
         for k, (link, run, text) in enumerate(segments):
             if link is MARK:  # (moved: it stands between the source's runs)
-                # inside the link whose words are on both sides of it
-                before = next((s[0] for s in segments[k::-1] if s[0] is not MARK), None)
+                # inside the wrappers holding the words on both sides of it
                 after = next((s[0] for s in segments[k:] if s[0] is not MARK), None)
-                inside = before is not None and before is after and id(before) in links
-                (links[id(before)].append if inside else anchor.addprevious)(run)
+                chain = self.chains.get(id(after), ())
+                del held[shared(held, chain) :]
+                (held[-1][1].append if held else anchor.addprevious)(run)
                 continue
             new = copy.deepcopy(run)
             specials.fill(new, text)
-            if link is None:
-                anchor.addprevious(new)
-            elif link is not last:  # (a wrapper the translation parts: a copy for each part)
-                clone, links[id(link)] = emptied(link, link in copied)
-                anchor.addprevious(clone)
-                copied.append(link)
-            if link is not None:
-                links[id(link)].append(new)
-            last = link
+            chain = self.chains.get(id(link), ())
+            n = shared(held, chain)
+            del held[n:]  # (a wrapper the translation parts: a copy for each part)
+            for wrapper in chain[n:]:
+                clone, holder = emptied(wrapper, id(wrapper) in copied)
+                (held[-1][1].append if held else anchor.addprevious)(clone)
+                copied.add(id(wrapper))
+                held.append((wrapper, holder))
+            (held[-1][1].append if held else anchor.addprevious)(new)
         for item in self.items:
             parent.remove(item)
 

@@ -1,10 +1,12 @@
 """The parts of a Word file that docx.py translates, and how it is opened: the XML
 elements to translate (body, headers, footers), the styles for code, a run's or a
-paragraph's style, and a file python-docx cannot open refused in one line.
+paragraph's style, a file python-docx cannot open refused in one line; and the wrappers
+of runs a sentence reads through (WRAPPERS), at any depth, and their copies.
 """
 
 from __future__ import annotations
 
+import copy
 import io
 import re
 import zipfile
@@ -12,6 +14,12 @@ import zipfile
 from translator.errors import UserError
 
 _NS = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+P, R, SDT, SDT_CONTENT = _NS + "p", _NS + "r", _NS + "sdt", _NS + "sdtContent"
+# elements around runs a sentence reads through (a link, a tracked insertion, a smart tag,
+# an inline content control...): their runs are translated with it and written back in
+# copies of them
+WRAPPERS = {_NS + n for n in ("hyperlink", "ins", "moveTo", "smartTag", "customXml", "sdt",
+                              "dir", "bdo")}  # fmt: skip
 
 
 def _parts(doc):
@@ -95,3 +103,70 @@ def _why(err: Exception) -> str:
     if kind:
         return f"an Office file of another kind: {kind.group(1)}"
     return f"{type(err).__name__}: {re.sub(r' object at 0x[0-9a-f]+', '', text)}"
+
+
+def content(el) -> list:
+    """What wrapper `el` holds around its runs, its properties aside (a paragraph's
+    children, its own properties included, for a paragraph)."""
+    holder = el.find(SDT_CONTENT) if el.tag == SDT else el
+    if holder is None:
+        return []
+    return [c for c in holder if el.tag == P or not c.tag.endswith("Pr")]
+
+
+def emptied(el, fresh: bool) -> tuple:
+    """(a copy of wrapper `el` without its runs, the element in it to put runs in); `fresh`:
+    a further copy, given an id of its own where `el` has one (a tracked change's, a
+    content control's: Word's must be unique)."""
+    clone = copy.deepcopy(el)
+    holder = clone.find(SDT_CONTENT) if el.tag == SDT else clone
+    for c in content(clone):
+        holder.remove(c)
+    control = clone.find(f"{_NS}sdtPr/{_NS}id")
+    if fresh and clone.get(_NS + "id") is not None:
+        clone.set(_NS + "id", str(_next_id(el)))
+    if fresh and control is not None:
+        control.set(_NS + "val", str(_next_id(el)))
+    return clone, holder
+
+
+def _next_id(el) -> int:
+    """An id no element of `el`'s part holds (w:id, a content control's w:id/@w:val)."""
+    root, taken = el.getroottree().getroot(), [0]
+    for x in root.iter():
+        for value in (x.get(_NS + "id"), x.get(_NS + "val") if x.tag == _NS + "id" else None):
+            if value is not None and value.lstrip("-").isdigit():
+                taken.append(abs(int(value)))
+    return max(taken) + 1
+
+
+def wrapped_runs(items, chain: tuple = ()) -> list[tuple]:
+    """(run, the wrappers around it from the outermost) for each run of a stretch's
+    `items`, in document order; `chain`: the wrappers around the items."""
+    out = []
+    for item in items:
+        if item.tag in WRAPPERS:
+            out += wrapped_runs(content(item), (*chain, item))
+        elif item.tag == R:
+            out.append((item, chain))
+    return out
+
+
+def flattened(items) -> list:
+    """`items` (a stretch's, and the siblings between them) with each wrapper of runs
+    replaced by what it holds, at any depth: the runs and the marks between them in order
+    (a wrapper without runs is a mark; one with runs between a stretch's items is one)."""
+    out = []
+    for el in items:
+        if el.tag in WRAPPERS and any(True for _ in el.iter(R)):
+            out += flattened(content(el))
+        else:
+            out.append(el)
+    return out
+
+
+def shared(held: list[tuple], chain: tuple) -> int:
+    """How many of the copies `held` (outermost first) are of the wrappers `chain` begins
+    with: those a segment in `chain` goes on in."""
+    return next((n for n, (w, _) in enumerate(held) if n >= len(chain) or w is not chain[n]),
+                len(held))  # fmt: skip

@@ -16,27 +16,27 @@ import re
 
 from docx.oxml import OxmlElement
 
-from translator.documents.docx_parts import _NS
+from translator.documents.docx_parts import _NS, WRAPPERS, R, content
 from translator.documents.inline import core
 from translator.documents.units import Alignment, words_and_seps
 
-R, HYPERLINK, RPR, T = _NS + "r", _NS + "hyperlink", _NS + "rPr", _NS + "t"
+HYPERLINK, RPR, T = _NS + "hyperlink", _NS + "rPr", _NS + "t"
 BR, CR, TAB, PTAB = _NS + "br", _NS + "cr", _NS + "tab", _NS + "ptab"
-NO_BREAK, SOFT = _NS + "noBreakHyphen", _NS + "softHyphen"
+NO_BREAK, SOFT, RENDERED_BREAK = (
+    _NS + "noBreakHyphen",
+    _NS + "softHyphen",
+    _NS + "lastRenderedPageBreak",
+)
 FLD_CHAR, P = _NS + "fldChar", _NS + "p"
-SDT, SDT_CONTENT = _NS + "sdt", _NS + "sdtContent"
-# elements around runs a sentence reads through (a link, a tracked insertion, a smart tag,
-# an inline content control...): their runs are translated with it and written back in
-# copies of them
-WRAPPERS = {_NS + n for n in ("hyperlink", "ins", "moveTo", "smartTag", "customXml", "sdt",
-                              "dir", "bdo")}  # fmt: skip
 TEXT_PARTS = {_NS + n for n in ("rPr", "t", "tab", "ptab", "br", "cr", "noBreakHyphen",
                                 "softHyphen", "lastRenderedPageBreak")}  # fmt: skip
 # kept where they are and not a stretch's end: they hold no text (in a hyperlink too)
-# (deleted text too: it stays as it is, where the words before it go)
+# (deleted text too, as it is: after the translation of the word it followed, or before
+# that of an insertion it touches, which it reads as replaced: _deleted_at)
 QUIET = {_NS + n for n in ("pPr", "bookmarkStart", "bookmarkEnd", "proofErr", "permStart",
                            "permEnd", "commentRangeStart", "commentRangeEnd", "del",
                            "moveFrom")}  # fmt: skip
+DELETED, INSERTED = {_NS + "del", _NS + "moveFrom"}, {_NS + "ins", _NS + "moveTo"}
 _CHARS = {TAB: "\t", CR: "\n", NO_BREAK: "-"}
 _WORD = re.compile(r"[\w-]+")
 
@@ -104,41 +104,6 @@ def _text_run(r) -> bool:
     return all(c.tag in TEXT_PARTS and not _parting(c) for c in r)
 
 
-def content(el) -> list:
-    """What wrapper `el` holds around its runs, its properties aside (a paragraph's
-    children, its own properties included, for a paragraph)."""
-    holder = el.find(SDT_CONTENT) if el.tag == SDT else el
-    if holder is None:
-        return []
-    return [c for c in holder if el.tag == P or not c.tag.endswith("Pr")]
-
-
-def emptied(el, fresh: bool) -> tuple:
-    """(a copy of wrapper `el` without its runs, the element in it to put runs in); `fresh`:
-    a further copy, given an id of its own where `el` has one (a tracked change's, a
-    content control's: Word's must be unique)."""
-    clone = copy.deepcopy(el)
-    holder = clone.find(SDT_CONTENT) if el.tag == SDT else clone
-    for c in content(clone):
-        holder.remove(c)
-    control = clone.find(f"{_NS}sdtPr/{_NS}id")
-    if fresh and clone.get(_NS + "id") is not None:
-        clone.set(_NS + "id", str(_next_id(el)))
-    if fresh and control is not None:
-        control.set(_NS + "val", str(_next_id(el)))
-    return clone, holder
-
-
-def _next_id(el) -> int:
-    """An id no element of `el`'s part holds (w:id, a content control's w:id/@w:val)."""
-    root, taken = el.getroottree().getroot(), [0]
-    for x in root.iter():
-        for value in (x.get(_NS + "id"), x.get(_NS + "val") if x.tag == _NS + "id" else None):
-            if value is not None and value.lstrip("-").isdigit():
-                taken.append(abs(int(value)))
-    return max(taken) + 1
-
-
 def stretches(p, fields: Fields | None = None) -> list[list]:
     """The paragraph `p`'s stretches: lists of consecutive text runs and wrappers of text
     runs and quiet marks, each ended by anything else it holds, outside fields; a wrapper
@@ -159,9 +124,8 @@ def _collect(parent, fields: Fields, out: list) -> None:
         if tag in WRAPPERS and not any(True for _ in child.iter(R)):
             ok = None  # a wrapper without runs holds no text: kept where it is
         elif tag in WRAPPERS:
-            kids = content(child)
-            ok = not fields.depth and not any(True for _ in child.iter(FLD_CHAR)) and all(
-                r.tag == R and _text_run(r) or r.tag in QUIET for r in kids)  # fmt: skip
+            fielded = fields.depth or any(True for _ in child.iter(FLD_CHAR))
+            ok = not fielded and _readable(child)
             if not ok:
                 out += [cur] if cur else []
                 cur = []
@@ -179,6 +143,13 @@ def _collect(parent, fields: Fields, out: list) -> None:
             out.append(cur)
             cur = []
     out += [cur] if cur else []
+
+
+def _readable(el) -> bool:
+    """Whether wrapper `el` holds text runs, quiet marks and such wrappers alone, at any
+    depth (a w:ins in a w:smartTag, a w:sdt in a w:ins): read with its sentence."""
+    return all(c.tag == R and _text_run(c) or c.tag in QUIET or c.tag in WRAPPERS and (
+        not any(True for _ in c.iter(R)) or _readable(c)) for c in content(el))  # fmt: skip
 
 
 def split_breaks(p) -> None:
@@ -221,10 +192,12 @@ def run_text(r) -> str:
 class Specials:
     """A stretch's line breaks and tabs in their order, and its no-break and soft hyphens
     by the word holding them (whitespace to whitespace, punctuation too, in any case; a
-    hyphen between words by the word before it), to write back."""
+    hyphen between words by the word before it), to write back; and where Word last broke
+    the page in it (w:lastRenderedPageBreak, a hint for readers), put in its first run."""
 
     def __init__(self, runs):
         self.lines, self.tabs, text, marks = [], [], "", []  # marks: (where in text, tag)
+        self.hints = [c for r in runs for c in r if c.tag == RENDERED_BREAK]
         for r in runs:  # (the stretch's text as a whole: a word may span runs)
             for c in r:
                 if c.tag in (BR, CR) and not _page_break(c):
@@ -278,6 +251,8 @@ class Specials:
         and its hyphens (one at a word's end goes with the word)."""
         for c in [c for c in r if c.tag != RPR]:
             r.remove(c)
+        r.extend(copy.deepcopy(c) for c in self.hints)
+        self.hints = []
         start, self.offset = self.offset, self.offset + len(text)
         hyphens: dict[int, list] = {}
         for at, tags in self.hyphens.items():
@@ -352,6 +327,9 @@ def _paired(spans: list, placed: list, alignment, words: list[str]) -> list:
     for i, (s, _, (kind, payload)) in enumerate(spans):
         if kind != "mark":
             continue
+        at = _deleted_at(payload[0], s, alignment, words) if payload[0].tag in DELETED else None
+        if at is not None:
+            out[i] = (at, at, out[i][2])
         name = payload[0].tag.rsplit("}", 1)[-1]
         key = (name.removesuffix("Start").removesuffix("End"), payload[0].get(_NS + "id"))
         if name.endswith("Start"):
@@ -364,3 +342,17 @@ def _paired(spans: list, placed: list, alignment, words: list[str]) -> list:
                 out[j] = (picked[0], picked[0], out[j][2])
                 out[i] = (picked[-1] + 1, picked[-1] + 1, out[i][2])
     return out
+
+
+def _deleted_at(el, s: int, alignment, words: list[str]) -> int | None:
+    """Where deleted text `el`, before source word `s`, goes among the target `words`:
+    after the translation of the word it followed; before that of the word it precedes
+    where that word is inserted (a replacement) or none precedes it. None: not aligned."""
+    ahead = next((x for x in el.itersiblings() if x.tag not in QUIET), None)
+    forward = not s or ahead is not None and ahead.tag in INSERTED
+    for k in [s] if forward else range(s - 1, -1, -1):
+        if picked := core(
+            [[t for w, t in alignment or () if w == k and 0 <= t < len(words)]], words
+        ):
+            return picked[0] if forward else picked[0] + 1
+    return None

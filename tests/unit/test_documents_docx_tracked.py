@@ -1,0 +1,125 @@
+"""Word files: runs in wrappers inside wrappers (a tracked insertion in a smart tag, a
+content control or a link in an insertion) read with their sentence and written back in
+copies of each wrapper; a space at an insertion's edge kept inside it; deleted text kept
+beside the words it followed or the insertion it replaces; Word's last page break hint
+kept."""
+
+import io
+
+import docx
+import pytest
+from docx.oxml import parse_xml
+from docx.oxml.ns import nsdecls, qn
+from fake_translate import recording, reverse, same, upper
+
+from translator.documents.docx import translate_docx
+
+
+def _one(xml: str, translate) -> object:
+    """The paragraph `xml` translated by `translate`, as saved and read back."""
+    d = docx.Document()
+    d.element.body.insert(0, parse_xml(f"<w:p {nsdecls('w')}>{xml}</w:p>"))
+    out = io.BytesIO()
+    d.save(out)
+    return docx.Document(io.BytesIO(translate_docx(out.getvalue(), translate, "de"))).element.body[
+        0
+    ]
+
+
+def _tree(el) -> list:
+    """What `el` holds: a run's text, a wrapper's tag and its tree (a control's content's)."""
+    out = []
+    for c in el.find(qn("w:sdtContent")) if el.tag == qn("w:sdt") else el:
+        name = c.tag.split("}")[1]
+        if name == "r":
+            out.append("".join(t.text for t in c.iter(qn("w:t"), qn("w:delText"))))
+        elif not name.endswith("Pr"):
+            out.append((name, *_tree(c)))
+    return out
+
+
+def _r(text: str) -> str:
+    return f'<w:r><w:t xml:space="preserve">{text}</w:t></w:r>'
+
+
+def _ins(inner: str) -> str:
+    return f'<w:ins w:id="7" w:author="a">{inner}</w:ins>'
+
+
+DEL = '<w:del w:id="8" w:author="a"><w:r><w:delText xml:space="preserve">kleiner </w:delText></w:r></w:del>'  # fmt: skip
+TAG = '<w:smartTag w:uri="urn:x" w:element="C">{}</w:smartTag>'
+SDT = '<w:sdt><w:sdtPr><w:id w:val="5"/></w:sdtPr><w:sdtContent>{}</w:sdtContent></w:sdt>'
+LINK = '<w:hyperlink w:anchor="x">{}</w:hyperlink>'
+
+
+def apart(sentences):
+    """Even words first, then odd ones: "Ein großer Mann" -> "Ein Mann großer"."""
+    out = []
+    for s in sentences:
+        order = [*range(0, len(s.split()), 2), *range(1, len(s.split()), 2)]
+        out.append((" ".join(s.split()[i] for i in order), [(i, j) for j, i in enumerate(order)]))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("xml", "capitals"),
+    [
+        (TAG.format(_ins(_r("Ein großer")) + _r(" Mann")) + _r(" spielt."),
+         [("smartTag", ("ins", "EIN GROSSER"), " MANN"), " SPIELT."]),
+        (_ins(SDT.format(_r("Ein großer"))) + _r(" Mann spielt."),
+         [("ins", ("sdt", "EIN GROSSER")), " MANN SPIELT."]),
+        (_ins(LINK.format(_r("Ein großer"))) + _r(" Mann spielt."),
+         [("ins", ("hyperlink", "EIN GROSSER")), " MANN SPIELT."]),
+    ],
+)  # fmt: skip
+def test_runs_in_a_wrapper_inside_a_wrapper_go_with_their_sentence(xml, capitals):
+    translate, seen = recording(upper)
+    assert _tree(_one(xml, translate)) == capitals
+    assert seen == ["Ein großer Mann spielt."]
+    # parted by the translation: each part in copies of all its wrappers, ids unique
+    p = _one(xml, apart)
+    ids = [el.get(qn("w:id")) for el in p.iter(qn("w:ins"))]
+    ids += [el.get(qn("w:val")) for el in p.iter(qn("w:id"))]
+    assert len(ids) >= 2 and len(set(ids)) == len(ids)
+    assert "".join(t.text for t in p.iter(qn("w:t"))) == "Ein Mann großer spielt."
+
+
+@pytest.mark.parametrize(
+    ("xml", "capitals", "reversed_"),
+    [
+        (_r("Ein") + _ins(_r(" großer")) + _r(" Mann spielt."),
+         ["EIN", ("ins", " GROSSER"), " MANN SPIELT."],
+         ["spielt. Mann", ("ins", " großer"), " Ein"]),
+        (_r("Ein ") + _ins(_r("großer ")) + _r("Mann spielt."),
+         ["EIN ", ("ins", "GROSSER "), "MANN SPIELT."],
+         ["spielt. Mann ", ("ins", "großer "), "Ein"]),
+    ],
+)  # fmt: skip
+def test_a_space_at_an_insertions_edge_stays_inside_it(xml, capitals, reversed_):
+    assert _tree(_one(xml, upper)) == capitals
+    assert _tree(_one(xml, reverse)) == reversed_
+
+
+@pytest.mark.parametrize(
+    ("xml", "reversed_"),
+    [
+        (_r("Der Hund ") + DEL + _r("Mann spielt heute gut."),
+         ["gut. heute spielt Mann Hund ", ("del", "kleiner "), "Der"]),
+        (_r("Der Hund ") + DEL + _ins(_r("großer ")) + _r("Mann spielt."),
+         ["spielt. Mann ", ("del", "kleiner "), ("ins", "großer "), "Hund Der"]),
+        (_r("Mann spielt ") + DEL + _ins(_r("gut.")),
+         [("del", "kleiner "), ("ins", "gut."), " spielt Mann"]),
+        (_r("Ein Satz. ") + DEL + _r("Der Hund spielt."),
+         ["Satz. Ein spielt. Hund ", ("del", "kleiner "), "Der"]),
+    ],
+)  # fmt: skip
+def test_deleted_text_stays_after_the_word_it_followed_or_before_what_replaces_it(xml, reversed_):
+    assert _tree(_one(xml, reverse)) == reversed_
+
+
+def test_the_last_rendered_page_break_is_kept_in_the_first_translated_run():
+    xml = '<w:r><w:t xml:space="preserve">Ein Mann </w:t><w:lastRenderedPageBreak/><w:t>spielt.</w:t></w:r>'  # fmt: skip
+    for translate in (upper, same):
+        p = _one(xml, translate)
+        assert [c.tag.split("}")[1] for c in p.iter(qn("w:r")) for c in c] == [
+            "lastRenderedPageBreak", "t"]  # fmt: skip
