@@ -1,8 +1,8 @@
 """Word files: runs in wrappers inside wrappers (a tracked insertion in a smart tag, a
 content control or a link in an insertion) read with their sentence and written back in
 copies of each wrapper; a space at an insertion's edge kept inside it; deleted text kept
-beside the words it followed or the insertion it replaces; Word's last page break hint
-kept."""
+beside the words it followed or the insertion it replaces; an insertion of a space alone
+kept, and a mark at an insertion's end kept in it; Word's last page break hint kept."""
 
 import io
 
@@ -123,3 +123,26 @@ def test_the_last_rendered_page_break_is_kept_in_the_first_translated_run():
         p = _one(xml, translate)
         assert [c.tag.split("}")[1] for c in p.iter(qn("w:r")) for c in c] == [
             "lastRenderedPageBreak", "t"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("xml", "translate", "tree"),
+    [
+        (_r("groß") + _ins(_r(" ")) + _r("Fuß"), upper, ["GROSS", ("ins", " "), "FUSS"]),
+        (_r("Ein") + _ins(_r(" ")) + _r("Mann spielt."), reverse,
+         ["spielt.", ("ins", " "), "Mann Ein"]),
+        (_r("Ein Mann") + _ins(_r(" ")), upper, ["EIN MANN", ("ins", " ")]),
+    ],
+)  # fmt: skip
+def test_an_insertion_of_a_space_alone_is_kept_with_its_space(xml, translate, tree):
+    # moved whole where a space of the translation falls, which it stands for
+    assert _tree(_one(xml, translate)) == tree
+    assert _tree(_one(xml, same)) == _tree(parse_xml(f"<w:p {nsdecls('w')}>{xml}</w:p>"))
+
+
+def test_a_mark_at_an_insertions_end_stays_inside_it():
+    end = '<w:bookmarkEnd w:id="3"/>'
+    xml = _ins(_r("großer") + LINK.format(_r(" Mann")) + end) + _r(" spielt.")
+    for translate in (same, upper):
+        (ins,) = _one(xml, translate).iter(qn("w:ins"))
+        assert [c.tag.split("}")[1] for c in ins] == ["r", "hyperlink", "bookmarkEnd"]

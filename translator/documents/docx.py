@@ -24,6 +24,8 @@ import copy
 import io
 import re
 
+from lxml import etree
+
 from translator.documents.docx_language import retag_docx, turn_paragraphs
 from translator.documents.docx_notes import Notes, paragraphs
 from translator.documents.docx_parts import (  # (CODE_*, _parts: also the identity check's)
@@ -31,16 +33,21 @@ from translator.documents.docx_parts import (  # (CODE_*, _parts: also the ident
     CODE_PARAGRAPHS,
     CODE_RUNS,
     _code_styles,
+    _key,
     _open,
     _parts,
+    _props,
     _style,
+    absorbed,
     emptied,
     flattened,
     shared,
+    tracked_around,
+    wordless,
     wrapped_runs,
+    wrapper_spans,
 )
 from translator.documents.docx_runs import (  # (stretches...: also the identity check's)
-    RPR,
     Fields,
     R,
     Specials,
@@ -54,30 +61,6 @@ from translator.documents.language import Retag
 from translator.documents.units import GLUED, Marked, Translate, translate_all
 
 MARK = object()  # a segment that is an element holding no text, moved to its place
-# a run's language and "do not check spelling": Word's proofing, which no reader sees, so
-# runs differing in these alone are not set apart as spans (runs written as Word's spell
-# checker left them)
-PROOFING = {_NS + "lang", _NS + "noProof"}
-
-
-def _props(r) -> bytes:
-    """A run's properties, b"" for none."""
-    from lxml import etree
-
-    rpr = r.find(RPR)
-    return b"" if rpr is None or not (len(rpr) or rpr.attrib) else etree.tostring(rpr)
-
-
-def _key(r) -> bytes:
-    """A run's formatting as a reader sees it: its properties bar the spelling settings
-    (PROOFING)."""
-    rpr = r.find(RPR)
-    if rpr is None or not any(child.tag in PROOFING for child in rpr):
-        return _props(r)
-    seen = copy.deepcopy(r)
-    for child in [c for c in seen.find(RPR) if c.tag in PROOFING]:
-        seen.find(RPR).remove(child)
-    return _props(seen)
 
 
 class Stretch(Marked):
@@ -95,6 +78,13 @@ class Stretch(Marked):
         for text in texts:
             starts.append(at)
             at += len(text)
+        spans, self.edges = wrapper_spans(found, starts, texts, plain)
+        # a wrapper holding no word (a tracked insertion of a space) is a mark, moved whole:
+        # its runs are left out of the spans (its text stays, parting the words around it)
+        self.blank = wordless(found, texts) if plain.strip() else {}
+        keep = [not any(id(w) in self.blank for w in c) for _, c in found]
+        runs, starts, texts = ([x for x, ok in zip(seq, keep, strict=True) if ok]
+                               for seq in (runs, starts, texts))  # fmt: skip
         # the usual formatting is the one holding most of the spaces between words, then
         # most of the text, code aside: the spaces around a formatted word belong to the
         # text around it
@@ -109,13 +99,6 @@ class Stretch(Marked):
                         key=lambda key: weight[False, key], default=_key(first))  # fmt: skip
         alike = [r for r, _ in runs if _key(r) == self.base] or [first]
         self.template = max(alike, key=lambda r: weight.get((True, _props(r)), (0, 0)))
-        spans, self.edges = [], {}  # edges: a wrapper's (leading, trailing) space in it
-        for item in dict.fromkeys(w for _, c in found for w in c):  # outer ones first
-            held = [k for k, (_, c) in enumerate(found) if any(w is item for w in c)]
-            a, b = (starts[held[0]], starts[held[-1]] + len(texts[held[-1]])) if held else (0, 0)
-            if b > a:
-                spans.append((a, b, ("link", item)))
-                self.edges[id(item)] = (plain[a].isspace(), plain[b - 1].isspace())
         # each character's (link, run to clone), for words the translation copies
         self.code: dict[int, str] = {}  # a run in a code style -> its group's text
         self.owners: list[tuple[object, object]] = [(None, self.template)] * len(plain)
@@ -152,7 +135,7 @@ class Stretch(Marked):
         space)."""
         at = {id(r): start for (r, _), start in zip(runs, starts, strict=True)}
         siblings = [self.items[0], *self.items[0].itersiblings()]
-        flat = flattened(siblings[: siblings.index(self.items[-1]) + 1])
+        flat = flattened(siblings[: siblings.index(self.items[-1]) + 1], self.blank)
         found = []
         for k, el in enumerate(flat):
             if el.tag != R:
@@ -177,7 +160,7 @@ class Stretch(Marked):
             at = b
         out += self._copied(at, len(self.plain))
         merged = []
-        for seg in (s for s in out if s[2] or s[0] is MARK):
+        for seg in absorbed(out, self.blank, MARK):
             if merged and merged[-1][:2] == seg[:2]:
                 merged[-1] = (*seg[:2], merged[-1][2] + seg[2])
             else:
@@ -330,34 +313,50 @@ class Stretch(Marked):
 
     def write(self, results) -> None:
         """Replace the stretch's runs and links by the translation's (module docstring)."""
-        anchor = self.items[0]
-        parent = anchor.getparent()
-        specials = Specials([r for r, _ in wrapped_runs(self.items)])
+        parent = self.items[0].getparent()
+        anchor = etree.Comment("")  # (before the items, which wrappers moved whole are of)
+        self.items[0].addprevious(anchor)
+        specials = Specials([r for r, c in wrapped_runs(self.items)
+                            if not any(id(w) in self.blank for w in c)])  # fmt: skip
         held: list[tuple] = []  # the wrapper copies the last segment is in: (wrapper, holder)
         copied: set[int] = set()  # the wrappers copied
         segments = self.segments(results)
         specials.plan("".join(text for _, _, text in segments))
         for k, (link, run, text) in enumerate(segments):
             if link is MARK:  # (moved: it stands between the source's runs)
-                # inside the wrappers holding the words on both sides of it
-                after = next((s[0] for s in segments[k:] if s[0] is not MARK), None)
-                chain = self.chains.get(id(after), ())
-                del held[shared(held, chain) :]
+                # in the wrappers of the words after it; a mark a tracked insertion holds
+                # stays in its copy while open (the revision inserted it), or opens it for
+                # the words after it
+                after = self.chains.get(
+                    id(next((s[0] for s in segments[k:] if s[0] is not MARK), None)), ()
+                )
+                own = tracked_around(run, parent)
+                del held[max(shared(held, after), shared(held, own)) :]
+                both = own[: shared([(w, None) for w in own], after)]
+                if shared(held, both) == len(held):
+                    self._enter(held, copied, both, anchor)
                 (held[-1][1].append if held else anchor.addprevious)(run)
                 continue
             new = copy.deepcopy(run)
             specials.fill(new, text)
-            chain = self.chains.get(id(link), ())
-            n = shared(held, chain)
-            del held[n:]  # (a wrapper the translation parts: a copy for each part)
-            for wrapper in chain[n:]:
-                clone, holder = emptied(wrapper, id(wrapper) in copied)
-                (held[-1][1].append if held else anchor.addprevious)(clone)
-                copied.add(id(wrapper))
-                held.append((wrapper, holder))
+            self._enter(held, copied, self.chains.get(id(link), ()), anchor)
             (held[-1][1].append if held else anchor.addprevious)(new)
-        for item in self.items:
+        moved = {id(el) for link, el, _ in segments if link is MARK}
+        for item in [anchor, *(x for x in self.items if id(x) not in moved)]:
             parent.remove(item)
+
+    @staticmethod
+    def _enter(held: list, copied: set, chain: tuple, anchor) -> None:
+        """`held` made the copies of the wrappers `chain`: those it shares kept, the rest
+        closed, and a copy of each further one opened (a wrapper the translation parts: a
+        copy for each part, `copied` holding the wrappers copied before)."""
+        n = shared(held, chain)
+        del held[n:]
+        for wrapper in chain[n:]:
+            clone, holder = emptied(wrapper, id(wrapper) in copied)
+            (held[-1][1].append if held else anchor.addprevious)(clone)
+            copied.add(id(wrapper))
+            held.append((wrapper, holder))
 
 
 def translate_docx(data: bytes, translate: Translate, lang: str | None = "en",

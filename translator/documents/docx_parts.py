@@ -11,10 +11,13 @@ import io
 import re
 import zipfile
 
+from lxml import etree
+
 from translator.errors import UserError
 
 _NS = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 P, R, SDT, SDT_CONTENT = _NS + "p", _NS + "r", _NS + "sdt", _NS + "sdtContent"
+_RPR = _NS + "rPr"
 # elements around runs a sentence reads through (a link, a tracked insertion, a smart tag,
 # an inline content control...): their runs are translated with it and written back in
 # copies of them
@@ -66,6 +69,30 @@ def _style(el, kind: str = "r") -> str | None:
     props = el.find(f"{_NS}{kind}Pr")
     style = None if props is None else props.find(f"{_NS}{kind}Style")
     return None if style is None else style.get(_NS + "val")
+
+
+# a run's language and "do not check spelling": Word's proofing, which no reader sees, so
+# runs differing in these alone are not set apart as spans (runs written as Word's spell
+# checker left them)
+PROOFING = {_NS + "lang", _NS + "noProof"}
+
+
+def _props(r) -> bytes:
+    """A run's properties, b"" for none."""
+    rpr = r.find(_RPR)
+    return b"" if rpr is None or not (len(rpr) or rpr.attrib) else etree.tostring(rpr)
+
+
+def _key(r) -> bytes:
+    """A run's formatting as a reader sees it: its properties bar the spelling settings
+    (PROOFING)."""
+    rpr = r.find(_RPR)
+    if rpr is None or not any(child.tag in PROOFING for child in rpr):
+        return _props(r)
+    seen = copy.deepcopy(r)
+    for child in [c for c in seen.find(_RPR) if c.tag in PROOFING]:
+        seen.find(_RPR).remove(child)
+    return _props(seen)
 
 
 def _open(data: bytes, name: str):
@@ -152,17 +179,71 @@ def wrapped_runs(items, chain: tuple = ()) -> list[tuple]:
     return out
 
 
-def flattened(items) -> list:
+def flattened(items, whole=frozenset()) -> list:
     """`items` (a stretch's, and the siblings between them) with each wrapper of runs
     replaced by what it holds, at any depth: the runs and the marks between them in order
-    (a wrapper without runs is a mark; one with runs between a stretch's items is one)."""
+    (a wrapper without runs is a mark, and one whose id is in `whole`)."""
     out = []
     for el in items:
-        if el.tag in WRAPPERS and any(True for _ in el.iter(R)):
-            out += flattened(content(el))
+        if el.tag in WRAPPERS and id(el) not in whole and any(True for _ in el.iter(R)):
+            out += flattened(content(el), whole)
         else:
             out.append(el)
     return out
+
+
+def tracked_around(el, top) -> tuple:
+    """The wrappers between `el` and `top` (its paragraph, a wrapper a stretch is read in),
+    outermost first, up to the innermost tracked insertion (w:ins, w:moveTo): what `el` is
+    part of for the revision; none where no insertion holds it."""
+    out: list = []
+    for x in el.iterancestors():
+        if x is top:
+            break
+        if x.tag in WRAPPERS and (out or x.tag in (_NS + "ins", _NS + "moveTo")):
+            out.append(x)
+    return tuple(reversed(out))
+
+
+def wrapper_spans(found: list[tuple], starts: list[int], texts: list[str], plain: str):
+    """(the spans ('link', wrapper) of the wrappers holding words, outer ones first, each
+    one's (leading, trailing) space in it by id), from `found` (wrapped_runs) and its runs'
+    `starts` and `texts` in the stretch's text `plain`."""
+    spans, edges = [], {}
+    for item in dict.fromkeys(w for _, c in found for w in c):
+        held = [k for k, (_, c) in enumerate(found) if any(w is item for w in c)]
+        a, b = (starts[held[0]], starts[held[-1]] + len(texts[held[-1]])) if held else (0, 0)
+        if plain[a:b].strip():
+            spans.append((a, b, ("link", item)))
+            edges[id(item)] = (plain[a].isspace(), plain[b - 1].isspace())
+    return spans, edges
+
+
+def wordless(found: list[tuple], texts: list[str]) -> dict[int, str]:
+    """The wrappers holding runs but no word, by id, with their text (whitespace, or none),
+    from `found` (wrapped_runs) and its runs' `texts`."""
+    held: dict[int, str] = {}
+    for (_, chain), text in zip(found, texts, strict=True):
+        for w in chain:
+            held[id(w)] = held.get(id(w), "") + text
+    return {k: text for k, text in held.items() if not text.strip()}
+
+
+def absorbed(segments: list[tuple], blank: dict[int, str], mark) -> list[tuple]:
+    """`segments` (link or `mark`, run or element, text) bar empty texts, the whitespace of
+    each wrapper `blank` holds (moved whole: a `mark` segment) taken out of the text beside
+    it, before it first, so that the translation has its space once, in the wrapper."""
+    out = [list(s) for s in segments]
+    for k, (link, el, _) in enumerate(out):
+        left = blank.get(id(el), "") if link is mark else ""
+        for j, end in ((k - 1, -1), (k + 1, 0)):  # (a character at its end, its start)
+            while left and 0 <= j < len(out) and out[j][0] is not mark and out[j][2]:
+                ch = out[j][2][end]
+                if not ch.isspace() or ch in "\t\n" and ch not in left:
+                    break
+                out[j][2] = out[j][2][:-1] if end else out[j][2][1:]
+                left = left.replace(ch, "", 1) if ch in left else left[1:]
+    return [tuple(s) for s in out if s[2] or s[0] is mark]
 
 
 def shared(held: list[tuple], chain: tuple) -> int:
