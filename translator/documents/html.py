@@ -144,16 +144,19 @@ class _Writer:
         for after the edge: cut from the end of the text held back or of the word just
         written where either ends so ("x86_<wbr>64", "hier</a>."); text held back that does
         not end so stood before the edge and is written now."""
-        if self.pending.endswith(rest) and len(self.pending) > len(rest):
-            self.out.append(self.escape(self.pending[: -len(rest)]))
-            self.pending = rest
-        elif self.pending and not self.pending.endswith(rest):
-            self.out.append(self.escape(self.pending))
+        held, n = self.pending, len(rest)  # (matched in any case: "1BC" of "1bc")
+        ends = len(held) >= n and held[len(held) - n :].lower() == rest.lower()
+        if ends and len(held) > n:
+            self.out.append(self.escape(held[: len(held) - n]))
+            self.pending = held[len(held) - n :]
+        elif held and not ends:
+            self.out.append(self.escape(held))
             self.pending = ""
-        elif not self.pending and self.last is not None and self.last[0] == len(self.out) - 1:
+        elif not held and self.last is not None and self.last[0] == len(self.out) - 1:
             at, sep, word = self.last
-            if word.endswith(rest):
-                self.out[at], self.pending = sep + self.escape(word[: -len(rest)]), rest
+            if len(word) >= n and word[len(word) - n :].lower() == rest.lower():
+                self.out[at] = sep + self.escape(word[: len(word) - n])
+                self.pending = word[len(word) - n :]
 
     def _opens_in_trail(self, k: int) -> bool:
         """Whether span `k` opens in the text held back after its sibling's end tag, that
@@ -218,7 +221,10 @@ class _Writer:
             self.out.append(_less_own(sep, self.sentence.loose.get(k)))
         else:  # (with the tags that open in its sibling's trail, where that was not kept)
             pieces = self.sentence.opened.get(k, ([(mark.open_raw, 0)], None))[0]
-            self.out.append(sep + "".join(raw for raw, _ in pieces if raw is not None))
+            raw = "".join(raw for raw, _ in pieces if raw is not None)
+            split = self.sentence.split.get(k, ("", ""))
+            at = len(split[0]) if sep == "".join(split) else len(sep)  # ("<a>\n DocBook")
+            self.out.append(sep[:at] + raw + sep[at:])
         # a piece copied whole stands for its words; one glued to the next word keeps it close
         self.spaced = (mark.atom or k in self.sentence.atoms) and k not in self.sentence.before
 
@@ -244,6 +250,8 @@ class _Writer:
             self.last = (len(self.out) - 1, "", suffix)
 
     def text(self) -> str:
+        if self.shut:  # held for a sibling that opened before it (the words reordered)
+            self.out.append(self.shut[1])
         head, tail = len(self.sentence.head), self.sentence.tail
         body = "".join(self.out[head:] + [self.escape(self.pending)])
         return "".join(self.out[:head]) + _in_word(body, self.sentence, self.escape) + "".join(tail)

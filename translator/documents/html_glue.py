@@ -60,6 +60,9 @@ class Sentence:
     # they open ("<em>w,</em><b>1(y z)</b>"): its trail as pieces (a tag or a piece copied
     # whole, with the length of text it stands for; None for text), and that sibling
     opened: dict[int, tuple[list[tuple[str | None, int]], int]] = field(default_factory=dict)
+    # elements opening in the whitespace between two words ("Project <a>\n DocBook</a>"):
+    # that whitespace before their start tag and after it, written so around it
+    split: dict[int, tuple[str, str]] = field(default_factory=dict)
     # edges of `head` and `tail` inside the first word and the last ("Ein</i><b>Mann."):
     # (the word's text before it, edge) and (edge, the word's text after it), written there
     # where the translation keeps that text, else with the rest of `head` and `tail`
@@ -123,6 +126,8 @@ def glue(sentence: Sentence, unit: Unit, text: str, found, words_at, solid) -> N
                 first = _inside_parent(unit, mark, max(starts[s], cuts.get(s, 0)), at)[0]
                 sentence.leads[j] = text[first:at]
                 sentence.before.add(j)
+                if shut.get(n) in index and first <= unit.marks[shut[n]].close_at:
+                    sentence.shut[j] = (unit.marks[shut[n]].close_at - first, index[shut[n]])
                 cuts[s] = at
             elif (
                 n in solid
@@ -163,6 +168,15 @@ def glue(sentence: Sentence, unit: Unit, text: str, found, words_at, solid) -> N
                 sentence.bare_starts.add(j)
             if trail := text[mark.close_at : ends[e - 1]]:
                 sentence.trails[j] = trail
+            inner = unit.marks[n + 1 : n + 2]  # (a child opening there too splits it instead)
+            if (
+                s < len(starts)
+                and starts[s] > mark.open_at > 0
+                and text[mark.open_at].isspace()
+                and (not (inner and inner[0].open_at == mark.open_at and inner[0].parent == n))
+            ):
+                lo = len(text[: mark.open_at].rstrip())
+                sentence.split[j] = (text[lo : mark.open_at], text[mark.open_at : starts[s]])
             if text[mark.close_at - 1 : mark.close_at].isalnum():
                 sentence.bare_ends.add(j)
             at = mark.close_at

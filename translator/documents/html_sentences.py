@@ -46,7 +46,34 @@ def _bounds(unit: Unit, lang: str | None) -> Bounds:
             out[-1] = (out[-1][0], b)
         else:
             out.append((a, b))
-    return Bounds(out)
+    return Bounds(_join_crossed(unit, out))
+
+
+def _join_crossed(unit: Unit, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The sentence spans with those an element crosses joined, where it opens or closes
+    inside one's words ("A b <i>c d. E f</i> g."): a sentence writes an edge that crosses
+    its ends only before or after its words."""
+    starts, ends = [a for a, _ in spans], [b for _, b in spans]
+    joins = []
+    for mark in unit.marks:
+        if mark.atom or mark.open_at is None or mark.close_at is None:
+            continue
+        i = bisect_right(ends, mark.open_at)  # the first sentence ending after it opens
+        j = bisect_left(starts, mark.close_at) - 1  # the last starting before it closes
+        if 0 <= i < j < len(spans) and (starts[i] < mark.open_at or mark.close_at < ends[j]):
+            joins.append((i, j))
+    if not joins:
+        return spans
+    out, reach, last = [], -1, {}  # (per sentence, the last one joined to it)
+    for i, j in joins:
+        last[i] = max(last.get(i, i), j)
+    for n, (a, b) in enumerate(spans):
+        if n <= reach:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+        reach = max(reach, last.get(n, n))
+    return out
 
 
 def _sentence_of(bounds: Bounds, mark: Mark, text: str):
@@ -171,25 +198,32 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
             if n in solid and mark.open_at > 0 and not text[mark.open_at - 1].isspace() and (
                     s == len(ends) or not _leads_into(unit, inside[i:], ends[s])):  # fmt: skip
                 s = bisect_left(starts, mark.open_at)  # glued to the word before it
+            elif n in solid and _shuts_before(unit, ranges, last.get(mark.parent), s, starts):
+                # (in the word its previous sibling ends in, after it: that one's end tag is
+                # written in its lead, "<b>x 1</b><img><a>bc</a>")
+                prev = last[mark.parent]
+                ranges[prev], shut[n] = (ranges[prev][0], s), prev
             ranges[n] = (s, s)
             continue
         ranges[n] = (s, max(s, bisect_left(starts, mark.close_at)))
         prev = last.get(mark.parent)
         width = max(ranges[prev][1], ranges[n][1]) - ranges[prev][0] if prev is not None else 0
-        # (pieces copied whole keep their text anyway: glued ones join over any words)
-        if prev is not None and ranges[prev][1] > s and (
-                width == 1 or mark.atom or unit.marks[prev].atom):  # fmt: skip
+        # siblings sharing a word: one cut to end or to start there where it can be (_shuts,
+        # _opens_late), else both written as in the source, as pieces copied whole are (a
+        # piece inside one crossing that word, "<em>)</em><i><code>, (y</code></i>")
+        overlap = prev is not None and ranges[prev][1] > s
+        cut = overlap and width > 1 and not (mark.atom or unit.marks[prev].atom)
+        shuts = cut and _shuts(unit, ranges, prev, s)
+        late = cut and not shuts and ranges[n][1] > s + 1 and _opens_late(unit, inside, n, ends[s])
+        if overlap and not (shuts or late):
             lo = groups[prev][0] if prev in groups else unit.marks[prev].open_at
             groups[prev] = (lo, mark.close_at)
             members.setdefault(prev, [prev]).append(n)
             ranges[prev] = (ranges[prev][0], max(ranges[prev][1], ranges[n][1]))
             continue
-        if prev is not None and ranges[prev][1] > s and _shuts(unit, ranges, prev, s):
-            # (it ends in the word this one opens in: its end tag is written in that word)
+        if shuts:  # (it ends in the word this one opens in: its end tag is written in that word)
             ranges[prev], shut[n] = (ranges[prev][0], s), prev
-        elif prev is not None and ranges[prev][1] > s and ranges[n][1] > s + 1 and (
-                _opens_late(unit, inside, n, ends[s])):  # fmt: skip
-            # (it goes on past the word the other ends in: its start tag is written there)
+        elif late:  # (it goes on past the word the other ends in: its start tag is written there)
             ranges[n], opened[n] = (s + 1, ranges[n][1]), (prev, ends[s])
         last[mark.parent] = n
         if mark.atom:
@@ -210,6 +244,18 @@ def _shuts(unit: Unit, ranges, prev: int, s: int) -> bool:
     tag written in that sibling's lead ("<b>a b</b>c<i>d e</i>")."""
     return ranges[prev][0] < s and not any(
         m != prev and ranges[m][1] > s and within(unit, m, [prev]) for m in ranges
+    )
+
+
+def _shuts_before(unit: Unit, ranges, prev: int | None, s: int, starts: list[int]) -> bool:
+    """Whether sibling `prev` of an empty piece in word `s` (after the word's start) ends in
+    that word and is cut off there (_shuts)."""
+    return (
+        prev is not None
+        and s < len(starts)
+        and ranges[prev][1] > s
+        and unit.marks[prev].close_at > starts[s]
+        and _shuts(unit, ranges, prev, s)
     )
 
 
