@@ -243,14 +243,22 @@ def arriving(fd: int, size: int) -> Iterator[list[bytes]]:
     program that waits for each answer) is handed on at once, a stream that flows fills
     whole lists. Only an empty list's wait blocks."""
     ready: list[bytes] = []
-    rest, ended = b"", False
+    # the line not yet ended, in the pieces read of it: joined once its end comes, since
+    # gluing each read onto it copies it whole (a line of megabytes took minutes)
+    rest: list[bytes] = []
+    ended = False
 
     def read() -> None:  # (blocks until something comes, or the end)
-        nonlocal rest, ended
+        nonlocal ended
         data = os.read(fd, 1 << 16)
         ended = not data
-        *lines, rest = (rest + data).split(b"\n")
+        if b"\n" not in data:
+            rest.append(data)
+            return
+        first, *lines, last = data.split(b"\n")
+        ready.append(b"".join([*rest, first, b"\n"]))
         ready.extend(line + b"\n" for line in lines)
+        rest[:] = [last]
 
     while ready or not ended:
         if not ready:
@@ -260,8 +268,8 @@ def arriving(fd: int, size: int) -> Iterator[list[bytes]]:
             read()
         yield ready[:size]
         del ready[:size]
-    if rest:
-        yield [rest]
+    if line := b"".join(rest):
+        yield [line]
 
 
 def _waiting(fd: int) -> bool:

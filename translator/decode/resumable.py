@@ -227,13 +227,17 @@ def _append(translator, input_file, partial, record, identity, request, guides, 
         stream = iter_lines(input_file)
         for _ in range(lines):
             next(stream)
+        take = guides.reader(lines) if guides else None  # (one for all chunks: it reads on)
         for chunk in chunked(stream, translate_io.FILE_CHUNK):
             text = io.StringIO()
             shown = bar if journal is None else journal.chunk(lines, bar)
-            write_translations(translator, [chunk], text, request, shown, guides, lines, True)
+            write_translations(translator, [chunk], text, request, shown, guides, lines, True,
+                               take)  # fmt: skip
             raw.write(text.getvalue().encode("utf-8"))
             raw.flush()
             os.fsync(raw.fileno())
             lines, size = lines + len(chunk), raw.tell()
             state = {"identity": identity, "lines": lines, "bytes": size}
             atomic_write_bytes(record, json.dumps(state).encode())
+            if journal is not None:  # its batches are recorded: the file stays one chunk long
+                journal.clear()

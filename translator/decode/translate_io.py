@@ -65,17 +65,19 @@ def chunk_request(request, start: int):
     return request.replace(sampling=sampling.reseeded(sampling.seed + start // FILE_CHUNK))
 
 
-def write_translations(
-    translator, chunks, out, request, bar=None, guides=None, start: int = 0, per_chunk=False
-) -> None:
+def write_translations(translator, chunks, out, request, bar=None, guides=None, start: int = 0,
+                       per_chunk=False, take=None) -> None:  # fmt: skip
     """Translate chunk by chunk as the DecodeRequest `request` asks; one line per input line
     (n-best: K lines, index TAB score TAB text, the index counted from `start`), flushed
     after each chunk so output starts before the input ends; where the request asks for
     alignments, each translation is followed by a TAB and its alignment ("i-j ...").
     `chunks` begin at input line `start`; `guides`: a line_guides.LineGuides of the whole
-    input, or None. `per_chunk`: the chunks are a file's FILE_CHUNK lines (chunk_request)."""
+    input, or None. `per_chunk`: the chunks are a file's FILE_CHUNK lines (chunk_request).
+    `take`: the guides' reader, already at `start`, where a caller that comes back chunk
+    after chunk keeps one (a new one reads the guide files from their first line)."""
     index, nbest = start, request.nbest
-    take = guides.reader(start) if guides else None
+    if take is None:
+        take = guides.reader(start) if guides else None
     for lines in chunks:
         guided = chunk_request(request, index) if per_chunk else request
         if take is not None:
