@@ -111,6 +111,15 @@ def test_a_model_without_regions_is_compiled_whole_around_its_wrapper(compile):
         assert net._orig_mod is model
 
 
+@pytest.mark.parametrize("compile", [False, True])
+def test_compiling_on_the_cpu_warns_that_the_time_budget_waits_for_it(compile, caplog):
+    with caplog.at_level("WARNING", logger="translator"):
+        training_net(tiny("transformer"), compile, backend="eager")
+    warned = [r.getMessage() for r in caplog.records if "train.compile" in r.getMessage()]
+    assert len(warned) == compile
+    assert all("train.max_minutes" in w for w in warned)
+
+
 def test_the_transformer_is_wrapped_after_its_layers_are_compiled():
     model, wrapped = tiny("transformer"), []
     net = training_net(model, True, lambda n: wrapped.append(n) or n, backend="eager")

@@ -12,12 +12,15 @@ The token loss, a log-softmax over the whole vocabulary, is compiled on its own.
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Callable
 
 import torch
 from torch import nn
 
 from translator.models.transformer_layers import Attention
+
+log = logging.getLogger(__name__)
 
 
 def length_multiple(compiled: bool, device: torch.device) -> int:
@@ -61,6 +64,10 @@ def training_net(
     for module in model.modules():
         if isinstance(module, Attention):
             module.products = attention == "products"
+    if compile and next(model.parameters()).device.type == "cpu":
+        log.warning("train.compile on the CPU: the first steps compile for minutes, which "
+                    "train.max_minutes cannot cut short, and compiled steps are seldom "
+                    "faster here (docs/benchmarks.md, Training speed)")  # fmt: skip
     regions = compile and bool(getattr(model, "compile_regions", ()))
     net = compiled_regions(model, backend) if regions else model
     if wrap is not None:
