@@ -95,8 +95,16 @@ class _Reader:
         ends = self.at - len(close)  # (where the closing starts in the source)
         # `[label]`, `[label][]`: the words are the label, which rendering keeps
         label = self.src[src_at + 1 : ends] if key == "link" and close in ("]", "][]") else ""
-        if start == self.size and raw.startswith("<"):
-            # <a id="x"></a>: a tag holding no words, glued as a lone one
+        if start == self.size and (raw.startswith("<") or key in PAIRS):
+            # <a id="x"></a>, **<br>**: a tag or emphasis holding no words, glued as a lone
+            # one; the pieces placed inside it are in its raw (taken out: not written twice)
+            for k in range(len(self.spans) - 1, -1, -1):
+                if self.spans[k][0] < start:
+                    break
+                if self.spans[k][2] is not None and self.spans[k][2].src >= src_at:
+                    self.spans[k] = (start, start, None)
+                    if k in self.lones.bounds:
+                        self.lones.take(k)
             self.lone(src_at, self.src[src_at : self.at], True)  # (it may take a space)
             return
         before = max(start - 1, 0)  # the span's text and the character before it

@@ -176,12 +176,13 @@ def _word(word: str, segments: Segments, opens, closes, inside, chars, early=())
 
 
 def _links_apart(spans: dict, n: int, inner: set[int]) -> None:
-    """Links the source had side by side in one word (`[a](u)[b](v)`) that `spans` put one
-    inside another (CommonMark reads a link inside a link as text) cut apart, in the order
+    """Links (Markdown's or HTML <a>) the source had side by side in one word (`[a](u)[b](v)`)
+    that `spans` put one inside another (CommonMark reads a link inside a link as text, a
+    browser ends an <a> at the next) cut apart, in the order
     of the source but for one running on over words before (first) or after (last): where
     the second's opening or the first's closing found its place, else where the source's
     text between them falls in proportion, and not inside an atom (`inner`)."""
-    links = sorted((m for m in spans if m.raw.startswith("[")),
+    links = sorted((m for m in spans if _A.match(m.raw)),
                    key=lambda m: ((spans[m][1] > n) - (spans[m][0] < 0), m.src))  # fmt: skip
     for p, q in zip(links, links[1:]):
         (a, b), (c, d) = spans[p], spans[q]
@@ -287,6 +288,7 @@ def _rendered(words: list[str], k: int, atoms, edges, inside: list[Mark], chars)
             return text, [m.raw for m in inside] if atoms else lost
 
 
+_A = re.compile(r"\[|<a[\s>]", re.I)  # a link's opening: Markdown's, or an HTML <a>
 _LINK = re.compile(r"\0(\d+)\[(.*?)\0\1\]", re.S)
 _LEFT = re.compile(r"\0(\d+)([\[\]])")
 
