@@ -15,13 +15,14 @@ the target's language (html_attributes.py).
 
 from __future__ import annotations
 
-import html
 import logging
 from bisect import bisect_left
 
 from translator.documents.html_attributes import retag_languages, translate_attributes
+from translator.documents.html_edges import Margins, in_word
 from translator.documents.html_glue import in_trail
 from translator.documents.html_sentences import Sentence, sentences
+from translator.documents.html_spelling import Spelling, escaper
 from translator.documents.html_units import Builder, Mark, Unit, tokens
 from translator.documents.inline import MAX_NESTING, deepest, events, transfer
 from translator.documents.language import Retag
@@ -30,7 +31,7 @@ from translator.documents.units import GLUED, punctuation, target_seps, translat
 log = logging.getLogger(__name__)
 
 
-def _render(sentence: Sentence, unit: Unit, result, escape) -> str:
+def _render(sentence: Sentence, unit: Unit, result, escape, margins: Margins) -> str:
     """A sentence's translation with its marks placed on the words aligned to theirs, and
     the source's line breaks inside it put back after the words aligned before them."""
     translation, alignment = result
@@ -42,7 +43,7 @@ def _render(sentence: Sentence, unit: Unit, result, escape) -> str:
     for kind, k in reversed(steps):
         upcoming = k if kind == "word" else upcoming
         following.append(upcoming)
-    writer = _Writer(sentence, unit, words, escape)
+    writer = _Writer(sentence, unit, words, escape, margins)
     for (kind, k), ahead in zip(steps, reversed(following)):
         sep = escape(seps[ahead] if 0 < ahead < len(words) else " ") if writer.spaced else ""
         writer.event(kind, k, ahead, sep)
@@ -52,8 +53,8 @@ def _render(sentence: Sentence, unit: Unit, result, escape) -> str:
 class _Writer:
     """The pieces of one rendered sentence, event by event (inline.events)."""
 
-    def __init__(self, sentence: Sentence, unit: Unit, words: list[str], escape):
-        self.sentence, self.unit, self.escape = sentence, unit, escape
+    def __init__(self, sentence: Sentence, unit: Unit, words: list[str], escape, margins):
+        self.sentence, self.unit, self.escape, self.margins = sentence, unit, escape, margins
         self.words = list(words)  # text glued before a tag, written before it, is cut from its word
         self.out = list(sentence.head)
         self.spaced = False
@@ -126,8 +127,9 @@ class _Writer:
             self._open(k, mark, ahead, sep)
         elif self.atom is not None and k in self.sentence.atoms:
             self._close_atom(k, mark)
-        else:
-            self.out.append(mark.close_raw)
+        else:  # (after the last word: with the whitespace before it in the source, Margins)
+            ws = self.margins.closing(mark.close_at) if ahead == len(self.words) else ""
+            self.out.append(ws + mark.close_raw)
             self.held = len(self.out) - 1 if k in self.sentence.spaced else None
 
     def _held(self, sep: str) -> str:
@@ -224,7 +226,8 @@ class _Writer:
             raw = "".join(raw for raw, _ in pieces if raw is not None)
             split = self.sentence.split.get(k, ("", ""))
             at = len(split[0]) if sep == "".join(split) else len(sep)  # ("<a>\n DocBook")
-            self.out.append(sep[:at] + raw + sep[at:])
+            if sep or not self.margins.opening(self.out, len(self.sentence.head), mark, raw):
+                self.out.append(sep[:at] + raw + sep[at:])
         # a piece copied whole stands for its words; one glued to the next word keeps it close
         self.spaced = (mark.atom or k in self.sentence.atoms) and k not in self.sentence.before
 
@@ -254,7 +257,7 @@ class _Writer:
             self.out.append(self.shut[1])
         head, tail = len(self.sentence.head), self.sentence.tail
         body = "".join(self.out[head:] + [self.escape(self.pending)])
-        return "".join(self.out[:head]) + _in_word(body, self.sentence, self.escape) + "".join(tail)
+        return "".join(self.out[:head]) + in_word(body, self.sentence, self.escape) + "".join(tail)
 
 
 def _places(joined: str, text: str) -> list[int]:
@@ -281,52 +284,6 @@ def _less_own(sep: str, owned: tuple[str, bool] | None) -> str:
     return sep[len(own) :] if sep.startswith(own) and len(sep) > len(own) else sep
 
 
-def _in_word(body: str, sentence: Sentence, escape) -> str:
-    """The rendered words with the edges inside the first word and the last (Sentence.head_in,
-    tail_in) written there, where the words keep the source's text around them (in any
-    case): an edge of a word glued across two elements ("Ein</i><b>Mann.") stays between
-    their parts; elsewhere before and after the words."""
-    if sentence.head_in:
-        texts = [escape(t) for t, _ in sentence.head_in]
-        lead = "".join(texts)
-        if body[: len(lead)].lower() == lead.lower() and len(body) > len(lead):
-            body = _between_parts(body, texts, [r for _, r in sentence.head_in], 0)
-        else:
-            body = "".join(r for _, r in sentence.head_in) + body
-    if sentence.tail_in:
-        texts = [escape(t) for _, t in sentence.tail_in]
-        trail = "".join(texts)
-        if body[len(body) - len(trail) :].lower() == trail.lower() and len(body) > len(trail):
-            body = _between_parts(body, texts, [r for r, _ in sentence.tail_in], len(trail))
-        else:
-            body += "".join(r for r, _ in sentence.tail_in)
-    return body
-
-
-def _between_parts(body: str, texts: list[str], edges: list[str], trail: int) -> str:
-    """`body` with each edge written after the part of it as long as its text (`texts`,
-    from the start), or (`trail`: their length) before it, in the end of `body`."""
-    at = len(body) - trail if trail else 0
-    out = [body[:at]]
-    for text, edge in zip(texts, edges, strict=True):
-        part = body[at : at + len(text)]
-        out += [edge, part] if trail else [part, edge]
-        at += len(text)
-    return "".join(out) + body[at:]
-
-
-def _escaper(entities: dict[str, str]):
-    # a character outside ASCII is written as the page wrote it ("&copy;"); ASCII's letters,
-    # digits and signs plainly, not every "." as "&#46;" because the page wrote one so
-    kept = {c: r for c, r in entities.items() if not c.isascii()}
-    table = str.maketrans(kept)
-
-    def escape(text: str) -> str:
-        return html.escape(text, quote=False).translate(table)
-
-    return escape
-
-
 def translate_html(text: str, translate, lang: str | None, retag: Retag | None = None) -> str:
     """`text` (an HTML document or fragment) with its text translated by `translate`
     (sentences -> [(translation, alignment or None)]) and its markup kept; markup that
@@ -339,7 +296,7 @@ def translate_html(text: str, translate, lang: str | None, retag: Retag | None =
         builder = build(toks, strict=False)  # the same units, with the start tags' new source
     plans = {id(p): _plan(p, lang) for p in builder.out if isinstance(p, Unit)}
     results = translate_all([s.text for plan, _ in plans.values() for s in plan], translate)
-    escape, found, out = _escaper(builder.entities), iter(results), []
+    escape, found, out = escaper(builder.entities), iter(results), []
     for piece in builder.out:
         if isinstance(piece, str):
             out.append(piece)
@@ -376,22 +333,26 @@ def _unit_text(unit: Unit, plan: list[Sentence], edges, found, escape) -> str:
     """The unit with each sentence translated and the whitespace around them kept, with
     the elements before the first sentence and after the last (`edges`) where they stood."""
     text, at, out = "".join(unit.text), 0, []
+    spelling = Spelling(unit, text, escape)
     for sentence in plan:
         a, b = sentence.at
-        out.append(_between(text, at, a, edges, escape))
-        out.append(_render(sentence, unit, next(found), escape))
-        at = b
-    return "".join(out) + _between(text, at, len(text), edges, escape)
+        result, margins = next(found), Margins(text, sentence.at, spelling.own, edges)
+        marked, fill = spelling.sentence(a, b, sentence.text, result[0])
+        rendered = fill(_render(sentence, unit, result, marked, margins))
+        out += [_between(at, margins.lo, edges, spelling.own), rendered]
+        at = margins.hi
+    return "".join(out) + _between(at, len(text), edges, spelling.own)
 
 
-def _between(text: str, lo: int, hi: int, edges, escape) -> str:
-    """text[lo:hi] escaped, with the edges whose offsets fall in it written at their places
-    (edges lie only before the first sentence and after the last)."""
+def _between(lo: int, hi: int, edges, own) -> str:
+    """The unit's text [lo:hi] as the source spells it (`own`), with the edges whose offsets
+    fall in it written at their places (edges lie only before the first sentence and after
+    the last)."""
     out, at = [], lo
     for n in range(bisect_left(edges, (lo,)), len(edges)):  # (sorted: those from lo on)
         offset, _, raw = edges[n]
         if offset > hi:
             break
-        out += [escape(text[at:offset]), raw]
+        out += [own(at, offset), raw]
         at = offset
-    return "".join(out) + escape(text[at:hi])
+    return "".join(out) + own(at, hi)

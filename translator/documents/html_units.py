@@ -20,6 +20,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
+from translator.documents.html_spelling import note
 from translator.documents.html_stack import OpenStack
 from translator.errors import UserError
 
@@ -169,6 +170,7 @@ class Unit:
     marks: list[Mark] = field(default_factory=list)
     raw: list[str] = field(default_factory=list)
     length: int = 0
+    spelled: dict[int, str | None] = field(default_factory=dict)  # (html_spelling.note)
 
 
 @dataclass
@@ -215,6 +217,7 @@ class Builder:
         if raw.startswith("&") and raw.endswith(";") and len(value) == 1:
             self.entities.setdefault(value, raw)
         unit = self.current()
+        note(unit.spelled, unit.length, raw, value)
         unit.text.append(value)
         unit.length += len(value)
         return value
@@ -361,6 +364,7 @@ class Builder:
             if tail[:-size]:
                 unit.text.append(tail[:-size])
         unit.length -= size
+        unit.spelled = {at: way for at, way in unit.spelled.items() if at < unit.length}
         raw = "".join(unit.raw[mark.raw_at :])
         unit.marks[k:] = [Mark(mark.open_at, mark.open_at, raw, parent=mark.parent, atom=True,
                                order=(mark.order[0], mark.order[0]))]  # fmt: skip
