@@ -209,10 +209,12 @@ def wrapper_spans(found: list[tuple], starts: list[int], texts: list[str], plain
     """(the spans ('link', wrapper) of the wrappers holding words, outer ones first, each
     one's (leading, trailing) space in it by id), from `found` (wrapped_runs) and its runs'
     `starts` and `texts` in the stretch's text `plain`."""
-    spans, edges = [], {}
-    for item in dict.fromkeys(w for _, c in found for w in c):
-        held = [k for k, (_, c) in enumerate(found) if any(w is item for w in c)]
-        a, b = (starts[held[0]], starts[held[-1]] + len(texts[held[-1]])) if held else (0, 0)
+    spans, edges, held = [], {}, {}  # held: a wrapper's id -> [it, first run, last run]
+    for k, (_, chain) in enumerate(found):  # (one pass: a paragraph may hold many wrappers)
+        for w in chain:
+            held.setdefault(id(w), [w, k, k])[2] = k
+    for item, first, last in held.values():  # outer ones first, in the order they come
+        a, b = starts[first], starts[last] + len(texts[last])
         if plain[a:b].strip():
             spans.append((a, b, ("link", item)))
             edges[id(item)] = (plain[a].isspace(), plain[b - 1].isspace())

@@ -324,10 +324,14 @@ def _paired(spans: list, placed: list, alignment, words: list[str]) -> list:
     words between them (inline.core's choice), so the range marks their translation however
     the words moved; a range whose words align to nothing keeps its places."""
     out, opened = list(placed), {}
+    targets: dict[int, list[int]] = {}  # source word -> the target words aligned to it
+    for w, t in alignment or ():
+        if 0 <= t < len(words):
+            targets.setdefault(w, []).append(t)
     for i, (s, _, (kind, payload)) in enumerate(spans):
         if kind != "mark":
             continue
-        at = _deleted_at(payload[0], s, alignment, words) if payload[0].tag in DELETED else None
+        at = _deleted_at(payload[0], s, targets, words) if payload[0].tag in DELETED else None
         if at is not None:
             out[i] = (at, at, out[i][2])
         name = payload[0].tag.rsplit("}", 1)[-1]
@@ -336,23 +340,21 @@ def _paired(spans: list, placed: list, alignment, words: list[str]) -> list:
             opened[key] = i
         elif name.endswith("End") and key in opened:
             j = opened.pop(key)
-            links = [[t for w, t in alignment or () if w == k and 0 <= t < len(words)]
-                     for k in range(spans[j][0], s)]  # fmt: skip
+            links = [targets.get(k, []) for k in range(spans[j][0], s)]
             if picked := core(links, words):
                 out[j] = (picked[0], picked[0], out[j][2])
                 out[i] = (picked[-1] + 1, picked[-1] + 1, out[i][2])
     return out
 
 
-def _deleted_at(el, s: int, alignment, words: list[str]) -> int | None:
-    """Where deleted text `el`, before source word `s`, goes among the target `words`:
-    after the translation of the word it followed; before that of the word it precedes
-    where that word is inserted (a replacement) or none precedes it. None: not aligned."""
+def _deleted_at(el, s: int, targets: dict, words: list[str]) -> int | None:
+    """Where deleted text `el`, before source word `s`, goes among the target `words`
+    (`targets`: each source word's aligned target words): after the translation of the
+    word it followed; before that of the word it precedes where that word is inserted (a
+    replacement) or none precedes it. None: not aligned."""
     ahead = next((x for x in el.itersiblings() if x.tag not in QUIET), None)
     forward = not s or ahead is not None and ahead.tag in INSERTED
     for k in [s] if forward else range(s - 1, -1, -1):
-        if picked := core(
-            [[t for w, t in alignment or () if w == k and 0 <= t < len(words)]], words
-        ):
+        if picked := core([targets.get(k, [])], words):
             return picked[0] if forward else picked[0] + 1
     return None
