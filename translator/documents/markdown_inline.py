@@ -95,9 +95,11 @@ class _Reader:
         ends = self.at - len(close)  # (where the closing starts in the source)
         # `[label]`, `[label][]`: the words are the label, which rendering keeps
         label = self.src[src_at + 1 : ends] if key == "link" and close in ("]", "][]") else ""
-        if start == self.size and (raw.startswith("<") or key in PAIRS):
-            # <a id="x"></a>, **<br>**: a tag or emphasis holding no words, glued as a lone
-            # one; the pieces placed inside it are in its raw (taken out: not written twice)
+        if not since(self.plain, self.size, start).strip():  # (its whitespace: in its raw)
+            if self.size > start:
+                self._drop(start, self.size - start)
+            # <a id="x"></a>, **<br>**, [ ](u): markup holding no words, glued as a lone
+            # piece; the pieces placed inside it are in its raw (taken out: not written twice)
             for k in range(len(self.spans) - 1, -1, -1):
                 if self.spans[k][0] < start:
                     break

@@ -36,9 +36,9 @@ def _atoms(words: list[str], start: int, atoms: list[tuple[int, Mark]]):
     at = 0
     for _, mark in atoms:
         text = " ".join(mark.text.split())
-        found = joined.find(text, at) if text else -1
-        if found < 0 and text:  # in other case: after the glued text as in the source first
-            where = max(at, len(mark.prefix))
+        where = max(at, len(mark.prefix))  # after the glued text as in the source first
+        found = (where if joined.startswith(text, where) else joined.find(text, at)) if text else -1
+        if found < 0 and text:  # in other case
             found = (
                 where if folded.startswith(text.lower(), where) else folded.find(text.lower(), at)
             )
@@ -141,6 +141,7 @@ def _word(word: str, segments: Segments, opens, closes, inside, chars, early=())
     spans, lone = _edges(word, opens, closes, inside, inner)
     unplaced = _early(_fold(word), list(early), spans, lone, inner, [s for s, _, _ in segments])
     _links_apart(spans, len(word), inner)
+    _emphasis_apart(spans, len(word))
     lost = [m.raw for at, m in lone if at is None]
     # at one place: lone marks, closings (inner first), openings (outer first); a lone mark
     # the source wrote after a closing there comes after the closings (`[a](u)<br>[b](v)`)
@@ -188,6 +189,8 @@ def _links_apart(spans: dict, n: int, inner: set[int]) -> None:
         (a, b), (c, d) = spans[p], spans[q]
         if b <= c or b > n or c < 0:
             continue  # (apart, or both run on the same way: neither is inside the other)
+        if p.src < q.src < p.close_src or q.src < p.src < q.close_src:
+            continue  # (the source wrote them so: `<a href="v">[l](u)</a>`)
         lo, hi = max(a + 1, 0), min(d - 1, n)
         if lo <= c <= hi:
             cut = c
@@ -204,6 +207,46 @@ def _links_apart(spans: dict, n: int, inner: set[int]) -> None:
         spans[p][1] = spans[q][0] = cut
 
 
+def _emphasis_apart(spans: dict, n: int) -> None:
+    """Emphasis opening and closing in the word kept apart from the markup beside it: inside
+    the link that held it in the source (a link cut apart from another leaves it room), and,
+    where two of one delimiter still cover the same letters, the inner written with the
+    other (`*_a_*`: `**a**` would read as strong)."""
+    emphasis = sorted((m for m, (a, b) in spans.items()
+                       if m.raw in ("*", "_") and 0 <= a < b <= n), key=lambda m: m.order)  # fmt: skip
+    for m in emphasis:
+        for link in (k for k in spans if _A.match(k.raw) and k.src < m.src < k.close_src):
+            a, b = max(spans[m][0], spans[link][0], 0), min(spans[m][1], spans[link][1], n)
+            if a < b:
+                spans[m] = [a, b]
+    outer: dict[tuple, str] = {}  # the delimiter last written around those letters
+    for m in emphasis:
+        bounds, raw = tuple(spans[m]), m.raw
+        if outer.get(bounds) == raw:
+            raw = "_" if raw == "*" else "*"
+            spans[dataclasses.replace(m, raw=raw, close=raw)] = spans.pop(m)
+        outer[bounds] = raw
+
+
+def _links_unnested(spans) -> list:
+    """The spans with links (Markdown's or HTML <a>) the source had apart that the words'
+    order put one inside another, or sharing more than one word, cut back to share one word
+    at most (_links_apart parts them inside it): the later's first, or the word before it
+    where the later opens there (Mark.shared)."""
+    links = sorted((k for k, (a, b, m) in enumerate(spans) if b > a and m.kind == "pair"
+                    and _A.match(m.raw)), key=lambda k: (spans[k][0], spans[k][2].src))  # fmt: skip
+    out = list(spans)
+    for p, q in zip(links, links[1:]):
+        (a, b, outer), (c, _, inner) = out[p], out[q]
+        if outer.src < inner.src < outer.close_src:
+            continue  # (written one inside the other: kept so)
+        if inner.shared and a < c < b:  # (it opens in the word before its own, inside p)
+            out[p] = (a, c, outer)
+        elif b > c + 1:
+            out[p] = (a, c + 1, outer)
+    return out
+
+
 def _sorted(marks) -> list[Mark]:
     return [m for *_, m in sorted(marks, key=lambda x: x[:2])]
 
@@ -213,7 +256,7 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
     (start, end, Mark) word ranges of `words` as inline.transfer gives them; characters the
     source escaped are escaped the same way in the words."""
     chars = escapes.writer() if escapes else list
-    spans, labels = _marked_labels(spans)
+    spans, labels = _marked_labels(_links_unnested(spans))
     n = len(words)
     opens, closes = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)]
     early = [[] for _ in range(n + 1)]  # pairs to open in the word before their own (_early)
@@ -276,7 +319,7 @@ def _rendered(words: list[str], k: int, atoms, edges, inside: list[Mark], chars)
             word, segments, bounds = words[k], [], [(0, len(words[k]))]
         o, c, e = ([(m, *at) for j, at in enumerate(bounds, k) for m in _sorted(table[j])]
                    for table in (opens, closes, early))  # fmt: skip
-        text, lost, unplaced = _word(word, segments, o, c, [] if atoms else inside, chars, e)
+        text, lost, unplaced = _word(word, segments, o, c, inside, chars, e)
         again = False
         for mark in unplaced:
             j = next(j for j in range(k, k + len(bounds)) if any(e[2] is mark for e in early[j]))
@@ -285,7 +328,7 @@ def _rendered(words: list[str], k: int, atoms, edges, inside: list[Mark], chars)
             opens[j + 1].append(entry)
             again |= j + 1 < k + len(bounds)
         if not again:
-            return text, [m.raw for m in inside] if atoms else lost
+            return text, lost
 
 
 _A = re.compile(r"\[|<a[\s>]", re.I)  # a link's opening: Markdown's, or an HTML <a>
