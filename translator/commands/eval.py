@@ -58,6 +58,25 @@ PlotConfidenceOpt = Annotated[
     Path | None,
     picture_option("--plot-confidence", "Draw confidence against sentence chrF to this picture"),
 ]
+SignificanceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--significance",
+        metavar="TEST",
+        help="With two or more --checkpoint: test each model's BLEU, chrF and TER against the "
+        "first's (the baseline), bs: paired bootstrap resampling (with 95% confidence "
+        "intervals), ar: paired approximate randomization (sacreBLEU's)",
+    ),
+]
+SamplesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--significance-samples",
+        metavar="N",
+        help="Resamples (bs) or trials (ar) of --significance; sacreBLEU's default: 1000 for "
+        "bs, 10000 for ar",
+    ),
+]
 SetOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -86,6 +105,8 @@ def evaluate(
     plot: PlotOpt = None,
     confidence: ConfidenceOpt = False,
     plot_confidence: PlotConfidenceOpt = None,
+    significance: SignificanceOpt = None,
+    significance_samples: SamplesOpt = None,
     set_: SetOpt = None,
     constraint_file: ConstraintsOpt = None,
     terms: TermsOpt = None,
@@ -100,7 +121,7 @@ def evaluate(
 
     Decodes the split (or --src, scored against --ref) with each --checkpoint, or with all
     of them as one model with --ensemble. --confidence adds how well the translations'
-    confidence ranks them."""
+    confidence ranks them. --significance tests each model against the first."""
     from translator.config import config_from_dict
     from translator.config.languages import scored_direction
     from translator.config.overrides import refuse_other_sections
@@ -110,20 +131,15 @@ def evaluate(
     from translator.fileio import atomic_write_bytes
 
     _check_options(split, src, ref, confidence, plot_confidence)
+    _check_significance(significance, significance_samples, checkpoint, ensemble)
     refuse_other_sections(set_ or [], ("data", "decode"), "eval")
     glossary = Terms.option(terms, terms_ignore_case)
     guides = LineGuides(constraint_file=constraint_file, terms=glossary, terms_file=terms)
-    from translator.fileio.outputs import distinct_outputs
-
-    refs = {"--ref": ref[0]} if ref and len(ref) == 1 else {f"--ref {p}": p for p in ref or []}
-    inputs = {"--src": src, **refs, "--constraints": constraint_file, "--terms": terms}
-    checkpoints = {f"--checkpoint {p}": p for p in checkpoint}
     written = {"--output": output, "--plot": plot, "--plot-confidence": plot_confidence}
-    distinct_outputs(written, {**inputs, **checkpoints})
+    guide_files = {"--constraints": constraint_file, "--terms": terms}
+    _check_files(checkpoint, ensemble, src, ref, guide_files, written)
     models = [checkpoint] if ensemble else [[path] for path in checkpoint]
-    if output is not None and len(models) > 1:
-        raise UserError("--output takes one --checkpoint (or --ensemble); give one model at a time")
-    series, scattered = [], []
+    series, scattered, systems = [], [], []
     for paths in models:
         path = " + ".join(map(str, paths))
         translator = load_engine(paths, device, quantize, ensemble, tag, tgt_lang, False, src_lang)
@@ -133,10 +149,11 @@ def evaluate(
         cfg = cfg.replace(data=scored_direction(cfg.data, src_lang, tgt_lang))
         dc = decode_overrides(cfg.decode, beam, len_penalty, max_len_a, max_len_b, batch_size)
         files, lengths = (src, ref), by_length or plot is not None
-        points = [] if confidence else None
+        points, refs = [] if confidence else None, []
         result, hyps = evaluate_translator(
-            translator, cfg.data, cfg.seed, dc, split, files, lengths, guides, written, points
+            translator, cfg.data, cfg.seed, dc, split, files, lengths, guides, written, points, refs
         )
+        systems.append((path, hyps, refs, result))
         result["checkpoint"] = path
         result["direction"] = f"{cfg.data.src_lang}-{cfg.data.tgt_lang}"
         series.append((translator.cfg.model.type, paths, result.get("by_length", [])))
@@ -144,7 +161,10 @@ def evaluate(
             scattered.append((translator.cfg.model.type, paths, result["confidence"], points))
         if output is not None:
             atomic_write_bytes(output, "".join(h + "\n" for h in hyps).encode("utf-8"))
-        _show(result, as_json, path if len(models) > 1 else None, by_length)
+        if not (as_json and significance):  # a JSON line waits for its test's figures
+            _show(result, as_json, path if len(models) > 1 else None, by_length)
+    if significance:
+        _significance(systems, significance, significance_samples, as_json)
     _draw(plot, series, plot_confidence, scattered)
 
 
@@ -162,6 +182,55 @@ def _check_options(split: str, src, ref, confidence: bool, plot_confidence) -> N
     if not confidence:
         raise UserError("--plot-confidence draws what --confidence measures: add --confidence")
     optional_import("matplotlib", "plot", "plots")
+
+
+def _check_significance(test: str | None, samples: int | None, checkpoints, ensemble) -> None:
+    """Refuse a --significance that has nothing to compare, before any model decodes."""
+    if test is None:
+        if samples is not None:
+            raise UserError("--significance-samples goes with --significance: add bs or ar")
+        return
+    if test not in ("bs", "ar"):
+        raise UserError(f"--significance must be bs or ar, got '{test}'")
+    if ensemble:
+        raise UserError("--significance compares separate models; --ensemble decodes them as one")
+    if len(checkpoints) < 2:
+        raise UserError("--significance compares models: give two or more --checkpoint")
+    if samples is not None and samples < 1:
+        raise UserError(f"--significance-samples must be at least 1, got {samples}")
+
+
+def _check_files(checkpoints: list, ensemble: bool, src, ref, guides: dict, written: dict):
+    """Refuse an output file (option -> path in `written`) that names an input file, and an
+    --output that several models would write."""
+    from translator.fileio.outputs import distinct_outputs
+
+    refs = {"--ref": ref[0]} if ref and len(ref) == 1 else {f"--ref {p}": p for p in ref or []}
+    models = {f"--checkpoint {p}": p for p in checkpoints}
+    distinct_outputs(written, {"--src": src, **refs, **guides, **models})
+    if written["--output"] is not None and len(checkpoints) > 1 and not ensemble:
+        raise UserError("--output takes one --checkpoint (or --ensemble); give one model at a time")
+
+
+def _significance(systems: list, test: str, samples: int | None, as_json: bool) -> None:
+    """The paired tests of each model against the first, shown after the scores: as text,
+    or in each model's JSON line under "significance". `systems`: (checkpoint, translations,
+    references, result) of each model."""
+    from translator.decode.significance import paired_tests, report_lines
+
+    base_path, _, base_refs, base = systems[0]
+    for path, _, refs, result in systems[1:]:
+        if refs != base_refs:  # the checkpoints' configs may name different test data
+            raise UserError(
+                f"--significance compares translations of the same sentences: {path} was "
+                f"scored on {result['data']}, {base_path} on {base['data']}"
+            )
+    tables = paired_tests([(path, hyps) for path, hyps, _, _ in systems], base_refs, test, samples)
+    if not as_json:
+        typer.echo("\n".join(report_lines(tables, [path for path, *_ in systems])))
+        return
+    for (*_, result), table in zip(systems, tables):
+        typer.echo(json.dumps({**result, "significance": table}, ensure_ascii=False))
 
 
 def _show(result: dict, as_json: bool, heading: str | None, by_length: bool) -> None:

@@ -82,6 +82,7 @@ def evaluate_translator(
     guides=None,
     outputs=None,
     points: list | None = None,
+    references: list | None = None,
 ) -> tuple[dict, list[str]]:
     """Decode `split` of the data section `data` (or the `files` when given: a source file
     and a list of reference files) with the decode settings `dc` and score it: (scores and
@@ -91,7 +92,8 @@ def evaluate_translator(
     -> path): files the command writes, refused if they name one of the data's files;
     `points`, a list: the translations' confidence is asked for too and reported (how well
     it ranks them, decode/confidence_report.py), each sentence's (confidence, chrF / 100)
-    added to the list."""
+    added to the list; `references`, a list: the references scored against are added to it
+    (a list of lines per reference)."""
     from translator.data.corpus import open_source, read_pair_files
     from translator.decode.request import DecodeRequest
     from translator.fileio.outputs import distinct_outputs
@@ -125,6 +127,8 @@ def evaluate_translator(
         translator.check_confidence(request)
     found = translator.translate(sources, request, progress=True)
     hyps = [r[0].text for r in found]
+    if references is not None:
+        references.extend([refs, *more])
     settings = {"beam": dc.beam, "len_penalty": dc.len_penalty, "len_norm": dc.len_norm}
     result = {**score(hyps, refs, more), **settings, "data": what}
     if phrases is not None:
