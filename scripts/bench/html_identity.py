@@ -46,7 +46,8 @@ def docx_text(data: bytes, capitals: bool = False) -> list:
     import docx
     from lxml import etree
 
-    from translator.documents import docx as word
+    from translator.documents import docx_parts as word
+    from translator.documents.docx_runs import RPR, Fields, stretches
 
     doc = docx.Document(io.BytesIO(data))
     blocks = word._code_styles(doc, "PARAGRAPH", word.CODE_PARAGRAPHS)
@@ -54,17 +55,16 @@ def docx_text(data: bytes, capitals: bool = False) -> list:
     out = []
     marks = [word._NS + n for n in ("t", "tab", "ptab", "br", "cr")]
     for part in word._parts(doc):
-        fields = word.Fields()  # (a field may run over paragraphs, as translate_docx counts)
+        fields = Fields()  # (a field may run over paragraphs, as translate_docx counts)
         for p in part.iter(word._NS + "p"):
             segments: list[list] = []
             # the runs translate_docx translates (kept alive: lxml reuses a dropped proxy's id)
-            alive = [r for s in word.stretches(p, fields) for item in s
-                     for r in (item.iterchildren(word.R) if item.tag == word.HYPERLINK else [item])]  # fmt: skip
+            alive = [r for s in stretches(p, fields) for r, _ in word.wrapped_runs(s)]
             translated = {id(r) for r in alive}
             for el in p.iter(*marks):
                 r = el.getparent()
                 link = r.getparent().get(f"{{{RELS}}}id") or r.getparent().get(word._NS + "anchor")
-                rpr = r.find(word.RPR)
+                rpr = r.find(RPR)
                 key = (b"" if rpr is None else etree.tostring(rpr), link)
                 if el.tag != word._NS + "t":  # a tab or a break: a mark of its own
                     segments.append([(el.tag, link), ""])

@@ -28,7 +28,7 @@ from lxml import etree
 
 from translator.documents.docx_language import retag_docx, turn_paragraphs
 from translator.documents.docx_notes import Notes, paragraphs
-from translator.documents.docx_parts import (  # (CODE_*, _parts: also the identity check's)
+from translator.documents.docx_parts import (
     _NS,
     CODE_PARAGRAPHS,
     CODE_RUNS,
@@ -47,7 +47,7 @@ from translator.documents.docx_parts import (  # (CODE_*, _parts: also the ident
     wrapped_runs,
     wrapper_spans,
 )
-from translator.documents.docx_runs import (  # (stretches...: also the identity check's)
+from translator.documents.docx_runs import (
     Fields,
     R,
     Specials,
