@@ -26,7 +26,7 @@ def test_the_identity_check_reads_word_html_and_markdown_files(tmp_path):
     document = docx.Document()
     document.add_paragraph("Ein Hund läuft. ").add_run("Er ist schnell.").bold = True
     link = '<w:hyperlink w:anchor="a"><w:ins w:id="7" w:author="x"><w:r><w:t>Ein Mann</w:t>'
-    p = f"<w:p {nsdecls('w')}><w:r><w:t xml:space=\"preserve\">Dort: </w:t></w:r>{link}"
+    p = f'<w:p {nsdecls("w")}><w:r><w:t xml:space="preserve">Dort: </w:t></w:r>{link}'
     document.element.body.insert(1, parse_xml(p + "</w:r></w:ins></w:hyperlink></w:p>"))
     document.save(tmp_path / "a.docx")
     counts = _run(tmp_path, "docx", tmp_path / "a.docx")
