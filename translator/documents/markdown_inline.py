@@ -17,8 +17,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import Counter
+from dataclasses import replace
 
 from translator.documents.markdown_escapes import Escapes
+from translator.documents.markdown_held import edges
 from translator.documents.markdown_lones import Lones
 from translator.documents.markdown_marks import Mark, glued
 from translator.documents.markdown_source import (
@@ -109,21 +111,9 @@ class _Reader:
                         self.lones.take(k)
             self.lone(src_at, self.src[src_at : self.at], True)  # (it may take a space)
             return
-        before = max(start - 1, 0)  # the span's text and the character before it
-        tail = since(self.plain, self.size, before)
-        text = tail[start - before :]
-        # (at most the span's own: more whitespace before it would fail the test below too)
-        space = len(text) - len(text.rstrip())
-        if 0 < space < self.size - start and self._spaced(self.at):
-            # `[runtime ](url)`: the space the markup holds stays inside its closing
-            self._drop(self.size - space, space)
-            close = text[len(text) - space :] + close
-        lead = len(text) - len(text.lstrip())
-        if lead and (start == 0 or tail[0].isspace()):  # `[ text](url)`: its opening
-            self._drop(start, lead)
-            raw += text[:lead]
+        start, end, raw, close, held = edges(self, start, raw, close)
         mark = Mark("pair", raw, close, order, label=label, src=src_at, close_src=ends)
-        self._span(start, self.size, mark)
+        self._span(start, end, replace(mark, held=held))
 
     def _spaced(self, at: int) -> bool:
         return at >= len(self.src) or self.src[at].isspace()

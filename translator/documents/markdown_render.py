@@ -9,7 +9,9 @@ import dataclasses
 import re
 
 from translator.documents.markdown_escapes import Escapes
+from translator.documents.markdown_held import held_seps
 from translator.documents.markdown_marks import Mark
+from translator.documents.markdown_within import lone_rank, opened_before
 from translator.documents.units import GLUED
 
 Segments = list[tuple[int, int, str]]  # atoms' (start, end, raw) in a word's plain text
@@ -148,7 +150,7 @@ def _word(word: str, segments: Segments, opens, closes, inside, chars, early=())
     closed: dict[int, int] = {}
     for m, (_, b) in spans.items():
         closed[b] = max(closed.get(b, -1), m.close_src)
-    events = [(at, 1.5 if m.src > closed.get(at, m.src) else 0, 0, m.raw)
+    events = [(at, lone_rank(at, m, spans, closed), 0, m.raw)
               for at, m in lone if at is not None]  # fmt: skip
     # (a link _links_apart left no letter opens and closes after the closings there)
     events += [(b, 1, (-a, -m.order), m.close) for m, (a, b) in spans.items()
@@ -257,6 +259,7 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
     source escaped are escaped the same way in the words."""
     chars = escapes.writer() if escapes else list
     spans, labels = _marked_labels(_links_unnested(spans))
+    seps = held_seps(spans, seps)
     n = len(words)
     opens, closes = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)]
     early = [[] for _ in range(n + 1)]  # pairs to open in the word before their own (_early)
@@ -278,6 +281,8 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
             covered |= dict.fromkeys(range(first + 1, max(end for end, _ in atoms[first])), first)
         elif mark.kind == "inside" and start < n:
             inside[start].append(mark)
+        elif mark.kind in ("lead", "before") and opened_before(spans, start, mark):
+            inside[start].append(dataclasses.replace(mark, kind="inside"))
         elif mark.kind == "pair" and mark.raw.strip("*_~") == "":
             continue  # emphasis left no word: bare delimiters would read as text (or a rule)
         elif mark.kind == "lead" or (start == 0 and n):
