@@ -6,6 +6,34 @@ from sacrebleu.metrics import BLEU, CHRF, TER
 
 from translator.errors import UserError
 
+# Sentences scored at a time: sacreBLEU's reference cache (chrF's n-gram counters above
+# all, some 19 KB a sentence) then lives for one chunk, not for the whole test set.
+CHUNK = 2000
+
+
+def corpus_score(metric, hypotheses: list[str], refs: list[list[str]]):
+    """`metric.corpus_score(hypotheses, refs)`, the same score and signature, reached
+    chunk by chunk: each chunk's sentence statistics are added up as sacreBLEU's
+    `sum_of_lists` would add them over the whole corpus, in the same order."""
+    try:
+        from sacrebleu.utils import sum_of_lists
+
+        metric._check_corpus_score_args(hypotheses, refs)
+        total, num_refs, force = None, set(), metric._force
+        try:
+            for i in range(0, len(hypotheses), CHUNK):
+                hyps = hypotheses[i : i + CHUNK]
+                stats = metric._extract_corpus_statistics(hyps, [r[i : i + CHUNK] for r in refs])
+                total = sum_of_lists(stats if total is None else [total, *stats])
+                num_refs.add(metric.num_refs)
+                metric._force = True  # BLEU's tokenized-text warning: the first chunk's alone
+        finally:
+            metric._force = force
+        metric.num_refs = num_refs.pop() if len(num_refs) == 1 else -1  # -1: it varies
+        return metric._compute_score_from_stats(total)
+    except AttributeError:  # a sacreBLEU whose private interface moved: the whole corpus at once
+        return metric.corpus_score(hypotheses, refs)
+
 
 def score(hypotheses: list[str], references: list[str], more: list[list[str]] = ()) -> dict:
     """BLEU, chrF and TER of hypotheses against a reference each, and as many more as
@@ -13,9 +41,9 @@ def score(hypotheses: list[str], references: list[str], more: list[list[str]] = 
     refs = [references, *more]
     assert all(len(hypotheses) == len(r) for r in refs)
     bleu, chrf, ter = BLEU(), CHRF(), TER()
-    b = bleu.corpus_score(hypotheses, refs)
-    c = chrf.corpus_score(hypotheses, refs)
-    t = ter.corpus_score(hypotheses, refs)
+    b = corpus_score(bleu, hypotheses, refs)
+    c = corpus_score(chrf, hypotheses, refs)
+    t = corpus_score(ter, hypotheses, refs)
     return {
         "bleu": round(b.score, 2),
         "chrf": round(c.score, 2),
@@ -28,7 +56,7 @@ def score(hypotheses: list[str], references: list[str], more: list[list[str]] = 
 
 
 def bleu(hypotheses: list[str], references: list[str], more: list[list[str]] = ()) -> float:
-    return BLEU().corpus_score(hypotheses, [references, *more]).score
+    return corpus_score(BLEU(), hypotheses, [references, *more]).score
 
 
 def by_length(
