@@ -8,17 +8,25 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
+from contextlib import ExitStack, contextmanager
 
 
 def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def browser_env(profile) -> dict:
-    """The environment for a Chromium with this profile: its temporary files (a singleton
-    socket's folder, left behind when it is killed) go into the profile, not /tmp."""
-    return {**os.environ, "TMPDIR": str(profile)}
+@contextmanager
+def browser_env():
+    """The environment for a Chromium: its temporary files (a singleton socket's folder,
+    left behind when it is killed) go into a folder of its own, removed afterwards. The
+    folder's path is short, since a socket's path holds at most 107 bytes."""
+    folder = tempfile.mkdtemp(prefix="chromium-")
+    try:
+        yield {**os.environ, "TMPDIR": folder}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class Browser:
@@ -27,10 +35,11 @@ class Browser:
         self._read, from_browser = os.pipe()
         flags = "--headless --no-sandbox --disable-gpu --remote-debugging-pipe"
         command = f'exec "$0" {flags} --user-data-dir="$1" 3<&{to_browser} 4>&{from_browser}'
+        self._cleanup = ExitStack()
         self.proc = subprocess.Popen(
             ["bash", "-c", command, chromium(), profile],
             pass_fds=(to_browser, from_browser),
-            env=browser_env(profile),
+            env=self._cleanup.enter_context(browser_env()),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -82,5 +91,6 @@ class Browser:
     def close(self) -> None:
         self.proc.kill()
         self.proc.wait(timeout=30)
+        self._cleanup.close()
         os.close(self._write)
         os.close(self._read)

@@ -71,13 +71,14 @@ def rendered(url: str, tmp_path, **query) -> str:
         pytest.skip("chromium is not installed (apt-get install chromium): page not rendered")
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000"]
     page = f"{url}/?{urllib.parse.urlencode(query)}"
-    result = subprocess.run(
-        [browser, *flags, f"--user-data-dir={tmp_path}", "--dump-dom", page],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=browser_env(tmp_path),
-    )
+    with browser_env() as env:
+        result = subprocess.run(
+            [browser, *flags, f"--user-data-dir={tmp_path}", "--dump-dom", page],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
     return result.stdout
 
 
