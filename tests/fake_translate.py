@@ -21,6 +21,16 @@ def reverse(sentences):
     return out
 
 
+def fused(sentences):
+    """Each sentence's words in reverse order, a word holding "lm" written "QQ"."""
+    out = []
+    for s in sentences:
+        words = ["QQ" if "lm" in w else w for w in s.split()]
+        n = len(words)
+        out.append((" ".join(reversed(words)), [(i, n - 1 - i) for i in range(n)]))
+    return out
+
+
 def bracketed(sentences):
     """Each word's letters and digits in brackets with a full stop after, "(Hund)." of
     "Hund,", word i aligned to word i: every target word has punctuation of its own."""

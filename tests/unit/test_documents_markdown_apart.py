@@ -1,7 +1,7 @@
 """Markdown: markup glued into one word with other markup (code spans, links, emphasis) and
 markup holding no words come back as the source had them, and never as other markup."""
 
-from fake_translate import reverse, same
+from fake_translate import fused, reverse, same
 from markdown_it import MarkdownIt
 
 from translator.documents.markdown import translate_markdown
@@ -26,16 +26,6 @@ def _depth(text):
         depth -= c.type == "link_close" or (html and c.content.startswith("</a"))
         worst = max(worst, depth)
     return worst
-
-
-def fused(sentences):
-    """Each sentence's words in reverse order, a word holding "lm" written "QQ"."""
-    out = []
-    for s in sentences:
-        words = ["QQ" if "lm" in w else w for w in s.split()]
-        n = len(words)
-        out.append((" ".join(reversed(words)), [(i, n - 1 - i) for i in range(n)]))
-    return out
 
 
 def test_a_lone_tag_between_glued_code_spans_stays_between_them():

@@ -1,7 +1,7 @@
 """Markdown: pieces with no words (lone tags, autolinks) after a paragraph's last word keep
 their spacing, and links glued into one word stay links whatever order the words take."""
 
-from fake_translate import reverse, same
+from fake_translate import fused, reverse, same
 from markdown_it import MarkdownIt
 
 from translator.documents.markdown import _parser, translate_markdown
@@ -39,16 +39,6 @@ def test_tags_left_open_join_pieces_behind_whitespace_still_to_be_taken_out():
     _, spans, _ = read_inline(src, children)
     assert [m.raw for _, _, m in spans if m.kind == "lead"] == [
         "<br><b>  ", "<x@y.z><br>  ", "<span> <x@y.z></span>"]  # fmt: skip
-
-
-def fused(sentences):
-    """Each sentence's words in reverse order, a word holding "lm" written "QQ"."""
-    out = []
-    for s in sentences:
-        words = ["QQ" if "lm" in w else w for w in s.split()]
-        n = len(words)
-        out.append((" ".join(reversed(words)), [(i, n - 1 - i) for i in range(n)]))
-    return out
 
 
 def test_links_glued_into_one_word_are_never_written_one_inside_the_other():
