@@ -230,7 +230,7 @@ def _significance(systems: list, test: str, samples: int | None, as_json: bool) 
         typer.echo("\n".join(report_lines(tables, [path for path, *_ in systems])))
         return
     for (*_, result), table in zip(systems, tables):
-        typer.echo(json.dumps({**result, "significance": table}, ensure_ascii=False))
+        _show({**result, "significance": table}, True, None, False)
 
 
 def _show(result: dict, as_json: bool, heading: str | None, by_length: bool) -> None:
