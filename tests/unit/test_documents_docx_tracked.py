@@ -2,7 +2,9 @@
 content control or a link in an insertion) read with their sentence and written back in
 copies of each wrapper; a space at an insertion's edge kept inside it; deleted text kept
 beside the words it followed or the insertion it replaces; an insertion of a space alone
-kept, and a mark at an insertion's end kept in it; Word's last page break hint kept."""
+kept, the spaces around it on their sides, one of a tab alone written once; a mark at an
+insertion's end kept in it, and one at a link's edge in an insertion kept in the link;
+Word's last page break hint kept."""
 
 import io
 
@@ -146,3 +148,59 @@ def test_a_mark_at_an_insertions_end_stays_inside_it():
     for translate in (same, upper):
         (ins,) = _one(xml, translate).iter(qn("w:ins"))
         assert [c.tag.split("}")[1] for c in ins] == ["r", "hyperlink", "bookmarkEnd"]
+
+
+TAB = "<w:r><w:tab/></w:r>"
+
+
+@pytest.mark.parametrize(
+    ("xml", "translate", "tree"),
+    [
+        (_r("Ein ") + _ins(_r(" ")) + _r(" Mann spielt."), same,
+         ["Ein ", ("ins", " "), " Mann spielt."]),
+        (_r("Ein Satz. ") + _ins(_r(" ")) + _r(" Der Hund spielt."), reverse,
+         ["Satz. Ein ", ("ins", " "), " spielt. Hund Der"]),
+        (_r("Ein ") + _ins(TAB) + _r(" Mann spielt."), upper,
+         ["EIN ", ("ins", ""), " MANN SPIELT."]),
+    ],
+)  # fmt: skip
+def test_the_spaces_around_an_insertion_of_a_space_stay_on_their_sides(xml, translate, tree):
+    assert _tree(_one(xml, translate)) == tree
+
+
+@pytest.mark.parametrize(
+    ("xml", "reversed_"),
+    [
+        (_r("Ein") + _ins(TAB) + _r("Mann spielt."), ["spielt.", ("ins", ""), "Mann Ein"]),
+        (_r("Ein ") + _ins(TAB) + _r(" Mann spielt."), ["spielt.", ("ins", ""), "Mann Ein"]),
+    ],
+)  # fmt: skip
+def test_an_insertion_of_a_tab_alone_is_written_once(xml, reversed_):
+    assert _tree(_one(xml, reverse)) == reversed_
+    for translate in (same, upper, reverse):
+        tabs = list(_one(xml, translate).iter(qn("w:tab")))
+        assert len(tabs) == 1 and tabs[0].getparent().getparent().tag == qn("w:ins")
+
+
+START = '<w:bookmarkStart w:id="3" w:name="b"/>'
+END = '<w:bookmarkEnd w:id="3"/>'
+
+
+@pytest.mark.parametrize(
+    ("xml", "capitals", "reversed_"),
+    [
+        (_ins(_r("großer") + LINK.format(_r(" Mann") + END)) + _r(" spielt."),
+         [("ins", "GROSSER", ("hyperlink", " MANN", ("bookmarkEnd",))), " SPIELT."], None),
+        (_ins(LINK.format(_r("großer Mann") + END)) + _r(" spielt."),
+         [("ins", ("hyperlink", "GROSSER MANN", ("bookmarkEnd",))), " SPIELT."],
+         ["spielt. ", ("ins", ("hyperlink", "Mann großer", ("bookmarkEnd",)))]),
+        (_ins(_r("Ein ") + LINK.format(START + _r("großer Mann"))) + _r(" spielt."),
+         [("ins", "EIN ", ("hyperlink", ("bookmarkStart",), "GROSSER MANN")), " SPIELT."],
+         ["spielt. ", ("ins", ("hyperlink", ("bookmarkStart",), "Mann großer"), " Ein")]),
+    ],
+)  # fmt: skip
+def test_a_mark_at_a_links_edge_in_an_insertion_stays_in_the_link(xml, capitals, reversed_):
+    assert _tree(_one(xml, upper)) == capitals
+    assert _tree(_one(xml, same)) == _tree(parse_xml(f"<w:p {nsdecls('w')}>{xml}</w:p>"))
+    if reversed_:
+        assert _tree(_one(xml, reverse)) == reversed_

@@ -41,6 +41,7 @@ from translator.documents.docx_parts import (
     absorbed,
     emptied,
     flattened,
+    joined,
     shared,
     tracked_around,
     wordless,
@@ -80,9 +81,11 @@ class Stretch(Marked):
             at += len(text)
         spans, self.edges = wrapper_spans(found, starts, texts, plain)
         # a wrapper holding no word (a tracked insertion of a space) is a mark, moved whole:
-        # its runs are left out of the spans (its text stays, parting the words around it)
-        self.blank = wordless(found, texts) if plain.strip() else {}
+        # its runs are left out of the spans (its text stays, parting the words around it,
+        # as spaces: a tab or line break it holds is written once, in it)
+        self.blank = wordless(found, texts, starts, plain) if plain.strip() else {}
         keep = [not any(id(w) in self.blank for w in c) for _, c in found]
+        plain = "".join(t if ok else " " * len(t) for t, ok in zip(texts, keep, strict=True))
         runs, starts, texts = ([x for x, ok in zip(seq, keep, strict=True) if ok]
                                for seq in (runs, starts, texts))  # fmt: skip
         # the usual formatting is the one holding most of the spaces between words, then
@@ -159,13 +162,7 @@ class Stretch(Marked):
             out += self._unit(words, seps, placed, glued, twins)
             at = b
         out += self._copied(at, len(self.plain))
-        merged = []
-        for seg in absorbed(out, self.blank, MARK):
-            if merged and merged[-1][:2] == seg[:2]:
-                merged[-1] = (*seg[:2], merged[-1][2] + seg[2])
-            else:
-                merged.append(seg)
-        return merged
+        return joined(absorbed(joined(out), self.blank, MARK))
 
     def _copied(self, a: int, b: int) -> list[tuple[object, object, str]]:
         """The source's text `a:b` as it was, each character with its own formatting."""

@@ -23,6 +23,7 @@ _RPR = _NS + "rPr"
 # copies of them
 WRAPPERS = {_NS + n for n in ("hyperlink", "ins", "moveTo", "smartTag", "customXml", "sdt",
                               "dir", "bdo")}  # fmt: skip
+INSERTIONS = {_NS + "ins", _NS + "moveTo"}
 
 
 def _parts(doc):
@@ -194,15 +195,14 @@ def flattened(items, whole=frozenset()) -> list:
 
 def tracked_around(el, top) -> tuple:
     """The wrappers between `el` and `top` (its paragraph, a wrapper a stretch is read in),
-    outermost first, up to the innermost tracked insertion (w:ins, w:moveTo): what `el` is
-    part of for the revision; none where no insertion holds it."""
-    out: list = []
+    outermost first, where a tracked insertion (w:ins, w:moveTo) is among them: what `el`
+    is part of for the revision (a link the insertion holds too); none where none is."""
+    out = []
     for x in el.iterancestors():
         if x is top:
             break
-        if x.tag in WRAPPERS and (out or x.tag in (_NS + "ins", _NS + "moveTo")):
-            out.append(x)
-    return tuple(reversed(out))
+        out += [x] if x.tag in WRAPPERS else []
+    return tuple(reversed(out)) if any(x.tag in INSERTIONS for x in out) else ()
 
 
 def wrapper_spans(found: list[tuple], starts: list[int], texts: list[str], plain: str):
@@ -221,31 +221,65 @@ def wrapper_spans(found: list[tuple], starts: list[int], texts: list[str], plain
     return spans, edges
 
 
-def wordless(found: list[tuple], texts: list[str]) -> dict[int, str]:
-    """The wrappers holding runs but no word, by id, with their text (whitespace, or none),
-    from `found` (wrapped_runs) and its runs' `texts`."""
-    held: dict[int, str] = {}
-    for (_, chain), text in zip(found, texts, strict=True):
+def wordless(found: list[tuple], texts: list[str], starts: list[int], plain: str) -> dict:
+    """The wrappers holding runs but no word, by id, each with (how many characters it
+    holds, how many spaces stand just before it), from `found` (wrapped_runs) and its runs'
+    `texts` and `starts` in the stretch's text `plain`."""
+    held: dict[int, list] = {}  # a wrapper's id -> [start, end, text]
+    for (_, chain), text, start in zip(found, texts, starts, strict=True):
         for w in chain:
-            held[id(w)] = held.get(id(w), "") + text
-    return {k: text for k, text in held.items() if not text.strip()}
+            span = held.setdefault(id(w), [start, start, ""])
+            span[1], span[2] = start + len(text), span[2] + text
+    out = {}
+    for key, (a, b, text) in held.items():
+        if not text.strip():
+            before = a
+            while before and plain[before - 1] == " ":
+                before -= 1
+            out[key] = (b - a, a - before)
+    return out
 
 
-def absorbed(segments: list[tuple], blank: dict[int, str], mark) -> list[tuple]:
-    """`segments` (link or `mark`, run or element, text) bar empty texts, the whitespace of
+def absorbed(segments: list[tuple], blank: dict[int, tuple], mark) -> list[tuple]:
+    """`segments` (link or `mark`, run or element, text) bar empty texts, as many spaces as
     each wrapper `blank` holds (moved whole: a `mark` segment) taken out of the text beside
-    it, before it first, so that the translation has its space once, in the wrapper."""
+    it, before it first, so that the translation has its space once, in the wrapper; the
+    spaces left on its two sides parted as in the source, as many before it as there
+    (`blank`: wordless's)."""
     out = [list(s) for s in segments]
     for k, (link, el, _) in enumerate(out):
-        left = blank.get(id(el), "") if link is mark else ""
-        for j, end in ((k - 1, -1), (k + 1, 0)):  # (a character at its end, its start)
-            while left and 0 <= j < len(out) and out[j][0] is not mark and out[j][2]:
-                ch = out[j][2][end]
-                if not ch.isspace() or ch in "\t\n" and ch not in left:
-                    break
-                out[j][2] = out[j][2][:-1] if end else out[j][2][1:]
-                left = left.replace(ch, "", 1) if ch in left else left[1:]
+        if link is not mark or id(el) not in blank:
+            continue
+        left, before = blank[id(el)]
+        sides = [out[j] if 0 <= j < len(out) and out[j][0] is not mark else None
+                 for j in (k - 1, k + 1)]  # fmt: skip
+        for side, end in zip(sides, (-1, 0), strict=True):  # (its end, its start)
+            while left and side and side[2] and side[2][end] not in "\t\n" and (
+                    side[2][end].isspace()):  # fmt: skip
+                side[2] = side[2][:-1] if end else side[2][1:]
+                left -= 1
+        a, b = sides
+        if not (a and b):
+            continue
+        was = len(a[2]) - len(a[2].rstrip(" "))
+        spaces = was + len(b[2]) - len(b[2].lstrip(" "))
+        n = min(before, spaces)
+        to, of = (a, b) if n > was else (b, a)
+        if to[0] is not None and to[0] is not of[0]:
+            n = was  # (a space moves into a wrapper only out of a copy of the same one)
+        a[2], b[2] = a[2].rstrip(" ") + " " * n, " " * (spaces - n) + b[2].lstrip(" ")
     return [tuple(s) for s in out if s[2] or s[0] is mark]
+
+
+def joined(segments: list[tuple]) -> list[tuple]:
+    """`segments` (link, run, text) with neighbours in the same link and run made one."""
+    out: list[tuple] = []
+    for seg in segments:
+        if out and out[-1][:2] == seg[:2]:
+            out[-1] = (*seg[:2], out[-1][2] + seg[2])
+        else:
+            out.append(seg)
+    return out
 
 
 def shared(held: list[tuple], chain: tuple) -> int:
