@@ -58,3 +58,13 @@ def test_a_paragraph_of_many_sentences_costs_work_linear_in_them(monkeypatch):
 
     small, large = _lines_run(paragraph(100)), _lines_run(paragraph(200))
     assert 0 < large <= 2.3 * small, (small, large)
+
+
+def test_elements_nested_deep_round_short_text_cost_work_linear_in_their_depth():
+    # each element holds at most a reference mark's length of text, or nothing: checked
+    # as one on closing, it reads no more than its own text and the mark just inside it
+    def nested(n: int) -> str:
+        return f"<p>a {'<b>' * n}{'</b>' * n} {'<i>' * n}ab{'</i>' * n} cd</p>"
+
+    small, large = _lines_run(nested(300)), _lines_run(nested(600))
+    assert 0 < large <= 2.3 * small, (small, large)

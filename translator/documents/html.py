@@ -84,7 +84,7 @@ class _Writer:
             if k in self.opens and word[len(word) - len(trail) :].lower() == trail.lower():
                 trail = word[len(word) - len(trail) :]  # (in any case: a sibling opens in it)
             own = self._own_trail() if k in self.sentence.bare_ends else ""
-            self._keep(own if own and (own.endswith(trail) or not word.endswith(trail)) else trail)
+            self._keep(own if own and (_ends(own, trail) or not _ends(word, trail)) else trail)
             self.piece = (k, self.pending)  # (inside a parent it ends in: "<b><i>)</i>(a</b>")
             self.out.append(mark.close_raw)
             return
@@ -183,12 +183,14 @@ class _Writer:
         return parent == k
 
     def _own_trail(self) -> str:
-        """The punctuation the word just written ends in (none held back yet), where it has
-        letters or digits before it."""
-        if self.pending or self.last is None or self.last[0] != len(self.out) - 1:
+        """The punctuation the word just written ends in, where it has letters or digits
+        before it and nothing else is held back (or it is, by an element inside ending
+        there too: ")." of "(baa)." stays outside both of "<b><i>ba</i></b>a.")."""
+        held = bool(self.pending) and self.piece is not None and self.piece[1] == self.pending
+        if self.last is None or not held and (self.pending or self.last[0] != len(self.out) - 1):
             return ""
         _, core, trail = GLUED.match(self.last[2]).groups()
-        return trail if core else ""
+        return trail if core and (not held or self.pending == trail) else ""
 
     def _open(self, k: int, mark: Mark, ahead: int, sep: str) -> None:
         word = self.words[ahead] if ahead < len(self.words) else ""
@@ -258,6 +260,11 @@ class _Writer:
         head, tail = len(self.sentence.head), self.sentence.tail
         body = "".join(self.out[head:] + [self.escape(self.pending)])
         return "".join(self.out[:head]) + in_word(body, self.sentence, self.escape) + "".join(tail)
+
+
+def _ends(text: str, end: str) -> bool:
+    """Whether `text` ends in `end`, in any case ("AA," of "a,": the model may change it)."""
+    return bool(end) and text[len(text) - len(end) :].lower() == end.lower()
 
 
 def _places(joined: str, text: str) -> list[int]:

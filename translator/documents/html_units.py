@@ -346,11 +346,13 @@ class Builder:
         where it is a reference mark (_marker; `sup`: it is or is inside a `sup`), or holds
         nothing but such pieces: the model never sees it, and it stays glued to the word
         it followed, as an image does, where no translated word could stand for it."""
-        mark, size = unit.marks[k], unit.length - unit.marks[k].open_at
-        if size > MARKER or any(m.open_at is None for m in unit.marks[k:]):
+        mark, size, marks = unit.marks[k], unit.length - unit.marks[k].open_at, unit.marks
+        # (the marks inside read in place, and only while each is an empty piece: an
+        # element closing round thousands of others costs no more than one)
+        inside = (marks[n] for n in range(k + 1, len(marks)))
+        if size > MARKER or size == 0 and k + 1 == len(marks):
             return
-        inside = unit.marks[k + 1 :]
-        if size == 0 and not (inside and all(m.atom and m.open_at == m.close_at for m in inside)):
+        if size == 0 and not all(m.atom and m.open_at == m.close_at for m in inside):
             return
         cut, held = 0, 0  # the last pieces of the unit's text, holding the element's
         while held < size:
@@ -359,6 +361,8 @@ class Builder:
         tail = "".join(unit.text[-cut:]) if cut else ""
         if size and not _marker(tail[-size:], sup):
             return
+        if any(marks[n].open_at is None for n in range(k, len(marks))):
+            return  # (read only where it becomes one piece, in place of all it reads)
         if cut:
             del unit.text[-cut:]
             if tail[:-size]:
