@@ -357,9 +357,9 @@ def _between(lo: int, hi: int, edges, own) -> str:
     the last)."""
     out, at = [], lo
     for n in range(bisect_left(edges, (lo,)), len(edges)):  # (sorted: those from lo on)
-        offset, _, raw = edges[n]
+        offset, _, raw, end = edges[n]
         if offset > hi:
             break
         out += [own(at, offset), raw]
-        at = offset
+        at = min(end, hi)  # (past the text a piece copied whole writes itself)
     return "".join(out) + own(at, hi)

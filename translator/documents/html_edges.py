@@ -49,7 +49,7 @@ class Margins:
 
     def __init__(self, text: str, at: tuple[int, int], own, edges):
         self.text, self.own = text, own
-        self.edges = [offset for offset, _, _ in edges]  # (those the unit writes in place)
+        self.edges = [edge[0] for edge in edges]  # (those the unit writes in place)
         self.start, self.end = at  # the sentence's characters in the unit's text
         self.lo, self.hi = at  # the whitespace written inside, from lo (before) and to hi (after)
         self.lead = None  # the last start tag written so: (its place in out, its text, offset)

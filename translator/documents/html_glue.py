@@ -137,6 +137,10 @@ def glue(sentence: Sentence, unit: Unit, text: str, found, words_at, solid) -> N
                 and (not text[at : mark.close_at].isspace())
             ):  # (" " of "a<kbd> </kbd>b": apart)
                 sentence.after[j] = text[at : ends[s - 1]]
+            elif n in solid and s == len(starts) and 0 < at and not text[at - 1].isspace():
+                sentence.after[j] = ""  # (whitespace of its own after the last word: glued)
+            elif n in solid and s == 0 and starts and mark.close_at == starts[0] > at:
+                sentence.before.add(j)  # (and before the first word)
             elif n in solid and s < len(starts) and starts[s] == at:
                 sentence.before.add(j)
             elif n in solid and 0 < s < len(starts):

@@ -35,8 +35,11 @@ def _bounds(unit: Unit, lang: str | None) -> Bounds:
     text = re.sub(r"\s", " ", "".join(unit.text))  # a line break in the source is a space
     out: list[tuple[int, int]] = []
     # pieces that hold text, by their start: the furthest end of those before a sentence
+    # (not one holding whitespace alone, "<b> </b>": it parts words as a space does)
     pieces = sorted(
-        (m.open_at, m.close_at) for m in unit.marks if m.atom and m.close_at > m.open_at
+        (m.open_at, m.close_at)
+        for m in unit.marks
+        if m.atom and m.close_at > m.open_at and text[m.open_at : m.close_at].strip()
     )
     reach, n = -1, 0
     for a, b in sentence_spans(text, lang):
@@ -85,7 +88,7 @@ def _sentence_of(bounds: Bounds, mark: Mark, text: str):
     edges = [x for x in (at, close) if x is not None]
     if bounds and (all(x >= bounds[-1][1] for x in edges) or all(x <= bounds[0][0] for x in edges)):
         return None, None
-    if _between(bounds, mark):
+    if _between(bounds, mark, text):
         return None, None  # an empty piece in the whitespace between sentences: in place
     opens = closes = None
     if at is not None:
@@ -99,13 +102,22 @@ def _sentence_of(bounds: Bounds, mark: Mark, text: str):
     return opens, closes
 
 
-def _between(bounds: Bounds, mark: Mark) -> bool:
-    """Whether `mark` is an empty piece in the whitespace between two sentences."""
+def _between(bounds: Bounds, mark: Mark, text: str) -> bool:
+    """Whether `mark` is an empty piece (or one holding whitespace alone) in the whitespace
+    between two sentences."""
     at = mark.open_at
-    if not bounds or not mark.atom or at != mark.close_at:
+    if not bounds or not mark.atom or text[at : mark.close_at].strip():
         return False
     k = bisect_right(bounds.starts, at) - 1  # the last sentence starting at or before it
-    return bounds[0][0] < at < bounds[-1][1] and not (k >= 0 and at <= bounds[k][1])
+    # (an empty one at a sentence's end is glued to its last word; whitespace parts it)
+    end = bounds[k][1] - (mark.close_at > at) if k >= 0 else -1
+    return bounds[0][0] < at < bounds[-1][1] and not (k >= 0 and at <= end)
+
+
+def _loose(bounds: Bounds, mark: Mark, text: str) -> bool:
+    """Whether `mark` is an empty piece between two sentences: one holding whitespace goes
+    with its parent's sentence instead, so that it stays inside that element."""
+    return mark.open_at == mark.close_at and _between(bounds, mark, text)
 
 
 def _outer(bounds: list[tuple[int, int]], where, mark: Mark, closing: bool) -> bool:
@@ -124,15 +136,17 @@ def _outer(bounds: list[tuple[int, int]], where, mark: Mark, closing: bool) -> b
     return opens == 0 and mark.open_at is not None and mark.open_at <= bounds[0][0]
 
 
-def _outside(unit: Unit, bounds, where) -> list[tuple[int, tuple[int, int], str]]:
+def _outside(unit: Unit, bounds, where) -> list[tuple[int, tuple[int, int], str, int]]:
     """The edges of marks before the first sentence or after the last (_outer), as (offset
-    in the unit's text, order, source)."""
+    in the unit's text, order, source, the offset its source ends at: past the text of a
+    piece copied whole, "<b> </b>", which its source writes)."""
     edges = []
     for mark, w in zip(unit.marks, where, strict=True):
         if mark.open_at is not None and _outer(bounds, w, mark, False):
-            edges.append((mark.open_at, (mark.order[0], 0), mark.open_raw))
+            end = mark.close_at if mark.atom and mark.close_at is not None else mark.open_at
+            edges.append((mark.open_at, (mark.order[0], 0), mark.open_raw, end))
         if mark.close_at is not None and _outer(bounds, w, mark, True):
-            edges.append((mark.close_at, (mark.order[1], 1), mark.close_raw))
+            edges.append((mark.close_at, (mark.order[1], 1), mark.close_raw, mark.close_at))
     return sorted(edges)
 
 
@@ -144,7 +158,7 @@ def sentences(unit: Unit, lang: str | None):
     for n, mark in enumerate(unit.marks):  # (a parent comes before its children)
         # (not one left open into a later unit, after a line break: its start tag is in place)
         if where[n] == (None, None) and mark.parent is not None and mark.close_at is not None and (
-                where[mark.parent][1] is not None) and not _between(bounds, mark) and not (
+                where[mark.parent][1] is not None) and not _loose(bounds, mark, text) and not (
                 _outer(bounds, where[mark.parent], unit.marks[mark.parent], False)):  # fmt: skip
             where[n] = (where[mark.parent][1],) * 2  # inside an element a sentence writes
     solid, out = _solid(unit), []
@@ -216,10 +230,7 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
         shuts = cut and _shuts(unit, ranges, prev, s)
         late = cut and not shuts and ranges[n][1] > s + 1 and _opens_late(unit, inside, n, ends[s])
         if overlap and not (shuts or late):
-            lo = groups[prev][0] if prev in groups else unit.marks[prev].open_at
-            groups[prev] = (lo, mark.close_at)
-            members.setdefault(prev, [prev]).append(n)
-            ranges[prev] = (ranges[prev][0], max(ranges[prev][1], ranges[n][1]))
+            last[mark.parent] = _group(unit, ranges, (groups, members, opened), prev, n)
             continue
         if shuts:  # (it ends in the word this one opens in: its end tag is written in that word)
             ranges[prev], shut[n] = (ranges[prev][0], s), prev
@@ -233,9 +244,30 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
                        and lo < unit.marks[n].open_at < hi and n not in members[g]
                        and unit.marks[n].parent == unit.marks[g].parent]  # fmt: skip
     for n in inside:  # the group's other members, and what they hold, are written with it
-        if any(g != n and within(unit, n, members[g]) for g in groups):
+        # (those skipped in a late span's lead have none: that span joined a group)
+        if n in ranges and any(g != n and within(unit, n, members[g]) for g in groups):
             del ranges[n]
     return ranges, {g: (*groups[g], members[g]) for g in groups}, (shut, opened)
+
+
+def _group(unit: Unit, ranges, found, prev: int, n: int) -> int:
+    """Join span `n` to the group of its previous sibling `prev`, with which it shares a
+    word (_ranges), and return the group's first mark. A `prev` cut to open late shares its
+    first word with the sibling it opened after too: that cut undone, the group starts there
+    ("<b>.</b><b><b>b</b>a ba</b><u>a</u>"), its start tag no longer in a trail."""
+    groups, members, opened = found
+    chain = [prev]
+    while chain[-1] in opened and chain[-1] not in groups:
+        chain.append(opened.pop(chain[-1])[0])
+    g, mark = chain[-1], unit.marks[n]
+    lo = groups[g][0] if g in groups else unit.marks[g].open_at
+    groups[g] = (lo, max(mark.close_at, groups.get(g, (0, 0))[1]))
+    members.setdefault(g, [g])
+    for m in [*reversed(chain[:-1]), n]:
+        members[g] += [x for x in members.pop(m, [m]) if x not in members[g]]
+        groups.pop(m, None)
+    ranges[g] = (ranges[g][0], max(ranges[g][1], *(ranges[m][1] for m in chain), ranges[n][1]))
+    return g
 
 
 def _shuts(unit: Unit, ranges, prev: int, s: int) -> bool:

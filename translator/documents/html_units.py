@@ -16,10 +16,10 @@ from __future__ import annotations
 import html
 import logging
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
+from translator.documents.html_pieces import collapse
 from translator.documents.html_spelling import note
 from translator.documents.html_stack import OpenStack
 from translator.errors import UserError
@@ -55,20 +55,6 @@ CLOSED_BY = {
     "colgroup": BLOCK,
 }
 OPTIONAL_END = frozenset(CLOSED_BY) | {"html", "head", "body", "tfoot", "caption"}
-MARKER = 8  # the longest text of a reference mark (_marker)
-SIGNS = frozenset("*†‡§¶#※⁂")  # reference signs among punctuation
-_BRACKETED = re.compile(r"\[(?:\d+|[a-z])\]|\(\d+\)")
-
-
-def _marker(text: str, sup: bool) -> bool:
-    """Whether an inline element's text is a reference mark: reference signs or symbols
-    alone (`*`, `†`, an emoji; not a stop or a comma, which belong to the sentence), a
-    number or letter in brackets (`[1]`, `[a]`), or in a `sup`, a number."""
-    text = text.strip()
-    if _BRACKETED.fullmatch(text) or (sup and text.isdigit()):
-        return True
-    return bool(text) and all(c in SIGNS or unicodedata.category(c) == "So" or c.isspace()
-                              for c in text)  # fmt: skip
 
 
 @dataclass
@@ -339,39 +325,7 @@ class Builder:
         unit.raw.append(tok.raw)
         if closed.unit is unit:
             sup = closed.tag == "sup" or self.stack.holds("sup")
-            self.collapse(unit, closed.mark, sup)
-
-    def collapse(self, unit: Unit, k: int, sup: bool) -> None:
-        """The inline element of mark `k`, just closed, made an empty piece copied whole
-        where it is a reference mark (_marker; `sup`: it is or is inside a `sup`), or holds
-        nothing but such pieces: the model never sees it, and it stays glued to the word
-        it followed, as an image does, where no translated word could stand for it."""
-        mark, size, marks = unit.marks[k], unit.length - unit.marks[k].open_at, unit.marks
-        # (the marks inside read in place, and only while each is an empty piece: an
-        # element closing round thousands of others costs no more than one)
-        inside = (marks[n] for n in range(k + 1, len(marks)))
-        if size > MARKER or size == 0 and k + 1 == len(marks):
-            return
-        if size == 0 and not all(m.atom and m.open_at == m.close_at for m in inside):
-            return
-        cut, held = 0, 0  # the last pieces of the unit's text, holding the element's
-        while held < size:
-            cut += 1
-            held += len(unit.text[-cut])
-        tail = "".join(unit.text[-cut:]) if cut else ""
-        if size and not _marker(tail[-size:], sup):
-            return
-        if any(marks[n].open_at is None for n in range(k, len(marks))):
-            return  # (read only where it becomes one piece, in place of all it reads)
-        if cut:
-            del unit.text[-cut:]
-            if tail[:-size]:
-                unit.text.append(tail[:-size])
-        unit.length -= size
-        unit.spelled = {at: way for at, way in unit.spelled.items() if at < unit.length}
-        raw = "".join(unit.raw[mark.raw_at :])
-        unit.marks[k:] = [Mark(mark.open_at, mark.open_at, raw, parent=mark.parent, atom=True,
-                               order=(mark.order[0], mark.order[0]))]  # fmt: skip
+            collapse(unit, closed.mark, sup)
 
     def feed_verbatim(self, tok: Token) -> None:
         depth, mark = self.verbatim
