@@ -33,6 +33,7 @@ from translator.documents.markdown_source import (
     since,
     taken_out,
 )
+from translator.documents.markdown_within import edge_pieces
 
 _BREAK = re.compile(r"[ \t]*(\\?)\n[ \t]*")
 _OPEN_TAG = re.compile(r"<([A-Za-z][A-Za-z0-9-]*)\b[^>]*(?<!/)>$")
@@ -74,8 +75,8 @@ class _Reader:
         """An open inline HTML tag (the innermost, or the stack's `index`) was never closed
         inside this inline (or is crossed): a lone tag, placed as an empty atom where it
         stood. `closing`: where the markup being closed starts in the source. A tag right
-        inside that markup is glued as the text outside it decides (`**a <b>** c`: to the
-        word before)."""
+        inside that markup and not kept in it (markdown_within.edge_pieces: a label's,
+        `[a <b>] c`) is glued as the text outside it decides (to the word before)."""
         key, raw, at, _, src_at = self.stack.pop(index)
         self.keys[key] -= 1
         if self.pending and at == sum(self.pending[-1]):  # right after whitespace taken out
@@ -88,15 +89,16 @@ class _Reader:
         self.lone(src_at, raw, True, at, (begin, end))
 
     def pop(self, key: str, close: str) -> None:
-        first = self.open_tags(key)  # (those crossed by the markup closed: lone tags)
-        self.demote_all(first, self.at - len(close) if first else None)
-        if not self.stack or self.stack[-1][0] != key:
+        first, ends = self.open_tags(key), self.at - len(close)  # (where the closing starts)
+        if not first or self.stack[first - 1][0] != key:
             raise Unreadable(f"{key} closes nothing open")
+        head, tail = edge_pieces(self, first, close)  # (kept in its opening and closing)
+        self.demote_all(first, ends)  # (the others crossed by the markup closed: lone tags)
         _, raw, start, order, src_at = self.stack.pop()
         self.keys[key] -= 1
-        ends = self.at - len(close)  # (where the closing starts in the source)
         # `[label]`, `[label][]`: the words are the label, which rendering keeps
         label = self.src[src_at + 1 : ends] if key == "link" and close in ("]", "][]") else ""
+        raw, close, ends = raw + head, tail + close, ends - len(tail)
         if not since(self.plain, self.size, start).strip():  # (its whitespace: in its raw)
             if self.size > start:
                 self._drop(start, self.size - start)

@@ -69,7 +69,11 @@ def _fits(folded: str, edge: Edge, opening: bool) -> int | None:
         return None
     if mark.bare[0 if opening else 1]:  # the word's own punctuation stays outside
         lead, core, trail = GLUED.match(folded[lo:hi]).groups()
-        if core:
+        # (but a literal delimiter stays in a link, where it cannot pair with one outside;
+        # not where the word has one at its other end too, which it could pair with)
+        inner, outer = (lead, trail) if opening else (trail, lead)
+        kept = _A.match(mark.raw) and _DELIMITER.search(inner) and not _DELIMITER.search(outer)
+        if core and not kept:
             return lo + len(lead) if opening else hi - len(trail)
     if opening:
         return lo + len(glued) if folded.startswith(glued, lo) else None
@@ -221,13 +225,17 @@ def _emphasis_apart(spans: dict, n: int) -> None:
             a, b = max(spans[m][0], spans[link][0], 0), min(spans[m][1], spans[link][1], n)
             if a < b:
                 spans[m] = [a, b]
-    outer: dict[tuple, str] = {}  # the delimiter last written around those letters
-    for m in emphasis:
-        bounds, raw = tuple(spans[m]), m.raw
-        if outer.get(bounds) == raw:
+    # the markup last written around those letters, any pair (`*`, `**`, a link): only
+    # one of the same opening and closing right around it is beside it (`*</span>*` is not)
+    outer: dict[tuple, tuple[str, str]] = {}
+    within = sorted((m for m, (a, b) in spans.items() if 0 <= a < b <= n), key=lambda m: m.order)
+    for m in within:
+        bounds, raw, close = tuple(spans[m]), m.raw, m.close
+        if m in emphasis and outer.get(bounds) == (raw, close):
             raw = "_" if raw == "*" else "*"
-            spans[dataclasses.replace(m, raw=raw, close=raw)] = spans.pop(m)
-        outer[bounds] = raw
+            close = close[:-1] + raw  # (after the tags it holds)
+            spans[dataclasses.replace(m, raw=raw, close=close)] = spans.pop(m)
+        outer[bounds] = (raw, close)
 
 
 def _links_unnested(spans) -> list:
@@ -336,6 +344,7 @@ def _rendered(words: list[str], k: int, atoms, edges, inside: list[Mark], chars)
             return text, lost
 
 
+_DELIMITER = re.compile(r"[*_~]")
 _A = re.compile(r"\[|<a[\s>]", re.I)  # a link's opening: Markdown's, or an HTML <a>
 _LINK = re.compile(r"\0(\d+)\[(.*?)\0\1\]", re.S)
 _LEFT = re.compile(r"\0(\d+)([\[\]])")
