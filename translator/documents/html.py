@@ -16,6 +16,7 @@ the target's language (html_attributes.py).
 from __future__ import annotations
 
 import logging
+import re
 from bisect import bisect_left
 
 from translator.documents.html_attributes import retag_languages, translate_attributes
@@ -244,6 +245,8 @@ class _Writer:
         found = min(_places(joined, text), key=lambda at: abs(at - len(prefix)), default=-1)
         if found >= 0:
             prefix, suffix = joined[:found], joined[found + len(text) :]
+        elif (around := _around(covered, text)) is not None:  # its words turned round
+            prefix, suffix = around
         source = "".join(piece if markup else self.escape(piece) for markup, piece in pieces)
         self.out[at] += self.escape(prefix) + source
         self.atom = None
@@ -277,6 +280,30 @@ def _places(joined: str, text: str) -> list[int]:
         out.append(at)
         at = joined.find(text, at + 1)
     return out
+
+
+def _around(covered: list[str], text: str) -> tuple[str, str] | None:
+    """(prefix, suffix): the text of the words a piece copied whole covers beyond its own
+    words, where each of those lies in one of them ("y aax" of "aa" and "x y"): glued text
+    outside an element round the piece, kept in place of the source's. Text between them
+    is kept (punctuation after, where they stand in order the piece's own), else before."""
+    rest, places = list(covered), []
+    if not text.split():  # (whitespace alone: nothing of its own to find)
+        return None
+    for word in text.lower().split():
+        n = next((n for n, w in enumerate(rest) if word in w.lower()), None)
+        if n is None or len(rest[n].lower()) != len(rest[n]):
+            return None
+        at = rest[n].lower().find(word)
+        rest[n] = rest[n][:at] + "\0" + rest[n][at + len(word) :]
+        places.append((n, at))
+    joined = " ".join(rest)
+    first, last = joined.find("\0"), joined.rfind("\0")
+    middle = [p for p in re.split(r"[\0\s]+", joined[first + 1 : last]) if p]
+    if places == sorted(places):  # (but its letters and digits: the model's words)
+        middle = [p for p in middle if not punctuation(p)]
+    prefix = joined[:first].strip() + "".join(p for p in middle if not punctuation(p))
+    return prefix, "".join(p for p in middle if punctuation(p)) + joined[last + 1 :].strip()
 
 
 def _less_own(sep: str, owned: tuple[str, bool] | None) -> str:

@@ -212,7 +212,8 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
             if n in solid and mark.open_at > 0 and not text[mark.open_at - 1].isspace() and (
                     s == len(ends) or not _leads_into(unit, inside[i:], ends[s])):  # fmt: skip
                 s = bisect_left(starts, mark.open_at)  # glued to the word before it
-            elif n in solid and _shuts_before(unit, ranges, last.get(mark.parent), s, starts):
+            elif n in solid and last.get(mark.parent) not in groups and (
+                    _shuts_before(unit, ranges, last.get(mark.parent), s, starts)):  # fmt: skip
                 # (in the word its previous sibling ends in, after it: that one's end tag is
                 # written in its lead, "<b>x 1</b><img><a>bc</a>")
                 prev = last[mark.parent]
@@ -226,7 +227,8 @@ def _ranges(unit: Unit, text: str, inside: list[int], starts: list[int], ends: l
         # _opens_late), else both written as in the source, as pieces copied whole are (a
         # piece inside one crossing that word, "<em>)</em><i><code>, (y</code></i>")
         overlap = prev is not None and ranges[prev][1] > s
-        cut = overlap and width > 1 and not (mark.atom or unit.marks[prev].atom)
+        # (not a group: written whole as a piece is, its end tag is among its pieces)
+        cut = overlap and width > 1 and not (mark.atom or unit.marks[prev].atom or prev in groups)
         shuts = cut and _shuts(unit, ranges, prev, s)
         late = cut and not shuts and ranges[n][1] > s + 1 and _opens_late(unit, inside, n, ends[s])
         if overlap and not (shuts or late):
