@@ -25,11 +25,13 @@ def unheld(spans: list, start: int, lead: int, trail: int) -> tuple[bool, int | 
     return free, holder
 
 
-def edges(reader, start: int, raw: str, close: str):
+def edges(reader, start: int, raw: str, close: str, gaps: tuple[int, int] = (0, 0)):
     """A pair's span (`start` to the reader's end of text) less the whitespace at its edges,
     which its opening `raw` / `close` take: (start, end, raw, close, Mark.held). Whitespace
     its markup has at its edge with a space outside it is taken out of the plain text (that
-    space stays the separator); next to a word it stays as the separator, which it holds."""
+    space stays the separator); next to a word it stays as the separator, which it holds.
+    `gaps`: the spaces first and last in the text that `raw` / `close` already hold (between
+    the pieces kept in them: markdown_within.edge_pieces)."""
     spaced = reader.at >= len(reader.src) or reader.src[reader.at].isspace()
     before = max(start - 1, 0)  # the span's text and the character before it
     tail = since(reader.plain, reader.size, before)
@@ -37,27 +39,48 @@ def edges(reader, start: int, raw: str, close: str):
     # (at most the span's own: more whitespace before it would fail the test below too)
     space, lead = len(text) - len(text.rstrip()), len(text) - len(text.lstrip())
     free, holder = unheld(reader.spans, start, start + lead, reader.size - space)
+    held = ("", "")
     if holder is not None:  # (whitespace an inner one holds: not this one's)
         a, b, inner = reader.spans[holder]
         if spaced:  # (`[<b>w </b>](u) ab`: no longer the separator)
-            reader.spans[holder] = (a, b, replace(inner, held=(inner.held[0], False)))
+            reader.spans[holder] = (a, b, replace(inner, held=(inner.held[0], "")))
             reader._drop(reader.size - space, space)
+        elif gaps[1]:  # (and the spaces between the pieces its closing holds)
+            held = ("", text[len(text) - gaps[1] :])
         space = 0
-    lead *= free
-    held = (False, False)
+    lead = lead if free else gaps[0]
     if 0 < space < reader.size - start:  # `[runtime ](url)`: the space stays inside it
-        close = text[len(text) - space :] + close
+        close = text[len(text) - space : len(text) - gaps[1]] + close
         if spaced:
             reader._drop(reader.size - space, space)
         else:  # (`[w ](u)ab`: its words' separator, which it holds)
-            held = (False, True)
-    end = reader.size - space * held[1]
+            held = ("", text[len(text) - space :])
+    end = reader.size - space * bool(held[1])
     if lead and (start == 0 or tail[0].isspace()):  # `[ text](url)`: its opening
         reader._drop(start, lead)
-        raw, end = raw + text[:lead], end - lead
+        raw, end = raw + text[gaps[0] : lead], end - lead
     elif lead:  # (`x[ w](u)`: the separator before its first word, which it holds)
-        raw, start, held = raw + text[:lead], start + lead, (True, held[1])
+        raw, start, held = raw + text[gaps[0] : lead], start + lead, (text[:lead], held[1])
     return start, end, raw, close, held
+
+
+def released(reader, at: int, space: str) -> int:
+    """Where a lone piece written right after a pair's closing, which the word after it does
+    not touch (`[w ](u)<br> x`, `[w ](u)<br>` at the end), goes: before the whitespace
+    `space` that plain position `at` follows, where that is the separator the pair holds
+    (Mark.held): no longer the separator, it is taken out (its closing writes it)."""
+    start, last = at - len(space), reader.pending[-1] if reader.pending else (0, 0)
+    if not space or sum(last) > start:  # (whitespace taken out there: not the pair's)
+        return at
+    for k in range(len(reader.spans) - 1, -1, -1):
+        a, b, mark = reader.spans[k]
+        if mark is not None and mark.kind == "pair" and b == start and mark.held[1] == space:
+            reader.spans[k] = (a, b, replace(mark, held=(mark.held[0], "")))
+            reader._drop(start, len(space))
+            return start
+        if b < start:
+            return at
+    return at
 
 
 def held_seps(spans, seps: list[str]) -> list[str]:
@@ -68,9 +91,7 @@ def held_seps(spans, seps: list[str]) -> list[str]:
         if mark.kind != "pair" or end <= start:
             continue
         if mark.held[1] and end < len(out):
-            held = mark.close[: len(mark.close) - len(mark.close.lstrip())]
-            out[end] = out[end].removeprefix(held)
+            out[end] = out[end].removeprefix(mark.held[1])
         if mark.held[0] and 0 < start < len(out) and not mark.shared:
-            held = mark.raw[len(mark.raw.rstrip()) :]
-            out[start] = out[start].removesuffix(held)
+            out[start] = out[start].removesuffix(mark.held[0])
     return out

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import replace
 
 from translator.documents.markdown_escapes import Escapes
-from translator.documents.markdown_held import edges
+from translator.documents.markdown_held import edges, released
 from translator.documents.markdown_lones import Lones
 from translator.documents.markdown_marks import Mark, glued
 from translator.documents.markdown_source import (
@@ -92,7 +92,7 @@ class _Reader:
         first, ends = self.open_tags(key), self.at - len(close)  # (where the closing starts)
         if not first or self.stack[first - 1][0] != key:
             raise Unreadable(f"{key} closes nothing open")
-        head, tail = edge_pieces(self, first, close)  # (kept in its opening and closing)
+        head, tail, gaps = edge_pieces(self, first, close)  # (kept in its opening, closing)
         self.demote_all(first, ends)  # (the others crossed by the markup closed: lone tags)
         _, raw, start, order, src_at = self.stack.pop()
         self.keys[key] -= 1
@@ -113,7 +113,7 @@ class _Reader:
                         self.lones.take(k)
             self.lone(src_at, self.src[src_at : self.at], True)  # (it may take a space)
             return
-        start, end, raw, close, held = edges(self, start, raw, close)
+        start, end, raw, close, held = edges(self, start, raw, close, gaps)
         mark = Mark("pair", raw, close, order, label=label, src=src_at, close_src=ends)
         self._span(start, end, replace(mark, held=held))
 
@@ -248,10 +248,12 @@ class _Reader:
             mark = Mark("before", raw, src=src_at)
         elif not spaced_before and not spaced_after:  # s3.<region>.com, (<a@b.c>)
             mark = Mark("inside", raw, src=src_at)
-        else:
+        else:  # (right after a pair holding the separator, which no word follows now)
+            at = at if spaced_before else released(self, at, ends_in)
             space = ends_in if spaced_before and take_space else ""
-            # (only the whitespace after markup still open there: that before it is its own)
-            opened = bisect_left(self.stack, at, key=lambda entry: entry[2])
+            # (only the whitespace after markup opened before it and still open: that before
+            # the markup is its own)
+            opened = bisect_left(self.stack, src_at, key=lambda entry: entry[4])
             if opened and (cut := at - self.stack[opened - 1][2]) < len(space):
                 space = space[len(space) - cut :]
             if space:

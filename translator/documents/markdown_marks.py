@@ -29,9 +29,10 @@ class Mark:
     # its first word is the last of markup before it, which kept that word (`*a b*w*c d*`,
     # `` `c d`*a b* ``): it opens inside the word before its own where that word allows
     shared: bool = False
-    # its opening / closing holds the whitespace between its first / last word and the word
-    # before / after it, as the source wrote it (`x[ w](u)`, `[w ](u)ab`): not written twice
-    held: tuple[bool, bool] = (False, False)
+    # the whitespace between its first / last word and the word before / after it that its
+    # opening / closing holds, as the source wrote it (`x[ w](u)`, `[w ](u)ab`): not written
+    # twice
+    held: tuple[str, str] = ("", "")
 
 
 def glued(plain: str, span, code: set[int]):

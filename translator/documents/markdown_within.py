@@ -27,49 +27,82 @@ def lone_rank(at: int, mark, spans: dict, closed: dict) -> float:
     return 1.5 if mark.src > closed.get(at, mark.src) else 0
 
 
-def edge_pieces(reader, first: int, close: str) -> tuple[str, str]:
-    """The markup with no words (tags left open, lone pieces placed) that the source wrote
-    right after the opening of the pair stack[first - 1] of the markdown_inline `reader`,
-    and right before its closing `close`, where the pair has words and no label: taken off
-    the stack and out of the spans, to stay in that opening and closing as written (moved
-    out, a tag would leave whitespace or its word on the wrong side of the markup)."""
-    stack, src, lones = reader.stack, reader.src, reader.lones
+def edge_pieces(reader, first: int, close: str) -> tuple[str, str, tuple[int, int]]:
+    """The markup with no words (tags left open, lone pieces placed, the spaces between
+    them) that the source wrote right after the opening of the pair stack[first - 1] of the
+    markdown_inline `reader`, and right before its closing `close`, where the pair has words
+    and no label: taken off the stack and out of the spans, to stay in that opening and
+    closing as written (moved out, a tag would leave whitespace or its word on the wrong
+    side of the markup); and how many spaces of the plain text's first and last they hold
+    (markdown_held.edges takes them out, or keeps them as the separator)."""
+    stack = reader.stack
     _, raw, at, _, src_at = stack[first - 1]
-    if close in ("]", "][]") or not since(reader.plain, reader.size, at).strip():
-        return "", ""
-    low, high, gone = first, len(stack), []
-    head, start = [], src_at + len(raw)
-    while True:  # (a piece's raw starts where it stands: at most the whitespace after it)
-        if low < high and stack[low][4] == start:
-            head.append(stack[low][1])
-            low += 1
-        elif (k := lones.starts.get(start)) is not None and src.startswith(
-            reader.spans[k][2].raw, start
-        ):
-            head.append(reader.spans[k][2].raw)
-            gone.append(k)
-        else:
-            break
-        start += len(head[-1])
-    tail, end = [], reader.at - len(close)
-    while True:  # (a piece's raw ends where it stands: with the whitespace it took before)
-        if low < high and stack[high - 1][4] + len(stack[high - 1][1]) == end:
-            tail.append(stack[high - 1][1])
-            high -= 1
-        elif (
-            (k := lones.ends.get(end)) is not None
-            and src.endswith(reader.spans[k][2].raw, 0, end)
-            and k not in gone
-        ):
-            tail.append(reader.spans[k][2].raw)
-            gone.append(k)
-        else:
-            break
-        end -= len(tail[-1])
+    text = since(reader.plain, reader.size, at)
+    if close in ("]", "][]") or not text.strip():
+        return "", "", (0, 0)
+    bounds = src_at + len(raw), reader.at - len(close)
+    head, tail, low, high, gone, gaps = _scan(reader, first, *bounds, True)
+    inner = text[gaps[0] : len(text) - gaps[1]]
+    if text[: gaps[0]].strip() or text[len(inner) + gaps[0] :].strip() or not inner.strip():
+        # (spaces the plain text does not hold there: only pieces written together)
+        head, tail, low, high, gone, gaps = _scan(reader, first, *bounds, False)
     for key, *_ in stack[first:low] + stack[high:]:
         reader.keys[key] -= 1
     stack[first:] = stack[low:high]
     for k in gone:
         reader.spans[k] = (reader.spans[k][0], reader.spans[k][0], None)
-        lones.take(k)
-    return "".join(head), "".join(reversed(tail))
+        reader.lones.take(k)
+    return "".join(head), "".join(reversed(tail)), (gaps[0], gaps[1])
+
+
+def _spaces(src: str, at: int, forward: bool) -> int:
+    """How many spaces or tabs src has from `at` on (or before it)."""
+    n = 0
+    while 0 <= (k := at + n if forward else at - n - 1) < len(src) and src[k] in " \t":
+        n += 1
+    return n
+
+
+def _scan(reader, first: int, start: int, end: int, spaced: bool):
+    """The pieces (and, where `spaced`, the spaces or tabs before each) the source wrote
+    from `start` on and up to `end` (edge_pieces): (head, tail, where the stack's kept part
+    begins and ends, the lone pieces taken, the spaces the head and tail hold between)."""
+    stack, src, lones, spans = reader.stack, reader.src, reader.lones, reader.spans
+    low, high, gone, head, tail, gaps = first, len(stack), [], [], [], [0, 0]
+    while True:  # (a piece's raw starts where it stands: at most the whitespace after it)
+        gap = _spaces(src, start, True) if spaced else 0
+        at = start + gap
+        if low < high and stack[low][4] == at:
+            raw = stack[low][1]
+            low += 1
+        elif (
+            (k := lones.starts.get(at)) is not None
+            and src.startswith(raw := spans[k][2].raw.lstrip(" \t"), at)
+            and (lead := len(spans[k][2].raw) - len(raw)) <= gap
+        ):
+            raw, gap = spans[k][2].raw, gap - lead
+            gone.append(k)
+        else:
+            break
+        head.append(src[start : start + gap] + raw)
+        gaps[0] += gap
+        start += len(head[-1])
+    while True:  # (a piece's raw ends where it stands: with the whitespace it took before)
+        gap = _spaces(src, end, False) if spaced else 0
+        at = end - gap
+        if low < high and stack[high - 1][4] + len(stack[high - 1][1]) == at:
+            raw = stack[high - 1][1]
+            high -= 1
+        elif (
+            (k := lones.ends.get(at)) is not None
+            and src.endswith(spans[k][2].raw, 0, at)
+            and k not in gone
+        ):
+            raw = spans[k][2].raw
+            gone.append(k)
+        else:
+            break
+        tail.append(raw + src[at:end])
+        gaps[1] += gap
+        end -= len(tail[-1])
+    return head, tail, low, high, gone, gaps
