@@ -20,9 +20,10 @@ from functools import cache
 
 from translator.documents.inline import MAX_NESTING, deepest, nesting
 from translator.documents.markdown_blocks import unblocked
+from translator.documents.markdown_held import unheld_gaps
 from translator.documents.markdown_inline import read_inline
 from translator.documents.markdown_marks import Mark
-from translator.documents.markdown_render import render
+from translator.documents.markdown_render import edges_held, render
 from translator.documents.text import replace_spans
 from translator.documents.units import Marked, Translate, translate_all
 
@@ -138,9 +139,11 @@ class _Inline(Marked):
         return False
 
     def rendered(self, results) -> str:
-        pieces = [render(words, seps, placed, self.escapes)
-                  for words, seps, placed, _ in self.placed(results)]  # fmt: skip
-        text = replace_spans(self.escapes.written, self.units, pieces)  # (&nbsp; stays so)
+        units = list(self.placed(results))
+        pieces = [render(words, seps, placed, self.escapes) for words, seps, placed, _ in units]
+        edges = [edges_held(words, placed) for words, _, placed, _ in units]
+        written = unheld_gaps(self.escapes.written, self.plain, self.units, edges)
+        text = replace_spans(written, self.units, pieces)  # (&nbsp; stays so)
         if self.paragraph:
             text = unblocked(_parser(), text, self.paragraph)
         # a pipe in a table cell is written escaped, or it would end the cell

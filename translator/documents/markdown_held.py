@@ -36,6 +36,7 @@ def edges(reader, start: int, raw: str, close: str, gaps: tuple[int, int] = (0, 
     before = max(start - 1, 0)  # the span's text and the character before it
     tail = since(reader.plain, reader.size, before)
     text = tail[start - before :]
+    forms = reader.forms[start : reader.size]  # (as written: `&nbsp;` stays so in markup)
     # (at most the span's own: more whitespace before it would fail the test below too)
     space, lead = len(text) - len(text.rstrip()), len(text) - len(text.lstrip())
     free, holder = unheld(reader.spans, start, start + lead, reader.size - space)
@@ -50,7 +51,7 @@ def edges(reader, start: int, raw: str, close: str, gaps: tuple[int, int] = (0, 
         space = 0
     lead = lead if free else gaps[0]
     if 0 < space < reader.size - start:  # `[runtime ](url)`: the space stays inside it
-        close = text[len(text) - space : len(text) - gaps[1]] + close
+        close = "".join(forms[len(text) - space : len(text) - gaps[1]]) + close
         if spaced:
             reader._drop(reader.size - space, space)
         else:  # (`[w ](u)ab`: its words' separator, which it holds)
@@ -58,9 +59,10 @@ def edges(reader, start: int, raw: str, close: str, gaps: tuple[int, int] = (0, 
     end = reader.size - space * bool(held[1])
     if lead and (start == 0 or tail[0].isspace()):  # `[ text](url)`: its opening
         reader._drop(start, lead)
-        raw, end = raw + text[gaps[0] : lead], end - lead
+        raw, end = raw + "".join(forms[gaps[0] : lead]), end - lead
     elif lead:  # (`x[ w](u)`: the separator before its first word, which it holds)
-        raw, start, held = raw + text[gaps[0] : lead], start + lead, (text[:lead], held[1])
+        raw, start = raw + "".join(forms[gaps[0] : lead]), start + lead
+        held = (text[:lead], held[1])
     return start, end, raw, close, held
 
 
@@ -94,4 +96,33 @@ def held_seps(spans, seps: list[str]) -> list[str]:
             out[end] = out[end].removeprefix(mark.held[1])
         if mark.held[0] and 0 < start < len(out) and not mark.shared:
             out[start] = out[start].removesuffix(mark.held[0])
+    return out
+
+
+def held_edges(spans, n: int) -> tuple[str, str]:
+    """The whitespace a pair's markup holds before the first of a unit's `n` words (its
+    opening on it) and after the last (its closing on it), as held_seps reads it: there
+    the unit ends, and the text between units, which holds it too, must leave it out."""
+    lead = trail = ""
+    for start, end, mark in spans:
+        if mark.kind != "pair" or end <= start:
+            continue
+        if end == n and len(mark.held[1]) > len(trail):
+            trail = mark.held[1]
+        if start == 0 and not mark.shared and len(mark.held[0]) > len(lead):
+            lead = mark.held[0]
+    return lead, trail
+
+
+def unheld_gaps(written: list[str], plain: str, units, edges) -> list[str]:
+    """`written` (each plain character as written) with the whitespace between units that
+    a pair's markup at a unit's edge holds (`held_edges`, per unit) left out: the markup
+    writes it (`[One. ](u)Two.`)."""
+    out, free = list(written), 0  # (the first character no earlier unit has taken)
+    for (a, b), (lead, trail) in zip(units, edges, strict=True):
+        if lead and a - len(lead) >= free and plain[:a].endswith(lead):
+            out[a - len(lead) : a] = [""] * len(lead)
+        if trail and plain.startswith(trail, b):
+            out[b : b + len(trail)] = [""] * len(trail)
+        free = b + len(trail)
     return out

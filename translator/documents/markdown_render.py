@@ -9,7 +9,7 @@ import dataclasses
 import re
 
 from translator.documents.markdown_escapes import Escapes
-from translator.documents.markdown_held import held_seps
+from translator.documents.markdown_held import held_edges, held_seps
 from translator.documents.markdown_marks import Mark
 from translator.documents.markdown_within import lone_rank, opened_before
 from translator.documents.units import GLUED
@@ -257,6 +257,11 @@ def _links_unnested(spans) -> list:
     return out
 
 
+def edges_held(words: list[str], spans) -> tuple[str, str]:
+    """held_edges of a unit's target `spans` as render writes them (links kept apart)."""
+    return held_edges(_links_unnested(spans), len(words))
+
+
 def _sorted(marks) -> list[Mark]:
     return [m for *_, m in sorted(marks, key=lambda x: x[:2])]
 
@@ -305,7 +310,8 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
             out += [*before[k], *(m.raw for m in inside[k]), *after[k]]  # (inside it: first)
             continue
         text, lost = _rendered(words, k, atoms.get(k), (opens, closes, early), inside[k], chars)
-        out += [seps[k] if k else "", *before[k], text, *lost, *after[k]]
+        # (a separator as the source wrote it: `&nbsp;` stays an entity)
+        out += [*(chars(seps[k]) if k else ()), *before[k], text, *lost, *after[k]]
     if not n:
         out += after[0]
     return _labelled("".join(out), labels)

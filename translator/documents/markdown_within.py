@@ -56,9 +56,9 @@ def edge_pieces(reader, first: int, close: str) -> tuple[str, str, tuple[int, in
 
 
 def _spaces(src: str, at: int, forward: bool) -> int:
-    """How many spaces or tabs src has from `at` on (or before it)."""
+    """How many spaces, tabs or line breaks src has from `at` on (or before it)."""
     n = 0
-    while 0 <= (k := at + n if forward else at - n - 1) < len(src) and src[k] in " \t":
+    while 0 <= (k := at + n if forward else at - n - 1) < len(src) and src[k] in " \t\n":
         n += 1
     return n
 
