@@ -16,10 +16,10 @@ the target's language (html_attributes.py).
 from __future__ import annotations
 
 import logging
-import re
 from bisect import bisect_left
 
 from translator.documents.html_attributes import retag_languages, translate_attributes
+from translator.documents.html_covered import around, places, scattered
 from translator.documents.html_edges import Margins, in_word
 from translator.documents.html_glue import in_trail
 from translator.documents.html_sentences import Sentence, sentences
@@ -44,7 +44,8 @@ def _render(sentence: Sentence, unit: Unit, result, escape, margins: Margins) ->
     for kind, k in reversed(steps):
         upcoming = k if kind == "word" else upcoming
         following.append(upcoming)
-    writer = _Writer(sentence, unit, words, escape, margins)
+    covered = {w for k in sentence.atoms for w in range(*placed[k][:2])}
+    writer = _Writer(sentence, unit, words, escape, margins, covered)
     for (kind, k), ahead in zip(steps, reversed(following)):
         sep = escape(seps[ahead] if 0 < ahead < len(words) else " ") if writer.spaced else ""
         writer.event(kind, k, ahead, sep)
@@ -54,8 +55,9 @@ def _render(sentence: Sentence, unit: Unit, result, escape, margins: Margins) ->
 class _Writer:
     """The pieces of one rendered sentence, event by event (inline.events)."""
 
-    def __init__(self, sentence: Sentence, unit: Unit, words: list[str], escape, margins):
+    def __init__(self, sentence: Sentence, unit: Unit, words: list[str], escape, margins, covered):
         self.sentence, self.unit, self.escape, self.margins = sentence, unit, escape, margins
+        self.covered = covered  # the words pieces copied whole stand for: theirs, not to cut
         self.words = list(words)  # text glued before a tag, written before it, is cut from its word
         self.out = list(sentence.head)
         self.spaced = False
@@ -196,7 +198,8 @@ class _Writer:
     def _open(self, k: int, mark: Mark, ahead: int, sep: str) -> None:
         word = self.words[ahead] if ahead < len(self.words) else ""
         lead = self.sentence.leads.get(k, "")
-        if k in self.sentence.bare_starts:  # "(<b>dog" of "<b>Hund" (and of "„<b>Hund")
+        # "(<b>dog" of "<b>Hund" (and of "„<b>Hund"), but not of a word a piece stands for
+        if k in self.sentence.bare_starts and ahead not in self.covered:
             own, core, _ = GLUED.match(word).groups()
             if core and (own.endswith(lead) or not word.lower().startswith(lead.lower())):
                 lead = own
@@ -236,17 +239,17 @@ class _Writer:
 
     def _close_atom(self, k: int, mark: Mark) -> None:
         """A piece copied whole (`code`) in place of the words it covers: where they hold its
-        text, in place of that alone ("(", "):" around it kept); else with the text glued
-        around it in the source."""
+        text, in place of that alone ("(", "):" around it kept), or scattered in them, beside
+        what they hold beyond it; else with the text glued around it in the source."""
         at, covered = self.atom
         text, prefix, suffix, pieces = self.sentence.atoms[k]
         joined = " ".join(covered)
         # (of its text's places in the words, the nearest to the source's: "z)<kbd>z)</kbd>")
-        found = min(_places(joined, text), key=lambda at: abs(at - len(prefix)), default=-1)
+        found = min(places(joined, text), key=lambda at: abs(at - len(prefix)), default=-1)
         if found >= 0:
             prefix, suffix = joined[:found], joined[found + len(text) :]
-        elif (around := _around(covered, text)) is not None:  # its words turned round
-            prefix, suffix = around
+        elif (turned := around(covered, text) or scattered(covered, text)) is not None:
+            prefix, suffix = turned  # (its words turned round, or its text scattered in them)
         source = "".join(piece if markup else self.escape(piece) for markup, piece in pieces)
         self.out[at] += self.escape(prefix) + source
         self.atom = None
@@ -268,42 +271,6 @@ class _Writer:
 def _ends(text: str, end: str) -> bool:
     """Whether `text` ends in `end`, in any case ("AA," of "a,": the model may change it)."""
     return bool(end) and text[len(text) - len(end) :].lower() == end.lower()
-
-
-def _places(joined: str, text: str) -> list[int]:
-    """Where `text` (nonempty) begins in `joined`, each place (in any case, where the case
-    keeps the length: a piece copied whole keeps its source's case, the words may not)."""
-    if len(joined.lower()) == len(joined) and len(text.lower()) == len(text):
-        joined, text = joined.lower(), text.lower()
-    out, at = [], joined.find(text) if text else -1
-    while at >= 0:
-        out.append(at)
-        at = joined.find(text, at + 1)
-    return out
-
-
-def _around(covered: list[str], text: str) -> tuple[str, str] | None:
-    """(prefix, suffix): the text of the words a piece copied whole covers beyond its own
-    words, where each of those lies in one of them ("y aax" of "aa" and "x y"): glued text
-    outside an element round the piece, kept in place of the source's. Text between them
-    is kept (punctuation after, where they stand in order the piece's own), else before."""
-    rest, places = list(covered), []
-    if not text.split():  # (whitespace alone: nothing of its own to find)
-        return None
-    for word in text.lower().split():
-        n = next((n for n, w in enumerate(rest) if word in w.lower()), None)
-        if n is None or len(rest[n].lower()) != len(rest[n]):
-            return None
-        at = rest[n].lower().find(word)
-        rest[n] = rest[n][:at] + "\0" + rest[n][at + len(word) :]
-        places.append((n, at))
-    joined = " ".join(rest)
-    first, last = joined.find("\0"), joined.rfind("\0")
-    middle = [p for p in re.split(r"[\0\s]+", joined[first + 1 : last]) if p]
-    if places == sorted(places):  # (but its letters and digits: the model's words)
-        middle = [p for p in middle if not punctuation(p)]
-    prefix = joined[:first].strip() + "".join(p for p in middle if not punctuation(p))
-    return prefix, "".join(p for p in middle if punctuation(p)) + joined[last + 1 :].strip()
 
 
 def _less_own(sep: str, owned: tuple[str, bool] | None) -> str:
