@@ -32,6 +32,7 @@ from translator.documents.docx_parts import (
     _NS,
     CODE_PARAGRAPHS,
     CODE_RUNS,
+    WRAPPERS,
     _code_styles,
     _key,
     _open,
@@ -327,8 +328,11 @@ class Stretch(Marked):
                 after = self.chains.get(
                     id(next((s[0] for s in segments[k:] if s[0] is not MARK), None)), ()
                 )
-                own = tracked_around(run, parent)
-                del held[max(shared(held, after), shared(held, own)) :]
+                own = tracked_around(run, parent, run.tag in WRAPPERS)
+                # a wrapper moved whole goes in no copy but of its own wrappers (a link
+                # in a link is no Word file)
+                keep = shared(held, after) if run.tag not in WRAPPERS else 0
+                del held[max(keep, shared(held, own)) :]
                 both = own[: shared([(w, None) for w in own], after)]
                 if shared(held, both) == len(held):
                     self._enter(held, copied, both, anchor)

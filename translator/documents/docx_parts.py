@@ -193,16 +193,17 @@ def flattened(items, whole=frozenset()) -> list:
     return out
 
 
-def tracked_around(el, top) -> tuple:
+def tracked_around(el, top, every: bool = False) -> tuple:
     """The wrappers between `el` and `top` (its paragraph, a wrapper a stretch is read in),
-    outermost first, where a tracked insertion (w:ins, w:moveTo) is among them: what `el`
-    is part of for the revision (a link the insertion holds too); none where none is."""
+    outermost first, where a tracked insertion (w:ins, w:moveTo) is among them, or
+    `every`: what `el` is part of for the revision (a link the insertion holds too); none
+    where none is."""
     out = []
     for x in el.iterancestors():
         if x is top:
             break
         out += [x] if x.tag in WRAPPERS else []
-    return tuple(reversed(out)) if any(x.tag in INSERTIONS for x in out) else ()
+    return tuple(reversed(out)) if every or any(x.tag in INSERTIONS for x in out) else ()
 
 
 def wrapper_spans(found: list[tuple], starts: list[int], texts: list[str], plain: str):
@@ -251,12 +252,10 @@ def absorbed(segments: list[tuple], blank: dict[int, tuple], mark) -> list[tuple
         if link is not mark or id(el) not in blank:
             continue
         left, before = blank[id(el)]
-        sides = [out[j] if 0 <= j < len(out) and out[j][0] is not mark else None
-                 for j in (k - 1, k + 1)]  # fmt: skip
+        # the text beside it, past the marks holding no text (a bookmark's start)
+        sides = [_beside(out, k, step, blank, mark) for step in (-1, 1)]
         for side, end in zip(sides, (-1, 0), strict=True):  # (its end, its start)
-            while left and side and side[2] and side[2][end] not in "\t\n" and (
-                    side[2][end].isspace()):  # fmt: skip
-                side[2] = side[2][:-1] if end else side[2][1:]
+            while left and side and _dropped(side, end):
                 left -= 1
         a, b = sides
         if not (a and b):
@@ -265,10 +264,32 @@ def absorbed(segments: list[tuple], blank: dict[int, tuple], mark) -> list[tuple
         spaces = was + len(b[2]) - len(b[2].lstrip(" "))
         n = min(before, spaces)
         to, of = (a, b) if n > was else (b, a)
-        if to[0] is not None and to[0] is not of[0]:
-            n = was  # (a space moves into a wrapper only out of a copy of the same one)
+        if to[0] is not None and to[0] is not of[0] or _key(to[1]) != _key(of[1]):
+            n = was  # (a space moves into a wrapper, or a run formatted otherwise, not)
         a[2], b[2] = a[2].rstrip(" ") + " " * n, " " * (spaces - n) + b[2].lstrip(" ")
     return [tuple(s) for s in out if s[2] or s[0] is mark]
+
+
+def _beside(out: list, k: int, step: int, blank: dict, mark) -> list | None:
+    """The segment of text nearest to segment `k` of `out` on the side `step` (-1, 1), past
+    the marks that hold no text; None where another wrapper moved whole or nothing is."""
+    j = k + step
+    while 0 <= j < len(out) and out[j][0] is mark and id(out[j][1]) not in blank:
+        j += step
+    return out[j] if 0 <= j < len(out) and out[j][0] is not mark else None
+
+
+def _dropped(side: list, end: int) -> bool:
+    """Whether a space of the whitespace at `side`'s end (-1) or start (0) was taken out
+    of its text, the one nearest to that edge (a tab or a line break stays)."""
+    text = side[2]
+    for i in range(len(text) - 1, -1, -1) if end else range(len(text)):
+        if not text[i].isspace():
+            return False
+        if text[i] not in "\t\n":
+            side[2] = text[:i] + text[i + 1 :]
+            return True
+    return False
 
 
 def joined(segments: list[tuple]) -> list[tuple]:
