@@ -19,9 +19,9 @@ import logging
 from bisect import bisect_left
 
 from translator.documents.html_attributes import retag_languages, translate_attributes
-from translator.documents.html_covered import around, places, scattered
+from translator.documents.html_covered import around, holds, places, scattered
 from translator.documents.html_edges import Margins, in_word
-from translator.documents.html_glue import in_trail
+from translator.documents.html_glue import in_trail, outside
 from translator.documents.html_sentences import Sentence, sentences
 from translator.documents.html_spelling import Spelling, escaper
 from translator.documents.html_units import Builder, Mark, Unit, tokens
@@ -44,7 +44,10 @@ def _render(sentence: Sentence, unit: Unit, result, escape, margins: Margins) ->
     for kind, k in reversed(steps):
         upcoming = k if kind == "word" else upcoming
         following.append(upcoming)
-    covered = {w for k in sentence.atoms for w in range(*placed[k][:2])}
+    covered: dict[int, list] = {}  # per word, the pieces copied whole over it: (text, words)
+    for k, (text, *_) in sentence.atoms.items():
+        for w in range(*placed[k][:2]):
+            covered.setdefault(w, []).append((text, range(*placed[k][:2])))
     writer = _Writer(sentence, unit, words, escape, margins, covered)
     for (kind, k), ahead in zip(steps, reversed(following)):
         sep = escape(seps[ahead] if 0 < ahead < len(words) else " ") if writer.spaced else ""
@@ -57,7 +60,7 @@ class _Writer:
 
     def __init__(self, sentence: Sentence, unit: Unit, words: list[str], escape, margins, covered):
         self.sentence, self.unit, self.escape, self.margins = sentence, unit, escape, margins
-        self.covered = covered  # the words pieces copied whole stand for: theirs, not to cut
+        self.covered = covered  # per word, the pieces copied whole over it: theirs, not to cut
         self.words = list(words)  # text glued before a tag, written before it, is cut from its word
         self.out = list(sentence.head)
         self.spaced = False
@@ -71,6 +74,7 @@ class _Writer:
         # a span's end tag held for the lead of its sibling opening next (Sentence.shut)
         self.shut, self.shuts = None, {prev: k for k, (_, prev) in sentence.shut.items()}
         self.opens = {prev for _, prev in sentence.opened.values()}  # (Sentence.opened)
+        self.spent = {}  # per span, the pieces of its trail a sibling opening apart wrote
 
     def event(self, kind: str, k: int, ahead: int, sep: str) -> None:
         mark = self.unit.marks[self.sentence.spans[k][2]] if kind != "word" else None
@@ -87,7 +91,10 @@ class _Writer:
             if k in self.opens and word[len(word) - len(trail) :].lower() == trail.lower():
                 trail = word[len(word) - len(trail) :]  # (in any case: a sibling opens in it)
             own = self._own_trail() if k in self.sentence.bare_ends else ""
-            self._keep(own if own and (_ends(own, trail) or not _ends(word, trail)) else trail)
+            kept = own if own and (_ends(own, trail) or not _ends(word, trail)) else trail
+            self._keep(kept)
+            if k in self.spent and kept == trail and self.pending.lower() == trail.lower():
+                self.pending = outside(self.spent[k], self.pending)
             self.piece = (k, self.pending)  # (inside a parent it ends in: "<b><i>)</i>(a</b>")
             self.out.append(mark.close_raw)
             return
@@ -204,6 +211,7 @@ class _Writer:
             if core and (own.endswith(lead) or not word.lower().startswith(lead.lower())):
                 lead = own
         glued = lead and word.lower().startswith(lead.lower()) and len(word) > len(lead)
+        glued = glued and not self._needed(ahead, len(lead))
         shut, self.shut = self.shut, None
         if shut and not (glued and lead == self.sentence.leads.get(k)):
             self.out.append(shut[1])  # (before the word, where its text is not the source's)
@@ -228,7 +236,9 @@ class _Writer:
             self.atom = (len(self.out), [])
             self.out.append(_less_own(sep, self.sentence.loose.get(k)))
         else:  # (with the tags that open in its sibling's trail, where that was not kept)
-            pieces = self.sentence.opened.get(k, ([(mark.open_raw, 0)], None))[0]
+            pieces, prev = self.sentence.opened.get(k, ([(mark.open_raw, 0)], None))
+            if prev is not None:  # its pieces' text is written here, not again in the trail
+                self.spent[prev] = pieces
             raw = "".join(raw for raw, _ in pieces if raw is not None)
             split = self.sentence.split.get(k, ("", ""))
             at = len(split[0]) if sep == "".join(split) else len(sep)  # ("<a>\n DocBook")
@@ -236,6 +246,17 @@ class _Writer:
                 self.out.append(sep[:at] + raw + sep[at:])
         # a piece copied whole stands for its words; one glued to the next word keeps it close
         self.spaced = (mark.atom or k in self.sentence.atoms) and k not in self.sentence.before
+
+    def _needed(self, ahead: int, n: int) -> bool:
+        """Whether the first `n` characters of word `ahead` hold text of a piece copied whole
+        over it that its words lack without them ("!" of "!:" for `<code>!</code>`): the
+        piece writes them, so a lead is not cut from there (it would write them twice)."""
+        for text, span in self.covered.get(ahead, ()):
+            words = [self.words[w] for w in span]
+            cut = [w[n:] if at == ahead else w for at, w in zip(span, words)]
+            if holds(words, text) and not holds(cut, text):
+                return True
+        return False
 
     def _close_atom(self, k: int, mark: Mark) -> None:
         """A piece copied whole (`code`) in place of the words it covers: where they hold its

@@ -58,3 +58,12 @@ def scattered(covered: list[str], text: str) -> tuple[str, str] | None:
         elif not c.isspace():
             (suffix if seen else prefix).append(c)
     return None if +need else ("".join(prefix), "".join(suffix))
+
+
+def holds(covered: list[str], text: str) -> bool:
+    """Whether the words hold a piece's text as _Writer._close_atom finds it: whole, in
+    their words, or scattered in them."""
+    if not text.strip():
+        return True  # (whitespace alone: nothing of its own to find)
+    found = places(" ".join(covered), text) or around(covered, text)
+    return bool(found) or scattered(covered, text) is not None

@@ -216,3 +216,13 @@ def in_trail(pieces: list[tuple[str | None, int]], held: str, escape) -> str:
         out.append(escape(held[at : at + width]) if raw is None else raw)
         at += width
     return "".join(out)
+
+
+def outside(pieces: list[tuple[str | None, int]], held: str) -> str:
+    """The trail `held` less the text its pieces copied whole write themselves: what stays
+    to write where its sibling opened apart from it, those pieces written there."""
+    out, at = [], 0
+    for raw, width in pieces:
+        out.append(held[at : at + width] if raw is None else "")
+        at += width
+    return "".join(out)
