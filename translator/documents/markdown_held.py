@@ -85,12 +85,47 @@ def released(reader, at: int, space: str) -> int:
     return at
 
 
+# the tokens that close markup (an inline HTML tag: where it closed a pair)
+_CLOSING = ("em_close", "strong_close", "s_close", "link_close", "html_inline")
+
+
+def held_code(reader, start: int, content: str) -> tuple[str, str]:
+    """The spaces a code span from `start` to the reader's place shows at its edges (its
+    `content`, less the space CommonMark strips at both) where a word touches it outside
+    (`` cc` dd` ``): the separator between that word and its own, which its raw holds
+    (Mark.held), as a pair's markup does. The one after it is held only once a word
+    follows (held_after): markup closing there holds its own."""
+    src, end = reader.src, reader.at
+    inner = src[start:end].strip("`")
+    lead = content[: len(content) - len(content.lstrip(" "))]
+    trail = content[len(content.rstrip(" ")) :]
+    if not content.strip() or not inner.startswith(lead) or not inner.endswith(trail):
+        return "", ""  # (a line break there: the source's separator stays)
+    before = since(reader.plain, reader.size, reader.size - 1)
+    # (a word, or a pair closing after one: not markup just opened, nor a lone piece)
+    last = reader.spans[-1][2] if reader.spans else None
+    closed = reader.last in _CLOSING and last is not None and last.kind == "pair"
+    worded = (reader.last == "text" or closed) and before and not before.isspace()
+    lead = lead if worded and not src[start - 1].isspace() else ""
+    return lead, trail if end < len(src) and not src[end].isspace() else ""
+
+
+def held_after(reader, tok) -> None:
+    """The space a code span just read holds after it (held_code), held where the token
+    `tok` after it starts a word: in the plain text as that word's separator."""
+    trail, reader.trail = reader.trail, ""
+    if trail and tok.type == "text" and not reader.src[reader.at : reader.at + 1].isspace():
+        a, b, mark = reader.spans[-1]
+        reader.spans[-1] = (a, b, replace(mark, held=(mark.held[0], trail)))
+        reader.add(trail)
+
+
 def held_seps(spans, seps: list[str]) -> list[str]:
     """The separators before the words less the whitespace a pair's markup holds, as the
     source wrote it inside its closing (on the word before) or its opening (on the word)."""
     out = list(seps)
     for start, end, mark in spans:
-        if mark.kind != "pair" or end <= start:
+        if mark.kind not in ("pair", "atom") or end <= start:
             continue
         if mark.held[1] and end < len(out):
             out[end] = out[end].removeprefix(mark.held[1])
@@ -105,7 +140,7 @@ def held_edges(spans, n: int) -> tuple[str, str]:
     the unit ends, and the text between units, which holds it too, must leave it out."""
     lead = trail = ""
     for start, end, mark in spans:
-        if mark.kind != "pair" or end <= start:
+        if mark.kind not in ("pair", "atom") or end <= start:
             continue
         if end == n and len(mark.held[1]) > len(trail):
             trail = mark.held[1]

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import replace
 
 from translator.documents.markdown_escapes import Escapes
-from translator.documents.markdown_held import edges, released
+from translator.documents.markdown_held import edges, held_after, held_code, released
 from translator.documents.markdown_lones import Lones
 from translator.documents.markdown_marks import Mark, glued
 from translator.documents.markdown_source import (
@@ -56,6 +56,7 @@ class _Reader:
         self.reach = 0  # where the spans end, at the furthest
         self.lones = Lones()  # the lone pieces placed, which one beside them joins
         self.pending: list[tuple[int, int]] | None = None  # drops noted, not yet made
+        self.last, self.trail = "", ""  # the last token's type; a code span's space after
 
     def add(self, text: str, forms: list[str] | None = None) -> None:
         forms = list(text) if forms is None else forms
@@ -263,15 +264,19 @@ class _Reader:
         self._span(at, at, mark)
         self.lones.add(len(self.spans) - 1, src_at, end)
 
-    def atom(self, start: int, words: str) -> None:
+    def atom(self, start: int, words: str, code: bool = False) -> None:
+        """An atom whose `words` the model reads; `code`: a code span, `words` its content."""
         raw = self.src[start : self.at]
+        lead, trail = held_code(self, start, words) if code else ("", "")
         words = words.strip()  # `-1 `,: the space is the code's, the comma glued to it
         if not words:
             self.lone(start, raw, True)
             return
+        self.add(lead)  # (its word's separator from the word before, which its raw holds)
         at = self.size
         self.add(words)
-        self._span(at, self.size, Mark("atom", raw, text=words, src=start))
+        self._span(at, self.size, Mark("atom", raw, text=words, src=start, held=(lead, "")))
+        self.trail = trail
 
     def child(self, tok, skipping: bool) -> bool:
         """Read one child token; True while inside an autolink (its text is in the atom)."""
@@ -344,7 +349,7 @@ class _Reader:
             if end < 0:
                 raise Unreadable("unclosed code span")
             self.at = end + len(tok.markup)
-            self.atom(start, tok.content)
+            self.atom(start, tok.content, True)
         elif tok.type in ("math_inline", "math_inline_double"):  # $x$, $$x$$: kept as code is
             self.at = expect(src, start, tok.markup + tok.content + tok.markup)
             self.atom(start, tok.content)
@@ -372,7 +377,9 @@ def read_inline(src: str, children) -> tuple[str, list, Escapes] | None:
     reader, skipping = _Reader(src), False
     try:
         for tok in children:
+            held_after(reader, tok)
             skipping = reader.child(tok, skipping)
+            reader.last = tok.type
         reader.demote_all(reader.open_tags())  # (left open at the end: lone tags after all)
         if reader.stack:
             raise Unreadable("unclosed markup")

@@ -10,6 +10,7 @@ import re
 
 from translator.documents.markdown_escapes import Escapes
 from translator.documents.markdown_held import held_edges, held_seps
+from translator.documents.markdown_labels import labelled, marked_labels
 from translator.documents.markdown_marks import Mark
 from translator.documents.markdown_within import lone_rank, opened_before
 from translator.documents.units import GLUED
@@ -271,7 +272,8 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
     (start, end, Mark) word ranges of `words` as inline.transfer gives them; characters the
     source escaped are escaped the same way in the words."""
     chars = escapes.writer() if escapes else list
-    spans, labels = _marked_labels(_links_unnested(spans))
+    words = list(words)  # (_parted cuts a word an atom shares)
+    spans, labels = marked_labels(_links_unnested(spans))
     seps = held_seps(spans, seps)
     n = len(words)
     opens, closes = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)]
@@ -289,6 +291,8 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
         elif mark.kind == "atom" and end > start:
             if mark.shared and start and start not in atoms and _begins(words, start, end, mark):
                 start -= 1  # its text begins in the word before, which it shares
+            elif mark.shared:
+                mark = _parted(words, start, end, mark)
             first = covered.get(start, start)  # one atom starting inside another joins it
             atoms.setdefault(first, []).append((end, mark))
             covered |= dict.fromkeys(range(first + 1, max(end for end, _ in atoms[first])), first)
@@ -314,7 +318,20 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
         out += [*(chars(seps[k]) if k else ()), *before[k], text, *lost, *after[k]]
     if not n:
         out += after[0]
-    return _labelled("".join(out), labels)
+    return labelled("".join(out), labels)
+
+
+def _parted(words: list[str], start: int, end: int, mark: Mark) -> Mark:
+    """An atom that shares its first word with markup before it (Mark.shared), where the
+    target words moved that word away from it: that word, where it is still its glued
+    prefix and the atom's first word, left with the prefix (the atom's raw writes the
+    rest), and the atom without it (or both would be written twice)."""
+    shared = _fold(mark.prefix + mark.text.split()[0])
+    for k, word in enumerate(words):
+        if not start <= k < end and _fold(word) == shared:
+            words[k] = word[: len(mark.prefix)]
+            return dataclasses.replace(mark, prefix="")
+    return mark
 
 
 def _begins(words: list[str], start: int, end: int, mark: Mark) -> bool:
@@ -352,40 +369,3 @@ def _rendered(words: list[str], k: int, atoms, edges, inside: list[Mark], chars)
 
 _DELIMITER = re.compile(r"[*_~]")
 _A = re.compile(r"\[|<a[\s>]", re.I)  # a link's opening: Markdown's, or an HTML <a>
-_LINK = re.compile(r"\0(\d+)\[(.*?)\0\1\]", re.S)
-_LEFT = re.compile(r"\0(\d+)([\[\]])")
-
-
-def _marked_labels(spans) -> tuple[list, list[Mark]]:
-    """The spans with each shortcut or collapsed reference link's words marked at their
-    edges (NUL, which no text holds, and its number), and those links' marks."""
-    labels, out = [], []
-    for start, end, mark in spans:
-        if mark.label:
-            k = len(labels)
-            labels.append(mark)
-            mark = dataclasses.replace(mark, raw=f"{mark.raw}\0{k}[", close=f"\0{k}]")
-        out.append((start, end, mark))
-    return out, labels
-
-
-def _labelled(text: str, labels: list[Mark]) -> str:
-    """`text` with the marked links' closings written back: as they were where the words
-    still match the label (CommonMark matches labels case- and spacing-blind), else naming
-    the label (`[guitar][Gitarre]`), so the link still finds its definition."""
-
-    def same(a: str, b: str) -> bool:
-        return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
-
-    def closing(k: int, words: str | None) -> str:
-        close, label = labels[k].close, labels[k].label
-        if words is None or same(words, label):
-            return close
-        space = close[: len(close) - len(close.lstrip())]
-        return f"{space}][{label}]"
-
-    if not labels:
-        return text
-    text = _LINK.sub(lambda m: m.group(2) + closing(int(m.group(1)), m.group(2)), text)
-    # a link's edge rendered without the other: its raw as it was
-    return _LEFT.sub(lambda m: closing(int(m.group(1)), None) if m.group(2) == "]" else "", text)
