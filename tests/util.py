@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -240,6 +241,34 @@ def skeleton(html: str, closed: bool = True) -> list:
             stack.pop()
     assert not closed or not stack, stack
     return sorted(found)
+
+
+def html_text(html: str) -> Counter:
+    """The characters of an HTML page's text but whitespace, in any case."""
+    return Counter(re.sub(r"\s", "", re.sub(r"<[^>]*>", "", html)).lower())
+
+
+def html_capitals(doc: str) -> str:
+    """`doc` with its text (not its markup) in capitals."""
+    return re.sub(r"(^|>)([^<]*)", lambda m: m[1] + m[2].upper(), doc)
+
+
+def html_keeps_all(doc: str) -> str:
+    """Asserts that translate_html gives `doc` back byte for byte through the fake model
+    that changes nothing, and keeps its nesting, every tag and every character of its text
+    through the one writing capitals and the one turning words round; returns the latter's
+    output."""
+    from fake_translate import reverse, same, upper
+
+    from translator.documents.html import translate_html
+
+    assert translate_html(doc, same, "en") == doc
+    for translate in (upper, reverse):
+        out = translate_html(doc, translate, "en")
+        assert skeleton(out) == skeleton(doc)
+        assert sorted(re.findall(r"<[^>]*>", out)) == sorted(re.findall(r"<[^>]*>", doc))
+        assert html_text(out) == html_text(doc)
+    return out
 
 
 def write_varied_pairs(src: Path, ref: Path, times: int = 3) -> int:

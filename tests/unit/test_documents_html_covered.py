@@ -3,31 +3,11 @@ another element: the piece's text is written once, by the piece, and no other ch
 of the source is lost (a lead cut before a tag, or a sibling's trail written after one,
 must not take the piece's text a second time)."""
 
-import re
-from collections import Counter
-
 import pytest
-from fake_translate import reverse, same, upper
-from util import skeleton
+from util import html_keeps_all
 
-from translator.documents.html import translate_html
 from translator.documents.html_covered import holds
 from translator.documents.html_glue import outside
-
-
-def _text(html: str) -> Counter:
-    """The characters of `html`'s text but whitespace, in any case."""
-    return Counter(re.sub(r"\s", "", re.sub(r"<[^>]*>", "", html)).lower())
-
-
-def _keeps_all(doc: str) -> str:
-    assert translate_html(doc, same, "en") == doc
-    for translate in (upper, reverse):
-        out = translate_html(doc, translate, "en")
-        assert skeleton(out) == skeleton(doc)
-        assert sorted(re.findall(r"<[^>]*>", out)) == sorted(re.findall(r"<[^>]*>", doc))
-        assert _text(out) == _text(doc)
-    return translate_html(doc, reverse, "en")
 
 
 @pytest.mark.parametrize(
@@ -41,11 +21,13 @@ def _keeps_all(doc: str) -> str:
 def test_a_lead_is_not_cut_from_the_text_a_piece_copied_whole_needs(doc):
     # (reversed, the piece's word comes first in the element: "!:" holds the code's "!",
     # not the "!" that stood before <b>)
-    _keeps_all(doc)
+    html_keeps_all(doc)
 
 
 def test_the_lead_left_in_the_word_is_written_beside_the_piece():
-    assert _keeps_all("<p>!<b>x <code>!</code></b>: </p>") == "<p><b><code>!</code>: !x</b> </p>"
+    assert (
+        html_keeps_all("<p>!<b>x <code>!</code></b>: </p>") == "<p><b><code>!</code>: !x</b> </p>"
+    )
 
 
 @pytest.mark.parametrize(
@@ -60,11 +42,11 @@ def test_the_lead_left_in_the_word_is_written_beside_the_piece():
 def test_a_piece_opening_in_a_siblings_trail_is_written_once_when_they_part(doc):
     # (reversed, the element the piece opens opens before its sibling closes: the piece
     # is written there, and the sibling's trail keeps only what lies outside it)
-    _keeps_all(doc)
+    html_keeps_all(doc)
 
 
 def test_the_siblings_trail_without_the_piece():
-    assert _keeps_all("<p>c <u>b</u><i><code>)</code> a</i></p>") == (
+    assert html_keeps_all("<p>c <u>b</u><i><code>)</code> a</i></p>") == (
         "<p><i><code>)</code>a</i> <u>b</u> c</p>"
     )
 

@@ -5,18 +5,12 @@ the text glued outside an element holding a piece survives the model turning rou
 words the piece covers."""
 
 import re
-from collections import Counter
 
 import pytest
 from fake_translate import bracketed, reverse, same, upper
-from util import skeleton
+from util import html_text, skeleton
 
 from translator.documents.html import translate_html
-
-
-def _text(html: str) -> Counter:
-    """The characters of `html`'s text but whitespace, in any case."""
-    return Counter(re.sub(r"\s", "", re.sub(r"<[^>]*>", "", html)).lower())
 
 
 @pytest.mark.parametrize(
@@ -35,7 +29,7 @@ def test_a_sibling_opening_where_a_group_ends_keeps_the_group_whole(doc):
         assert skeleton(out) == skeleton(doc)
         assert sorted(re.findall(r"<[^>]*>", out)) == sorted(re.findall(r"<[^>]*>", doc))
         if translate is not bracketed:  # (which rewrites each word's punctuation)
-            assert _text(out) == _text(doc)
+            assert html_text(out) == html_text(doc)
 
 
 @pytest.mark.parametrize(
@@ -53,4 +47,4 @@ def test_text_glued_round_an_element_holding_a_piece_survives_its_words_turned_r
     assert translate_html(doc, same, "en") == doc
     out = translate_html(doc, reverse, "en")
     assert skeleton(out) == skeleton(doc)
-    assert _text(out) == _text(doc)
+    assert html_text(out) == html_text(doc)

@@ -3,28 +3,8 @@ the words it covers, with text glued outside the piece: every character of the s
 survives, once (the piece is written from its source in place of its words, so what those
 words hold beyond its text is what must be kept beside it)."""
 
-import re
-from collections import Counter
-
 import pytest
-from fake_translate import reverse, same, upper
-from util import skeleton
-
-from translator.documents.html import translate_html
-
-
-def _text(html: str) -> Counter:
-    """The characters of `html`'s text but whitespace, in any case."""
-    return Counter(re.sub(r"\s", "", re.sub(r"<[^>]*>", "", html)).lower())
-
-
-def _keeps_all(doc: str) -> None:
-    assert translate_html(doc, same, "en") == doc
-    for translate in (upper, reverse):
-        out = translate_html(doc, translate, "en")
-        assert skeleton(out) == skeleton(doc)
-        assert sorted(re.findall(r"<[^>]*>", out)) == sorted(re.findall(r"<[^>]*>", doc))
-        assert _text(out) == _text(doc)
+from util import html_keeps_all
 
 
 @pytest.mark.parametrize(
@@ -36,7 +16,7 @@ def _keeps_all(doc: str) -> None:
 )
 def test_text_glued_to_a_piece_whose_own_text_the_words_scatter_is_kept(doc):
     # (the words hold each of the piece's characters, but not its words whole)
-    _keeps_all(doc)
+    html_keeps_all(doc)
 
 
 @pytest.mark.parametrize(
@@ -49,7 +29,7 @@ def test_text_glued_to_a_piece_whose_own_text_the_words_scatter_is_kept(doc):
 def test_an_element_opening_on_a_pieces_word_leaves_the_pieces_punctuation_to_it(doc):
     # (the punctuation the word begins with is the piece's: cut off before the element's
     # start tag, it was written twice, and the glued text after the piece was lost)
-    _keeps_all(doc)
+    html_keeps_all(doc)
 
 
 @pytest.mark.parametrize(
@@ -61,4 +41,4 @@ def test_an_element_opening_on_a_pieces_word_leaves_the_pieces_punctuation_to_it
 )
 def test_punctuation_between_a_pieces_words_in_order_is_kept(doc):
     # (glued outside the piece, the model moved it between the piece's own words)
-    _keeps_all(doc)
+    html_keeps_all(doc)

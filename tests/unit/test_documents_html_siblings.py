@@ -2,18 +2,11 @@
 a piece copied whole inside the second crosses that word, so both are written as in the
 source, their text once."""
 
-import re
-
 import pytest
 from fake_translate import bracketed, reverse, same, upper
-from util import skeleton
+from util import html_capitals, skeleton
 
 from translator.documents.html import translate_html
-
-
-def _capitals(doc: str) -> str:
-    """`doc` with its text (not its markup) in capitals."""
-    return re.sub(r"(^|>)([^<]*)", lambda m: m[1] + m[2].upper(), doc)
 
 
 @pytest.mark.parametrize(
@@ -39,9 +32,9 @@ def test_siblings_sharing_a_word_keep_their_text_once(doc):
         "<p><b>x 1</b><!--c--><a>bc</a> z</p>",
     ],
 )
-def test_an_element_ending_in_the_word_an_image_is_glued_in_keeps_its_text(doc):
+def test_an_element_ending_in_the_word_an_image_is_glued_in_keeps_itshtml_text(doc):
     assert translate_html(doc, same, "en") == doc
-    assert translate_html(doc, upper, "en") == _capitals(doc)
+    assert translate_html(doc, upper, "en") == html_capitals(doc)
 
 
 @pytest.mark.parametrize(
@@ -59,8 +52,8 @@ def test_an_end_tag_cut_into_a_sibling_s_word_is_written_when_the_words_turn_rou
 
 
 @pytest.mark.parametrize("doc", ["<p><b>x 1</b>bc z</p>", "<p><b>x 1</b><img>bc z</p>"])
-def test_the_text_glued_after_an_end_tag_stays_outside_it_in_capitals(doc):
-    assert translate_html(doc, upper, "en") == _capitals(doc)
+def test_the_text_glued_after_an_end_tag_stays_outside_it_inhtml_capitals(doc):
+    assert translate_html(doc, upper, "en") == html_capitals(doc)
 
 
 @pytest.mark.parametrize(
@@ -73,7 +66,7 @@ def test_the_text_glued_after_an_end_tag_stays_outside_it_in_capitals(doc):
 )
 def test_an_element_crossing_sentences_mid_sentence_keeps_its_words(doc):
     assert translate_html(doc, same, "en") == doc
-    assert translate_html(doc, upper, "en") == _capitals(doc)
+    assert translate_html(doc, upper, "en") == html_capitals(doc)
     assert skeleton(translate_html(doc, reverse, "en")) == skeleton(doc)
 
 

@@ -3,18 +3,11 @@ tags ("<b><i>ba</i></b>a,"): the text glued after them stays outside them, whate
 case the model writes it in, and the translation's own punctuation stays outside every
 element ending at the word's letters."""
 
-import re
-
 import pytest
 from fake_translate import bracketed, reverse, same, upper
-from util import skeleton
+from util import html_capitals, skeleton
 
 from translator.documents.html import translate_html
-
-
-def _capitals(doc: str) -> str:
-    """`doc` with its text (not its markup) in capitals."""
-    return re.sub(r"(^|>)([^<]*)", lambda m: m[1] + m[2].upper(), doc)
 
 
 @pytest.mark.parametrize(
@@ -31,9 +24,9 @@ def _capitals(doc: str) -> str:
         "<p><b><i>b</i>.aa</b>.!</p>",
     ],
 )
-def test_the_text_glued_after_end_tags_stays_outside_them_in_capitals(doc):
+def test_the_text_glued_after_end_tags_stays_outside_them_inhtml_capitals(doc):
     assert translate_html(doc, same, "en") == doc
-    assert translate_html(doc, upper, "en") == _capitals(doc)
+    assert translate_html(doc, upper, "en") == html_capitals(doc)
     assert skeleton(translate_html(doc, reverse, "en")) == skeleton(doc)
 
 
