@@ -32,7 +32,7 @@ def test_siblings_sharing_a_word_keep_their_text_once(doc):
         "<p><b>x 1</b><!--c--><a>bc</a> z</p>",
     ],
 )
-def test_an_element_ending_in_the_word_an_image_is_glued_in_keeps_itshtml_text(doc):
+def test_an_element_ending_in_the_word_an_image_is_glued_in_keeps_its_text(doc):
     assert translate_html(doc, same, "en") == doc
     assert translate_html(doc, upper, "en") == html_capitals(doc)
 
@@ -52,7 +52,7 @@ def test_an_end_tag_cut_into_a_sibling_s_word_is_written_when_the_words_turn_rou
 
 
 @pytest.mark.parametrize("doc", ["<p><b>x 1</b>bc z</p>", "<p><b>x 1</b><img>bc z</p>"])
-def test_the_text_glued_after_an_end_tag_stays_outside_it_inhtml_capitals(doc):
+def test_the_text_glued_after_an_end_tag_stays_outside_it_in_capitals(doc):
     assert translate_html(doc, upper, "en") == html_capitals(doc)
 
 

@@ -24,7 +24,7 @@ from translator.documents.html import translate_html
         "<p><b><i>b</i>.aa</b>.!</p>",
     ],
 )
-def test_the_text_glued_after_end_tags_stays_outside_them_inhtml_capitals(doc):
+def test_the_text_glued_after_end_tags_stays_outside_them_in_capitals(doc):
     assert translate_html(doc, same, "en") == doc
     assert translate_html(doc, upper, "en") == html_capitals(doc)
     assert skeleton(translate_html(doc, reverse, "en")) == skeleton(doc)
