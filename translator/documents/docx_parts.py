@@ -23,7 +23,7 @@ _RPR = _NS + "rPr"
 # copies of them
 WRAPPERS = {_NS + n for n in ("hyperlink", "ins", "moveTo", "smartTag", "customXml", "sdt",
                               "dir", "bdo")}  # fmt: skip
-INSERTIONS = {_NS + "ins", _NS + "moveTo"}
+INSERTED = {_NS + "ins", _NS + "moveTo"}  # tracked insertions
 
 
 def _parts(doc):
@@ -203,7 +203,7 @@ def tracked_around(el, top, every: bool = False) -> tuple:
         if x is top:
             break
         out += [x] if x.tag in WRAPPERS else []
-    return tuple(reversed(out)) if every or any(x.tag in INSERTIONS for x in out) else ()
+    return tuple(reversed(out)) if every or any(x.tag in INSERTED for x in out) else ()
 
 
 def wrapper_spans(found: list[tuple], starts: list[int], texts: list[str], plain: str):

@@ -16,7 +16,7 @@ import re
 
 from docx.oxml import OxmlElement
 
-from translator.documents.docx_parts import _NS, WRAPPERS, R, content
+from translator.documents.docx_parts import _NS, INSERTED, WRAPPERS, R, content
 from translator.documents.inline import core
 from translator.documents.units import Alignment, words_and_seps
 
@@ -36,7 +36,7 @@ TEXT_PARTS = {_NS + n for n in ("rPr", "t", "tab", "ptab", "br", "cr", "noBreakH
 QUIET = {_NS + n for n in ("pPr", "bookmarkStart", "bookmarkEnd", "proofErr", "permStart",
                            "permEnd", "commentRangeStart", "commentRangeEnd", "del",
                            "moveFrom")}  # fmt: skip
-DELETED, INSERTED = {_NS + "del", _NS + "moveFrom"}, {_NS + "ins", _NS + "moveTo"}
+DELETED = {_NS + "del", _NS + "moveFrom"}
 _CHARS = {TAB: "\t", CR: "\n", NO_BREAK: "-"}
 _WORD = re.compile(r"[\w-]+")
 
