@@ -19,7 +19,7 @@ import logging
 from bisect import bisect_left
 
 from translator.documents.html_attributes import retag_languages, translate_attributes
-from translator.documents.html_covered import around, holds, places, scattered
+from translator.documents.html_covered import beside, holds
 from translator.documents.html_edges import Margins, in_word
 from translator.documents.html_glue import in_trail, outside
 from translator.documents.html_sentences import Sentence, sentences
@@ -88,7 +88,7 @@ class _Writer:
             return
         if kind == "close" and k in self.sentence.trails:  # "hier</a>.": closes before the "."
             trail, word = self.sentence.trails[k], self.last[2] if self.last else ""
-            if k in self.opens and word[len(word) - len(trail) :].lower() == trail.lower():
+            if k in self.opens and _ends(word, trail):
                 trail = word[len(word) - len(trail) :]  # (in any case: a sibling opens in it)
             own = self._own_trail() if k in self.sentence.bare_ends else ""
             kept = own if own and (_ends(own, trail) or not _ends(word, trail)) else trail
@@ -264,13 +264,8 @@ class _Writer:
         what they hold beyond it; else with the text glued around it in the source."""
         at, covered = self.atom
         text, prefix, suffix, pieces = self.sentence.atoms[k]
-        joined = " ".join(covered)
-        # (of its text's places in the words, the nearest to the source's: "z)<kbd>z)</kbd>")
-        found = min(places(joined, text), key=lambda at: abs(at - len(prefix)), default=-1)
-        if found >= 0:
-            prefix, suffix = joined[:found], joined[found + len(text) :]
-        elif (turned := around(covered, text) or scattered(covered, text)) is not None:
-            prefix, suffix = turned  # (its words turned round, or its text scattered in them)
+        # (of its text's places in the words, the nearest to the source's)
+        prefix, suffix = beside(covered, text, len(prefix)) or (prefix, suffix)
         source = "".join(piece if markup else self.escape(piece) for markup, piece in pieces)
         self.out[at] += self.escape(prefix) + source
         self.atom = None

@@ -60,10 +60,19 @@ def scattered(covered: list[str], text: str) -> tuple[str, str] | None:
     return None if +need else ("".join(prefix), "".join(suffix))
 
 
+def beside(covered: list[str], text: str, near: int) -> tuple[str, str] | None:
+    """(prefix, suffix): what the words a piece copied whole covers hold before and after
+    its text, found whole (of its places, the nearest to `near`: "z)<kbd>z)</kbd>"), in
+    their words turned round (around) or scattered in them (scattered); None where they
+    do not hold it (the model translated it)."""
+    joined = " ".join(covered)
+    found = min(places(joined, text), key=lambda at: abs(at - near), default=-1)
+    if found >= 0:
+        return joined[:found], joined[found + len(text) :]
+    return around(covered, text) or scattered(covered, text)
+
+
 def holds(covered: list[str], text: str) -> bool:
-    """Whether the words hold a piece's text as _Writer._close_atom finds it: whole, in
-    their words, or scattered in them."""
-    if not text.strip():
-        return True  # (whitespace alone: nothing of its own to find)
-    found = places(" ".join(covered), text) or around(covered, text)
-    return bool(found) or scattered(covered, text) is not None
+    """Whether the words hold a piece's text as _Writer._close_atom finds it (beside)."""
+    # (whitespace alone: nothing of its own to find)
+    return not text.strip() or beside(covered, text, 0) is not None
