@@ -23,7 +23,7 @@ from translator.documents.markdown_blocks import unblocked
 from translator.documents.markdown_held import unheld_gaps
 from translator.documents.markdown_inline import read_inline
 from translator.documents.markdown_marks import Mark
-from translator.documents.markdown_render import edges_held, render
+from translator.documents.markdown_render import render
 from translator.documents.text import replace_spans
 from translator.documents.units import Marked, Translate, translate_all
 
@@ -139,9 +139,9 @@ class _Inline(Marked):
         return False
 
     def rendered(self, results) -> str:
-        units = list(self.placed(results))
-        pieces = [render(words, seps, placed, self.escapes) for words, seps, placed, _ in units]
-        edges = [edges_held(words, placed) for words, _, placed, _ in units]
+        rendered = [render(words, seps, placed, self.escapes)
+                    for words, seps, placed, _ in self.placed(results)]  # fmt: skip
+        pieces, edges = [text for text, _ in rendered], [edges for _, edges in rendered]
         written = unheld_gaps(self.escapes.written, self.plain, self.units, edges)
         text = replace_spans(written, self.units, pieces)  # (&nbsp; stays so)
         if self.paragraph:

@@ -32,7 +32,7 @@ def edges(reader, start: int, raw: str, close: str, gaps: tuple[int, int] = (0, 
     space stays the separator); next to a word it stays as the separator, which it holds.
     `gaps`: the spaces first and last in the text that `raw` / `close` already hold (between
     the pieces kept in them: markdown_within.edge_pieces)."""
-    spaced = reader.at >= len(reader.src) or reader.src[reader.at].isspace()
+    spaced = reader._spaced(reader.at)
     before = max(start - 1, 0)  # the span's text and the character before it
     tail = since(reader.plain, reader.size, before)
     text = tail[start - before :]

@@ -258,22 +258,20 @@ def _links_unnested(spans) -> list:
     return out
 
 
-def edges_held(words: list[str], spans) -> tuple[str, str]:
-    """held_edges of a unit's target `spans` as render writes them (links kept apart)."""
-    return held_edges(_links_unnested(spans), len(words))
-
-
 def _sorted(marks) -> list[Mark]:
     return [m for *_, m in sorted(marks, key=lambda x: x[:2])]
 
 
-def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = None) -> str:
-    """The target `words` joined by `seps` with each span's markup: spans are
-    (start, end, Mark) word ranges of `words` as inline.transfer gives them; characters the
-    source escaped are escaped the same way in the words."""
+def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = None):
+    """(the target `words` joined by `seps` with each span's markup, the whitespace its
+    markup holds at the words' two edges: held_edges): spans are (start, end, Mark) word
+    ranges of `words` as inline.transfer gives them; characters the source escaped are
+    escaped the same way in the words."""
     chars = escapes.writer() if escapes else list
     words = list(words)  # (_parted cuts a word an atom shares)
-    spans, labels = marked_labels(_links_unnested(spans))
+    spans = _links_unnested(spans)
+    edges = held_edges(spans, len(words))
+    spans, labels = marked_labels(spans)
     seps = held_seps(spans, seps)
     n = len(words)
     opens, closes = [[] for _ in range(n + 1)], [[] for _ in range(n + 1)]
@@ -318,7 +316,7 @@ def render(words: list[str], seps: list[str], spans, escapes: Escapes | None = N
         out += [*(chars(seps[k]) if k else ()), *before[k], text, *lost, *after[k]]
     if not n:
         out += after[0]
-    return labelled("".join(out), labels)
+    return labelled("".join(out), labels), edges
 
 
 def _parted(words: list[str], start: int, end: int, mark: Mark) -> Mark:
